@@ -1,0 +1,57 @@
+# deid-ds — set-up, demo and tests.
+#
+#   make demo   create .venv, install torch (CPU build first), the package, run the pipeline on the sample
+#   make test   same set-up with the dev extras, then the whole test suite
+#
+# torch is installed on its own, first, so that pip takes the CPU build where one is available instead of
+# resolving `torch` through flair and downloading several GB of CUDA packages. Override TORCH_SPEC or
+# TORCH_PIP_ARGS (e.g. TORCH_PIP_ARGS="--index-url https://download.pytorch.org/whl/cpu") on other machines.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH_SPEC ?= torch==2.13.0
+TORCH_PIP_ARGS ?=
+PYTEST_ARGS ?=
+DEMO_OUT ?= out/demo
+
+.PHONY: all venv install install-dev demo test test-fast bench clean
+
+all: demo
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.torch: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet $(TORCH_PIP_ARGS) "$(TORCH_SPEC)"
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.torch
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@ $(VENV)/.installed
+
+venv: $(VENV)/.installed
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+demo: $(VENV)/.installed
+	$(BIN)/python -m deid_ds demo --out $(DEMO_OUT)
+
+# pytest exits 5 when it collects no test: that is not a failure of the code under test.
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no test"; exit 0; fi; exit $$rc
+
+test-fast: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -n 2 -m "not slow" $(PYTEST_ARGS)
+
+bench: $(VENV)/.installed
+	$(BIN)/python benchmarks/segment.py
+
+clean:
+	rm -rf $(VENV) out .pytest_cache .hypothesis build *.egg-info

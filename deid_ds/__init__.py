@@ -1,0 +1,43 @@
+"""deid-ds: de-identification training corpora for French clinical notes by distant supervision.
+
+Importing the package is cheap: it never imports torch, flair or prodigy. The functions below are
+loaded on first access.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_API: dict[str, str] = {
+    "html_to_text": "deid_ds.html_text",
+    "ParsedHtml": "deid_ds.html_text",
+    "OffsetMap": "deid_ds.offsets",
+    "Segmenter": "deid_ds.segment",
+    "SegmentedNote": "deid_ds.segment",
+    "segment_html": "deid_ds.segment",
+    "segment_notes": "deid_ds.segment_notes",
+    "tokenize": "deid_ds.tokens",
+    "train_parameters": "deid_ds.punkt",
+    "punkt_train": "deid_ds.segment_notes",
+    "Note": "deid_ds.model",
+    "Sentence": "deid_ds.model",
+    "Token": "deid_ds.model",
+    "EntitySpan": "deid_ds.model",
+    "PatientMetadata": "deid_ds.model",
+    "LABELS": "deid_ds.model",
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deid_ds' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

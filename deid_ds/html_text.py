@@ -1,0 +1,526 @@
+"""HTML to plain text, with the source range of every text character.
+
+The reference study parses notes with a parser built on the standard ``html.parser`` that "allows
+tracking character positions of extracted raw texts in the original HTML documents so that we can mask
+potential PII at the end of the pipeline". This module is that parser.
+
+How it stays exact and loses nothing
+-------------------------------------
+``HTMLParser`` is used only to recognise *markup* (tags, comments, declarations, processing
+instructions) and where each construct starts and ends. Everything between two markup constructs is
+text, taken verbatim from the source and decoded here (character references, whitespace). Text is thus
+the exact complement of the markup, whatever ``HTMLParser`` does with odd input: a stray ``<``, an
+unterminated reference or a truncated tag is text, never dropped.
+
+Layout
+------
+Browsers render block elements on their own lines; gluing the words of two lines or two table cells
+together would create tokens (and entities) that do not exist. So block elements insert ``\\n`` (two for
+paragraph-like elements, at most two in a row), ``<br>`` inserts one, and table cells are separated by
+``\\t``. Inserted characters map to an empty source range at their tag (see :mod:`deid_ds.offsets`).
+Whitespace collapses as a browser would (a run becomes one space mapped to the whole run) except
+inside ``<pre>``/``<textarea>`` and in documents that contain no markup at all, which are treated as
+preformatted plain text.
+
+Content that is never rendered produces no text: ``<script>``, ``<style>``, ``<template>``, comments,
+and the ``<head>`` (``<title>`` included). Its source ranges are reported in
+:attr:`ParsedHtml.hidden`, because a de-identified document must still deal with a name hidden in a
+``<title>`` or a comment. An element that is opened and never closed (``<style>`` with no
+``</style>``) would hide the rest of the note; its content is kept as text instead and a warning is
+counted.
+
+Warnings are counts per kind (``fallback_decoded_bytes``, ``control_chars``, ``unclosed_hidden_element``,
+``parser_recovered``); they never carry note text.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from dataclasses import dataclass, field
+from html import unescape as _html_unescape
+from html.entities import html5 as _HTML5
+from html.parser import HTMLParser
+
+from deid_ds.encoding import decode_note_bytes
+from deid_ds.offsets import OffsetMap
+
+#: Elements that start and end on their own line.
+LINE_ELEMENTS = frozenset(
+    """address article aside body center dd details dialog dir div dt fieldset figcaption figure footer
+    form frameset header hgroup html legend li main menu nav option caption section summary tr
+    tbody thead tfoot colgroup frame noframes""".split()
+)
+#: Elements separated from what surrounds them by a blank line.
+PARAGRAPH_ELEMENTS = frozenset("p h1 h2 h3 h4 h5 h6 blockquote pre table ul ol dl hr".split())
+#: Table cells: separated by a tab on the same line.
+CELL_ELEMENTS = frozenset({"td", "th"})
+#: Elements whose whitespace is preserved.
+PREFORMATTED_ELEMENTS = frozenset({"pre", "textarea", "listing", "plaintext", "xmp"})
+#: Elements whose content is never rendered.
+HIDDEN_ELEMENTS = frozenset({"script", "style", "template", "title"})
+#: Elements that may appear inside ``<head>`` without closing it (HTML5 "in head" insertion mode).
+HEAD_ELEMENTS = frozenset(
+    {"base", "basefont", "bgsound", "link", "meta", "title", "style", "script", "noscript", "template"}
+)
+
+_WHITESPACE = " \t\n\r\f"
+# A text run is split into literal stretches, character references and whitespace runs. C0 control
+# characters (NUL included) behave as whitespace: they are never rendered, and dropping them could glue
+# two words together.
+_GAP_RE = re.compile(
+    r"(?P<ref>&(?:#[xX][0-9a-fA-F]+;?|#[0-9]+;?|[A-Za-z][A-Za-z0-9]*;?))"
+    r"|(?P<ws>[\t\n\f\r \x00-\x08\x0b\x0e-\x1f\x7f]+)"
+)
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+_MARKUP_PROBE = re.compile(r"<[A-Za-z!/?]")
+_FALLBACK_MARKUP = re.compile(r"<[A-Za-z!/?][^<>]*>")
+
+
+@dataclass(frozen=True, slots=True)
+class HiddenRange:
+    """A range of the HTML source whose content produced no text (comment, script, title...)."""
+
+    html_start: int
+    html_end: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class ParsedHtml:
+    """The result of :func:`html_to_text`."""
+
+    html: str
+    text: str
+    offsets: OffsetMap
+    hidden: tuple[HiddenRange, ...] = ()
+    warnings: dict[str, int] = field(default_factory=dict)
+
+    def html_span(self, start: int, end: int) -> tuple[int, int]:
+        """HTML range of the text range ``[start, end)`` (see :meth:`OffsetMap.html_span`)."""
+        return self.offsets.html_span(start, end)
+
+    def text_span(self, html_start: int, html_end: int) -> tuple[int, int]:
+        """Text range of the HTML range ``[html_start, html_end)`` (see :meth:`OffsetMap.text_span`)."""
+        return self.offsets.text_span(html_start, html_end)
+
+
+def decode_reference(ref: str) -> tuple[str, int]:
+    """Decode the character reference at the start of ``ref`` as the HTML5 text state does.
+
+    ``ref`` is what :data:`_GAP_RE` matched (``&eacute;``, ``&eacute``, ``&#233;``, ``&eacutex``...).
+    Returns the decoded characters and how many characters of ``ref`` they stand for; the rest of
+    ``ref`` is literal text. An unknown name decodes to nothing (``("", 0)``): it is literal.
+    """
+    if ref[1] == "#":
+        return _html_unescape(ref), len(ref)
+    name = ref[1:]
+    if name in _HTML5:
+        return _HTML5[name], len(ref)
+    # Legacy references without a semicolon: the longest known prefix, as html.unescape does.
+    for length in range(len(name) - 1, 1, -1):
+        value = _HTML5.get(name[:length])
+        if value is not None:
+            return value, length + 1
+    return "", 0
+
+
+class _TextBuilder:
+    """Accumulates text characters and their source ranges, applying the layout rules."""
+
+    __slots__ = ("parts", "starts", "ends", "last", "trailing_newlines", "pending_space")
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.starts = array("q")
+        self.ends = array("q")
+        self.last = ""  # last character emitted ("" at the start)
+        self.trailing_newlines = 0
+        self.pending_space: tuple[int, int] | None = None
+
+    # -- characters backed by the source ------------------------------------------------------------
+    def _flush_space(self) -> None:
+        if self.pending_space is not None:
+            start, end = self.pending_space
+            self.pending_space = None
+            self.parts.append(" ")
+            self.starts.append(start)
+            self.ends.append(end)
+            self.last = " "
+
+    def literal(self, text: str, start: int) -> None:
+        """Characters copied verbatim from ``html[start:start + len(text)]``."""
+        self._flush_space()
+        self.parts.append(text)
+        self.starts.extend(range(start, start + len(text)))
+        self.ends.extend(range(start + 1, start + len(text) + 1))
+        self.last = text[-1]
+        self.trailing_newlines = 0
+
+    def mapped(self, chars: str, start: int, end: int) -> None:
+        """Characters that all stand for ``html[start:end]`` (a character reference)."""
+        self._flush_space()
+        self.parts.append(chars)
+        for _ in chars:
+            self.starts.append(start)
+            self.ends.append(end)
+        self.last = chars[-1]
+        self.trailing_newlines = 0
+
+    def collapsible_space(self, start: int, end: int) -> None:
+        """Whitespace outside preformatted text: at most one space, none at the start of a line."""
+        if self.pending_space is None and self.last not in ("", "\n", "\t", " "):
+            self.pending_space = (start, end)
+
+    def preserved_space(self, chars: str, start: int) -> None:
+        """Whitespace inside preformatted text, kept as is except ``\\r\\n``/``\\r`` become ``\\n``."""
+        self._flush_space()
+        i, n = 0, len(chars)
+        while i < n:
+            char = chars[i]
+            width = 1
+            if char == "\r":
+                char = "\n"
+                if i + 1 < n and chars[i + 1] == "\n":
+                    width = 2
+            elif char not in _WHITESPACE:
+                char = " "  # control characters
+            self.parts.append(char)
+            self.starts.append(start + i)
+            self.ends.append(start + i + width)
+            self.trailing_newlines = self.trailing_newlines + 1 if char == "\n" else 0
+            self.last = char
+            i += width
+
+    def mapped_space(self, char: str, start: int, end: int) -> None:
+        """A whitespace character reference inside preformatted text (``&#10;``)."""
+        self._flush_space()
+        char = "\n" if char in "\r\n" else char
+        self.parts.append(char)
+        self.starts.append(start)
+        self.ends.append(end)
+        self.trailing_newlines = self.trailing_newlines + 1 if char == "\n" else 0
+        self.last = char
+
+    # -- characters inserted for layout --------------------------------------------------------------
+    def _insert(self, char: str, position: int) -> None:
+        self.parts.append(char)
+        self.starts.append(position)
+        self.ends.append(position)
+        self.last = char
+
+    def line_break(self, position: int, count: int) -> None:
+        """Make sure the text ends with ``count`` newlines (nothing at the very start)."""
+        self.pending_space = None
+        if self.last == "":
+            return
+        if self.last == "\t" and self.starts[-1] == self.ends[-1]:
+            self._drop_last()  # a trailing cell separator separates nothing
+        while self.trailing_newlines < count:
+            self._insert("\n", position)
+            self.trailing_newlines += 1
+
+    def forced_break(self, position: int) -> None:
+        """``<br>``: one more newline, up to two in a row."""
+        self.pending_space = None
+        if self.last == "" or self.trailing_newlines >= 2:
+            return
+        self._insert("\n", position)
+        self.trailing_newlines += 1
+
+    def cell_separator(self, position: int) -> None:
+        self.pending_space = None
+        if self.last not in ("", "\n", "\t"):
+            self._insert("\t", position)
+            self.trailing_newlines = 0
+
+    def _drop_last(self) -> None:
+        last_part = self.parts[-1]
+        if len(last_part) == 1:
+            self.parts.pop()
+        else:
+            self.parts[-1] = last_part[:-1]
+        self.starts.pop()
+        self.ends.pop()
+        self.last = self.parts[-1][-1] if self.parts else ""
+
+    def build(self) -> tuple[str, OffsetMap]:
+        while self.last in ("\n", "\t") and self.starts and self.starts[-1] == self.ends[-1]:
+            self._drop_last()  # inserted layout characters at the very end carry nothing
+        return "".join(self.parts), OffsetMap(self.starts, self.ends)
+
+
+class _Extractor(HTMLParser):
+    """Drives ``HTMLParser`` and turns the complement of its markup into text (see module docstring)."""
+
+    def __init__(self, source: str) -> None:
+        super().__init__(convert_charrefs=False)
+        self.source = source
+        self.out = _TextBuilder()
+        self.warnings: dict[str, int] = {}
+        self.hidden: list[HiddenRange] = []
+        self.cursor = 0  # source position up to which everything has been handled
+        self.position = 0  # source position of the construct HTMLParser is handling
+        self.base = 0  # source position of HTMLParser's rawdata[0]
+        self.markup_kind: str | None = None
+        self.hidden_element: str | None = None  # inside <script>, <style>, <title>, <template>
+        self.hidden_start = 0
+        self.in_head = False
+        self.pre_depth = 0
+        self._closing_tags: dict[str, list[int]] = {}
+        self.keep_raw_text = False  # an unclosed <script>/<style>: do not let HTMLParser swallow the rest
+
+    # -- HTMLParser plumbing ------------------------------------------------------------------------
+    def goahead(self, end: bool) -> None:  # noqa: D401 - HTMLParser internal
+        # rawdata holds the not-yet-consumed tail of the source.
+        self.base = len(self.source) - len(self.rawdata)
+        super().goahead(end)
+
+    def updatepos(self, i: int, j: int) -> int:
+        # Called by HTMLParser after every construct [i, j) of rawdata (text or markup).
+        if self.markup_kind is not None:
+            start, end = self.base + i, self.base + j
+            if self.markup_kind == "comment":
+                self.hidden.append(HiddenRange(start, end, "comment"))
+            self.cursor = end
+            self.markup_kind = None
+        self.position = self.base + j
+        return j
+
+    def _begin_markup(self, kind: str) -> int:
+        """Flush the text before the construct that starts at ``self.position``; return that start."""
+        start = self.position
+        self.keep_raw_text = False
+        if start > self.cursor:
+            self._text(self.cursor, start)
+        self.cursor = max(self.cursor, start)
+        self.markup_kind = kind
+        return start
+
+    # -- markup handlers ----------------------------------------------------------------------------
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        position = self._begin_markup("tag")
+        self._start_element(tag, position)
+
+    def handle_startendtag(self, tag: str, attrs: list) -> None:
+        position = self._begin_markup("tag")
+        self._start_element(tag, position, self_closing=True)
+
+    def handle_endtag(self, tag: str) -> None:
+        position = self._begin_markup("tag")
+        out = self.out
+        if self.hidden_element is not None:
+            if tag == self.hidden_element:
+                self._hide(self.hidden_start, position, tag)
+                self.hidden_element = None
+            return
+        if tag == "head":
+            self.in_head = False
+        elif tag == "br":  # </br> is a line break in every browser
+            out.forced_break(position)
+        elif tag in PARAGRAPH_ELEMENTS:
+            out.line_break(position, 2)
+        elif tag in LINE_ELEMENTS:
+            out.line_break(position, 1)
+        if tag in PREFORMATTED_ELEMENTS and self.pre_depth:
+            self.pre_depth -= 1
+
+    def handle_comment(self, data: str) -> None:
+        self._begin_markup("comment")
+
+    def handle_decl(self, decl: str) -> None:
+        self._begin_markup("decl")
+
+    def handle_pi(self, data: str) -> None:
+        self._begin_markup("pi")
+
+    def unknown_decl(self, data: str) -> None:
+        position = self._begin_markup("decl")
+        if data.startswith("CDATA[") and self.hidden_element is None:
+            content_start = position + len("<![CDATA[")
+            self._text(content_start, content_start + len(data) - len("CDATA["), decode=False)
+
+    def parse_html_declaration(self, i: int) -> int:
+        # _markupbase raises AssertionError on some malformed declarations (``<![foo]>``); treat those
+        # as the bogus comments browsers see.
+        try:
+            return super().parse_html_declaration(i)
+        except AssertionError:
+            self._count("parser_recovered")
+            return self.parse_bogus_comment(i)
+
+    # -- element semantics --------------------------------------------------------------------------
+    def _start_element(self, tag: str, position: int, self_closing: bool = False) -> None:
+        if self.hidden_element is not None:
+            return
+        out = self.out
+        if self.in_head and tag not in HEAD_ELEMENTS:
+            self.in_head = False
+        if tag == "head":
+            self.in_head = True
+        elif tag in HIDDEN_ELEMENTS:
+            if self_closing:
+                return
+            if self._is_closed_later(tag, position):
+                self.hidden_element = tag
+                self.hidden_start = self.cursor_after_tag(position)
+            else:
+                self._count("unclosed_hidden_element")
+                # HTMLParser would swallow the rest of the note as raw text; keep it as text.
+                self.keep_raw_text = True
+        elif tag == "br":
+            out.forced_break(position)
+        elif tag in PARAGRAPH_ELEMENTS:
+            out.line_break(position, 2)
+        elif tag in LINE_ELEMENTS:
+            out.line_break(position, 1)
+        elif tag in CELL_ELEMENTS:
+            out.cell_separator(position)
+        if tag in PREFORMATTED_ELEMENTS and not self_closing:
+            self.pre_depth += 1
+
+    def cursor_after_tag(self, position: int) -> int:
+        tag_text = self.get_starttag_text() or ""
+        return position + len(tag_text)
+
+    def _is_closed_later(self, tag: str, position: int) -> bool:
+        closings = self._closing_tags.get(tag)
+        if closings is None:
+            pattern = re.compile(r"</\s*%s\s*>" % tag if tag in ("script", "style") else r"</%s(?![\w-])" % tag, re.I)
+            closings = [m.start() for m in pattern.finditer(self.source)]
+            self._closing_tags[tag] = closings
+        return bool(closings) and closings[-1] > position
+
+    def set_cdata_mode(self, elem: str, *args, **kwargs) -> None:  # noqa: D401 - HTMLParser internal
+        if self.keep_raw_text:  # called right after handle_starttag of the same element
+            self.keep_raw_text = False
+            return
+        super().set_cdata_mode(elem, *args, **kwargs)
+
+    # -- text ---------------------------------------------------------------------------------------
+    def _hide(self, start: int, end: int, reason: str) -> None:
+        if end > start:
+            self.hidden.append(HiddenRange(start, end, reason))
+
+    def _text(self, start: int, end: int, decode: bool = True) -> None:
+        """Handle the source text ``[start, end)`` between two markup constructs."""
+        if self.hidden_element is not None:
+            return  # recorded as one range when the element closes
+        source = self.source
+        if self.in_head:
+            if source[start:end].strip(_WHITESPACE):
+                self.in_head = False  # text in <head> closes it (HTML5 "in head" mode)
+            else:
+                return
+        self.cursor = end
+        emit_text(self.out, source, start, end, preformatted=self.pre_depth > 0, decode=decode)
+
+    def _count(self, kind: str, n: int = 1) -> None:
+        self.warnings[kind] = self.warnings.get(kind, 0) + n
+
+    def finish(self) -> None:
+        if self.hidden_element is not None:  # pragma: no cover - guarded by _is_closed_later
+            self._hide(self.hidden_start, len(self.source), self.hidden_element)
+            self.hidden_element = None
+            self.cursor = len(self.source)
+        if self.cursor < len(self.source):
+            self._text(self.cursor, len(self.source))
+            self.cursor = len(self.source)
+
+    def recover(self) -> None:
+        """After an unexpected parser error: split the rest of the source on a simple tag pattern."""
+        self._count("parser_recovered")
+        self.hidden_element = None
+        self.in_head = False
+        position = self.cursor
+        for match in _FALLBACK_MARKUP.finditer(self.source, position):
+            if match.start() > position:
+                self._text(position, match.start())
+            position = match.end()
+        self.cursor = position
+        self.finish()
+
+
+def emit_text(
+    out: _TextBuilder, source: str, start: int, end: int, *, preformatted: bool, decode: bool = True
+) -> None:
+    """Decode ``source[start:end]`` (references, whitespace) into ``out``."""
+    position = start
+    for match in _GAP_RE.finditer(source, start, end):
+        match_start = match.start()
+        if match_start > position:
+            out.literal(source[position:match_start], position)
+        ref = match.group("ref")
+        if ref is not None:
+            if decode:
+                _emit_reference(out, ref, match_start, preformatted)
+            else:
+                out.literal(ref, match_start)
+        else:
+            ws = match.group("ws")
+            if preformatted:
+                out.preserved_space(ws, match_start)
+            else:
+                out.collapsible_space(match_start, match.end())
+        position = match.end()
+    if end > position:
+        out.literal(source[position:end], position)
+
+
+def _emit_reference(out: _TextBuilder, ref: str, start: int, preformatted: bool) -> None:
+    value, consumed = decode_reference(ref)
+    if consumed == 0:
+        out.literal(ref, start)
+        return
+    ref_end = start + consumed
+    if value == "" or (len(value) == 1 and value in _WHITESPACE):
+        # &#1; decodes to nothing, &#32; / &NewLine; to whitespace: they separate words.
+        if preformatted and value:
+            out.mapped_space(value, start, ref_end)
+        else:
+            out.collapsible_space(start, ref_end)
+    else:
+        out.mapped(value, start, ref_end)
+    if consumed < len(ref):
+        out.literal(ref[consumed:], ref_end)
+
+
+def html_to_text(html: str | bytes, *, preformatted: bool | None = None) -> ParsedHtml:
+    """Extract the text of an HTML note with the source range of every character.
+
+    ``html`` may be bytes (decoded with :func:`deid_ds.encoding.decode_note_bytes`; offsets then refer
+    to the decoded string, returned as :attr:`ParsedHtml.html`). ``preformatted`` forces (``True``) or
+    forbids (``False``) keeping the source whitespace; by default it is kept only for documents with no
+    markup at all, i.e. plain-text notes.
+    """
+    warnings: dict[str, int] = {}
+    if isinstance(html, (bytes, bytearray, memoryview)):
+        html, fallback = decode_note_bytes(bytes(html))
+        if fallback:
+            warnings["fallback_decoded_bytes"] = fallback
+    if not isinstance(html, str):
+        raise TypeError(f"html must be str or bytes, not {type(html).__name__}")
+    controls = len(_CONTROL_RE.findall(html))
+    if controls:
+        warnings["control_chars"] = controls
+    if preformatted is None:
+        preformatted = _MARKUP_PROBE.search(html) is None
+    if preformatted and _MARKUP_PROBE.search(html) is None:
+        out = _TextBuilder()
+        emit_text(out, html, 0, len(html), preformatted=True)
+        text, offsets = out.build()
+        return ParsedHtml(html, text, offsets, (), warnings)
+
+    extractor = _Extractor(html)
+    if preformatted:
+        extractor.pre_depth = 1
+    try:
+        extractor.feed(html)
+        extractor.close()
+        extractor.finish()
+    except Exception:  # noqa: BLE001 - never crash on a malformed note; counted, text kept
+        extractor.recover()
+    for kind, n in extractor.warnings.items():
+        warnings[kind] = warnings.get(kind, 0) + n
+    text, offsets = extractor.out.build()
+    return ParsedHtml(html, text, offsets, tuple(extractor.hidden), warnings)

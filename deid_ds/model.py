@@ -1,0 +1,95 @@
+"""The data model every stage passes around: notes, sentences, tokens and labelled spans.
+
+Every piece of text carries two offset pairs: ``start``/``end`` into the plain text extracted from the
+note, and ``html_start``/``html_end`` into the original HTML string. The first is what rules and models
+work on; the second is what de-identification needs to mask the original document. Ends are exclusive.
+
+These are plain dataclasses on purpose: no behaviour beyond small derived properties, so that they
+pickle cheaply between worker processes and convert to Arrow rows without ceremony.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: The eight entity types of the reference study, in the order used in reports.
+LABELS: tuple[str, ...] = ("PATIENT", "DOCTOR", "DATE", "EMAIL", "PHONE", "STR", "ZIP", "VILLE")
+
+#: Metadata columns a clinical data warehouse holds for the patient of a note (the input contract).
+PATIENT_FIELDS: tuple[str, ...] = (
+    "firstname",
+    "lastname",
+    "birthdate",
+    "address",
+    "zip",
+    "city",
+    "phone",
+    "email",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token: its text, its offsets in the note's text and in the HTML source.
+
+    ``ws`` tells whether whitespace follows the token in the text, which is what Prodigy's token
+    format and detokenisation need.
+    """
+
+    text: str
+    start: int
+    end: int
+    html_start: int
+    html_end: int
+    ws: bool = True
+
+
+@dataclass(slots=True)
+class Sentence:
+    """A sentence of a note: its tokens and the offsets of its first and last token."""
+
+    index: int
+    text: str
+    start: int
+    end: int
+    html_start: int
+    html_end: int
+    tokens: list[Token] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class EntitySpan:
+    """A labelled entity with both offset pairs and the rule, gazetteer or model that produced it."""
+
+    label: str
+    start: int
+    end: int
+    html_start: int
+    html_end: int
+    text: str
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PatientMetadata:
+    """What the warehouse knows of the note's patient; any field may be missing."""
+
+    firstname: str | None = None
+    lastname: str | None = None
+    birthdate: str | None = None
+    address: str | None = None
+    zip: str | None = None
+    city: str | None = None
+    phone: str | None = None
+    email: str | None = None
+
+
+@dataclass(slots=True)
+class Note:
+    """One clinical note as read from the notes table (see the README's input contract)."""
+
+    id_document: str
+    id_patient: str | None
+    html: str
+    doc_type: str | None = None
+    patient: PatientMetadata = field(default_factory=PatientMetadata)
