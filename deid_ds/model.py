@@ -90,6 +90,6 @@ class Note:
 
     id_document: str
     id_patient: str | None
-    html: str
+    html: str | bytes | None  # as read; bytes are decoded by html_to_text, None is reported as an error
     doc_type: str | None = None
     patient: PatientMetadata = field(default_factory=PatientMetadata)

@@ -27,7 +27,7 @@ from deid_ds.model import Sentence, Token
 from deid_ds.punkt import sentence_splitter
 from deid_ds.tokens import tokenize
 
-DEFAULT_MAX_TOKENS = 200
+from deid_ds.defaults import DEFAULT_MAX_TOKENS  # noqa: E402 - re-exported
 _SOFT_BREAK_TOKENS = frozenset({";", ",", ":"})
 
 

@@ -1,0 +1,36 @@
+"""Options and error handling shared by the commands."""
+
+from __future__ import annotations
+
+import functools
+
+import click
+
+from deid_ds.errors import DeidError
+
+column_option = click.option(
+    "--column",
+    "-c",
+    multiple=True,
+    metavar="NAME=SOURCE",
+    help="Read notes column NAME (id_document, id_patient, doc_type, html, firstname...) from column SOURCE of the input. Repeatable.",
+)
+
+quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+
+
+def handle_errors(command):
+    """Turn deid-ds errors into a one-line message and exit status 1, without a traceback.
+
+    The messages of :class:`deid_ds.errors.DeidError` never quote note content, so they are safe to
+    print; unexpected exceptions keep their traceback (a bug to report).
+    """
+
+    @functools.wraps(command)
+    def wrapper(*args, **kwargs):
+        try:
+            return command(*args, **kwargs)
+        except DeidError as error:
+            raise click.ClickException(str(error)) from None
+
+    return wrapper

@@ -1,0 +1,7 @@
+"""Defaults shared by several commands, kept in a module with no heavy import (the CLI reads them)."""
+
+#: Longest sentence, in tokens; longer ones are cut (memory of a sequence tagger grows with length).
+DEFAULT_MAX_TOKENS = 200
+
+#: Notes read and processed at a time.
+DEFAULT_BATCH_SIZE = 256

@@ -1,0 +1,330 @@
+"""Segment a notes table into sentences and tokens, with both offset pairs — ``deid-ds segment``.
+
+Output directory (written atomically: a failed run leaves the previous output, or none):
+
+* ``sentences.parquet``: one row per sentence — ``id_document``, ``id_patient``, ``sentence_index``,
+  ``text_start``/``text_end`` (into the note's extracted text), ``html_start``/``html_end`` (into the
+  note's HTML), ``text``, and ``tokens``, a list of ``{text, start, end, html_start, html_end, ws}``;
+* ``documents.parquet``: one row per input note — every note is accounted for, with its ``status``
+  (``ok``, ``empty``: no text, ``failed``: with the reason), counts, and parser warnings;
+* ``report.json``: the totals printed at the end of the command.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from deid_ds.errors import DocumentError
+from deid_ds.html_text import html_to_text
+from deid_ds.io_utils import atomic_directory
+from deid_ds.model import Note
+from deid_ds.notes_io import DEFAULT_BATCH_SIZE, open_notes
+from deid_ds.parallel import ordered_map
+from deid_ds.segment import DEFAULT_MAX_TOKENS, SegmentedNote, Segmenter
+
+
+@dataclass(frozen=True)
+class SegmentOptions:
+    """What a worker needs to rebuild the same segmenter (picklable)."""
+
+    punkt_path: str | None = None
+    max_tokens: int = DEFAULT_MAX_TOKENS
+
+
+@dataclass
+class DocumentStatus:
+    """The fate of one input note."""
+
+    id_document: str
+    id_patient: str | None
+    status: str  # ok | empty | failed
+    error: str | None = None
+    n_chars: int = 0
+    n_sentences: int = 0
+    n_tokens: int = 0
+    warnings: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class SegmentReport:
+    """Totals of a ``segment`` run."""
+
+    documents: int = 0
+    ok: int = 0
+    empty: int = 0
+    failed: int = 0
+    sentences: int = 0
+    tokens: int = 0
+    html_bytes: int = 0
+    seconds: float = 0.0
+    warnings: dict[str, int] = field(default_factory=dict)
+    failures: dict[str, int] = field(default_factory=dict)
+
+    def add(self, status: DocumentStatus, html_bytes: int) -> None:
+        self.documents += 1
+        setattr(self, status.status, getattr(self, status.status) + 1)
+        self.sentences += status.n_sentences
+        self.tokens += status.n_tokens
+        self.html_bytes += html_bytes
+        for kind, n in status.warnings.items():
+            self.warnings[kind] = self.warnings.get(kind, 0) + n
+        if status.error:
+            self.failures[status.error] = self.failures.get(status.error, 0) + 1
+
+
+def note_html(note: Note) -> str | bytes:
+    """The note's HTML, or a :class:`DocumentError` saying why there is none (no content quoted)."""
+    html = note.html
+    if html is None:
+        raise DocumentError("html is null")
+    if not isinstance(html, (str, bytes)):
+        raise DocumentError(f"html is of type {type(html).__name__}, expected text")
+    return html
+
+
+_SEGMENTERS: dict[SegmentOptions, Segmenter] = {}
+
+
+def segmenter_for(options: SegmentOptions) -> Segmenter:
+    """One segmenter per process and options (Punkt parameters are loaded once)."""
+    segmenter = _SEGMENTERS.get(options)
+    if segmenter is None:
+        from deid_ds.punkt import load_parameters
+
+        parameters = load_parameters(options.punkt_path) if options.punkt_path else None
+        segmenter = Segmenter(parameters, max_tokens=options.max_tokens)
+        _SEGMENTERS[options] = segmenter
+    return segmenter
+
+
+def segment_note(note: Note, segmenter: Segmenter) -> tuple[DocumentStatus, SegmentedNote | None]:
+    """Segment one note; never raises for a bad note, the status says what happened."""
+    try:
+        segmented = segmenter.segment(html_to_text(note_html(note)))
+    except DocumentError as error:
+        return DocumentStatus(note.id_document, note.id_patient, "failed", str(error)), None
+    except Exception as error:  # noqa: BLE001 - one bad note must not stop the run
+        reason = f"internal error during segmentation ({type(error).__name__})"
+        return DocumentStatus(note.id_document, note.id_patient, "failed", reason), None
+    n_tokens = sum(len(s.tokens) for s in segmented.sentences)
+    status = DocumentStatus(
+        note.id_document,
+        note.id_patient,
+        "ok" if n_tokens else "empty",
+        None,
+        len(segmented.text),
+        len(segmented.sentences),
+        n_tokens,
+        dict(segmented.parsed.warnings),
+    )
+    return status, segmented
+
+
+def sentence_rows(note: Note, segmented: SegmentedNote) -> list[dict]:
+    """Rows of ``sentences.parquet`` for one note."""
+    return [
+        {
+            "id_document": note.id_document,
+            "id_patient": note.id_patient,
+            "sentence_index": s.index,
+            "text_start": s.start,
+            "text_end": s.end,
+            "html_start": s.html_start,
+            "html_end": s.html_end,
+            "text": s.text,
+            "tokens": [
+                {"text": t.text, "start": t.start, "end": t.end, "html_start": t.html_start, "html_end": t.html_end, "ws": t.ws}
+                for t in s.tokens
+            ],
+        }
+        for s in segmented.sentences
+    ]
+
+
+def _html_size(note: Note) -> int:
+    html = note.html
+    if isinstance(html, str):
+        return len(html.encode("utf-8", errors="surrogatepass"))
+    if isinstance(html, bytes):
+        return len(html)
+    return 0
+
+
+def _segment_batch(job: tuple[list[Note], SegmentOptions]) -> list[tuple[DocumentStatus, list[dict], int]]:
+    notes, options = job
+    segmenter = segmenter_for(options)
+    results = []
+    for note in notes:
+        status, segmented = segment_note(note, segmenter)
+        rows = sentence_rows(note, segmented) if segmented is not None else []
+        results.append((status, rows, _html_size(note)))
+    return results
+
+
+def _sentence_schema():
+    import pyarrow as pa
+
+    token = pa.struct(
+        [
+            ("text", pa.string()),
+            ("start", pa.int64()),
+            ("end", pa.int64()),
+            ("html_start", pa.int64()),
+            ("html_end", pa.int64()),
+            ("ws", pa.bool_()),
+        ]
+    )
+    return pa.schema(
+        [
+            ("id_document", pa.string()),
+            ("id_patient", pa.string()),
+            ("sentence_index", pa.int32()),
+            ("text_start", pa.int64()),
+            ("text_end", pa.int64()),
+            ("html_start", pa.int64()),
+            ("html_end", pa.int64()),
+            ("text", pa.string()),
+            ("tokens", pa.list_(token)),
+        ]
+    )
+
+
+def _document_schema():
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("id_document", pa.string()),
+            ("id_patient", pa.string()),
+            ("status", pa.string()),
+            ("error", pa.string()),
+            ("n_chars", pa.int64()),
+            ("n_sentences", pa.int32()),
+            ("n_tokens", pa.int64()),
+            ("warnings", pa.string()),
+        ]
+    )
+
+
+def segment_notes(
+    notes: str | Path,
+    out: str | Path,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    punkt: str | Path | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    workers: int = 1,
+    progress: bool = True,
+) -> SegmentReport:
+    """Segment every note of ``notes`` into ``out`` (see the module docstring for the layout)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from tqdm import tqdm
+
+    source = open_notes(notes, column_map)
+    options = SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens)
+    segmenter_for(options)  # fail fast on a bad Punkt file, before any output exists
+    report = SegmentReport()
+    started = time.perf_counter()
+    sentence_schema, document_schema = _sentence_schema(), _document_schema()
+    with atomic_directory(out) as tmp:
+        sentence_writer = pq.ParquetWriter(tmp / "sentences.parquet", sentence_schema)
+        document_writer = pq.ParquetWriter(tmp / "documents.parquet", document_schema)
+        try:
+            jobs = ((batch, options) for batch in source.iter_batches(batch_size))
+            with tqdm(total=source.num_notes, unit="note", desc="segment", disable=not progress) as bar:
+                for results in ordered_map(_segment_batch, jobs, workers):
+                    rows, statuses = [], []
+                    for status, sentence_rows_, html_bytes in results:
+                        report.add(status, html_bytes)
+                        rows.extend(sentence_rows_)
+                        statuses.append(status)
+                    if rows:
+                        sentence_writer.write_table(pa.Table.from_pylist(rows, schema=sentence_schema))
+                    document_writer.write_table(
+                        pa.Table.from_pylist(
+                            [{**asdict(s), "warnings": json.dumps(s.warnings, sort_keys=True)} for s in statuses],
+                            schema=document_schema,
+                        )
+                    )
+                    bar.update(len(results))
+        finally:
+            sentence_writer.close()
+            document_writer.close()
+        report.seconds = time.perf_counter() - started
+        if report.documents != source.num_notes:  # pragma: no cover - a reader bug, never silent
+            raise RuntimeError(f"read {report.documents} notes but the input declares {source.num_notes}")
+        (tmp / "report.json").write_text(json.dumps(asdict(report), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return report
+
+
+def report_table(report: SegmentReport) -> str:
+    """The summary printed at the end of ``deid-ds segment``."""
+    from deid_ds.report import format_table
+
+    rate = report.html_bytes / 1e6 / report.seconds if report.seconds else 0.0
+    rows: list[list[object]] = [
+        ["documents", report.documents],
+        ["  ok", report.ok],
+        ["  empty (no text)", report.empty],
+        ["  failed", report.failed],
+        ["sentences", report.sentences],
+        ["tokens", report.tokens],
+        ["HTML MB/s", rate],
+    ]
+    rows += [[f"warning: {kind}", n] for kind, n in sorted(report.warnings.items())]
+    rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
+    return format_table(["segment", "count"], rows)
+
+
+def punkt_train(
+    notes: str | Path,
+    out: str | Path,
+    *,
+    column_map: Mapping[str, str] | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+) -> dict[str, int]:
+    """Train Punkt parameters on the text of the notes and save them as JSON (``deid-ds punkt-train``).
+
+    Returns counts of what was learned (abbreviations, collocations, sentence starters, notes used).
+    """
+    from tqdm import tqdm
+
+    from deid_ds.punkt import save_parameters, train_parameters
+
+    source = open_notes(notes, column_map)
+    total = min(source.num_notes, limit) if limit else source.num_notes
+    used = Counter()
+
+    def texts():
+        with tqdm(total=total, unit="note", desc="punkt-train", disable=not progress) as bar:
+            for note in source.iter_notes():
+                if used["read"] >= total:
+                    return
+                used["read"] += 1
+                bar.update(1)
+                try:
+                    text = html_to_text(note_html(note)).text
+                except DocumentError:
+                    used["skipped"] += 1
+                    continue
+                used["used"] += 1
+                yield text
+
+    parameters = train_parameters(texts())
+    save_parameters(parameters, out)
+    return {
+        "notes_read": used["read"],
+        "notes_used": used["used"],
+        "notes_skipped": used["skipped"],
+        "abbreviations": len(parameters.abbrev_types),
+        "collocations": len(parameters.collocations),
+        "sentence_starters": len(parameters.sent_starters),
+    }

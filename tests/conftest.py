@@ -1,0 +1,24 @@
+"""Shared fixtures: paths to the shared format samples and a writer of small notes tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture
+def write_notes(tmp_path):
+    """Write a list of dict rows as a Parquet notes table and return its path."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def write(rows: list[dict], name: str = "notes.parquet", schema=None) -> Path:
+        path = tmp_path / name
+        pq.write_table(pa.Table.from_pylist(rows, schema=schema), path)
+        return path
+
+    return write
