@@ -68,9 +68,12 @@ _WHITESPACE = " \t\n\r\f"
 # A text run is split into literal stretches, character references and whitespace runs. C0 control
 # characters (NUL included) behave as whitespace: they are never rendered, and dropping them could glue
 # two words together.
+_WS_CHARS = "\\t\\n\\f\\r \\x00-\\x08\\x0b\\x0e-\\x1f\\x7f"
+# A single space between two words is the common case: it stays inside the literal run (one call per
+# run instead of one per word); runs of two or more and other whitespace characters are matched.
 _GAP_RE = re.compile(
     r"(?P<ref>&(?:#[xX][0-9a-fA-F]+;?|#[0-9]+;?|[A-Za-z][A-Za-z0-9]*;?))"
-    r"|(?P<ws>[\t\n\f\r \x00-\x08\x0b\x0e-\x1f\x7f]+)"
+    rf"|(?P<ws>[{_WS_CHARS}]{{2,}}|[{_WS_CHARS.replace(' ', '')}])"
 )
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _MARKUP_PROBE = re.compile(r"<[A-Za-z!/?]")
@@ -128,7 +131,7 @@ def decode_reference(ref: str) -> tuple[str, int]:
 class _TextBuilder:
     """Accumulates text characters and their source ranges, applying the layout rules."""
 
-    __slots__ = ("parts", "starts", "ends", "last", "trailing_newlines", "pending_space")
+    __slots__ = ("parts", "starts", "ends", "last", "trailing_newlines", "pending_space", "collapsing")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
@@ -137,6 +140,7 @@ class _TextBuilder:
         self.last = ""  # last character emitted ("" at the start)
         self.trailing_newlines = 0
         self.pending_space: tuple[int, int] | None = None
+        self.collapsing = True  # False while emitting preformatted text
 
     # -- characters backed by the source ------------------------------------------------------------
     def _flush_space(self) -> None:
@@ -150,7 +154,8 @@ class _TextBuilder:
 
     def literal(self, text: str, start: int) -> None:
         """Characters copied verbatim from ``html[start:start + len(text)]``."""
-        self._flush_space()
+        if self.pending_space is not None:
+            self._flush_space()
         self.parts.append(text)
         self.starts.extend(range(start, start + len(text)))
         self.ends.extend(range(start + 1, start + len(text) + 1))
@@ -212,6 +217,7 @@ class _TextBuilder:
     def line_break(self, position: int, count: int) -> None:
         """Make sure the text ends with ``count`` newlines (nothing at the very start)."""
         self.pending_space = None
+        self._drop_trailing_space()
         if self.last == "":
             return
         if self.last == "\t" and self.starts[-1] == self.ends[-1]:
@@ -223,6 +229,7 @@ class _TextBuilder:
     def forced_break(self, position: int) -> None:
         """``<br>``: one more newline, up to two in a row."""
         self.pending_space = None
+        self._drop_trailing_space()
         if self.last == "" or self.trailing_newlines >= 2:
             return
         self._insert("\n", position)
@@ -230,9 +237,15 @@ class _TextBuilder:
 
     def cell_separator(self, position: int) -> None:
         self.pending_space = None
+        self._drop_trailing_space()
         if self.last not in ("", "\n", "\t"):
             self._insert("\t", position)
             self.trailing_newlines = 0
+
+    def _drop_trailing_space(self) -> None:
+        """A collapsible space before a line break or a cell is not rendered (outside <pre>)."""
+        while self.last == " " and self.collapsing:
+            self._drop_last()
 
     def _drop_last(self) -> None:
         last_part = self.parts[-1]
@@ -245,6 +258,7 @@ class _TextBuilder:
         self.last = self.parts[-1][-1] if self.parts else ""
 
     def build(self) -> tuple[str, OffsetMap]:
+        self._drop_trailing_space()
         while self.last in ("\n", "\t") and self.starts and self.starts[-1] == self.ends[-1]:
             self._drop_last()  # inserted layout characters at the very end carry nothing
         return "".join(self.parts), OffsetMap(self.starts, self.ends)
@@ -445,26 +459,49 @@ def emit_text(
     out: _TextBuilder, source: str, start: int, end: int, *, preformatted: bool, decode: bool = True
 ) -> None:
     """Decode ``source[start:end]`` (references, whitespace) into ``out``."""
+    if preformatted:
+        out.collapsing = False
+        emit_literal = out.literal
+    else:
+        def emit_literal(text: str, position: int) -> None:
+            _collapsed_literal(out, text, position)
+
     position = start
     for match in _GAP_RE.finditer(source, start, end):
         match_start = match.start()
         if match_start > position:
-            out.literal(source[position:match_start], position)
+            emit_literal(source[position:match_start], position)
         ref = match.group("ref")
-        if ref is not None:
-            if decode:
-                _emit_reference(out, ref, match_start, preformatted)
-            else:
-                out.literal(ref, match_start)
-        else:
-            ws = match.group("ws")
+        if ref is None:
             if preformatted:
-                out.preserved_space(ws, match_start)
+                out.preserved_space(match.group("ws"), match_start)
             else:
                 out.collapsible_space(match_start, match.end())
+        elif decode:
+            _emit_reference(out, ref, match_start, preformatted)
+        else:
+            emit_literal(ref, match_start)
         position = match.end()
     if end > position:
-        out.literal(source[position:end], position)
+        emit_literal(source[position:end], position)
+    out.collapsing = True
+
+
+def _collapsed_literal(out: _TextBuilder, text: str, start: int) -> None:
+    """A literal run outside preformatted text: its single spaces collapse with their neighbours."""
+    if text[0] == " ":
+        if out.pending_space is not None or out.last in ("", "\n", "\t", " "):
+            text, start = text[1:], start + 1  # already separated, or at the start of a line
+            if not text:
+                return
+    if text[-1] == " " and len(text) > 1 and out.pending_space is None:
+        out.literal(text[:-1], start)
+        out.collapsible_space(start + len(text) - 1, start + len(text))
+        return
+    if text == " ":
+        out.collapsible_space(start, start + 1)
+        return
+    out.literal(text, start)
 
 
 def _emit_reference(out: _TextBuilder, ref: str, start: int, preformatted: bool) -> None:

@@ -28,12 +28,13 @@ PATIENT_FIELDS: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Token:
     """One token: its text, its offsets in the note's text and in the HTML source.
 
     ``ws`` tells whether whitespace follows the token in the text, which is what Prodigy's token
-    format and detokenisation need.
+    format and detokenisation need. (Not frozen: a frozen dataclass is several times slower to build,
+    and notes have thousands of tokens.)
     """
 
     text: str

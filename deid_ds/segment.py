@@ -17,6 +17,7 @@ tagger's memory grows with sentence length and the paper notes that poor splitti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -29,6 +30,8 @@ from deid_ds.tokens import tokenize
 
 from deid_ds.defaults import DEFAULT_MAX_TOKENS  # noqa: E402 - re-exported
 _SOFT_BREAK_TOKENS = frozenset({";", ",", ":"})
+_SPACES = frozenset(" \t\n\r\f\v\xa0\u202f\u2009\u2007\u2002\u2003\u3000")
+_SENTENCE_END = re.compile(r"[.?!\u2026]\W*\s")
 
 
 @dataclass(frozen=True)
@@ -99,27 +102,21 @@ class Segmenter:
         """Text ``(start, end)`` of each sentence, before tokenisation and length capping."""
         for block_start, block_end in iter_blocks(text):
             block = text[block_start:block_end]
+            if not _SENTENCE_END.search(block):
+                yield block_start, block_end  # Punkt only splits after . ? ! or …: nothing to do
+                continue
             for start, end in self._splitter.span_tokenize(block):
                 yield block_start + start, block_start + end
 
     def segment(self, parsed: ParsedHtml) -> SegmentedNote:
         text, offsets = parsed.text, parsed.offsets
         starts, ends = offsets.starts, offsets.ends
+        n = len(text)
         sentences: list[Sentence] = []
         for sentence_start, sentence_end in self.sentence_spans(text):
             spans = tokenize(text, sentence_start, sentence_end)
             for chunk in _chunks(text, spans, self.max_tokens):
-                tokens = [
-                    Token(
-                        text[s:e],
-                        s,
-                        e,
-                        starts[s],
-                        ends[e - 1],
-                        e >= len(text) or text[e].isspace(),
-                    )
-                    for s, e in chunk
-                ]
+                tokens = [Token(text[s:e], s, e, starts[s], ends[e - 1], e >= n or text[e] in _SPACES) for s, e in chunk]
                 first, last = tokens[0], tokens[-1]
                 sentences.append(
                     Sentence(

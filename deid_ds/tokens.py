@@ -19,61 +19,85 @@ Tokens are ``(start, end)`` offsets into the text; :mod:`deid_ds.segment` adds H
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-
 from deid_ds.resources import french_abbreviations
 
 _LETTER = r"[^\W\d_]"
 # Word characters for names and words: letters and combining accents (text in NFD form).
 _WORD = r"(?:[^\W\d_]|[\u0300-\u036f])"
-_ELISION = r"(?:jusqu|lorsqu|puisqu|quoiqu|presqu|qu|[cdjlmnst])['\u2019]"
 _INVISIBLE = "\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"
 
 
-@lru_cache(maxsize=1)
-def token_pattern() -> re.Pattern[str]:
-    """The tokenizer's regular expression (compiled once: it embeds the abbreviation list)."""
-    abbreviations = sorted(
-        (re.escape(a) for a in french_abbreviations() if re.fullmatch(r"[^\W\d_]+(?:\.[^\W\d_]+)*", a)),
-        key=len,
-        reverse=True,
-    )
-    alternatives = [
-        # e-mail addresses
-        r"[\w.+\-]*\w@[\w\-]+(?:\.[\w\-]+)+",
-        # URLs
-        r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?)\]]",
-        # initials: J.-P.  J.P.  (several letters)
-        rf"(?<!{_LETTER}){_LETTER}\.(?:-?{_LETTER}\.)+",
-        # known abbreviations with their period (not followed by a letter: 'cf.x' is not 'cf.')
-        rf"(?i:(?<!{_LETTER})(?:{'|'.join(abbreviations)})\.)(?!{_LETTER}|\d)",
-        # a single capital initial with its period: J. Dupont
-        rf"(?<!{_LETTER})[A-ZÀ-ÖØ-Þ]\.(?!{_LETTER}|\d)",
-        # elided article or pronoun before a letter: l'hôpital, d'Rennes, qu'il, jusqu'à
-        rf"(?i:(?<!{_LETTER}){_ELISION})(?={_LETTER})",
-        # words, with inner hyphens and apostrophes: Jean-Pierre, aujourd'hui, O'Neil
-        rf"{_WORD}+(?:[\-'\u2019]{_WORD}+)*",
-        # numeric dates with dashes and dashed phone numbers: 2021-02-03, 03-02-2021, 02-99-28-43-21
-        r"\d{2}(?:-\d{2}){4}(?!\d)",
-        r"\d{1,4}-\d{1,2}-\d{1,4}(?![\d-])",
-        # international prefix: +33
-        r"(?<![\w+])\+\d{1,3}(?!\d)",
-        # numbers, with inner . , / : separators: 03/02/2021, 02.99.28.43.21, 1,5, 14:30
-        r"\d+(?:[.,/:]\d+)*",
-        # runs of the same punctuation (----, ...., ___) or one other visible character
-        rf"_+|([^\w\s{_INVISIBLE}])\1*",
-    ]
-    return re.compile("|".join(f"(?:{a})" for a in alternatives))
+_CORE_ALTERNATIVES = [
+    # initials: J.-P.  J.P.  (several letters)
+    rf"{_LETTER}\.(?:-?{_LETTER}\.)+(?!{_LETTER})",
+    # words, with inner hyphens and apostrophes: Jean-Pierre, aujourd'hui, l'hôpital (split below)
+    rf"{_WORD}+(?:[\-'\u2019]{_WORD}+)*",
+    # numeric dates with dashes and dashed phone numbers: 2021-02-03, 03-02-2021, 02-99-28-43-21
+    r"\d{2}(?:-\d{2}){4}(?!\d)",
+    r"\d{1,4}-\d{1,2}-\d{1,4}(?![\d-])",
+    # international prefix: +33
+    r"(?<![\w+])\+\d{1,3}(?!\d)",
+    # numbers, with inner . , / : separators: 03/02/2021, 02.99.28.43.21, 1,5, 14:30
+    r"\d+(?:[.,/:]\d+)*",
+    # runs of the same punctuation (----, ...., ___) or one other visible character
+    rf"_+|([^\w\s{_INVISIBLE}])\1*",
+]
+_ADDRESS_ALTERNATIVES = [
+    # e-mail addresses
+    r"[\w.+\-]*\w@[\w\-]+(?:\.[\w\-]+)+",
+    # URLs
+    r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?)\]]",
+]
+# Only texts that may hold an address pay for the address alternatives (they backtrack over every word).
+_CORE = re.compile("|".join(f"(?:{a})" for a in _CORE_ALTERNATIVES))
+_WITH_ADDRESSES = re.compile("|".join(f"(?:{a})" for a in _ADDRESS_ALTERNATIVES + _CORE_ALTERNATIVES))
+_ELISIONS = frozenset({"c", "d", "j", "l", "m", "n", "s", "t", "qu", "jusqu", "lorsqu", "puisqu", "quoiqu", "presqu"})
+_APOSTROPHES = ("'", "\u2019")
+
+
+def _pattern_for(text: str) -> re.Pattern[str]:
+    return _WITH_ADDRESSES if ("@" in text or "://" in text or "www." in text) else _CORE
 
 
 def tokenize(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Token ``(start, end)`` offsets of ``text[start:end]``, as offsets into ``text``."""
     end = len(text) if end is None else end
-    if start == 0 and end == len(text):
-        piece, base = text, 0
-    else:
-        piece, base = text[start:end], start
-    return [(base + m.start(), base + m.end()) for m in token_pattern().finditer(piece)]
+    pattern = _pattern_for(text if (start == 0 and end == len(text)) else text[start:end])
+    spans = [m.span() for m in pattern.finditer(text, start, end)]
+    has_period = text.find(".", start, end) >= 0
+    has_apostrophe = text.find("'", start, end) >= 0 or text.find("\u2019", start, end) >= 0
+    if not (has_period or has_apostrophe):
+        return spans
+    abbreviations = french_abbreviations()
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        if has_period and e - s == 1 and text[s] == "." and out and out[-1][1] == s and not _letter_or_digit_at(text, e, end):
+            # a known abbreviation or a single capital initial keeps its period: "Dr.", "cf.", "J."
+            ps, pe = out[-1]
+            previous = text[ps:pe]
+            if previous.lower() in abbreviations or (pe - ps == 1 and previous.isupper()):
+                out[-1] = (ps, e)
+                continue
+        if has_apostrophe and e - s > 2 and text[s].isalpha():
+            cut = _elision_end(text[s:e])
+            if cut:
+                out.append((s, s + cut))
+                s += cut
+        out.append((s, e))
+    return out
+
+
+def _letter_or_digit_at(text: str, i: int, end: int) -> bool:
+    return i < end and text[i].isalnum()
+
+
+def _elision_end(token: str) -> int:
+    """Length of an elided article at the start of ``token`` (``l'`` of ``l'hôpital``), or 0."""
+    for apostrophe in _APOSTROPHES:
+        i = token.find(apostrophe)
+        if i > 0 and token[:i].lower() in _ELISIONS:
+            return i + 1
+    return 0
 
 
 def token_texts(text: str) -> list[str]:

@@ -1,0 +1,93 @@
+"""Benchmark: HTML parsing and segmentation throughput, in MB of HTML per second per core.
+
+Target (issue 2): at least 2 MB/s per core for parse + segment.
+
+    .venv/bin/python benchmarks/segment.py [--notes data/notes.parquet] [--min-notes 3000] [--repeat 3]
+
+The notes of the input table are cycled until at least ``--min-notes`` notes are processed, in one
+process (one core), so the figure is per core. Three stages are timed separately on the same notes:
+``parse`` (html_to_text), ``parse+segment`` (the whole of what weak-label and predict do before
+labelling), and the ``segment`` command end to end (Parquet in, Parquet out, one worker). The best of
+``--repeat`` runs is reported, as usual for throughput on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from deid_ds.html_text import html_to_text  # noqa: E402
+from deid_ds.notes_io import open_notes  # noqa: E402
+from deid_ds.report import format_table  # noqa: E402
+from deid_ds.segment import Segmenter  # noqa: E402
+
+
+def load_html(path: Path, min_notes: int) -> list[str]:
+    notes = [n.html for n in open_notes(path).iter_notes() if isinstance(n.html, str)]
+    if not notes:
+        raise SystemExit(f"{path}: no note with HTML")
+    out = []
+    while len(out) < min_notes:
+        out.extend(notes)
+    return out
+
+
+def best_of(repeat: int, fn) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", type=Path, default=REPO / "data" / "notes.parquet")
+    parser.add_argument("--min-notes", type=int, default=3000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    htmls = load_html(args.notes, args.min_notes)
+    megabytes = sum(len(h.encode("utf-8")) for h in htmls) / 1e6
+    segmenter = Segmenter()
+    segmenter.segment(html_to_text(htmls[0]))  # warm-up: regexes, Punkt parameters
+
+    parse_s = best_of(args.repeat, lambda: [html_to_text(h) for h in htmls])
+    segment_s = best_of(args.repeat, lambda: [segmenter.segment(html_to_text(h)) for h in htmls])
+
+    # The command end to end on a table of the same notes, one worker.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from deid_ds.segment_notes import segment_notes
+
+    with tempfile.TemporaryDirectory() as tmp:
+        table = pa.table({"id_document": [str(i) for i in range(len(htmls))], "id_patient": ["p"] * len(htmls), "html": htmls})
+        pq.write_table(table, Path(tmp) / "notes.parquet")
+        command_s = best_of(
+            1, lambda: segment_notes(Path(tmp) / "notes.parquet", Path(tmp) / "out", progress=False, workers=1)
+        )
+
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows = [
+        ["parse (html_to_text)", len(htmls), megabytes, parse_s, megabytes / parse_s, len(htmls) / parse_s],
+        ["parse + segment", len(htmls), megabytes, segment_s, megabytes / segment_s, len(htmls) / segment_s],
+        ["segment command (Parquet→Parquet)", len(htmls), megabytes, command_s, megabytes / command_s, len(htmls) / command_s],
+    ]
+    print(format_table(["stage", "notes", "MB", "seconds", "MB/s/core", "notes/s"], rows))
+    print(f"machine: {platform.machine()}, Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB")
+    print(json.dumps({"parse_mb_s": round(megabytes / parse_s, 2), "segment_mb_s": round(megabytes / segment_s, 2), "command_mb_s": round(megabytes / command_s, 2)}))
+
+
+if __name__ == "__main__":
+    main()
