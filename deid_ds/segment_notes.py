@@ -24,7 +24,7 @@ from deid_ds.html_text import html_to_text
 from deid_ds.io_utils import atomic_directory
 from deid_ds.model import Note
 from deid_ds.notes_io import DEFAULT_BATCH_SIZE, open_notes
-from deid_ds.parallel import ordered_map
+from deid_ds.parallel import ordered_map, relaxed_gc
 from deid_ds.segment import DEFAULT_MAX_TOKENS, SegmentedNote, Segmenter
 
 
@@ -159,10 +159,11 @@ def _segment_batch(job: tuple[list[Note], SegmentOptions]) -> list[tuple[Documen
     notes, options = job
     segmenter = segmenter_for(options)
     results = []
-    for note in notes:
-        status, segmented = segment_note(note, segmenter)
-        rows = sentence_rows(note, segmented) if segmented is not None else []
-        results.append((status, rows, _html_size(note)))
+    with relaxed_gc():
+        for note in notes:
+            status, segmented = segment_note(note, segmenter)
+            rows = sentence_rows(note, segmented) if segmented is not None else []
+            results.append((status, rows, _html_size(note)))
     return results
 
 

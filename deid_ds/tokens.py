@@ -19,6 +19,7 @@ Tokens are ``(start, end)`` offsets into the text; :mod:`deid_ds.segment` adds H
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from deid_ds.resources import french_abbreviations
 
 _LETTER = r"[^\W\d_]"
@@ -64,27 +65,39 @@ def tokenize(text: str, start: int = 0, end: int | None = None) -> list[tuple[in
     end = len(text) if end is None else end
     pattern = _pattern_for(text if (start == 0 and end == len(text)) else text[start:end])
     spans = [m.span() for m in pattern.finditer(text, start, end)]
-    has_period = text.find(".", start, end) >= 0
-    has_apostrophe = text.find("'", start, end) >= 0 or text.find("\u2019", start, end) >= 0
-    if not (has_period or has_apostrophe):
+    # Fix-ups, from right to left so that indices stay valid; only where a period or an apostrophe is.
+    fixups = _positions(text, ".", start, end) + _positions(text, "'", start, end) + _positions(text, "\u2019", start, end)
+    if not fixups:
         return spans
     abbreviations = french_abbreviations()
-    out: list[tuple[int, int]] = []
-    for s, e in spans:
-        if has_period and e - s == 1 and text[s] == "." and out and out[-1][1] == s and not _letter_or_digit_at(text, e, end):
+    for position in sorted(fixups, reverse=True):
+        i = bisect_right(spans, (position, end + 1)) - 1
+        if i < 0:
+            continue
+        s, e = spans[i]
+        if not s <= position < e:
+            continue
+        if text[position] == ".":
             # a known abbreviation or a single capital initial keeps its period: "Dr.", "cf.", "J."
-            ps, pe = out[-1]
-            previous = text[ps:pe]
-            if previous.lower() in abbreviations or (pe - ps == 1 and previous.isupper()):
-                out[-1] = (ps, e)
-                continue
-        if has_apostrophe and e - s > 2 and text[s].isalpha():
+            if e - s == 1 and i > 0 and spans[i - 1][1] == s and not _letter_or_digit_at(text, e, end):
+                ps, pe = spans[i - 1]
+                previous = text[ps:pe]
+                if previous.lower() in abbreviations or (pe - ps == 1 and previous.isupper()):
+                    spans[i - 1 : i + 1] = [(ps, e)]
+        elif e - s > 2 and text[s].isalpha():
             cut = _elision_end(text[s:e])
-            if cut:
-                out.append((s, s + cut))
-                s += cut
-        out.append((s, e))
-    return out
+            if cut and s + cut - 1 == position:
+                spans[i : i + 1] = [(s, s + cut), (s + cut, e)]
+    return spans
+
+
+def _positions(text: str, char: str, start: int, end: int) -> list[int]:
+    found = []
+    i = text.find(char, start, end)
+    while i >= 0:
+        found.append(i)
+        i = text.find(char, i + 1, end)
+    return found
 
 
 def _letter_or_digit_at(text: str, i: int, end: int) -> bool:
