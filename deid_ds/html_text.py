@@ -42,6 +42,8 @@ from html import unescape as _html_unescape
 from html.entities import html5 as _HTML5
 from html.parser import HTMLParser
 
+import numpy as np
+
 from deid_ds.encoding import decode_note_bytes
 from deid_ds.offsets import OffsetMap
 
@@ -129,18 +131,30 @@ def decode_reference(ref: str) -> tuple[str, int]:
 
 
 class _TextBuilder:
-    """Accumulates text characters and their source ranges, applying the layout rules."""
+    """Accumulates text characters and their source ranges, applying the layout rules.
 
-    __slots__ = ("parts", "starts", "ends", "last", "trailing_newlines", "pending_space", "collapsing")
+    Source ranges are recorded per *run* of characters rather than per character — an identity run
+    (``length`` characters copied from ``html[start:start + length]``) or a constant run (every
+    character maps to ``[start, end)``: a reference, a collapsed space, an inserted character) — and
+    expanded to per-character arrays once, with numpy, in :meth:`build`.
+    """
+
+    __slots__ = ("parts", "run_lengths", "run_starts", "run_ends", "last", "trailing_newlines", "pending_space", "collapsing")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.starts = array("q")
-        self.ends = array("q")
+        self.run_lengths: list[int] = []
+        self.run_starts: list[int] = []
+        self.run_ends: list[int] = []  # -1 for an identity run
         self.last = ""  # last character emitted ("" at the start)
         self.trailing_newlines = 0
         self.pending_space: tuple[int, int] | None = None
         self.collapsing = True  # False while emitting preformatted text
+
+    def _run(self, length: int, start: int, end: int) -> None:
+        self.run_lengths.append(length)
+        self.run_starts.append(start)
+        self.run_ends.append(end)
 
     # -- characters backed by the source ------------------------------------------------------------
     def _flush_space(self) -> None:
@@ -148,8 +162,7 @@ class _TextBuilder:
             start, end = self.pending_space
             self.pending_space = None
             self.parts.append(" ")
-            self.starts.append(start)
-            self.ends.append(end)
+            self._run(1, start, end)
             self.last = " "
 
     def literal(self, text: str, start: int) -> None:
@@ -157,8 +170,7 @@ class _TextBuilder:
         if self.pending_space is not None:
             self._flush_space()
         self.parts.append(text)
-        self.starts.extend(range(start, start + len(text)))
-        self.ends.extend(range(start + 1, start + len(text) + 1))
+        self._run(len(text), start, -1)
         self.last = text[-1]
         self.trailing_newlines = 0
 
@@ -166,9 +178,7 @@ class _TextBuilder:
         """Characters that all stand for ``html[start:end]`` (a character reference)."""
         self._flush_space()
         self.parts.append(chars)
-        for _ in chars:
-            self.starts.append(start)
-            self.ends.append(end)
+        self._run(len(chars), start, end)
         self.last = chars[-1]
         self.trailing_newlines = 0
 
@@ -178,7 +188,7 @@ class _TextBuilder:
             self.pending_space = (start, end)
 
     def preserved_space(self, chars: str, start: int) -> None:
-        """Whitespace inside preformatted text, kept as is except ``\\r\\n``/``\\r`` become ``\\n``."""
+        """Whitespace inside preformatted text, kept as is except ``\r\n``/``\r`` become ``\n``."""
         self._flush_space()
         i, n = 0, len(chars)
         while i < n:
@@ -191,8 +201,7 @@ class _TextBuilder:
             elif char not in _WHITESPACE:
                 char = " "  # control characters
             self.parts.append(char)
-            self.starts.append(start + i)
-            self.ends.append(start + i + width)
+            self._run(1, start + i, start + i + width)
             self.trailing_newlines = self.trailing_newlines + 1 if char == "\n" else 0
             self.last = char
             i += width
@@ -202,17 +211,18 @@ class _TextBuilder:
         self._flush_space()
         char = "\n" if char in "\r\n" else char
         self.parts.append(char)
-        self.starts.append(start)
-        self.ends.append(end)
+        self._run(1, start, end)
         self.trailing_newlines = self.trailing_newlines + 1 if char == "\n" else 0
         self.last = char
 
     # -- characters inserted for layout --------------------------------------------------------------
     def _insert(self, char: str, position: int) -> None:
         self.parts.append(char)
-        self.starts.append(position)
-        self.ends.append(position)
+        self._run(1, position, position)
         self.last = char
+
+    def _last_is_inserted(self) -> bool:
+        return bool(self.run_ends) and self.run_starts[-1] == self.run_ends[-1]
 
     def line_break(self, position: int, count: int) -> None:
         """Make sure the text ends with ``count`` newlines (nothing at the very start)."""
@@ -220,7 +230,7 @@ class _TextBuilder:
         self._drop_trailing_space()
         if self.last == "":
             return
-        if self.last == "\t" and self.starts[-1] == self.ends[-1]:
+        if self.last == "\t" and self._last_is_inserted():
             self._drop_last()  # a trailing cell separator separates nothing
         while self.trailing_newlines < count:
             self._insert("\n", position)
@@ -253,15 +263,38 @@ class _TextBuilder:
             self.parts.pop()
         else:
             self.parts[-1] = last_part[:-1]
-        self.starts.pop()
-        self.ends.pop()
+        self.run_lengths[-1] -= 1
+        if self.run_lengths[-1] == 0:
+            self.run_lengths.pop()
+            self.run_starts.pop()
+            self.run_ends.pop()
         self.last = self.parts[-1][-1] if self.parts else ""
 
     def build(self) -> tuple[str, OffsetMap]:
         self._drop_trailing_space()
-        while self.last in ("\n", "\t") and self.starts and self.starts[-1] == self.ends[-1]:
+        while self.last in ("\n", "\t") and self._last_is_inserted():
             self._drop_last()  # inserted layout characters at the very end carry nothing
-        return "".join(self.parts), OffsetMap(self.starts, self.ends)
+        return "".join(self.parts), _expand_runs(self.run_lengths, self.run_starts, self.run_ends)
+
+
+def _expand_runs(lengths: list[int], run_starts: list[int], run_ends: list[int]) -> OffsetMap:
+    """Per-character ``starts``/``ends`` arrays from runs (vectorised: notes have many short runs)."""
+    starts, ends = array("q"), array("q")
+    if not lengths:
+        return OffsetMap(starts, ends)
+    n_runs = len(lengths)
+    length = np.fromiter(lengths, dtype=np.int64, count=n_runs)
+    run_start = np.fromiter(run_starts, dtype=np.int64, count=n_runs)
+    run_end = np.fromiter(run_ends, dtype=np.int64, count=n_runs)
+    run_of_char = np.repeat(np.arange(n_runs), length)
+    first_char_of_run = np.cumsum(length) - length
+    offset_in_run = np.arange(len(run_of_char), dtype=np.int64) - first_char_of_run[run_of_char]
+    identity = (run_end < 0)[run_of_char]
+    char_starts = run_start[run_of_char] + np.where(identity, offset_in_run, 0)
+    char_ends = np.where(identity, char_starts + 1, run_end[run_of_char])
+    starts.frombytes(char_starts.astype("=i8").tobytes())
+    ends.frombytes(char_ends.astype("=i8").tobytes())
+    return OffsetMap(starts, ends)
 
 
 class _Extractor(HTMLParser):
