@@ -23,8 +23,9 @@ from bisect import bisect_right
 from deid_ds.resources import french_abbreviations
 
 _LETTER = r"[^\W\d_]"
-# Word characters for names and words: letters and combining accents (text in NFD form).
-_WORD = r"(?:[^\W\d_]|[\u0300-\u036f])"
+# A run of letters, possibly with combining accents (text in NFD form). Written as "letters, then
+# (accents, letters)*" rather than an alternation per character, which is several times slower.
+_WORD = r"[^\W\d_]+(?:[\u0300-\u036f]+[^\W\d_]*)*"
 _INVISIBLE = "\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\ufeff"
 
 
@@ -32,7 +33,7 @@ _CORE_ALTERNATIVES = [
     # initials: J.-P.  J.P.  (several letters)
     rf"{_LETTER}\.(?:-?{_LETTER}\.)+(?!{_LETTER})",
     # words, with inner hyphens and apostrophes: Jean-Pierre, aujourd'hui, l'hôpital (split below)
-    rf"{_WORD}+(?:[\-'\u2019]{_WORD}+)*",
+    rf"{_WORD}(?:[\-'\u2019]{_WORD})*",
     # numeric dates with dashes and dashed phone numbers: 2021-02-03, 03-02-2021, 02-99-28-43-21
     r"\d{2}(?:-\d{2}){4}(?!\d)",
     r"\d{1,4}-\d{1,2}-\d{1,4}(?![\d-])",

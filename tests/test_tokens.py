@@ -48,3 +48,12 @@ def test_tokenize_a_slice_keeps_offsets_of_the_whole_text():
 
 def test_invisible_format_characters_are_not_tokens():
     assert token_texts("a\u200bb \ufeff c") == ["a", "b", "c"]
+
+
+def test_decomposed_accents_stay_inside_their_word():
+    import unicodedata
+
+    assert token_texts(unicodedata.normalize("NFD", "Hôpital Jean-Pierre")) == [
+        unicodedata.normalize("NFD", "Hôpital"),
+        unicodedata.normalize("NFD", "Jean-Pierre"),
+    ]
