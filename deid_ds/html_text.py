@@ -410,7 +410,7 @@ class _Extractor(HTMLParser):
                 return
             if self._is_closed_later(tag, position):
                 self.hidden_element = tag
-                self.hidden_start = self.cursor_after_tag(position)
+                self.hidden_start = self._end_of_start_tag(position)
             else:
                 self._count("unclosed_hidden_element")
                 # HTMLParser would swallow the rest of the note as raw text; keep it as text.
@@ -426,7 +426,7 @@ class _Extractor(HTMLParser):
         if tag in PREFORMATTED_ELEMENTS and not self_closing:
             self.pre_depth += 1
 
-    def cursor_after_tag(self, position: int) -> int:
+    def _end_of_start_tag(self, position: int) -> int:
         tag_text = self.get_starttag_text() or ""
         return position + len(tag_text)
 
@@ -466,26 +466,34 @@ class _Extractor(HTMLParser):
         self.warnings[kind] = self.warnings.get(kind, 0) + n
 
     def finish(self) -> None:
-        if self.hidden_element is not None:  # pragma: no cover - guarded by _is_closed_later
-            self._hide(self.hidden_start, len(self.source), self.hidden_element)
-            self.hidden_element = None
-            self.cursor = len(self.source)
+        if self.hidden_element is not None:
+            # The closing tag seen ahead was never parsed as one (it sat in a comment, say): the
+            # element hides the rest of the note, which is kept as text instead.
+            self._count("unclosed_hidden_element")
+            self.recover(self.hidden_start)
+            return
         if self.cursor < len(self.source):
             self._text(self.cursor, len(self.source))
             self.cursor = len(self.source)
 
-    def recover(self) -> None:
-        """After an unexpected parser error: split the rest of the source on a simple tag pattern."""
-        self._count("parser_recovered")
+    def recover(self, position: int | None = None) -> None:
+        """Read the rest of the source, from ``position`` (default: the cursor), with a simple tag pattern.
+
+        Used after an unexpected parser error and for hidden elements left open: text is never lost.
+        """
+        if position is None:
+            self._count("parser_recovered")
+            position = self.cursor
         self.hidden_element = None
         self.in_head = False
-        position = self.cursor
         for match in _FALLBACK_MARKUP.finditer(self.source, position):
             if match.start() > position:
                 self._text(position, match.start())
             position = match.end()
         self.cursor = position
-        self.finish()
+        if self.cursor < len(self.source):
+            self._text(self.cursor, len(self.source))
+            self.cursor = len(self.source)
 
 
 def emit_text(

@@ -125,6 +125,12 @@ def test_malformed_input_never_crashes_and_never_loses_text(html, expected):
     assert html_to_text(html).text == expected
 
 
+def test_a_closing_tag_hidden_in_a_comment_does_not_hide_the_rest_of_the_note():
+    parsed = html_to_text("<title>Nom<!-- </title> --> suite du texte")
+    assert "suite du texte" in parsed.text
+    assert parsed.warnings == {"unclosed_hidden_element": 1}
+
+
 def test_unclosed_hidden_elements_are_counted():
     assert html_to_text("<style>reste").warnings == {"unclosed_hidden_element": 1}
 
