@@ -1,0 +1,52 @@
+"""``deid-ds synth``: a thin wrapper over :func:`deid_ds.synth.generate_corpus` and :func:`write_corpus`."""
+
+from __future__ import annotations
+
+import click
+
+from deid_ds.cli_common import quiet_option
+
+_SHARE = click.FloatRange(0.0, 1.0)
+
+
+@click.command("synth")
+@click.option("--notes", "-n", default=300, show_default=True, type=click.IntRange(min=1), help="Number of notes.")
+@click.option("--patients", "-p", type=click.IntRange(min=1), help="Number of patients (default: notes / 4). At most --notes.")
+@click.option("--seed", "-s", default=1, show_default=True, type=int, help="Random seed: same options and seed, same bytes.")
+@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=str),
+              help="Output directory: notes.parquet, gold.parquet, gold.jsonl, README.md (and kb/ unless --kb-dir).")
+@click.option("--kb-dir", type=click.Path(file_okay=False, path_type=str),
+              help="Where to write the knowledge-base files (default: OUT/kb).")
+@click.option("--missing-professionals", default=0.15, show_default=True, type=_SHARE,
+              help="Share of the professionals mentioned in notes left out of the Annuaire Santé file.")
+@click.option("--missing-streets", default=0.2, show_default=True, type=_SHARE,
+              help="Share of the streets mentioned in notes left out of the BAN files.")
+@click.option("--noise", default=0.3, show_default=True, type=_SHARE,
+              help="0 = clean; higher = more character references, markup inside entities, metadata typos and gaps.")
+@click.option("--phrasing", default="train", show_default=True, type=click.Choice(["train", "heldout", "all"]),
+              help="Template family: 'heldout' uses layouts and wordings 'train' never uses (for a generalisation test set).")
+@click.option("--distractor-professionals", default=2500, show_default=True, type=click.IntRange(min=0),
+              help="Directory entries for professionals no note mentions.")
+@click.option("--distractor-streets", default=20, show_default=True, type=click.IntRange(min=0),
+              help="BAN streets per commune (on average) no note mentions.")
+@quiet_option
+def synth_command(notes, patients, seed, out, kb_dir, missing_professionals, missing_streets, noise, phrasing,
+                  distractor_professionals, distractor_streets, quiet):
+    """Generate a synthetic sample: French clinical HTML notes with patient metadata, gold annotations,
+    and BAN / Annuaire Santé source files in their official formats.
+
+    \b
+    Example (the committed sample):
+      deid-ds synth --notes 300 --patients 80 --seed 1 --out data --kb-dir kb/sources
+    """
+    from deid_ds.synth import SynthConfig, canonical_command, generate_corpus, summary_table, write_corpus
+
+    if patients is not None and patients > notes:
+        raise click.BadParameter(f"{patients} patients for {notes} notes: every patient needs a note", param_hint="--patients")
+    config = SynthConfig(notes=notes, patients=patients, seed=seed, missing_professionals=missing_professionals,
+                         missing_streets=missing_streets, noise=noise, phrasing=phrasing,
+                         distractor_professionals=distractor_professionals, distractor_streets=distractor_streets)
+    corpus = generate_corpus(config, progress=not quiet)
+    write_corpus(corpus, out, kb_dir=kb_dir, command=canonical_command(config, out, kb_dir))
+    click.echo(summary_table(corpus))
+    click.echo(f"written to {out}" + (f" (knowledge bases in {kb_dir})" if kb_dir else ""))

@@ -1,0 +1,92 @@
+"""Summary tables of a generated sample, for the terminal and for the sample's README.
+
+Both are computed from the generated data, never typed by hand, so that ``data/README.md`` cannot
+drift from ``data/gold.parquet``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from deid_ds.synth.corpus import Corpus
+
+
+def summary_rows(corpus: Corpus) -> tuple[list[list[object]], list[list[object]]]:
+    """(label rows, doc-type rows) with totals."""
+    labels = corpus.label_counts()
+    label_rows: list[list[object]] = [[label, n] for label, n in labels.items()]
+    label_rows.append(["total", sum(labels.values())])
+    doc_rows: list[list[object]] = [[doc_type, n, spans] for doc_type, (n, spans) in corpus.doc_type_counts().items()]
+    doc_rows.append(["total", len(corpus.notes), len(corpus.gold)])
+    return label_rows, doc_rows
+
+
+def summary_table(corpus: Corpus) -> str:
+    """The short summary printed at the end of ``deid-ds synth``: counts only, no note content."""
+    from deid_ds.report import format_table
+
+    label_rows, doc_rows = summary_rows(corpus)
+    kb_rows = [[f"adresses-{dep}.csv.gz", len(rows)] for dep, rows in corpus.ban.items()]
+    kb_rows.append(["PS_LibreAcces_Personne_activite", len(corpus.annuaire) - 1])
+    patients = len({row["id_patient"] for row in corpus.notes})
+    return "\n\n".join([
+        format_table(["label", "entities"], label_rows),
+        format_table(["doc_type", "notes", "entities"], doc_rows),
+        format_table(["knowledge base file", "rows"], kb_rows),
+        f"{len(corpus.notes)} notes, {patients} patients, phrasing {corpus.config.phrasing}",
+    ])
+
+
+def _markdown(headers: list[str], rows: list[list[object]]) -> str:
+    def cell(value: object) -> str:
+        return f"{value:,}" if isinstance(value, int) else str(value)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(headers))) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def readme_text(corpus: Corpus, command: str) -> str:
+    """The README of a generated sample: what it is, how to regenerate it, what it holds."""
+    label_rows, doc_rows = summary_rows(corpus)
+    c = corpus.config
+    patients = len({row["id_patient"] for row in corpus.notes})
+    kb_rows = [[f"`adresses-{dep}.csv.gz`", len(rows)] for dep, rows in corpus.ban.items()]
+    kb_rows.append(["`PS_LibreAcces_Personne_activite_*.txt`", len(corpus.annuaire) - 1])
+    return f"""# Synthetic sample: French clinical HTML notes with gold annotations
+
+Everything here is **synthetic**, written by `deid-ds synth` (module `deid_ds.synth`): no real patient,
+professional, address or phone number. People, streets and phones are drawn at random from shipped pools;
+communes, postcodes and INSEE codes are real Breton ones (départements {", ".join(sorted(corpus.ban))}).
+
+Regenerate it byte for byte (same package version) with:
+
+```
+{command}
+```
+
+- {len(corpus.notes):,} notes of {patients} patients, phrasing family `{c.phrasing}`, noise {c.noise:g},
+  {c.missing_professionals:.0%} of mentioned professionals left out of the directory, {c.missing_streets:.0%} of
+  mentioned streets left out of the BAN.
+- `notes.parquet`: the notes table (`id_document`, `id_patient`, `doc_type`, `html` and the patient metadata
+  `firstname`, `lastname`, `birthdate` as an ISO `YYYY-MM-DD` string, `address`, `zip`, `city`, `phone`,
+  `email`; all strings, metadata fields nullable). The metadata disagrees with the notes the way a CDW's does:
+  birth vs married name, all given names vs the one in use, capitals without accents, typos, previous
+  address, missing fields.
+- `gold.parquet` / `gold.jsonl`: one row per entity, `id_document`, `label`, `html_start`, `html_end` (offsets
+  into `html`, end exclusive), `text` (the entity as it reads once tags are removed, references decoded and
+  whitespace collapsed; a `&nbsp;` inside an entity reads as U+00A0). Annotations follow `GUIDELINES.md`;
+  dictation initials `YK/CL` are two DOCTOR spans.
+- Knowledge-base sources in the official formats (BAN and Annuaire Santé extraction), with distractors:
+
+{_markdown(["file", "rows"], kb_rows)}
+
+## Entities per label
+
+{_markdown(["label", "entities"], label_rows)}
+
+## Notes and entities per document type
+
+{_markdown(["doc_type", "notes", "entities"], doc_rows)}
+"""

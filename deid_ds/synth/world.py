@@ -1,0 +1,318 @@
+"""The synthetic world the notes talk about: communes and streets, hospitals and their staff, general
+practitioners, patients with relatives, addresses and a history of visits.
+
+Notes, knowledge-base files and patient metadata are all views of this one world, which is what makes
+the sample coherent: a street written in a note exists in the generated BAN file (unless it was drawn
+among the streets "missing from the BAN"), a physician signing a letter is in the generated Annuaire
+Santé file (unless drawn among the "missing" ones), and postcodes always belong to their commune.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from deid_ds.synth import pools
+from deid_ds.synth.pools import Commune, strip_accents
+
+#: Street type words as written in full, with the AFNOR/Annuaire code and the abbreviations notes use.
+STREET_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "Rue": ("R", ("rue", "r.", "RUE")),
+    "Avenue": ("AV", ("avenue", "av.", "Av.", "AVENUE")),
+    "Boulevard": ("BD", ("boulevard", "bd", "Bd", "BOULEVARD")),
+    "Allée": ("ALL", ("allée", "all.", "ALLEE")),
+    "Impasse": ("IMP", ("impasse", "imp.", "IMPASSE")),
+    "Place": ("PL", ("place", "pl.", "PLACE")),
+    "Chemin": ("CHE", ("chemin", "ch.", "CHEMIN")),
+    "Route": ("RTE", ("route", "rte", "ROUTE")),
+    "Quai": ("QU", ("quai", "QUAI")),
+    "Square": ("SQ", ("square", "SQUARE")),
+    "Venelle": ("VEN", ("venelle", "VENELLE")),
+    "Cours": ("CRS", ("cours", "COURS")),
+    "Résidence": ("RES", ("résidence", "RESIDENCE")),
+}
+_TYPE_WEIGHTS = (("Rue", 40), ("Avenue", 10), ("Boulevard", 6), ("Allée", 10), ("Impasse", 8), ("Place", 5),
+                 ("Chemin", 7), ("Route", 6), ("Quai", 2), ("Square", 2), ("Venelle", 2), ("Cours", 2))
+
+RESIDENCE_NAMES = (
+    "Les Tilleuls", "Les Hortensias", "Le Clos Fleuri", "Les Jardins de la Mer", "Le Parc", "Les Camélias",
+    "Bel Air", "Les Terrasses", "Le Belvédère", "Les Glycines", "Ker Avel", "Ty Mad", "Les Mimosas",
+)
+
+GP_MAIL_DOMAINS = ("wanadoo.fr", "orange.fr", "medecin.mssante.fr", "gmail.com", "free.fr")
+PATIENT_MAIL_DOMAINS = ("gmail.com", "orange.fr", "wanadoo.fr", "free.fr", "laposte.net", "hotmail.fr",
+                        "sfr.fr", "yahoo.fr", "outlook.fr", "icloud.com")
+#: Landline prefixes of the four départements (first four digits).
+PHONE_PREFIXES = {"22": ("0296",), "29": ("0298", "0229"), "35": ("0299", "0223"), "56": ("0297",)}
+
+
+@dataclass(slots=True)
+class Street:
+    """A street (or a lieu-dit) of a commune; ``name`` is written as the BAN ``nom_voie``."""
+
+    commune: Commune
+    postcode: str
+    type_word: str  # "Rue", "Avenue"... or "" for a lieu-dit
+    label: str  # "des Lilas", "Jean Jaurès", or the lieu-dit's name
+    in_ban: bool = True
+    numbers: set[int] = field(default_factory=set)
+    former: str = ""  # former commune the street lies in, if any
+
+    @property
+    def name(self) -> str:
+        return f"{self.type_word} {self.label}" if self.type_word else self.label
+
+    @property
+    def is_lieu_dit(self) -> bool:
+        return not self.type_word
+
+
+@dataclass(slots=True)
+class Address:
+    """A postal address; ``cedex``/``bp`` only for institutions, ``residence`` for some homes."""
+
+    street: Street
+    number: int | None
+    rep: str = ""  # "bis", "ter"
+    residence: str = ""
+    cedex: str = ""  # "CEDEX 9" goes with a cedex postcode
+    cedex_postcode: str = ""
+    bp: str = ""  # "CS 10329", "BP 139"
+
+    @property
+    def commune(self) -> Commune:
+        return self.street.commune
+
+    @property
+    def postcode(self) -> str:
+        return self.cedex_postcode or self.street.postcode
+
+
+@dataclass(slots=True)
+class Professional:
+    """A health professional (or a secretary: they are DOCTOR too) as notes and the directory see them."""
+
+    key: int
+    sex: str
+    first: str
+    last: str
+    profession: str  # "Médecin", "Infirmier", "Secrétaire médicale"...
+    specialty: str = ""
+    title: str = ""  # "Dr" / "Pr" / ""
+    role: str = ""  # "chef de service", "interne", "IDE", "secrétaire", "médecin traitant"...
+    in_directory: bool = True
+    phone: str = ""
+    email: str = ""
+    practice: Address | None = None  # private practice (libéral), if any
+    hospital: "Hospital | None" = None
+    student: bool = False
+
+
+@dataclass(slots=True)
+class Department:
+    name: str  # "Cardiologie"
+    kind: str  # "medical", "surgical", "emergency", "imaging", "pathology", "biology"
+    staff: list[Professional]
+    phone: str
+    fax: str
+    email: str
+
+    def of_role(self, *roles: str) -> list[Professional]:
+        return [p for p in self.staff if p.role in roles]
+
+
+@dataclass(slots=True)
+class Hospital:
+    """A hospital; ``name_parts`` is its name as (text, label-or-None) pieces: the city inside is VILLE."""
+
+    name_parts: tuple[tuple[str, str | None], ...]
+    site: str  # a site or building name, never annotated ("Hôpital Pontchaillou")
+    address: Address
+    phone: str
+    domain: str
+    departments: dict[str, Department]
+    finess: str
+    siret: str
+    public: bool = True
+
+    @property
+    def name(self) -> str:
+        return "".join(text for text, _ in self.name_parts)
+
+
+@dataclass(slots=True)
+class Relative:
+    sex: str
+    first: str
+    last: str
+    relation: str  # "fille", "époux"...
+    phone: str = ""
+
+
+@dataclass(slots=True)
+class Patient:
+    key: int
+    id_patient: str
+    sex: str
+    given_names: str  # as registered ("Marie-Thérèse")
+    usual_first: str  # as written in notes ("Thérèse")
+    birth_name: str
+    married_name: str | None
+    birthdate: date
+    birthplace: str
+    address: Address
+    old_address: Address | None
+    phone: str
+    mobile: str
+    email: str | None
+    gp: Professional
+    relatives: list[Relative]
+    metadata: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def usual_last(self) -> str:
+        return self.married_name or self.birth_name
+
+
+def ascii_slug(text: str, sep: str = "") -> str:
+    """``Le Gall`` -> ``legall``: how names become e-mail local parts and domains."""
+    return re.sub(r"[^a-z0-9]+", sep, strip_accents(text).lower()).strip(sep)
+
+
+def random_phone(rng: random.Random, departement: str | None = None, mobile: bool = False) -> str:
+    """Ten digits, ``0299284321``: a landline of the département or a mobile."""
+    if mobile:
+        head = rng.choice(("06", "07"))
+        return head + "".join(str(rng.randrange(10)) for _ in range(8))
+    head = rng.choice(PHONE_PREFIXES.get(departement or "35", ("0299",)))
+    return head + "".join(str(rng.randrange(10)) for _ in range(6))
+
+
+class WorldBuilder:
+    """Draws streets, hospitals, professionals and patients from one random generator.
+
+    ``missing_professionals`` and ``missing_streets`` are the shares of mentioned professionals and
+    streets left out of the generated knowledge bases: distant supervision never has complete dictionaries.
+    """
+
+    def __init__(self, rng: random.Random, *, missing_professionals: float, missing_streets: float) -> None:
+        self.rng = rng
+        self.missing_professionals = missing_professionals
+        self.missing_streets = missing_streets
+        self.communes = pools.communes_of(pools.DEPARTEMENTS)
+        self.streets: dict[str, list[Street]] = {c.insee: [] for c in self.communes}
+        self._street_keys: set[tuple[str, str]] = set()
+        self.professionals: list[Professional] = []
+        self.hospitals: list[Hospital] = []
+        self.gps: list[Professional] = []
+        self.specialists: list[Professional] = []
+
+    # -- places ---------------------------------------------------------------------------------------
+    def new_street(self, commune: Commune, *, mentioned: bool, lieu_dit: bool | None = None) -> Street:
+        """A street of ``commune`` not drawn before; ``mentioned`` streets may be left out of the BAN."""
+        rng = self.rng
+        for _ in range(50):
+            if lieu_dit if lieu_dit is not None else rng.random() < 0.12:
+                type_word, label = "", pools.lieu_dit(rng)
+            else:
+                type_word = rng.choices([t for t, _ in _TYPE_WEIGHTS], [w for _, w in _TYPE_WEIGHTS])[0]
+                if rng.random() < 0.15:  # streets named after local people: a person's name inside a STR
+                    sex = rng.choice("FM")
+                    label = f"{pools.given_name(rng, sex, 0)} {pools.family_name(rng, 0)}"
+                else:
+                    label = rng.choice(pools.street_names())
+            if (commune.insee, f"{type_word} {label}") not in self._street_keys:
+                break
+        self._street_keys.add((commune.insee, f"{type_word} {label}"))
+        former = rng.choice(commune.former) if commune.former and rng.random() < 0.3 else ""
+        street = Street(commune, rng.choice(commune.postcodes), type_word, label,
+                        in_ban=not (mentioned and rng.random() < self.missing_streets), former=former)
+        self.streets[commune.insee].append(street)
+        return street
+
+    def new_address(self, commune: Commune | None = None, *, home: bool = True) -> Address:
+        rng = self.rng
+        commune = commune or self.pick_commune()
+        street = self.new_street(commune, mentioned=True)
+        number = None if street.is_lieu_dit and rng.random() < 0.7 else rng.choice((rng.randrange(1, 40), rng.randrange(1, 250)))
+        rep = rng.choice(("bis", "ter", "B")) if number and rng.random() < 0.07 else ""
+        residence = rng.choice(RESIDENCE_NAMES) if home and not street.is_lieu_dit and rng.random() < 0.08 else ""
+        if number:
+            street.numbers.add(number)
+        return Address(street, number, rep, residence)
+
+    def pick_commune(self) -> Commune:
+        """Bigger towns first: a third of addresses are in a préfecture or a large town."""
+        rng = self.rng
+        if rng.random() < 0.35:
+            return rng.choice(self.communes[:4] + [c for c in self.communes if c.name in ("Brest", "Quimper", "Saint-Brieuc", "Vannes", "Lorient")])
+        return rng.choice(self.communes)
+
+    # -- people ---------------------------------------------------------------------------------------
+    def new_professional(self, profession: str, *, role: str, specialty: str = "", title: str = "",
+                         hospital: Hospital | None = None, domain: str = "", student: bool = False) -> Professional:
+        rng = self.rng
+        sex = rng.choice("FM")
+        first, last = pools.given_name(rng, sex), pools.family_name(rng)
+        missing = role in ("secrétaire",) or rng.random() < self.missing_professionals
+        email = ""
+        if domain and profession == "Médecin":
+            email = f"{ascii_slug(first, '-')}.{ascii_slug(last, '-')}@{domain}" if rng.random() < 0.5 else f"{ascii_slug(first)[0]}.{ascii_slug(last)}@{domain}"
+        pro = Professional(len(self.professionals), sex, first, last, profession, specialty, title, role,
+                           in_directory=not missing, email=email, hospital=hospital, student=student)
+        self.professionals.append(pro)
+        return pro
+
+    def new_gp(self) -> Professional:
+        rng = self.rng
+        gp = self.new_professional("Médecin", role="médecin traitant", specialty="Médecine générale", title="Dr")
+        gp.practice = self.new_address(home=False)
+        gp.phone = random_phone(rng, gp.practice.commune.departement)
+        local = rng.choice((f"dr.{ascii_slug(gp.last)}", f"{ascii_slug(gp.first)}.{ascii_slug(gp.last)}",
+                            f"cabinet.{ascii_slug(gp.practice.commune.name)}"))
+        gp.email = f"{local}@{rng.choice(GP_MAIL_DOMAINS)}"
+        self.gps.append(gp)
+        return gp
+
+    def new_specialist(self, specialty: str) -> Professional:
+        rng = self.rng
+        pro = self.new_professional("Médecin", role="spécialiste libéral", specialty=specialty, title="Dr")
+        pro.practice = self.new_address(home=False)
+        pro.phone = random_phone(rng, pro.practice.commune.departement)
+        self.specialists.append(pro)
+        return pro
+
+    def new_patient(self, key: int, id_patient: str, today: date) -> Patient:
+        rng = self.rng
+        sex = rng.choice("FM")
+        given = pools.given_name(rng, sex, compound=0.15)
+        if rng.random() < 0.12 and "-" not in given:  # registered with several given names
+            given = f"{given} {pools.given_name(rng, sex, 0)}"
+        usual = given
+        if ("-" in given or " " in given) and rng.random() < 0.35:
+            usual = rng.choice(re.split(r"[- ]", given))  # "Marie-Thérèse" called "Thérèse"
+        birth_name = pools.family_name(rng)
+        age = rng.choices((rng.randrange(0, 18), rng.randrange(18, 60), rng.randrange(60, 98)), (1, 4, 6))[0]
+        birthdate = today - timedelta(days=age * 365 + rng.randrange(365))
+        married = pools.family_name(rng) if sex == "F" and age > 22 and rng.random() < 0.55 else None
+        birthplace = rng.choice(pools.ELSEWHERE_CITIES) if rng.random() < 0.2 else self.pick_commune().name
+        address = self.new_address()
+        old = self.new_address() if rng.random() < 0.15 else None
+        gp = rng.choice(self.gps) if self.gps and rng.random() < 0.7 else self.new_gp()
+        relatives = []
+        for relation in rng.sample(("époux", "fille", "fils", "sœur", "frère", "voisine", "tutrice"), rng.randrange(0, 3)):
+            rsex = "F" if relation in ("fille", "sœur", "voisine", "tutrice") else "M"
+            if relation == "époux":
+                rsex = "M" if sex == "F" else "F"
+                relation = "époux" if rsex == "M" else "épouse"
+            rlast = (married or birth_name) if relation in ("époux", "épouse", "fils", "fille") else pools.family_name(rng)
+            relatives.append(Relative(rsex, pools.given_name(rng, rsex), rlast, relation,
+                                      random_phone(rng, mobile=True)))
+        email = None
+        if rng.random() < 0.55:
+            email = f"{ascii_slug(usual, rng.choice(('.', '', '_')))}{rng.choice(('.', '', '_'))}{ascii_slug(married or birth_name)}{rng.choice(('', str(birthdate.year % 100), str(rng.randrange(1, 99))))}@{rng.choice(PATIENT_MAIL_DOMAINS)}"
+        return Patient(key, id_patient, sex, given, usual, birth_name, married, birthdate, birthplace,
+                       address, old, random_phone(rng, address.commune.departement), random_phone(rng, mobile=True),
+                       email, gp, relatives)
