@@ -9,7 +9,7 @@ thus shows a model layouts and cue words it never saw in training.
 
 from __future__ import annotations
 
-from deid_ds.synth.context import NoteContext
+from deid_ds.synth.context import NoteContext, of_department
 from deid_ds.synth.formats import Ent, Markup, format_name
 
 # -- page skeleton --------------------------------------------------------------------------------------
@@ -122,7 +122,7 @@ def letterhead(ctx: NoteContext) -> None:
         doc.markup("</b><br>\n")
         doc.text(h.site)
         doc.markup("<br>\n")
-        doc.text("Service de " + d.name if not d.name.startswith(("Accueil", "Laboratoire", "Imagerie")) else d.name)
+        doc.text("Service " + of_department(d.name) if not d.name.startswith(("Accueil", "Laboratoire", "Imagerie")) else d.name)
         doc.markup("<br>\n")
         ctx.emit(address)
         doc.markup("<br>\n")

@@ -18,7 +18,6 @@ from deid_ds.synth import pools
 from deid_ds.synth.formats import (
     FULL_DATE_STYLES,
     NAME_STYLES,
-    PARTIAL_DATE_STYLES,
     PHONE_STYLES,
     Ent,
     Fragment,
@@ -34,6 +33,11 @@ from deid_ds.synth.html_builder import HtmlDoc
 from deid_ds.synth.world import Address, Department, Hospital, Patient, Professional, Relative
 
 SLOT_RE = re.compile(r"\{(\w+)(?::(\w+))?\}")
+
+
+def of_department(name: str) -> str:
+    """``de Cardiologie``, ``d'Urologie``: French elides ``de`` before a vowel."""
+    return ("d'" if name[0] in "AEÉIOUH" else "de ") + name
 
 
 @dataclass(slots=True)
@@ -85,12 +89,15 @@ class NoteContext:
         simple = {
             "e": "e" if female else "", "il": "elle" if female else "il", "Il": "Elle" if female else "Il",
             "le": "la" if female else "le", "civ": civility(p.sex), "Civ": civility(p.sex, "long"),
-            "age": str(self.age), "svc": self.department.name, "site": self.hospital.site,
+            "age": str(self.age), "svc": self.department.name, "dsvc": of_department(self.department.name), "site": self.hospital.site,
         }
         if name in simple:
             return [simple[name]]
         if name == "n":  # a small count (days, doses): never an entity
             return [str(rng.randrange(2, 15))]
+        if name == "rdv":  # an appointment time, during opening hours
+            h, m = rng.randrange(8, 18), rng.choice((0, 15, 30, 45))
+            return [rng.choice((f"{h}h{m:02d}", f"{h} h {m:02d}", f"{h:02d}:{m:02d}"))]
         if name == "time":  # a time of day: not a DATE (guidelines)
             h, m = rng.randrange(0, 24), rng.choice((0, 0, 15, 30, 45, rng.randrange(60)))
             return [rng.choice((f"{h}h{m:02d}", f"{h:02d}h{m:02d}", f"{h} h {m:02d}", f"{h:02d}:{m:02d}"))]
@@ -203,8 +210,14 @@ class NoteContext:
         style = self.rng.choice(FULL_DATE_STYLES)
         return [Ent("DATE", format_date(self.date_of(arg or "visit"), style), nbsp=True)]
 
-    def _slot_dpart(self, arg: str | None) -> list[Fragment]:
-        style = self.rng.choice(PARTIAL_DATE_STYLES)
+    def _slot_dm(self, arg: str | None) -> list[Fragment]:
+        """Day and month without the year: ``3 février``, ``lundi 3 février``, ``03/02``."""
+        style = self.rng.choice(("daymonth", "weekday_daymonth", "daymonth_num"))
+        return [Ent("DATE", format_date(self.date_of(arg or "visit"), style))]
+
+    def _slot_my(self, arg: str | None) -> list[Fragment]:
+        """Month and year: ``février 2021``, ``02/2021``."""
+        style = self.rng.choice(("monthyear", "monthyear", "monthyear_num"))
         return [Ent("DATE", format_date(self.date_of(arg or "visit"), style))]
 
     def _slot_year(self, arg: str | None) -> list[Fragment]:
@@ -235,6 +248,13 @@ class NoteContext:
         if arg == "old" and self.patient.old_address is not None:
             return self.address_fragments(self.patient.old_address)
         return self.address_fragments(self.address)
+
+    def _slot_street(self, arg: str | None) -> list[Fragment]:
+        """A street named in prose without a number (``route de Gouesnou``): still STR."""
+        street = self.address.street
+        if street.is_lieu_dit:
+            return ["au ", Ent("STR", f"lieu-dit {street.label}")]
+        return [Ent("STR", f"{street.type_word.lower()} {street.label}")]
 
     def _slot_city(self, arg: str | None) -> list[Fragment]:
         if arg == "birth":

@@ -61,12 +61,13 @@ def _antecedents(ctx: NoteContext) -> list[str]:
         return [f"- {medical}", rng.choice((f"- {surgery} en {{year:surgery}}", f"- {surgery} le {{date:surgery}}",
                                              f"- {surgery} à l'été {{year:surgery}}"))]
     return [f"Médicaux : {medical}.", rng.choice((f"Chirurgicaux : {surgery} ({{year:surgery}}).",
-                                                  f"Chirurgicaux : {surgery}, {{dpart:surgery}}."))]
+                                                  f"Chirurgicaux : {surgery}, {{my:surgery}}."))]
 
 
 def _social(ctx: NoteContext) -> list[str]:
-    lines = [_pick(ctx, ("Vit à domicile avec {rel}.", "Vit seul{e}, {rel} passe tous les jours.", "Veuf/veuve, aidé{e} par {rel}."),
-                   ("Entourage : {rel}, très présent{e}.", "Domicile avec {rel} ; aides à domicile deux fois par jour."))]
+    lines = [_pick(ctx, ("Vit à domicile avec {rel}.", "Vit seul{e}, {rel} passe tous les jours.", "Retraité{e}, vit à {city:home} avec {rel}."),
+                   ("Entourage : {rel}, très présent{e}.", "Domicile avec {rel} ; aides à domicile deux fois par jour.",
+                    "Domicilié{e} à {city:home}, en maison avec étage."))]
     if ctx.rng.random() < 0.6:
         lines.append(_pick(ctx, ("Personne de confiance : {rel:tel}.",), ("Personne à prévenir : {rel:tel}",)))
     lines += _clin(ctx, clinical.HOMONYM_SENTENCES)
@@ -81,10 +82,10 @@ def hospitalisation_report(ctx: NoteContext) -> None:
     letterhead(ctx)
     title(ctx, ("Compte rendu d'hospitalisation", "Synthèse de séjour")[ctx.family])
     identity_block(ctx)
-    para(ctx, _pick(ctx, ("Hospitalisation du {date:admission} au {date:discharge} dans le service de {svc}.",
+    para(ctx, _pick(ctx, ("Hospitalisation du {date:admission} au {date:discharge} dans le service {dsvc}.",
                           "{Civ} {pat:bare} a été hospitalisé{e} du {date:admission} au {date:discharge}."),
                     ("Séjour en {svc} : entrée le {date:admission}, sortie le {date:discharge}.",
-                     "Entrée : {date:admission} — Sortie : {date:discharge} (unité de {svc})")))
+                     "Entrée : {date:admission} — Sortie : {date:discharge} (unité {dsvc})")))
     section(ctx, ("Motif d'hospitalisation", "Motif"), _motif(ctx) + ".")
     section(ctx, ("Antécédents", "Antécédents médico-chirurgicaux"), *_antecedents(ctx))
     section(ctx, ("Mode de vie", "Contexte social"), *_social(ctx))
@@ -92,9 +93,9 @@ def hospitalisation_report(ctx: NoteContext) -> None:
     section(ctx, ("Histoire de la maladie", "Anamnèse"), *_clin(ctx, clinical.TIME_SENTENCES, 2), *_clin(ctx, clinical.NEGATIONS))
     section(ctx, ("Examen clinique", "Examen à l'entrée"), *_clin(ctx, clinical.EXAM, 3))
     evolution = [
-        _pick(ctx, ("Avis du {doc:colleague} le {dpart:exam} : poursuite du traitement.", "Prise en charge par {doc:staff} pour la rééducation.",
+        _pick(ctx, ("Avis du {doc:colleague} le {dm:exam} : poursuite du traitement.", "Prise en charge par {doc:staff} pour la rééducation.",
                     "Patient{e} revu{e} par {doc:intern} à J{n}."),
-              ("Le {dpart:exam}, {docn:colleague} est sollicité pour avis.", "Rééducation quotidienne avec {docn:staff}.",
+              ("Le {dm:exam}, {docn:colleague} est sollicité pour avis.", "Rééducation quotidienne avec {docn:staff}.",
                "Examen réalisé par {doc:intern}, validé par le senior.")),
         _pick(ctx, ("{Civ} {pat:last} a bien toléré le traitement.", "L'état de {civ} {pat:last} s'est progressivement amélioré."),
               ("Au fil du séjour, {pat:nociv} a retrouvé son autonomie.", "Bonne tolérance du traitement chez {pat:init}.")),
@@ -103,9 +104,9 @@ def hospitalisation_report(ctx: NoteContext) -> None:
     section(ctx, ("Évolution", "Évolution dans le service"), *evolution)
     section(ctx, ("Conclusion", "Synthèse"), *_clin(ctx, clinical.CONCLUSIONS))
     section(ctx, ("Traitement de sortie", "Ordonnance de sortie"), *clinical.drug_lines(ctx.rng, ctx.rng.randrange(2, 5)))
-    section(ctx, ("Suivi", "Rendez-vous"), _pick(ctx, ("Consultation de contrôle le {date:next} à {time} avec le {doc:colleague}.",
+    section(ctx, ("Suivi", "Rendez-vous"), _pick(ctx, ("Consultation de contrôle le {date:next} à {rdv} avec le {doc:colleague}.",
                                                        "Revoir le médecin traitant, {doc:gp}, dans {n} jours."),
-                                                 ("Prochain rendez-vous : {date:next}, {time}, {docn:colleague}.",
+                                                 ("Prochain rendez-vous : {date:next}, {rdv}, {docn:colleague}.",
                                                   "Suivi par {docn:gp} ({tel:gp}).")))
     signature(ctx)
     copies(ctx)
@@ -169,7 +170,7 @@ def operative_report(ctx: NoteContext) -> None:
             *_clin(ctx, clinical.NEGATIONS))
     section(ctx, ("Suites", "Consignes post-opératoires"),
             _pick(ctx, ("Lever à J1. Ablation des fils à J{n} par l'IDE à domicile.", "Consultation post-opératoire le {date:next}."),
-                  ("Soins de pansement par l'infirmier libéral, ablation des agrafes à J{n}.", "Revu en consultation de chirurgie, {dpart:next}.")))
+                  ("Soins de pansement par l'infirmier libéral, ablation des agrafes à J{n}.", "Revu en consultation de chirurgie le {dm:next}.")))
     signature(ctx)
     _end(ctx)
 
@@ -190,12 +191,12 @@ def consultation(ctx: NoteContext) -> None:
         para(ctx, "{city:hosp}, {date:visit}")
         para(ctx, "Mon cher confrère,")
         para(ctx, ("J'ai revu en consultation votre patient{e} {pat}, {age} ans, que je suis pour {motif}. "
-                   "Je l'avais vu{e} pour la dernière fois en {dpart:prev}.").replace("{motif}", _motif(ctx)))
+                   "Je l'avais vu{e} pour la dernière fois le {dm:prev}.").replace("{motif}", _motif(ctx)))
     para(ctx, *_clin(ctx, clinical.TIME_SENTENCES, 1), *_clin(ctx, clinical.NEGATIONS, 2), *_clin(ctx, clinical.HOMONYM_SENTENCES))
     para(ctx, *_clin(ctx, clinical.EXAM, 2))
     section(ctx, ("Conduite à tenir", "Au total"), *_clin(ctx, clinical.CONCLUSIONS),
-            _pick(ctx, ("Prochain rendez-vous le {date:next}.", "Je le/la reverrai en {dpart:next}."),
-                  ("À revoir dans {n} mois, le {date:next}.", "Nouvelle évaluation prévue {dpart:next}.")))
+            _pick(ctx, ("Prochain rendez-vous le {date:next}.", "Je reverrai {pat:nociv} en {my:next}."),
+                  ("À revoir en consultation le {date:next}.", "Nouvelle évaluation prévue en {my:next}.")))
     signature(ctx)
     if ctx.rng.random() < 0.6:
         copies(ctx)
@@ -216,7 +217,9 @@ def emergency(ctx: NoteContext) -> None:
     else:
         para(ctx, "Admis{e} au SAU le {date:visit} ({time}), amené{e} par {rel}.", "Infirmier d'accueil : {docn:nurse}.",
              "Senior : {docn}, interne : {docn:intern}.")
-    section(ctx, ("Motif de recours", "Plainte principale"), _motif(ctx) + ".", *_clin(ctx, clinical.TIME_SENTENCES, 2))
+    section(ctx, ("Motif de recours", "Plainte principale"), _motif(ctx) + ".", *_clin(ctx, clinical.TIME_SENTENCES, 2),
+            _pick(ctx, ("Chute à vélo {street}, sans perte de connaissance.", "Trouvé{e} au sol devant son domicile, {street}, par {rel}."),
+                  ("Renversé{e} par une voiture {street} selon les pompiers.", "Malaise sur la voie publique ({street}), témoin : {rel}.")))
     section(ctx, ("Antécédents", "ATCD"), *_antecedents(ctx))
     section(ctx, ("Examen", "Clinique"), *_clin(ctx, clinical.EXAM, 3), *_clin(ctx, clinical.NEGATIONS, 2))
     section(ctx, ("Devenir", "Orientation"),
@@ -277,10 +280,12 @@ def prescription(ctx: NoteContext) -> None:
     else:
         title(ctx, "Ordonnance bizone")
         para(ctx, "Nom et prénom du patient : {pat:bare}", "Date de naissance : {date:birth}")
+        drugs = clinical.drug_lines(rng, rng.randrange(2, 6))
+        cut = rng.randrange(1, len(drugs))
         para(ctx, "Prescriptions relatives au traitement de l'affection de longue durée :")
-        bullet_list(ctx, clinical.drug_lines(rng, rng.randrange(1, 3)))
+        bullet_list(ctx, drugs[:cut])
         para(ctx, "Prescriptions sans rapport avec l'affection de longue durée :")
-        bullet_list(ctx, clinical.drug_lines(rng, rng.randrange(1, 3)))
+        bullet_list(ctx, drugs[cut:])
         para(ctx, "Fait à {city:hosp} le {date:visit}, par {docn}")
     _end(ctx)
 
@@ -341,7 +346,7 @@ def referral_letter(ctx: NoteContext) -> None:
         ctx.emit(["☎ ", ctx.phone_ent(gp.phone), " — ", Ent("EMAIL", gp.email)])
         doc.markup("</div>\n")
         para(ctx, "Le {date:visit}")
-    para(ctx, _pick(ctx, ("À l'attention du {doc:head}, service de {svc}, {hosp}",), ("Destinataire : {docn:head} ({svc}) — {hosp}",)))
+    para(ctx, _pick(ctx, ("À l'attention du {doc:head}, service {dsvc}, {hosp}",), ("Destinataire : {docn:head} ({svc}) — {hosp}",)))
     para(ctx, _pick(ctx, ("Cher confrère,",), ("Chère consœur, cher confrère,",)))
     para(ctx, _pick(ctx, ("Je vous adresse {pat}, né{e} le {date:birth}, pour avis concernant : {motif}.",
                           "Merci de bien vouloir recevoir {pat}, {age} ans, qui présente : {motif}."),
@@ -368,10 +373,10 @@ def patient_letter(ctx: NoteContext) -> None:
     para(ctx, _pick(ctx, ("Suite à votre consultation du {date:prev}, je vous informe que les résultats de vos examens sont normaux.",
                           "Comme convenu lors de notre entretien du {date:prev}, vous trouverez ci-joint votre ordonnance."),
                     ("Nous avons bien reçu les résultats de l'examen réalisé le {date:prev} ; ils ne montrent pas d'anomalie.",
-                     "Je reviens vers vous à propos de votre bilan de {dpart:prev}.")),
+                     "Je reviens vers vous à propos de votre bilan de {my:prev}.")),
          *_clin(ctx, clinical.CONCLUSIONS))
-    para(ctx, _pick(ctx, ("Un rendez-vous vous est proposé le {date:next} à {time}.",),
-                    ("Nous vous attendons le {date:next} ({time}) pour en discuter.",)),
+    para(ctx, _pick(ctx, ("Un rendez-vous vous est proposé le {date:next} à {rdv}.",),
+                    ("Nous vous attendons le {date:next} ({rdv}) pour en discuter.",)),
          _pick(ctx, ("Pour toute question, le secrétariat est joignable au {tel:service}.",),
                ("Secrétariat : {tel:service} ou {mail:service}.",)))
     para(ctx, _pick(ctx, ("Je vous prie d'agréer, {Civ}, l'expression de mes salutations distinguées.",),
@@ -389,7 +394,7 @@ def convocation(ctx: NoteContext) -> None:
     recipient_block(ctx, to_patient=True)
     title(ctx, ("Convocation", "Avis de rendez-vous")[ctx.family])
     if ctx.family == 0:
-        para(ctx, "{Civ},", "Vous êtes attendu{e} le {date:next} à {time} dans le service de {svc} ({site}) pour une hospitalisation programmée.",
+        para(ctx, "{Civ},", "Vous êtes attendu{e} le {date:next} à {rdv} dans le service {dsvc} ({site}) pour une hospitalisation programmée.",
              "Merci de vous présenter au bureau des entrées muni{e} de votre carte Vitale, de votre pièce d'identité et de vos derniers examens.",
              "Vous devez être à jeun depuis minuit. Ne pas prendre votre traitement le matin, sauf avis contraire.",
              "En cas d'empêchement, merci de prévenir le secrétariat au {tel:service} ou par courriel : {mail:service}.")
@@ -398,7 +403,7 @@ def convocation(ctx: NoteContext) -> None:
         ctx.doc.markup('<table border="1">\n<tr><td>Date</td><td>')
         ctx.say("{date:next}")
         ctx.doc.markup("</td></tr>\n<tr><td>Heure</td><td>")
-        ctx.say("{time}")
+        ctx.say("{rdv}")
         ctx.doc.markup("</td></tr>\n<tr><td>Lieu</td><td>")
         ctx.say("{svc} — {site}")
         ctx.doc.markup("</td></tr>\n</table>\n")
