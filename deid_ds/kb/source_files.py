@@ -1,0 +1,106 @@
+"""Opening knowledge-base source files and checking their first line before the real read.
+
+A wrong file is better refused at once with a message that names it than discovered as a half-empty
+gazetteer: an HTML error page saved instead of a zip, a comma-separated export, an empty or truncated
+file. These checks read only the beginning of the file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from deid_ds.errors import InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+class SourceError(InputError):
+    """A knowledge-base source file cannot be used (the message names the file and, when known, the line)."""
+
+
+def sniff(path: Path) -> str:
+    """``"gzip"``, ``"zip"``, ``"html"``, ``"empty"`` or ``"text"``, from the first bytes."""
+    with path.open("rb") as handle:
+        head = handle.read(512)
+    if not head:
+        return "empty"
+    if head.startswith(GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(ZIP_MAGIC):
+        return "zip"
+    if head.lstrip(b"\xef\xbb\xbf \t\r\n").lower().startswith((b"<!doctype", b"<html", b"<?xml", b"<head")):
+        return "html"
+    return "text"
+
+
+def first_line(path: Path, *, member: str | None = None) -> str:
+    """The first line (header) of a plain, gzip or zip (``member``) text file, decoded as UTF-8."""
+    kind = sniff(path)
+    if kind == "empty":
+        raise SourceError(f"{path}: empty file")
+    if kind == "html":
+        raise SourceError(f"{path}: this is an HTML page (an error page saved instead of the data file?)")
+    try:
+        if kind == "gzip":
+            with gzip.open(path, "rb") as handle:
+                raw = handle.readline()
+        elif kind == "zip":
+            if member is None:
+                raise SourceError(f"{path}: a zip archive where a text file was expected")
+            with zipfile.ZipFile(path) as archive, archive.open(member) as handle:
+                raw = handle.readline()
+        else:
+            with path.open("rb") as handle:
+                raw = handle.readline()
+    except (EOFError, gzip.BadGzipFile, zipfile.BadZipFile, OSError) as error:
+        raise SourceError(f"{path}: unreadable or truncated {kind} file ({error})") from None
+    if not raw.strip():
+        raise SourceError(f"{path}: empty file (no header line)")
+    try:
+        return raw.decode("utf-8-sig").rstrip("\r\n")
+    except UnicodeDecodeError:
+        raise SourceError(f"{path}, line 1: not UTF-8 text") from None
+
+
+def check_separator(path: Path, header: str, separator: str, expected_columns: list[str]) -> list[str]:
+    """Split ``header`` on ``separator`` and check the expected columns are there (by name)."""
+    names = header.split(separator)
+    if len(names) < 2:
+        for other, label in ((";", "semicolon"), (",", "comma"), ("\t", "tab"), ("|", "pipe")):
+            if other != separator and other in header:
+                raise SourceError(f"{path}, line 1: separated by {label}s, expected {separator!r}")
+        raise SourceError(f"{path}, line 1: not a {separator!r}-separated header")
+    missing = [c for c in expected_columns if c not in names]
+    if missing:
+        raise SourceError(f"{path}, line 1: missing column(s) {', '.join(repr(m) for m in missing)} (found: {', '.join(n for n in names if n)})")
+    return names
+
+
+def guarded_batches(reader, path: Path, rows_read) -> Iterator:
+    """Iterate a pyarrow CSV reader, turning a read failure into a :class:`SourceError` naming the file.
+
+    ``rows_read`` is a callable giving how many rows were read so far (for the message). Only the
+    reading is guarded: an error in the caller's processing of a batch stays what it is (a bug).
+    """
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        except (OSError, ValueError) as error:  # pyarrow.ArrowInvalid is a ValueError
+            message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise SourceError(f"{path}: unreadable after {rows_read():,} rows ({message}): truncated or corrupt file") from None
+        yield batch
+
+
+def open_guarded(open_reader, path: Path):
+    """Call ``open_reader()`` (which reads the first block), turning a failure into a :class:`SourceError`."""
+    try:
+        return open_reader()
+    except (OSError, ValueError) as error:
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise SourceError(f"{path}: unreadable ({message}): truncated or corrupt file") from None
