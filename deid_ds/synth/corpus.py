@@ -234,7 +234,8 @@ def write_corpus(corpus: Corpus, out: str | Path, *, kb_dir: str | Path | None =
         written[f"ban_{dep}"] = path
     kb.write_annuaire(corpus.annuaire, kb_path / ANNUAIRE_FILE)
     written["annuaire"] = kb_path / ANNUAIRE_FILE
-    atomic_write_text(out / "README.md", readme_text(corpus, command or canonical_command(corpus.config, out, kb_dir)))
+    kb_location = f"{kb_dir}" if kb_dir is not None else "kb/"
+    atomic_write_text(out / "README.md", readme_text(corpus, command or canonical_command(corpus.config, out, kb_dir), kb_location))
     written["readme"] = out / "README.md"
     return written
 

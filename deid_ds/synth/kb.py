@@ -134,7 +134,7 @@ def ban_rows(world: WorldBuilder, departement: str, seed: int) -> list[list[str]
     rng = random.Random(_stable(f"ban-{departement}-{seed}"))
     taken = {c.insee for c in world.communes}
     rows = []
-    for commune in [c for c in world.communes if c.departement == departement]:
+    for commune in sorted((c for c in world.communes if c.departement == departement), key=lambda c: c.insee):
         lat0, lon0 = commune_centre(commune)
         for street in sorted(world.streets[commune.insee], key=lambda s: s.name):
             if not street.in_ban:
@@ -142,13 +142,13 @@ def ban_rows(world: WorldBuilder, departement: str, seed: int) -> list[list[str]
             code = format(_stable(commune.insee + street.name) % 36**6, "x")[:6].rjust(6, "0")
             fantoir = f"{commune.insee}_{code[:4].upper()}" if _stable(street.name) % 2 else ""
             former_code = _former_code(commune, street.former, taken) if street.former else ""
-            numbers = sorted(street.numbers) or [rng.randrange(1, 40)]
+            numbers = sorted([(n, "") for n in street.numbers] + sorted(street.reps)) or [(rng.randrange(1, 40), "")]
             slat, slon = lat0 + rng.uniform(-0.03, 0.03), lon0 + rng.uniform(-0.04, 0.04)
-            for number in numbers:
+            for number, rep in numbers:
                 lat, lon = slat + rng.uniform(-0.002, 0.002), slon + rng.uniform(-0.002, 0.002)
                 x, y = lambert93(lon, lat)
                 rows.append([
-                    f"{commune.insee}_{code}_{number:05d}", fantoir, str(number), "", street.name, street.postcode,
+                    f"{commune.insee}_{code}_{number:05d}{'_' + rep if rep else ''}", fantoir, str(number), rep, street.name, street.postcode,
                     commune.insee, commune.name, former_code, street.former, f"{x:.2f}", f"{y:.2f}", f"{lon:.6f}",
                     f"{lat:.6f}", rng.choice(("entrée", "entrée", "entrée", "segment", "parcelle", "bâtiment")), "",
                     street.label if street.is_lieu_dit and rng.random() < 0.3 else "", commune.routing_label,

@@ -47,7 +47,7 @@ def _markdown(headers: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
-def readme_text(corpus: Corpus, command: str) -> str:
+def readme_text(corpus: Corpus, command: str, kb_location: str = "kb/") -> str:
     """The README of a generated sample: what it is, how to regenerate it, what it holds."""
     label_rows, doc_rows = summary_rows(corpus)
     c = corpus.config
@@ -60,7 +60,7 @@ Everything here is **synthetic**, written by `deid-ds synth` (module `deid_ds.sy
 professional, address or phone number. People, streets and phones are drawn at random from shipped pools;
 communes, postcodes and INSEE codes are real Breton ones (départements {", ".join(sorted(corpus.ban))}).
 
-Regenerate it byte for byte (same package version) with:
+Regenerate it byte for byte (same versions of deid-ds and pyarrow) with:
 
 ```
 {command}
@@ -78,9 +78,23 @@ Regenerate it byte for byte (same package version) with:
   into `html`, end exclusive), `text` (the entity as it reads once tags are removed, references decoded and
   whitespace collapsed; a `&nbsp;` inside an entity reads as U+00A0). Annotations follow `GUIDELINES.md`;
   dictation initials `YK/CL` are two DOCTOR spans.
-- Knowledge-base sources in the official formats (BAN and Annuaire Santé extraction), with distractors:
+- Knowledge-base sources in `{kb_location}`, in the official formats (BAN `adresses-XX.csv.gz`, Annuaire Santé
+  `PS_LibreAcces_Personne_activite_*.txt`), with thousands of entries no note mentions, as in the national files:
 
 {_markdown(["file", "rows"], kb_rows)}
+
+## What the notes contain
+
+- Twelve document types, each with its own structure: letterheads in tables (hospital address, phones, fax,
+  e-mail, the department's physicians), identity blocks, recipient blocks, "copie à" lists, signatures with
+  dictation initials, running clinical prose with negations, dosages, times, ages and durations (not dates).
+- Several notes per patient over ten years; patients who moved (older notes show the previous address).
+- Every date, phone and address format of the guidelines; names in capitals, title case and initials; relatives
+  (PATIENT), nurses and secretaries (DOCTOR); entities split by inline markup and written with character
+  references; eponyms (Parkinson, Crohn, Glasgow, Leriche et Fontaine) and ordinary words that are also
+  surnames or communes (`petite masse du bras`, `médecin de garde`, `voile du palais`), all unannotated.
+- Two phrasing families: `train` (family 0) and `heldout` (family 1, other layouts and wordings, for a test
+  set that measures generalisation); `--phrasing all` mixes them.
 
 ## Entities per label
 

@@ -58,6 +58,7 @@ class Street:
     label: str  # "des Lilas", "Jean Jaurès", or the lieu-dit's name
     in_ban: bool = True
     numbers: set[int] = field(default_factory=set)
+    reps: set[tuple[int, str]] = field(default_factory=set)  # numbers with a repetition index: (12, "bis")
     former: str = ""  # former commune the street lies in, if any
 
     @property
@@ -241,6 +242,8 @@ class WorldBuilder:
         residence = rng.choice(RESIDENCE_NAMES) if home and not street.is_lieu_dit and rng.random() < 0.08 else ""
         if number:
             street.numbers.add(number)
+            if rep:
+                street.reps.add((number, rep))
         return Address(street, number, rep, residence)
 
     def pick_commune(self) -> Commune:
