@@ -77,6 +77,7 @@ _GAP_RE = re.compile(
     r"(?P<ref>&(?:#[xX][0-9a-fA-F]+;?|#[0-9]+;?|[A-Za-z][A-Za-z0-9]*;?))"
     rf"|(?P<ws>[{_WS_CHARS}]{{2,}}|[{_WS_CHARS.replace(' ', '')}])"
 )
+_BLANK = re.compile(r"[ \t\n\r\f]+")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _MARKUP_PROBE = re.compile(r"<[A-Za-z!/?]")
 _FALLBACK_MARKUP = re.compile(r"<[A-Za-z!/?][^<>]*>")
@@ -460,6 +461,9 @@ class _Extractor(HTMLParser):
             else:
                 return
         self.cursor = end
+        if self.pre_depth == 0 and _BLANK.fullmatch(source, start, end):
+            self.out.collapsible_space(start, end)  # the common gap between two tags: "\n  "
+            return
         emit_text(self.out, source, start, end, preformatted=self.pre_depth > 0, decode=decode)
 
     def _count(self, kind: str, n: int = 1) -> None:

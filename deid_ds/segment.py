@@ -30,7 +30,7 @@ from deid_ds.tokens import tokenize
 
 from deid_ds.defaults import DEFAULT_MAX_TOKENS  # noqa: E402 - re-exported
 _SOFT_BREAK_TOKENS = frozenset({";", ",", ":"})
-_SPACES = frozenset(" \t\n\r\f\v\xa0\u202f\u2009\u2007\u2002\u2003\u3000")
+SPACES = frozenset(" \t\n\r\f\v\xa0\u202f\u2009\u2007\u2002\u2003\u3000")
 _SENTENCE_END = re.compile(r"[.?!\u2026]\W*\s")
 
 
@@ -87,6 +87,22 @@ def _rstrip_end(text: str, start: int, end: int) -> int:
     return end
 
 
+@dataclass(frozen=True)
+class TokenSpans:
+    """A note's segmentation in compact form: token offsets in the text, grouped into sentences.
+
+    ``bounds[k]:bounds[k + 1]`` are the indices of the tokens of sentence ``k``. Writers that turn a
+    whole batch into Arrow columns use this directly, without building a Python object per token.
+    """
+
+    bounds: list[int]
+    starts: list[int]
+    ends: list[int]
+
+    def __len__(self) -> int:
+        return len(self.bounds) - 1
+
+
 class Segmenter:
     """Splits parsed notes into sentences and tokens. Build once, reuse for every note."""
 
@@ -108,27 +124,45 @@ class Segmenter:
             for start, end in self._splitter.span_tokenize(block):
                 yield block_start + start, block_start + end
 
-    def segment(self, parsed: ParsedHtml) -> SegmentedNote:
-        text, offsets = parsed.text, parsed.offsets
-        starts, ends = offsets.starts, offsets.ends
-        n = len(text)
-        sentences: list[Sentence] = []
+    def token_spans(self, text: str) -> TokenSpans:
+        """The segmentation of ``text`` in compact form (no per-token objects)."""
+        starts: list[int] = []
+        ends: list[int] = []
+        bounds = [0]
         for sentence_start, sentence_end in self.sentence_spans(text):
             spans = tokenize(text, sentence_start, sentence_end)
             for chunk in _chunks(text, spans, self.max_tokens):
-                tokens = [Token(text[s:e], s, e, starts[s], ends[e - 1], e >= n or text[e] in _SPACES) for s, e in chunk]
-                first, last = tokens[0], tokens[-1]
-                sentences.append(
-                    Sentence(
-                        index=len(sentences),
-                        text=text[first.start : last.end],
-                        start=first.start,
-                        end=last.end,
-                        html_start=first.html_start,
-                        html_end=last.html_end,
-                        tokens=tokens,
-                    )
+                chunk_starts, chunk_ends = zip(*chunk)
+                starts.extend(chunk_starts)
+                ends.extend(chunk_ends)
+                bounds.append(len(starts))
+        return TokenSpans(bounds, starts, ends)
+
+    def segment(self, parsed: ParsedHtml) -> SegmentedNote:
+        """Sentences and tokens of a parsed note, as :class:`Sentence` and :class:`Token` objects."""
+        text = parsed.text
+        html_starts, html_ends = parsed.offsets.starts, parsed.offsets.ends
+        compact = self.token_spans(text)
+        n = len(text)
+        all_tokens = [
+            Token(text[s:e], s, e, html_starts[s], html_ends[e - 1], e >= n or text[e] in SPACES)
+            for s, e in zip(compact.starts, compact.ends)
+        ]
+        sentences = []
+        for index, (first_index, end_index) in enumerate(zip(compact.bounds, compact.bounds[1:])):
+            tokens = all_tokens[first_index:end_index]
+            first, last = tokens[0], tokens[-1]
+            sentences.append(
+                Sentence(
+                    index=index,
+                    text=text[first.start : last.end],
+                    start=first.start,
+                    end=last.end,
+                    html_start=first.html_start,
+                    html_end=last.html_end,
+                    tokens=tokens,
                 )
+            )
         return SegmentedNote(parsed, sentences)
 
     def segment_html(self, html: str | bytes) -> SegmentedNote:

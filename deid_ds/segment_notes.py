@@ -19,13 +19,15 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from deid_ds.errors import DocumentError
-from deid_ds.html_text import html_to_text
+from deid_ds.html_text import ParsedHtml, html_to_text
 from deid_ds.io_utils import atomic_directory
 from deid_ds.model import Note
 from deid_ds.notes_io import DEFAULT_BATCH_SIZE, open_notes
 from deid_ds.parallel import ordered_map, relaxed_gc
-from deid_ds.segment import DEFAULT_MAX_TOKENS, SegmentedNote, Segmenter
+from deid_ds.segment import DEFAULT_MAX_TOKENS, SPACES, Segmenter, TokenSpans
 
 
 @dataclass(frozen=True)
@@ -102,27 +104,28 @@ def segmenter_for(options: SegmentOptions) -> Segmenter:
     return segmenter
 
 
-def segment_note(note: Note, segmenter: Segmenter) -> tuple[DocumentStatus, SegmentedNote | None]:
-    """Segment one note; never raises for a bad note, the status says what happened."""
+def segment_note(note: Note, segmenter: Segmenter) -> tuple[DocumentStatus, ParsedHtml | None, TokenSpans | None]:
+    """Parse and segment one note; never raises for a bad note, the status says what happened."""
     try:
-        segmented = segmenter.segment(html_to_text(note_html(note)))
+        parsed = html_to_text(note_html(note))
+        compact = segmenter.token_spans(parsed.text)
     except DocumentError as error:
-        return DocumentStatus(note.id_document, note.id_patient, "failed", str(error)), None
+        return DocumentStatus(note.id_document, note.id_patient, "failed", str(error)), None, None
     except Exception as error:  # noqa: BLE001 - one bad note must not stop the run
         reason = f"internal error during segmentation ({type(error).__name__})"
-        return DocumentStatus(note.id_document, note.id_patient, "failed", reason), None
-    n_tokens = sum(len(s.tokens) for s in segmented.sentences)
+        return DocumentStatus(note.id_document, note.id_patient, "failed", reason), None, None
+    n_tokens = len(compact.starts)
     status = DocumentStatus(
         note.id_document,
         note.id_patient,
         "ok" if n_tokens else "empty",
         None,
-        len(segmented.text),
-        len(segmented.sentences),
+        len(parsed.text),
+        len(compact),
         n_tokens,
-        dict(segmented.parsed.warnings),
+        dict(parsed.warnings),
     )
-    return status, segmented
+    return status, parsed, compact
 
 
 class SentenceColumns:
@@ -142,25 +145,39 @@ class SentenceColumns:
     def __len__(self) -> int:
         return len(self.sentence["text"])
 
-    def add(self, note: Note, segmented: SegmentedNote) -> None:
-        sentence, token = self.sentence, self.token
-        for s in segmented.sentences:
-            sentence["id_document"].append(note.id_document)
-            sentence["id_patient"].append(note.id_patient)
-            sentence["sentence_index"].append(s.index)
-            sentence["text_start"].append(s.start)
-            sentence["text_end"].append(s.end)
-            sentence["html_start"].append(s.html_start)
-            sentence["html_end"].append(s.html_end)
-            sentence["text"].append(s.text)
-            for t in s.tokens:
-                token["text"].append(t.text)
-                token["start"].append(t.start)
-                token["end"].append(t.end)
-                token["html_start"].append(t.html_start)
-                token["html_end"].append(t.html_end)
-                token["ws"].append(t.ws)
-            self.token_offsets.append(len(token["text"]))
+    def add(self, note: Note, parsed: ParsedHtml, compact: TokenSpans) -> None:
+        """Add one note's sentences, from its compact segmentation (vectorised offset lookups)."""
+        if not len(compact):
+            return
+        text, n = parsed.text, len(parsed.text)
+        starts = np.fromiter(compact.starts, dtype=np.int64, count=len(compact.starts))
+        ends = np.fromiter(compact.ends, dtype=np.int64, count=len(compact.ends))
+        html_starts = np.frombuffer(parsed.offsets.starts, dtype=np.int64)[starts]
+        html_ends = np.frombuffer(parsed.offsets.ends, dtype=np.int64)[ends - 1]
+        token = self.token
+        token["text"].extend([text[s:e] for s, e in zip(compact.starts, compact.ends)])
+        token["start"].extend(compact.starts)
+        token["end"].extend(compact.ends)
+        token["html_start"].extend(html_starts.tolist())
+        token["html_end"].extend(html_ends.tolist())
+        token["ws"].extend([e >= n or text[e] in SPACES for e in compact.ends])
+
+        first = compact.bounds[:-1]
+        last = [b - 1 for b in compact.bounds[1:]]
+        sentence_starts = starts[first].tolist()
+        sentence_ends = ends[last].tolist()
+        sentence = self.sentence
+        k = len(compact)
+        sentence["id_document"].extend([note.id_document] * k)
+        sentence["id_patient"].extend([note.id_patient] * k)
+        sentence["sentence_index"].extend(range(k))
+        sentence["text_start"].extend(sentence_starts)
+        sentence["text_end"].extend(sentence_ends)
+        sentence["html_start"].extend(html_starts[first].tolist())
+        sentence["html_end"].extend(html_ends[last].tolist())
+        sentence["text"].extend([text[s:e] for s, e in zip(sentence_starts, sentence_ends)])
+        base = self.token_offsets[-1]
+        self.token_offsets.extend(base + b for b in compact.bounds[1:])
 
     def to_table(self):
         import pyarrow as pa
@@ -191,9 +208,9 @@ def _segment_batch(job: tuple[list[Note], SegmentOptions]) -> tuple[list[tuple[D
     columns = SentenceColumns()
     with relaxed_gc():
         for note in notes:
-            status, segmented = segment_note(note, segmenter)
-            if segmented is not None:
-                columns.add(note, segmented)
+            status, parsed, compact = segment_note(note, segmenter)
+            if compact is not None:
+                columns.add(note, parsed, compact)
             statuses.append((status, _html_size(note)))
     return statuses, columns
 
