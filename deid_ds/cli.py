@@ -16,6 +16,8 @@ from deid_ds import __version__
 #: command name -> "module:attribute" of its click.Command, in the order of the pipeline.
 COMMANDS: dict[str, str] = {
     "synth": "deid_ds.synth.cli:synth_command",
+    "build-kb": "deid_ds.kb.cli:build_kb_command",
+    "kb-info": "deid_ds.kb.cli:kb_info_command",
     "segment": "deid_ds.segment_cli:segment_command",
     "punkt-train": "deid_ds.segment_cli:punkt_train_command",
 }

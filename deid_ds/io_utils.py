@@ -17,6 +17,16 @@ from pathlib import Path
 TMP_PREFIX = ".deid-ds-tmp-"
 
 
+def _default_file_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+# mkstemp creates files readable by their owner only; a finished output gets the usual permissions.
+_FILE_MODE = _default_file_mode()
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; move it onto ``path`` only if the block succeeds."""
@@ -25,6 +35,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     fd, tmp_name = tempfile.mkstemp(prefix=TMP_PREFIX, suffix=path.suffix, dir=path.parent)
     os.close(fd)
     tmp = Path(tmp_name)
+    os.chmod(tmp, _FILE_MODE)
     try:
         yield tmp
         os.replace(tmp, path)

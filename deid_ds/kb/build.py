@@ -1,0 +1,355 @@
+"""``deid-ds build-kb``: source files → versioned gazetteer tables, a manifest, and a compiled matcher.
+
+Output directory (default ``kb/``):
+
+* ``streets.parquet`` — ``surface``, ``key``, ``kind`` (``voie``, ``lieu-dit``, ``site``), ``code_insee``,
+  ``code_postal``, ``commune``, ``source``, ``n`` (address rows or activity lines behind the entry);
+* ``places.parquet`` — communes: ``surface``, ``key``, ``kind`` (``commune``, ``ancienne_commune``,
+  ``acheminement``, ``site``), ``code_insee``, ``source``, ``n``, ``ambiguous`` (why, or null);
+* ``postcodes.parquet`` — the postcode↔commune relation: ``code_postal``, ``code_insee``, ``commune``,
+  ``commune_key``, ``libelle_acheminement``, ``source``, ``n``;
+* ``professionals.parquet`` — one row per person of the Annuaire Santé: ``id``, ``lastname``,
+  ``firstname``, ``profession``, ``civilite_exercice``, ``civilite``, ``n`` (activity lines);
+* ``names.parquet`` — the name gazetteer: ``surface``, ``key``, ``kind`` (``lastname``, ``firstname``,
+  ``fullname``), ``part`` (a part of a compound name), ``n`` (professionals), ``ambiguous``;
+* ``contacts.parquet`` — practice-site phones, faxes, e-mails, ``CS``/``BP`` mentions, CEDEX offices;
+* ``manifest.json`` — each source (URL or path, size, sha256, date, rows read/kept/rejected with
+  reasons and example lines), each table (rows, sha256), the package version and the methods used.
+
+Everything is first built in a temporary directory inside the output directory; the tables are then
+moved into place and the manifest last, so a failed build never leaves a half-written knowledge base
+(an interrupted swap is detected by the manifest's checksums).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from deid_ds import __version__
+from deid_ds.errors import InputError
+from deid_ds.io_utils import TMP_PREFIX, atomic_write_text
+from deid_ds.kb.ambiguity import LEXICON_DESCRIPTION, ambiguity_reason
+from deid_ds.kb.annuaire import DirectoryTables, read_directory
+from deid_ds.kb.ban import BanTables, SourceStats, read_ban
+from deid_ds.kb.normalize import fold_key, name_parts
+
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = "deid-ds/kb/1"
+TABLES = ("streets", "places", "postcodes", "professionals", "names", "contacts")
+DOWNLOADS = "downloads"
+
+
+@dataclass
+class BuildReport:
+    """What ``build-kb`` did, as printed at the end and kept in the manifest."""
+
+    out: str
+    sources: list[dict] = field(default_factory=list)
+    tables: dict[str, dict] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _string_table(columns: dict[str, list], types: dict[str, pa.DataType] | None = None) -> pa.Table:
+    types = types or {}
+    return pa.table({name: pa.array(values, type=types.get(name, pa.string())) for name, values in columns.items()})
+
+
+# -- tables from the sources ----------------------------------------------------------------------------
+
+
+def street_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
+    rows = defaultdict(list)
+    for kind, table, name_column in (("voie", ban.streets.result(), "nom_voie"), ("lieu-dit", ban.lieux_dits.result(), "nom_ld")):
+        for row in table.to_pylist():
+            _add_street(rows, row[name_column], kind, row["code_insee"], row["code_postal"], row["nom_commune"], "ban", row["n"])
+    for row in directory.streets.result().to_pylist():
+        _add_street(rows, row["street"], "site", row["code_commune"], row["code_postal"], row["commune"], "annuaire", row["n"])
+    return _string_table(rows, {"n": pa.int64()})
+
+
+def _add_street(rows, surface, kind, code_insee, code_postal, commune, source, n) -> None:
+    rows["surface"].append(surface)
+    rows["key"].append(fold_key(surface))
+    rows["kind"].append(kind)
+    rows["code_insee"].append(code_insee)
+    rows["code_postal"].append(code_postal)
+    rows["commune"].append(commune)
+    rows["source"].append(source)
+    rows["n"].append(n)
+
+
+def place_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
+    counts: dict[tuple[str, str, str, str | None, str], int] = Counter()
+    for row in ban.communes.result().to_pylist():
+        counts[(row["nom_commune"], "commune", row["code_insee"], "ban")] += row["n"]
+    for row in ban.former_communes.result().to_pylist():
+        counts[(row["nom_ancienne_commune"], "ancienne_commune", row["code_insee_ancienne_commune"] or row["code_insee"], "ban")] += row["n"]
+    commune_keys = {(fold_key(name), insee) for name, kind, insee, _ in counts if kind == "commune"}
+    for row in ban.postcodes.result().to_pylist():
+        label = row["libelle_acheminement"]
+        # the postal label in capitals ("PLOUGASTEL DAOULAS"), when it is not just the commune's name;
+        # labels with a parenthesised article ("ABERGEMENT-DE-VAREY (L )") are a La Poste notation, not text
+        if label and "(" not in label and (fold_key(label).replace("-", " "), row["code_insee"]) not in {(k.replace("-", " "), i) for k, i in commune_keys if i == row["code_insee"]}:
+            counts[(label, "acheminement", row["code_insee"], "ban")] += row["n"]
+    for row in directory.communes.result().to_pylist():
+        counts[(row["commune"], "site", row["code_commune"], "annuaire")] += row["n"]
+    rows = defaultdict(list)
+    for (surface, kind, code_insee, source), n in sorted(counts.items(), key=lambda item: (item[0][0], item[0][1], item[0][2] or "", item[0][3])):
+        rows["surface"].append(surface)
+        rows["key"].append(fold_key(surface))
+        rows["kind"].append(kind)
+        rows["code_insee"].append(code_insee)
+        rows["source"].append(source)
+        rows["n"].append(n)
+        rows["ambiguous"].append(ambiguity_reason(surface))
+    return _string_table(rows, {"n": pa.int64()})
+
+
+def postcode_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
+    rows = defaultdict(list)
+    for row in ban.postcodes.result().to_pylist():
+        _add_postcode(rows, row["code_postal"], row["code_insee"], row["nom_commune"], row["libelle_acheminement"], "ban", row["n"])
+    for row in directory.communes.result().to_pylist():
+        if row["code_postal"] and row["commune"]:
+            _add_postcode(rows, row["code_postal"], row["code_commune"], row["commune"], None, "annuaire", row["n"])
+    return _string_table(rows, {"n": pa.int64()})
+
+
+def _add_postcode(rows, code_postal, code_insee, commune, label, source, n) -> None:
+    rows["code_postal"].append(code_postal)
+    rows["code_insee"].append(code_insee)
+    rows["commune"].append(commune)
+    rows["commune_key"].append(fold_key(commune) if commune else None)
+    rows["libelle_acheminement"].append(label)
+    rows["source"].append(source)
+    rows["n"].append(n)
+
+
+def professional_table(directory: DirectoryTables) -> pa.Table:
+    """One row per person: the activity lines of a person are merged (professions joined)."""
+    people: dict[str, dict] = {}
+    for row in directory.people.result().to_pylist():
+        person = people.get(row["id"])
+        if person is None:
+            people[row["id"]] = {**row, "profession": [row["profession"]] if row["profession"] else []}
+            continue
+        person["n"] += row["n"]
+        if row["profession"] and row["profession"] not in person["profession"]:
+            person["profession"].append(row["profession"])
+        for name in ("firstname", "civilite_exercice", "civilite"):
+            person[name] = person[name] or row[name]
+    rows = defaultdict(list)
+    for person_id in sorted(people):
+        person = people[person_id]
+        for name in ("id", "lastname", "firstname", "civilite_exercice", "civilite"):
+            rows[name].append(person[name])
+        rows["profession"].append(" / ".join(sorted(person["profession"])) or None)
+        rows["n"].append(person["n"])
+    return _string_table(rows, {"n": pa.int64()})
+
+
+def name_table(professionals: pa.Table) -> pa.Table:
+    """Last names, first names and full names of the professionals, with their compound parts."""
+    surfaces: dict[tuple[str, str, bool], Counter] = defaultdict(Counter)
+    people: dict[tuple[str, str, bool], set] = defaultdict(set)
+
+    def add(surface: str, kind: str, part: bool, person: str) -> None:
+        entry = (fold_key(surface), kind, part)
+        surfaces[entry][surface] += 1
+        people[entry].add(person)
+
+    for person in professionals.to_pylist():
+        last, first = person["lastname"], person["firstname"]
+        if last:
+            whole, *parts = name_parts(last)
+            add(whole, "lastname", False, person["id"])
+            for part in parts:
+                add(part, "lastname", True, person["id"])
+        if first:
+            whole, *parts = name_parts(first)
+            add(whole, "firstname", False, person["id"])
+            for part in parts:
+                add(part, "firstname", True, person["id"])
+        if first and last:
+            add(f"{first} {last}", "fullname", False, person["id"])
+            add(f"{last} {first}", "fullname", False, person["id"])
+    rows = defaultdict(list)
+    for entry in sorted(surfaces):
+        key, kind, part = entry
+        surface = max(sorted(surfaces[entry]), key=surfaces[entry].__getitem__)  # the most frequent writing
+        rows["surface"].append(surface)
+        rows["key"].append(key)
+        rows["kind"].append(kind)
+        rows["part"].append(part)
+        rows["n"].append(len(people[entry]))
+        rows["ambiguous"].append(ambiguity_reason(surface) if kind != "fullname" else None)
+    return _string_table(rows, {"n": pa.int64(), "part": pa.bool_()})
+
+
+def contact_table(directory: DirectoryTables) -> pa.Table:
+    rows = defaultdict(list)
+    for row in directory.contacts.result().to_pylist():
+        value, kind = row["value"], row["kind"]
+        rows["value"].append(value)
+        rows["key"].append("".join(c for c in value if c.isdigit()) if kind in ("phone", "fax") else fold_key(value))
+        rows["kind"].append(kind)
+        rows["n"].append(row["n"])
+    return _string_table(rows, {"n": pa.int64()})
+
+
+# -- the build ------------------------------------------------------------------------------------------
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def resolve_sources(
+    ban: Sequence[str],
+    ban_departements: Sequence[str],
+    health_directory: Sequence[str],
+    out: Path,
+    *,
+    ca_bundle: str | None = None,
+    offline: bool = False,
+    refresh: bool = False,
+    progress: bool = True,
+) -> list[tuple[str, object]]:
+    """Fetch (or check, for local files) every source; ``[(kind, FetchedSource), ...]`` in order."""
+    from deid_ds.download import ban_url, fetch
+
+    wanted = [("ban", s, "gzip" if str(s).endswith(".gz") else None) for s in ban]
+    wanted += [("ban", ban_url(code.strip()), "gzip") for code in ban_departements if code.strip()]
+    wanted += [("annuaire", s, None) for s in health_directory]
+    if not wanted:
+        raise InputError("nothing to build: give --ban, --ban-departements and/or --health-directory")
+    fetched = []
+    for kind, source, expect in wanted:
+        fetched.append(
+            (kind, fetch(source, out / DOWNLOADS, expect=expect, ca_bundle=ca_bundle, offline=offline, refresh=refresh, progress=progress))
+        )
+    return fetched
+
+
+def build_kb(
+    out: str | Path = "kb",
+    *,
+    ban: Iterable[str] = (),
+    ban_departements: Iterable[str] = (),
+    health_directory: Iterable[str] = (),
+    ca_bundle: str | None = None,
+    offline: bool = False,
+    refresh: bool = False,
+    progress: bool = True,
+) -> BuildReport:
+    """Build the gazetteers of ``out`` from the given sources (see the module docstring)."""
+    import time
+
+    from tqdm import tqdm
+
+    started = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fetched = resolve_sources(
+        list(ban), list(ban_departements), list(health_directory), out,
+        ca_bundle=ca_bundle, offline=offline, refresh=refresh, progress=progress,
+    )
+    ban_tables, directory_tables = BanTables(), DirectoryTables()
+    report = BuildReport(str(out))
+    for kind, source in tqdm(fetched, desc="build-kb", unit="file", disable=not progress):
+        stats: SourceStats
+        if kind == "ban":
+            _, stats = read_ban(source.path, ban_tables)
+        else:
+            _, stats = read_directory(source.path, directory_tables)
+        report.sources.append({"base": kind, **source.to_dict(), **{k: v for k, v in asdict(stats).items() if k != "path"}})
+
+    professionals = professional_table(directory_tables)
+    tables = {
+        "streets": street_table(ban_tables, directory_tables),
+        "places": place_table(ban_tables, directory_tables),
+        "postcodes": postcode_table(ban_tables, directory_tables),
+        "professionals": professionals,
+        "names": name_table(professionals),
+        "contacts": contact_table(directory_tables),
+    }
+    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=out))
+    try:
+        for name, table in tables.items():
+            path = tmp / f"{name}.parquet"
+            pq.write_table(table, path, compression="zstd")
+            report.tables[name] = {"rows": table.num_rows, "sha256": _sha256(path)}
+        for name in tables:
+            os.replace(tmp / f"{name}.parquet", out / f"{name}.parquet")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    report.seconds = round(time.perf_counter() - started, 3)
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "deid_ds_version": __version__,
+        "built_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "seconds": report.seconds,
+        "sources": report.sources,
+        "tables": report.tables,
+        "methods": {
+            "keys": "lower case, accents removed, apostrophes/hyphens/whitespace unified (deid_ds.kb.normalize.fold_key)",
+            "compound_names": "whole name and its parts; particles kept with the name they introduce",
+            "ambiguity": LEXICON_DESCRIPTION + "; entries of at most two letters",
+        },
+    }
+    atomic_write_text(out / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1) + "\n")
+    return report
+
+
+# -- reading a built knowledge base -----------------------------------------------------------------------
+
+
+def read_manifest(kb_dir: str | Path) -> dict:
+    """The manifest of a built knowledge base, checked against the tables it describes."""
+    kb_dir = Path(kb_dir)
+    path = kb_dir / MANIFEST
+    if not path.is_file():
+        raise InputError(f"{kb_dir}: not a built knowledge base (no {MANIFEST}; run deid-ds build-kb --out {kb_dir})")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}: not valid JSON (line {error.lineno})") from None
+    if manifest.get("format") != MANIFEST_FORMAT:
+        raise InputError(f"{path}: unknown format {manifest.get('format')!r} (expected {MANIFEST_FORMAT!r})")
+    return manifest
+
+
+def verify_tables(kb_dir: str | Path) -> dict:
+    """Check every table against the manifest's sha256 (an interrupted build is refused, not half-used)."""
+    kb_dir = Path(kb_dir)
+    manifest = read_manifest(kb_dir)
+    for name, info in manifest["tables"].items():
+        path = kb_dir / f"{name}.parquet"
+        if not path.is_file():
+            raise InputError(f"{path}: missing (the knowledge base is incomplete; rebuild it)")
+        if _sha256(path) != info["sha256"]:
+            raise InputError(f"{path}: does not match {MANIFEST} (an interrupted or mixed build; rebuild it)")
+    return manifest
+
+
+def read_table(kb_dir: str | Path, name: str) -> pa.Table:
+    """One gazetteer table of a built knowledge base."""
+    if name not in TABLES:
+        raise ValueError(f"unknown table {name!r} (one of {', '.join(TABLES)})")
+    return pq.read_table(Path(kb_dir) / f"{name}.parquet")
