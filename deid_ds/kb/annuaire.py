@@ -114,7 +114,7 @@ def _read_into(source, path: Path, columns: list[str], invalid_row, pending: Dir
     reader = open_guarded(
         lambda: pacsv.open_csv(
             source,
-            read_options=pacsv.ReadOptions(column_names=columns, skip_rows=1, block_size=BLOCK_SIZE, encoding="utf-8"),
+            read_options=pacsv.ReadOptions(column_names=columns, skip_rows=1, block_size=BLOCK_SIZE, encoding="utf-8", use_threads=False),
             parse_options=pacsv.ParseOptions(delimiter="|", quote_char=False, escape_char=False, invalid_row_handler=invalid_row),
             convert_options=pacsv.ConvertOptions(
                 column_types={c: pa.string() for c in columns}, include_columns=wanted, strings_can_be_null=True

@@ -90,7 +90,7 @@ def _read_into(path: Path, names: list[str], wanted: list[str], invalid_row, pen
     reader = open_guarded(
         lambda: pacsv.open_csv(
             path,
-            read_options=pacsv.ReadOptions(block_size=BLOCK_SIZE, use_threads=True),
+            read_options=pacsv.ReadOptions(block_size=BLOCK_SIZE, use_threads=False),  # exact line numbers in messages
             parse_options=pacsv.ParseOptions(delimiter=";", invalid_row_handler=invalid_row),
             convert_options=pacsv.ConvertOptions(
                 column_types={name: pa.string() for name in names if name},

@@ -61,9 +61,21 @@ class BuildReport:
     seconds: float = 0.0
 
 
-def _string_table(columns: dict[str, list], types: dict[str, pa.DataType] | None = None) -> pa.Table:
-    types = types or {}
-    return pa.table({name: pa.array(values, type=types.get(name, pa.string())) for name, values in columns.items()})
+_S, _N, _B = pa.string(), pa.int64(), pa.bool_()
+SCHEMAS: dict[str, pa.Schema] = {
+    "streets": pa.schema([("surface", _S), ("key", _S), ("kind", _S), ("code_insee", _S), ("code_postal", _S), ("commune", _S), ("source", _S), ("n", _N)]),
+    "places": pa.schema([("surface", _S), ("key", _S), ("kind", _S), ("code_insee", _S), ("source", _S), ("n", _N), ("ambiguous", _S)]),
+    "postcodes": pa.schema([("code_postal", _S), ("code_insee", _S), ("commune", _S), ("commune_key", _S), ("libelle_acheminement", _S), ("source", _S), ("n", _N)]),
+    "professionals": pa.schema([("id", _S), ("lastname", _S), ("firstname", _S), ("civilite_exercice", _S), ("civilite", _S), ("profession", _S), ("n", _N)]),
+    "names": pa.schema([("surface", _S), ("key", _S), ("kind", _S), ("part", _B), ("n", _N), ("ambiguous", _S)]),
+    "contacts": pa.schema([("value", _S), ("key", _S), ("kind", _S), ("n", _N)]),
+}
+
+
+def _table(name: str, columns: dict[str, list]) -> pa.Table:
+    """A gazetteer table with its fixed schema (also when a source type is absent and it is empty)."""
+    schema = SCHEMAS[name]
+    return pa.table({f.name: pa.array(columns.get(f.name, []), type=f.type) for f in schema}, schema=schema)
 
 
 # -- tables from the sources ----------------------------------------------------------------------------
@@ -76,7 +88,7 @@ def street_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
             _add_street(rows, row[name_column], kind, row["code_insee"], row["code_postal"], row["nom_commune"], "ban", row["n"])
     for row in directory.streets.result().to_pylist():
         _add_street(rows, row["street"], "site", row["code_commune"], row["code_postal"], row["commune"], "annuaire", row["n"])
-    return _string_table(rows, {"n": pa.int64()})
+    return _table("streets", rows)
 
 
 def _add_street(rows, surface, kind, code_insee, code_postal, commune, source, n) -> None:
@@ -96,12 +108,12 @@ def place_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
         counts[(row["nom_commune"], "commune", row["code_insee"], "ban")] += row["n"]
     for row in ban.former_communes.result().to_pylist():
         counts[(row["nom_ancienne_commune"], "ancienne_commune", row["code_insee_ancienne_commune"] or row["code_insee"], "ban")] += row["n"]
-    commune_keys = {(fold_key(name), insee) for name, kind, insee, _ in counts if kind == "commune"}
+    commune_keys = {(fold_key(name).replace("-", " "), insee) for name, kind, insee, _ in counts if kind == "commune"}
     for row in ban.postcodes.result().to_pylist():
         label = row["libelle_acheminement"]
-        # the postal label in capitals ("PLOUGASTEL DAOULAS"), when it is not just the commune's name;
-        # labels with a parenthesised article ("ABERGEMENT-DE-VAREY (L )") are a La Poste notation, not text
-        if label and "(" not in label and (fold_key(label).replace("-", " "), row["code_insee"]) not in {(k.replace("-", " "), i) for k, i in commune_keys if i == row["code_insee"]}:
+        # The postal label in capitals ("PLOUGASTEL DAOULAS") when it is not just the commune's name.
+        # Labels with a parenthesised article ("ABERGEMENT-DE-VAREY (L )") are a La Poste notation, not text.
+        if label and "(" not in label and (fold_key(label).replace("-", " "), row["code_insee"]) not in commune_keys:
             counts[(label, "acheminement", row["code_insee"], "ban")] += row["n"]
     for row in directory.communes.result().to_pylist():
         counts[(row["commune"], "site", row["code_commune"], "annuaire")] += row["n"]
@@ -114,7 +126,7 @@ def place_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
         rows["source"].append(source)
         rows["n"].append(n)
         rows["ambiguous"].append(ambiguity_reason(surface))
-    return _string_table(rows, {"n": pa.int64()})
+    return _table("places", rows)
 
 
 def postcode_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
@@ -124,7 +136,7 @@ def postcode_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
     for row in directory.communes.result().to_pylist():
         if row["code_postal"] and row["commune"]:
             _add_postcode(rows, row["code_postal"], row["code_commune"], row["commune"], None, "annuaire", row["n"])
-    return _string_table(rows, {"n": pa.int64()})
+    return _table("postcodes", rows)
 
 
 def _add_postcode(rows, code_postal, code_insee, commune, label, source, n) -> None:
@@ -157,7 +169,7 @@ def professional_table(directory: DirectoryTables) -> pa.Table:
             rows[name].append(person[name])
         rows["profession"].append(" / ".join(sorted(person["profession"])) or None)
         rows["n"].append(person["n"])
-    return _string_table(rows, {"n": pa.int64()})
+    return _table("professionals", rows)
 
 
 def name_table(professionals: pa.Table) -> pa.Table:
@@ -195,7 +207,7 @@ def name_table(professionals: pa.Table) -> pa.Table:
         rows["part"].append(part)
         rows["n"].append(len(people[entry]))
         rows["ambiguous"].append(ambiguity_reason(surface) if kind != "fullname" else None)
-    return _string_table(rows, {"n": pa.int64(), "part": pa.bool_()})
+    return _table("names", rows)
 
 
 def contact_table(directory: DirectoryTables) -> pa.Table:
@@ -206,7 +218,7 @@ def contact_table(directory: DirectoryTables) -> pa.Table:
         rows["key"].append("".join(c for c in value if c.isdigit()) if kind in ("phone", "fax") else fold_key(value))
         rows["kind"].append(kind)
         rows["n"].append(row["n"])
-    return _string_table(rows, {"n": pa.int64()})
+    return _table("contacts", rows)
 
 
 # -- the build ------------------------------------------------------------------------------------------

@@ -1,0 +1,162 @@
+"""build-kb end to end: gazetteers, manifest, matcher cache, kb-info, downloads over real HTTP."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import shutil
+import threading
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from conftest import REPO
+from deid_ds.cli import main
+from deid_ds.errors import InputError
+from deid_ds.kb.build import build_kb, read_table, verify_tables
+from deid_ds.kb.matcher import GazetteerMatcher, Category, load_matcher
+
+SOURCES = REPO / "kb" / "sources"
+BAN_FILES = sorted(str(p) for p in SOURCES.glob("adresses-*.csv.gz"))
+DIRECTORY = str(next(SOURCES.glob("PS_LibreAcces_Personne_activite_*.txt")))
+
+
+@pytest.fixture(scope="module")
+def sample_kb(tmp_path_factory):
+    out = tmp_path_factory.mktemp("kb")
+    build_kb(out, ban=BAN_FILES, health_directory=[DIRECTORY], progress=False)
+    return out
+
+
+def test_the_sample_builds_every_table_and_a_manifest_that_accounts_for_each_source(sample_kb):
+    manifest = verify_tables(sample_kb)
+    assert [s["base"] for s in manifest["sources"]] == ["ban"] * len(BAN_FILES) + ["annuaire"]
+    for source in manifest["sources"]:
+        assert source["rows_read"] == source["rows_kept"] + sum(n for reason, n in source["rejected"].items() if "kept" not in reason)
+        assert len(source["sha256"]) == 64 and source["size"] > 0
+    assert set(manifest["tables"]) == {"streets", "places", "postcodes", "professionals", "names", "contacts"}
+    for name, info in manifest["tables"].items():
+        assert pq.read_metadata(sample_kb / f"{name}.parquet").num_rows == info["rows"] > 0
+
+
+def test_names_hold_compound_parts_full_names_and_ambiguity(sample_kb):
+    names = read_table(sample_kb, "names").to_pylist()
+    kinds = {(n["kind"], n["part"]) for n in names}
+    assert {("lastname", False), ("firstname", False), ("fullname", False)} <= kinds
+    assert any(n["part"] for n in names)
+    professionals = read_table(sample_kb, "professionals")
+    assert professionals.num_rows == len(set(professionals["id"].to_pylist()))  # one row per person
+    assert any(n["ambiguous"] == "common_word" for n in names)
+
+
+def test_postcodes_relate_zip_and_city(sample_kb):
+    postcodes = read_table(sample_kb, "postcodes").to_pylist()
+    assert all(len(p["code_postal"]) == 5 and p["code_postal"].isdigit() for p in postcodes)
+    assert any(p["commune_key"] == "brest" and p["code_postal"].startswith("292") for p in postcodes)
+
+
+def test_the_matcher_finds_entries_case_accent_and_spacing_insensitively_at_token_boundaries():
+    matcher = GazetteerMatcher.build(
+        [
+            ("le gall", Category("names", "lastname")),
+            ("brest", Category("places", "commune")),
+            ("quimperle", Category("places", "commune")),
+            ("rue de siam", Category("streets", "voie")),
+            ("rose", Category("names", "lastname", ambiguous="common_word")),
+        ]
+    )
+    text = "Mme LE  GALL, 3 Rue de\u00a0Siam à QUIMPERLÉ, brestoise de Brest; une rose."
+    found = [(text[m.start : m.end], m.categories[0].table, m.ambiguous) for m in matcher.find(text)]
+    assert found == [
+        ("LE  GALL", "names", False),
+        ("Rue de\u00a0Siam", "streets", False),
+        ("QUIMPERLÉ", "places", False),
+        ("Brest", "places", False),
+        ("rose", "names", True),
+    ]
+
+
+def test_longest_match_wins_and_find_all_keeps_the_overlaps():
+    matcher = GazetteerMatcher.build([("jean", Category("names", "firstname")), ("jean pierre", Category("names", "firstname"))])
+    assert [m.key for m in matcher.find("Jean Pierre")] == ["jean pierre"]
+    assert sorted(m.key for m in matcher.find_all("Jean Pierre")) == ["jean", "jean pierre"]
+
+
+def test_the_compiled_matcher_is_cached_and_rebuilt_only_when_the_gazetteers_change(tmp_path):
+    out = tmp_path / "kb"
+    build_kb(out, ban=BAN_FILES[:1], progress=False)
+    first = load_matcher(out)
+    stamp = (out / "matcher.bin").stat().st_mtime_ns
+    again = load_matcher(out)
+    assert len(again) == len(first) and (out / "matcher.bin").stat().st_mtime_ns == stamp
+    build_kb(out, ban=BAN_FILES[:1], health_directory=[DIRECTORY], progress=False)
+    rebuilt = load_matcher(out)
+    assert len(rebuilt) > len(first)
+
+
+def test_a_table_that_does_not_match_the_manifest_is_refused(tmp_path):
+    out = tmp_path / "kb"
+    build_kb(out, ban=BAN_FILES[:1], progress=False)
+    (out / "streets.parquet").write_bytes(b"PAR1 half-written")
+    with pytest.raises(InputError, match="does not match manifest.json"):
+        verify_tables(out)
+
+
+def test_a_refused_source_leaves_the_previous_knowledge_base_untouched(tmp_path):
+    out = tmp_path / "kb"
+    build_kb(out, ban=BAN_FILES[:1], progress=False)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    bad = tmp_path / "adresses-99.csv.gz"
+    bad.write_text("<html><body>404</body></html>")
+    with pytest.raises(InputError):
+        build_kb(out, ban=[BAN_FILES[0], str(bad)], progress=False)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert not [p for p in out.iterdir() if p.name.startswith(".deid-ds-tmp-")]
+
+
+def test_build_kb_and_kb_info_through_the_cli(tmp_path):
+    out = tmp_path / "kb"
+    runner = CliRunner()
+    args = ["build-kb", "--out", str(out), "--quiet", "--health-directory", DIRECTORY]
+    for path in BAN_FILES:
+        args += ["--ban", path]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "professionals" in result.output and (out / "matcher.bin").is_file()
+    info = runner.invoke(main, ["kb-info", str(out)])
+    assert info.exit_code == 0 and "adresses-35.csv.gz" in info.output
+    nothing = runner.invoke(main, ["build-kb", "--out", str(tmp_path / "empty")])
+    assert nothing.exit_code == 1 and "nothing to build" in nothing.output
+    missing = runner.invoke(main, ["kb-info", str(tmp_path / "nope")])
+    assert missing.exit_code == 1 and "not a built knowledge base" in missing.output
+
+
+@pytest.fixture
+def file_server(tmp_path):
+    """A real HTTP server on 127.0.0.1 serving a directory."""
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *args: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield root, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def test_sources_are_downloaded_over_http_then_reused_offline(tmp_path, file_server):
+    root, url = file_server
+    shutil.copy(BAN_FILES[0], root / "adresses-22.csv.gz")
+    shutil.copy(DIRECTORY, root / "PS_LibreAcces_Personne_activite_202401150830.txt")
+    out = tmp_path / "kb"
+    build_kb(out, ban=[f"{url}/adresses-22.csv.gz"], health_directory=[f"{url}/PS_LibreAcces_Personne_activite_202401150830.txt"], progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [s["downloaded"] for s in manifest["sources"]] == [True, True]
+    assert (out / "downloads" / "adresses-22.csv.gz").read_bytes() == Path(BAN_FILES[0]).read_bytes()
+    build_kb(out, ban=[f"{url}/adresses-22.csv.gz"], health_directory=[f"{url}/PS_LibreAcces_Personne_activite_202401150830.txt"], offline=True, progress=False)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [s["from_cache"] for s in manifest["sources"]] == [True, True]
