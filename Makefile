@@ -41,6 +41,9 @@ install-dev: $(VENV)/.installed-dev
 
 # The pipeline on the embedded sample (data/notes.parquet, kb/sources/): the stages that exist so far.
 demo: $(VENV)/.installed
+	$(BIN)/deid-ds build-kb --out $(DEMO_OUT)/kb --quiet \
+		$(foreach f,$(sort $(wildcard kb/sources/adresses-*.csv.gz)),--ban $(f)) \
+		$(foreach f,$(wildcard kb/sources/PS_LibreAcces_Personne_activite_*.txt),--health-directory $(f))
 	$(BIN)/deid-ds segment data/notes.parquet --out $(DEMO_OUT)/segment
 
 # pytest exits 5 when it collects no test: that is not a failure of the code under test.
