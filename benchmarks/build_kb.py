@@ -132,7 +132,7 @@ def main() -> None:
     load_s, load_mb, keys = result.stdout.split()
     manifest = json.loads((out / "manifest.json").read_text())
     rows = {t: info["rows"] for t, info in manifest["tables"].items()}
-    sizes = {p.name: p.stat().st_size for p in (ban, directory, out / "matcher.bin")}
+    sizes = {p.name: p.stat().st_size for p in (ban, directory, out / "matcher.npz")}
     print(json.dumps({"scale": args.scale, "sizes": sizes, "rows_read": [s["rows_read"] for s in manifest["sources"]], "tables": rows,
                       "build_s": round(build_s, 1), "build_peak_mb": round(build_mb), "compile_s": round(compile_s, 1), "compile_peak_mb": round(compile_mb),
                       "load_s": round(float(load_s), 2), "load_rss_mb": round(float(load_mb)), "matcher_keys": int(keys),

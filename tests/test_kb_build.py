@@ -89,9 +89,9 @@ def test_the_compiled_matcher_is_cached_and_rebuilt_only_when_the_gazetteers_cha
     out = tmp_path / "kb"
     build_kb(out, ban=BAN_FILES[:1], progress=False)
     first = load_matcher(out)
-    stamp = (out / "matcher.bin").stat().st_mtime_ns
+    stamp = (out / "matcher.npz").stat().st_mtime_ns
     again = load_matcher(out)
-    assert len(again) == len(first) and (out / "matcher.bin").stat().st_mtime_ns == stamp
+    assert len(again) == len(first) and (out / "matcher.npz").stat().st_mtime_ns == stamp
     build_kb(out, ban=BAN_FILES[:1], health_directory=[DIRECTORY], progress=False)
     rebuilt = load_matcher(out)
     assert len(rebuilt) > len(first)
@@ -125,7 +125,7 @@ def test_build_kb_and_kb_info_through_the_cli(tmp_path):
         args += ["--ban", path]
     result = runner.invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert "professionals" in result.output and (out / "matcher.bin").is_file()
+    assert "professionals" in result.output and (out / "matcher.npz").is_file()
     info = runner.invoke(main, ["kb-info", str(out)])
     assert info.exit_code == 0 and "adresses-35.csv.gz" in info.output
     nothing = runner.invoke(main, ["build-kb", "--out", str(tmp_path / "empty")])

@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deid_ds import __version__
@@ -81,25 +82,39 @@ def _table(name: str, columns: dict[str, list]) -> pa.Table:
 # -- tables from the sources ----------------------------------------------------------------------------
 
 
+def _keys_of(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """``fold_key`` of every value, computed once per distinct value (streets repeat across files)."""
+    distinct = pc.unique(column)
+    keys = pa.array([fold_key(v) if v is not None else None for v in distinct.to_pylist()], type=pa.string())
+    return pc.take(keys, pc.index_in(column, value_set=distinct))
+
+
 def street_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
-    rows = defaultdict(list)
-    for kind, table, name_column in (("voie", ban.streets.result(), "nom_voie"), ("lieu-dit", ban.lieux_dits.result(), "nom_ld")):
-        for row in table.to_pylist():
-            _add_street(rows, row[name_column], kind, row["code_insee"], row["code_postal"], row["nom_commune"], "ban", row["n"])
-    for row in directory.streets.result().to_pylist():
-        _add_street(rows, row["street"], "site", row["code_commune"], row["code_postal"], row["commune"], "annuaire", row["n"])
-    return _table("streets", rows)
+    """Columnar (millions of rows nationally): no Python object per row."""
+    parts = []
+    for kind, table, name_column, source in (
+        ("voie", ban.streets.result(), "nom_voie", "ban"),
+        ("lieu-dit", ban.lieux_dits.result(), "nom_ld", "ban"),
+    ):
+        parts.append(_street_part(table, name_column, "code_insee", "nom_commune", kind, source))
+    parts.append(_street_part(directory.streets.result(), "street", "code_commune", "commune", "site", "annuaire"))
+    return pa.concat_tables(parts)
 
 
-def _add_street(rows, surface, kind, code_insee, code_postal, commune, source, n) -> None:
-    rows["surface"].append(surface)
-    rows["key"].append(fold_key(surface))
-    rows["kind"].append(kind)
-    rows["code_insee"].append(code_insee)
-    rows["code_postal"].append(code_postal)
-    rows["commune"].append(commune)
-    rows["source"].append(source)
-    rows["n"].append(n)
+def _street_part(table: pa.Table, name: str, insee: str, commune: str, kind: str, source: str) -> pa.Table:
+    n = table.num_rows
+    surface = table[name].combine_chunks() if n else pa.array([], pa.string())
+    columns = {
+        "surface": surface,
+        "key": _keys_of(surface) if n else pa.array([], pa.string()),
+        "kind": pa.array([kind] * n, pa.string()),
+        "code_insee": table[insee],
+        "code_postal": table["code_postal"],
+        "commune": table[commune],
+        "source": pa.array([source] * n, pa.string()),
+        "n": table["n"],
+    }
+    return pa.table(columns, schema=SCHEMAS["streets"])
 
 
 def place_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:

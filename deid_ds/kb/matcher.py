@@ -1,22 +1,25 @@
 """A compiled matcher that finds every gazetteer entry in a text.
 
 The gazetteers hold millions of keys (every street of France, every professional's name). Testing
-them one by one against each note is out of the question; an Aho-Corasick automaton
-(``pyahocorasick``, in C) finds all of them in one pass over the text, whatever their number.
+them one by one against each note is out of the question, and a character-level automaton over
+millions of keys takes gigabytes. The matcher is a *flattened token trie*: every key is a sequence of
+tokens (runs of letters and digits of its folded form), each token has an integer id, and each key is
+stored as a 64-bit polynomial hash of its id sequence in one sorted numpy array. Matching a text
+tokenises it the same way and looks up the hashes of all its token n-grams (up to the longest key) at
+once with a binary search: one pass, vectorised, whatever the number of keys, and a national index
+that loads in about a second.
 
-* Matching is case- and accent-insensitive and tolerant of spacing: the text is folded with the same
-  function as the keys (:func:`deid_ds.kb.normalize.fold`, length-preserving) and runs of whitespace are
-  collapsed, with a map back to the original offsets.
-* Token boundaries are checked: a key must not start or end inside a word (``Brest`` in ``Brestois``
-  is not a match; ``d'Rennes`` is).
+* Matching is case- and accent-insensitive (the text is folded with the same length-preserving function
+  as the keys, :func:`deid_ds.kb.normalize.fold`), and tolerant of spacing: the tokens of a key may be
+  separated in the text by any run of spaces, hyphens or apostrophes (``Saint Brieuc``,
+  ``Saint-Brieuc``, ``LE  GALL``, ``D'ALMEIDA``), but not by other punctuation.
+* Matches are whole tokens: ``Brest`` is not found in ``Brestois``, ``Rennes`` is found in ``d'Rennes``.
 * :meth:`GazetteerMatcher.find` keeps the leftmost-longest non-overlapping matches;
   :meth:`GazetteerMatcher.find_all` returns every match, for labellers that resolve conflicts themselves.
 
 Each key carries *what it is*: one or more :class:`Category` (table, kind, compound part, ambiguity).
-The automaton stores a small integer per key (category-set id and key length), so that it saves and
-loads as a flat binary file: the compiled matcher is cached next to the gazetteers (``matcher.bin`` and
-``matcher.json``) and rebuilt only when the gazetteer tables change (their checksums, from the
-manifest, are the cache key).
+The compiled index is cached next to the gazetteers (``matcher.npz`` and ``matcher.json``) and rebuilt
+only when the gazetteer tables change (their checksums, from the manifest, are the cache key).
 """
 
 from __future__ import annotations
@@ -27,16 +30,21 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from deid_ds.errors import InputError
 from deid_ds.io_utils import atomic_path, atomic_write_text
 from deid_ds.kb.normalize import fold
 
-MATCHER_FILE = "matcher.bin"
+MATCHER_FILE = "matcher.npz"
 MATCHER_META = "matcher.json"
-MATCHER_FORMAT = "deid-ds/matcher/1"
-_LENGTH_BITS = 12  # keys longer than 4095 characters are not names or places
-_MAX_KEY = (1 << _LENGTH_BITS) - 1
-_WHITESPACE_RUN = re.compile(r"\s{2,}|[^\S ]")
+MATCHER_FORMAT = "deid-ds/matcher/2"
+MAX_TOKENS = 16  # a longer key is not a name, a place or a street
+_TOKEN = re.compile(r"[^\W_]+")
+_JOINER = re.compile(r"[\s'-]+")  # what may separate the tokens of a key in a text
+_PRIME = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: an odd multiplier for the polynomial hash
+_PRIME_INT = int(_PRIME)
+_MASK = (1 << 64) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,75 +72,113 @@ class Match:
         return all(c.ambiguous for c in self.categories)
 
 
-def fold_for_matching(text: str) -> tuple[str, list[int] | None]:
-    """The folded text, whitespace runs collapsed to one space, and the map back (``None``: identity)."""
-    folded = fold(text)
-    if not _WHITESPACE_RUN.search(folded):
-        return folded, None
-    pieces: list[str] = []
-    index: list[int] = []
-    position = 0
-    for match in _WHITESPACE_RUN.finditer(folded):
-        pieces.append(folded[position : match.start()])
-        index.extend(range(position, match.start()))
-        pieces.append(" ")
-        index.append(match.start())
-        position = match.end()
-    pieces.append(folded[position:])
-    index.extend(range(position, len(folded)))
-    return "".join(pieces), index
+def key_tokens(key: str) -> list[str]:
+    """The tokens of a folded key (``"l'abergement-de-varey"`` → ``["l", "abergement", "de", "varey"]``)."""
+    return _TOKEN.findall(key)
 
 
 class GazetteerMatcher:
     """Finds gazetteer keys in texts. Build with :meth:`build` or load with :func:`load_matcher`."""
 
-    def __init__(self, automaton, category_sets: list[tuple[Category, ...]]) -> None:
-        self._automaton = automaton
+    def __init__(self, vocabulary: dict[str, int], hashes: np.ndarray, lengths: np.ndarray, set_ids: np.ndarray, category_sets: list[tuple[Category, ...]]) -> None:
+        self._vocabulary = vocabulary
+        self._hashes = hashes
+        self._lengths = lengths
+        self._set_ids = set_ids
         self._category_sets = category_sets
+        self._max_tokens = int(lengths.max()) if len(lengths) else 0
 
     def __len__(self) -> int:
-        return len(self._automaton)
+        return len(self._hashes)
 
     @classmethod
     def build(cls, entries) -> GazetteerMatcher:
-        """Compile ``entries``, an iterable of ``(key, Category)``; keys must already be folded keys."""
-        import ahocorasick
+        """Compile ``entries``, an iterable of ``(key, Category)``; keys are folded keys.
 
-        by_key: dict[str, set[Category]] = {}
+        Built for millions of keys in bounded memory: categories are bits of an integer mask, and keys
+        are reduced to their hash as soon as they are read (``saint-brieuc`` and ``saint brieuc`` are
+        one key: the same tokens).
+        """
+        codes: dict[Category, int] = {}
+        masks: dict[str, int] = {}
         for key, category in entries:
-            if key and len(key) <= _MAX_KEY:
-                by_key.setdefault(key, set()).add(category)
-        set_ids: dict[tuple[Category, ...], int] = {}
+            if key:
+                code = codes.get(category)
+                if code is None:
+                    code = codes[category] = len(codes)
+                masks[key] = masks.get(key, 0) | (1 << code)
+        vocabulary: dict[str, int] = {}
+        by_hash: dict[int, tuple[int, int]] = {}
+        for key, mask in masks.items():
+            tokens = _TOKEN.findall(key)
+            if not tokens or len(tokens) > MAX_TOKENS:
+                continue
+            value = 0
+            for token in tokens:
+                token_id = vocabulary.get(token)
+                if token_id is None:
+                    token_id = vocabulary[token] = len(vocabulary) + 1
+                value = (value * _PRIME_INT + token_id) & _MASK
+            previous = by_hash.get(value)
+            by_hash[value] = (mask | (previous[0] if previous else 0), len(tokens))
+        del masks
+        by_code = sorted(codes, key=codes.__getitem__)
+        set_index: dict[int, int] = {}
         category_sets: list[tuple[Category, ...]] = []
-        automaton = ahocorasick.Automaton(ahocorasick.STORE_INTS)
-        for key in sorted(by_key):
-            categories = tuple(sorted(by_key[key], key=lambda c: (c.table, c.kind, c.part, c.ambiguous or "")))
-            set_id = set_ids.get(categories)
+        hashes = np.fromiter(sorted(by_hash), dtype=np.uint64, count=len(by_hash))
+        lengths = np.empty(len(hashes), dtype=np.uint8)
+        set_ids = np.empty(len(hashes), dtype=np.uint32)
+        for i, value in enumerate(hashes.tolist()):
+            mask, length = by_hash[value]
+            set_id = set_index.get(mask)
             if set_id is None:
-                set_id = set_ids[categories] = len(category_sets)
-                category_sets.append(categories)
-            automaton.add_word(key, (set_id << _LENGTH_BITS) | len(key))
-        automaton.make_automaton()
-        return cls(automaton, category_sets)
+                members = [by_code[bit] for bit in range(mask.bit_length()) if mask >> bit & 1]
+                set_id = set_index[mask] = len(category_sets)
+                category_sets.append(tuple(sorted(members, key=lambda c: (c.table, c.kind, c.part, c.ambiguous or ""))))
+            lengths[i] = length
+            set_ids[i] = set_id
+        return cls(vocabulary, hashes, lengths, set_ids, category_sets)
 
     def find_all(self, text: str) -> list[Match]:
-        """Every key found in ``text`` at token boundaries (overlapping matches included)."""
-        if not len(self._automaton):
+        """Every key found in ``text`` (overlapping matches included), sorted by start, longest first."""
+        if not len(self._hashes):
             return []
-        folded, index = fold_for_matching(text)
-        n = len(folded)
+        folded = fold(text)
+        spans = [m.span() for m in _TOKEN.finditer(folded)]
+        n = len(spans)
+        if not n:
+            return []
+        vocabulary = self._vocabulary
+        ids = np.fromiter((vocabulary.get(folded[s:e], 0) for s, e in spans), dtype=np.uint64, count=n)
+        known = ids != 0
+        # joined[i]: token i + 1 may continue a key that contains token i (only spaces, hyphens, apostrophes between)
+        joined = np.fromiter(
+            (_JOINER.fullmatch(folded, spans[i][1], spans[i + 1][0]) is not None for i in range(n - 1)), dtype=bool, count=n - 1
+        )
+        found: list[tuple[int, int, int]] = []
+        hashes = self._hashes
+        h = np.zeros(n, dtype=np.uint64)
+        alive = np.ones(n, dtype=bool)
+        with np.errstate(over="ignore"):
+            for length in range(1, min(self._max_tokens, n) + 1):
+                count = n - length + 1
+                h = h[:count] * _PRIME + ids[length - 1 :]
+                alive = alive[:count] & known[length - 1 :]
+                if length > 1:
+                    alive &= joined[length - 2 :]
+                if not alive.any():
+                    break
+                starts = np.nonzero(alive)[0]
+                wanted = h[starts]
+                positions = np.searchsorted(hashes, wanted)
+                positions[positions == len(hashes)] = 0
+                hit = (hashes[positions] == wanted) & (self._lengths[positions] == length)
+                for start, position in zip(starts[hit].tolist(), positions[hit].tolist()):
+                    found.append((start, length, position))
         matches = []
-        for end_inclusive, value in self._automaton.iter(folded):
-            length = value & _MAX_KEY
-            start = end_inclusive - length + 1
-            end = end_inclusive + 1
-            if start > 0 and folded[start - 1].isalnum():
-                continue
-            if end < n and folded[end].isalnum():
-                continue
-            original_start = index[start] if index is not None else start
-            original_end = index[end_inclusive] + 1 if index is not None else end
-            matches.append(Match(original_start, original_end, folded[start:end], self._category_sets[value >> _LENGTH_BITS]))
+        for start, length, position in found:
+            begin, end = spans[start][0], spans[start + length - 1][1]
+            matches.append(Match(begin, end, folded[begin:end], self._category_sets[int(self._set_ids[position])]))
         matches.sort(key=lambda m: (m.start, -(m.end - m.start)))
         return matches
 
@@ -146,9 +192,20 @@ class GazetteerMatcher:
                 last_end = match.end
         return kept
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path) -> list:
+        """Write the index (numpy ``.npz``); returns the category sets, for the JSON side file."""
+        vocabulary = np.array(sorted(self._vocabulary, key=self._vocabulary.__getitem__), dtype=object)
         with atomic_path(path) as tmp:
-            self._automaton.save(str(tmp))  # STORE_INTS: no serializer
+            with tmp.open("wb") as handle:
+                np.savez(handle, hashes=self._hashes, lengths=self._lengths, set_ids=self._set_ids, vocabulary="\n".join(vocabulary))
+        return [[[c.table, c.kind, c.part, c.ambiguous] for c in s] for s in self._category_sets]
+
+    @classmethod
+    def load(cls, path: Path, category_sets: list) -> GazetteerMatcher:
+        with np.load(path, allow_pickle=False) as data:
+            words = str(data["vocabulary"]).split("\n") if data["vocabulary"].size and str(data["vocabulary"]) else []
+            vocabulary = {word: i for i, word in enumerate(words, 1)}
+            return cls(vocabulary, data["hashes"], data["lengths"], data["set_ids"], [tuple(Category(*c) for c in s) for s in category_sets])
 
 
 # -- building from a knowledge base, with a cache ----------------------------------------------------------
@@ -176,35 +233,28 @@ def _fingerprint(manifest: dict) -> str:
 
 def load_matcher(kb_dir: str | Path, *, rebuild: bool = False) -> GazetteerMatcher:
     """The compiled matcher of a built knowledge base: from its cache, or built (and cached) once."""
-    import ahocorasick
-
-    from deid_ds.kb.build import read_manifest
+    from deid_ds.kb.build import read_manifest, verify_tables
 
     kb_dir = Path(kb_dir)
     manifest = read_manifest(kb_dir)
     fingerprint = _fingerprint(manifest)
-    meta_path, automaton_path = kb_dir / MATCHER_META, kb_dir / MATCHER_FILE
-    if not rebuild and meta_path.is_file() and automaton_path.is_file():
+    meta_path, index_path = kb_dir / MATCHER_META, kb_dir / MATCHER_FILE
+    if not rebuild and meta_path.is_file() and index_path.is_file():
         try:
             meta = json.loads(meta_path.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             meta = {}
-        if meta.get("fingerprint") == fingerprint:
-            automaton = ahocorasick.load(str(automaton_path), lambda data: data)
-            return GazetteerMatcher(automaton, [tuple(Category(*c) for c in s) for s in meta["category_sets"]])
-    from deid_ds.kb.build import verify_tables
-
+        if meta.get("format") == MATCHER_FORMAT and meta.get("fingerprint") == fingerprint:
+            try:
+                return GazetteerMatcher.load(index_path, meta["category_sets"])
+            except (OSError, ValueError, KeyError):
+                pass  # a damaged cache is rebuilt
     verify_tables(kb_dir)
     matcher = GazetteerMatcher.build(kb_entries(kb_dir))
-    matcher.save(automaton_path)
-    meta = {
-        "format": MATCHER_FORMAT,
-        "fingerprint": fingerprint,
-        "keys": len(matcher),
-        "category_sets": [[[c.table, c.kind, c.part, c.ambiguous] for c in s] for s in matcher._category_sets],
-    }
+    category_sets = matcher.save(index_path)
+    meta = {"format": MATCHER_FORMAT, "fingerprint": fingerprint, "keys": len(matcher), "category_sets": category_sets}
     atomic_write_text(meta_path, json.dumps(meta, ensure_ascii=False) + "\n")
     return matcher
 
 
-__all__ = ["Category", "GazetteerMatcher", "InputError", "Match", "fold_for_matching", "load_matcher"]
+__all__ = ["Category", "GazetteerMatcher", "InputError", "Match", "key_tokens", "load_matcher"]
