@@ -8,7 +8,7 @@ Targets (issue 4), on a 2-core machine: the whole of France in under 10 minutes 
 The real files cannot be downloaded here, so files of the same size and shape are generated in the
 official formats: a BAN ``adresses-france.csv.gz`` of ~26 million address rows (~35,000 communes,
 ~2.3 million distinct streets, 23 columns, ``;``) and an Annuaire Santé extraction of ~1.9 million
-activity lines (~650,000 people, 52 columns, ``|`` with the trailing ``|``). ``--scale 0.1`` makes
+activity lines (650,000 people, 52 columns, ``|`` with the trailing ``|``). ``--scale 0.1`` makes
 everything ten times smaller for a quick run. Generation is not timed. The build runs in a child
 process (``deid-ds build-kb``) so its peak memory is measured alone; so does the matcher load.
 """
@@ -68,11 +68,11 @@ def generate_directory(path: Path, lines: int, people: int, rng: random.Random) 
     professions = ["Médecin", "Infirmier", "Masseur-Kinésithérapeute", "Pharmacien", "Sage-Femme", "Chirurgien-Dentiste"]
     with path.open("w", encoding="utf-8") as out:
         out.write(header + "\n")
-        activities = max(1, lines // people)
         written = 0
         for person in range(people):
             last, first = rng.choice(surnames), rng.choice(FIRST)
             profession = rng.choice(professions)
+            activities = (lines * (person + 1)) // people - (lines * person) // people  # one line per activity
             for a in range(activities):
                 fields = [""] * 52
                 fields[0:11] = ["8", f"1{person:010d}", f"81{person:010d}", "DR", "Docteur", "M", "Monsieur", last, first, "10", profession]
@@ -84,19 +84,20 @@ def generate_directory(path: Path, lines: int, people: int, rng: random.Random) 
                     return
 
 
-# A fresh parent per measured command, so that RUSAGE_CHILDREN covers that command alone.
-_WRAP = (
-    "import resource, subprocess, sys, time; t = time.perf_counter(); r = subprocess.run(sys.argv[1:]);"
-    "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, r.returncode)"
+# The measured Python code reports its own peak (RUSAGE_SELF) at exit: RUSAGE_CHILDREN is not reliable
+# here, Linux carries the children's high-water mark over fork into later children.
+_REPORT_PEAK = (
+    "import atexit, resource, sys, time; _t = time.perf_counter();"
+    "atexit.register(lambda: print('PEAK', time.perf_counter() - _t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr));"
 )
 
 
-def peak_rss_mb_of(command: list[str]) -> tuple[float, float]:
-    """Run ``command``; its wall time (s) and peak resident memory (MB)."""
-    result = subprocess.run([sys.executable, "-c", _WRAP, *command], capture_output=True, text=True)
-    seconds, peak, returncode = result.stdout.split()[-3:]
-    if result.returncode != 0 or returncode != "0":
-        raise SystemExit(f"{' '.join(command)} failed:\n{result.stdout}\n{result.stderr}")
+def peak_rss_mb_of(code: str, *args: str) -> tuple[float, float]:
+    """Run Python ``code`` in a fresh interpreter; its wall time (s) and peak resident memory (MB)."""
+    result = subprocess.run([sys.executable, "-c", _REPORT_PEAK + code, *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{code} failed:\n{result.stdout}\n{result.stderr}")
+    _, seconds, peak = result.stderr.strip().splitlines()[-1].split()
     return float(seconds), float(peak)
 
 
@@ -119,10 +120,10 @@ def main() -> None:
         generate_directory(directory, int(1_900_000 * args.scale), int(650_000 * args.scale), rng)
     out = work / "kb"
     shutil.rmtree(out, ignore_errors=True)
-    cli = [sys.executable, "-m", "deid_ds"]
-    build_s, build_mb = peak_rss_mb_of([*cli, "build-kb", "--ban", str(ban), "--health-directory", str(directory), "--out", str(out), "--no-matcher", "--quiet"])
+    build_code = "import sys; from deid_ds.kb.build import build_kb; build_kb(sys.argv[3], ban=[sys.argv[1]], health_directory=[sys.argv[2]], progress=False)"
+    build_s, build_mb = peak_rss_mb_of(build_code, str(ban), str(directory), str(out))
     compile_code = "import sys; from deid_ds.kb.matcher import load_matcher; load_matcher(sys.argv[1])"
-    compile_s, compile_mb = peak_rss_mb_of([sys.executable, "-c", compile_code, str(out)])
+    compile_s, compile_mb = peak_rss_mb_of(compile_code, str(out))
     load_code = (
         "import sys, time, resource; t = time.perf_counter(); from deid_ds.kb.matcher import load_matcher; m = load_matcher(sys.argv[1]);"
         "s = time.perf_counter() - t; m.find('Dr Jean KERPEN, 3 rue Kerlan à Plouvalros');"

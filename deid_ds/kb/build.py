@@ -263,7 +263,7 @@ def resolve_sources(
 
     wanted = [("ban", s, "gzip" if str(s).endswith(".gz") else None) for s in ban]
     wanted += [("ban", ban_url(code.strip()), "gzip") for code in ban_departements if code.strip()]
-    wanted += [("annuaire", s, None) for s in health_directory]
+    wanted += [("annuaire", s, "text" if str(s).lower().endswith(".txt") else "zip") for s in health_directory]
     if not wanted:
         raise InputError("nothing to build: give --ban, --ban-departements and/or --health-directory")
     fetched = []
