@@ -95,3 +95,10 @@ def test_punkt_train_then_segment_with_the_trained_parameters(tmp_path, write_no
     assert "notes_used" in result.output
     result = runner.invoke(main, ["segment", str(notes), "--out", str(tmp_path / "seg"), "--punkt", str(params), "-q"])
     assert result.exit_code == 0, result.output
+
+
+def test_every_public_name_of_the_api_resolves():
+    import deid_ds
+
+    for name in deid_ds.__all__:
+        assert getattr(deid_ds, name) is not None, name
