@@ -169,10 +169,11 @@ def gzip_bytes(text: str) -> bytes:
 
 
 def zip_bytes(members: dict[str, str]) -> bytes:
+    """A zip archive with fixed timestamps: same bytes in every process (pytest-xdist compares test ids)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, text in members.items():
-            archive.writestr(name, text)
+            archive.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 15, 8, 30, 0)), text, compress_type=zipfile.ZIP_DEFLATED)
     return buffer.getvalue()
 
 
