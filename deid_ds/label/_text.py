@@ -1,0 +1,53 @@
+"""Small regex building blocks shared by the pattern modules (accent-tolerant words, blanks)."""
+
+from __future__ import annotations
+
+import re
+
+#: Horizontal blanks that may separate the parts of one entity: space, tab, no-break spaces (``&nbsp;``
+#: reads as U+00A0 in extracted text). Never a newline: an entity does not run across lines.
+BLANK = r"[ \t\u00a0\u202f\u2007]"
+BLANKS = BLANK + "+"
+
+_ACCENTED = {
+    "é": "e\u0301",
+    "è": "e\u0300",
+    "ê": "e\u0302",
+    "û": "u\u0302",
+    "ô": "o\u0302",
+    "î": "i\u0302",
+    "à": "a\u0300",
+}
+
+
+def accent_tolerant(word: str) -> str:
+    """A regex for ``word`` that also accepts it unaccented or in decomposed (NFD) form.
+
+    Typed notes drop accents (``fevrier``, ``DECEMBRE``) and some exports are NFD; a month name must be
+    found in all three spellings. Use with ``re.IGNORECASE`` for capitals.
+    """
+    out = []
+    for ch in word:
+        if ch in _ACCENTED:
+            base = _ACCENTED[ch][0]
+            out.append(f"(?:{ch}|{base}{_ACCENTED[ch][1]}?)")
+        elif ch == ".":
+            out.append(r"\.")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def alternation(words: list[str] | tuple[str, ...]) -> str:
+    """Accent-tolerant alternation, longest first so that ``juillet`` wins over ``juil``."""
+    return "|".join(accent_tolerant(w) for w in sorted(words, key=len, reverse=True))
+
+#: A number followed by a unit or a counted noun is a quantity, never a year nor a postcode:
+#: ``2000 mg``, ``12000 /mm3``, ``25000 UI``. Use with ``.match(text, end_of_number)``.
+_END = r"(?![\w'’])"  # a whole word: "L" is litres, "L'Hermitage" is a city
+QUANTITY_AFTER = re.compile(
+    r"[ \u00a0\u202f]*(?:%|‰|€|\$|/|×|(?:mg|µg|ug|mcg|g|kg|ml|cl|dl|l|UI|U|mUI|mmol|µmol|umol|cc|kcal|cal|m|km|mm|cm|"
+    r"pas|fois|cp|comprimés?|gouttes?|unités?|x|cellules|plaquettes|éléments|ms|s|min|h|ans?|mois|jours?|"
+    r"semaines?|patients?|cas|points?|copies|G/L)" + _END + ")",
+    re.IGNORECASE,
+)

@@ -1,0 +1,265 @@
+"""DATE labelling functions: numeric, ISO and written French dates, and years that date an event.
+
+What is a date follows ``GUIDELINES.md``: every calendar date or part of one (day-month-year,
+day-month, month-year, a year standing for when something happened), numeric or written, with the
+weekday inside the span and the preposition outside. Times, ages, durations and relative days are not
+dates, and a month or a season alone is not one (``l'été 2022`` gives only ``2022``).
+
+Numbers in clinical notes look like dates all the time (``TA 13/8``, ``EVA 8/10``, ``15/20``,
+``1.5.2``), so every numeric match is *validated* (month 1–12, day 1–31 and possible in the month,
+plausible year) and the forms that stay ambiguous (``12/03`` with no year, a bare ``2014``) are
+decided from the words just before them or returned with ``needs_context``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from calendar import monthrange
+
+from deid_ds.label._text import BLANK, BLANKS, QUANTITY_AFTER, alternation
+from deid_ds.label.candidate import Candidate
+
+LABEL = "DATE"
+
+MONTHS: tuple[str, ...] = (
+    "janvier", "février", "mars", "avril", "mai", "juin",
+    "juillet", "août", "septembre", "octobre", "novembre", "décembre",
+)  # fmt: skip
+#: Abbreviations as French typists write them (with or without the period).
+MONTH_ABBREVIATIONS: dict[str, int] = {
+    "janv": 1, "jan": 1, "févr": 2, "fév": 2, "avr": 4, "juil": 7, "sept": 9, "sep": 9,
+    "oct": 10, "nov": 11, "déc": 12,
+}  # fmt: skip
+WEEKDAYS: tuple[str, ...] = ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche")
+
+#: Plausible years of a clinical note: births of the oldest patients to appointments a few years ahead.
+MIN_YEAR, MAX_YEAR = 1890, 2099
+
+
+def _month_number(word: str) -> int:
+    """Month number of a full or abbreviated month name, whatever its case and accents."""
+    key = _fold(word.rstrip("."))
+    for i, name in enumerate(MONTHS):
+        if _fold(name) == key:
+            return i + 1
+    for abbr, number in MONTH_ABBREVIATIONS.items():
+        if _fold(abbr) == key:
+            return number
+    raise KeyError(word)
+
+
+def _fold(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", word.lower()) if not unicodedata.combining(c))
+
+
+_MONTH_FULL = alternation(MONTHS)
+_MONTH_ABBR = alternation(tuple(MONTH_ABBREVIATIONS))
+_WEEKDAY = alternation(WEEKDAYS)
+# A day number: "1er" (and its superscript or spelled forms), or 1 to 31 with an optional leading zero.
+_DAY = r"(?:1\s?er|1ᵉʳ|1ier|premier|[0-3]?\d)"
+
+# -- written dates: [weekday] [day] month [year]; the month alone is never enough ----------------------
+_WRITTEN = re.compile(
+    rf"""
+    (?<![\w])
+    (?:(?P<weekday>{_WEEKDAY}),?{BLANKS})?
+    (?:(?P<day>{_DAY}){BLANKS})?
+    (?:(?P<month>{_MONTH_FULL})(?![\w])|(?P<abbr>{_MONTH_ABBR})(?P<period>\.)?(?![\w]))
+    (?:,?{BLANKS}(?P<year>\d{{4}})(?![\d]|[.,/:]\d))?
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# -- numeric dates: d/m/y with one separator repeated, 2- or 4-digit years; ISO y-m-d ------------------
+_NUMERIC = re.compile(
+    rf"""
+    (?:(?P<weekday>{_WEEKDAY}),?{BLANKS})?
+    (?<![\d/.,:])
+    (?:
+        (?P<day>\d{{1,2}})(?P<sep>[/.\-])(?P<month>\d{{1,2}})(?P=sep)(?P<year>\d{{4}}|\d{{2}})
+      | (?P<iso_year>\d{{4}})(?P<iso_sep>[\-/.])(?P<iso_month>\d{{2}})(?P=iso_sep)(?P<iso_day>\d{{2}})
+    )
+    (?!\d)
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+# -- partial numeric dates: dd/mm and mm/yyyy ----------------------------------------------------------
+_DAY_MONTH_NUM = re.compile(
+    rf"(?:(?P<weekday>{_WEEKDAY}),?{BLANKS})?(?<![\d/.,:])(?P<day>\d{{2}})/(?P<month>\d{{2}})(?![\d]|[/.,:]\d)",
+    re.IGNORECASE,
+)
+_MONTH_YEAR_NUM = re.compile(r"(?<![\d/.,:])(?P<month>\d{1,2})/(?P<year>\d{4})(?![\d]|[/.,:]\d)")
+
+# -- a year on its own ---------------------------------------------------------------------------------
+_YEAR = re.compile(r"(?<![\w/.,:\-+])(?P<year>1[89]\d\d|20\d\d)(?![\w]|[/.,:\-]\d)")
+
+# The words just before a bare year that make it a date: "en 2015", "depuis 2019", "l'été 2022",
+# "(2014)", "fin 2019", "né en 1950", "de 2010 à 2014", "année 2012", "courant 2018".
+_YEAR_CUE_BEFORE = re.compile(
+    rf"""(?:
+        \b(?:en|depuis|dès|des|depuis\ l'année|avant|après|apres|vers|jusqu'en|jusqu’en|courant|début|debut|fin|mi
+          |année|annee|été|ete|hiver|automne|printemps|de|à|a|et|entre|ou|né|née|né\(e\)|an)
+        |[(\[]
+        |mi-
+    ){BLANK}*$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A number just after these is a quantity or an identifier: "n° 2014", "x 2000", "à 1950 mg" is caught
+# by the unit; "IPP 2015" by the label.
+_NOT_YEAR_BEFORE = re.compile(r"(?:n°|no\.?|x|×|IPP|NIP|ID|lot|chambre|ch\.|lit|poste|bureau|porte)\s*$", re.IGNORECASE)
+
+# Streets and squares named after a date ("avenue du 11 Novembre", "place du 19 Mars 1962") are STR.
+_STREET_BEFORE = re.compile(
+    r"\b(?:rue|avenue|av\.?|bd|boulevard|allée|allee|impasse|place|pl\.|square|quai|cours|chemin|route|"
+    r"esplanade|promenade|parvis|pont|résidence|residence|cité|cite|lotissement|carrefour|rond-point)"
+    r"[ \t\u00a0\u202f]+(?:du|de\s+la|des)?[ \t\u00a0\u202f]*$",
+    re.IGNORECASE,
+)
+# Words before an "dd/mm" that make it a day-month date ("le 12/03", "du 12/03 au 15/03", "lundi 12/03")
+_DAY_MONTH_CUE_BEFORE = re.compile(
+    rf"(?:\b(?:le|du|au|depuis\ le|jusqu'au|jusqu’au|dès\ le|avant\ le|après\ le|RDV|rendez-vous|prévu|prevu|"
+    rf"date|J\d+)|{_WEEKDAY}|[(\[])\W{{0,3}}$",
+    re.IGNORECASE,
+)
+# Words before a slash pair that make it a measure: blood pressure, pain scale, scores, visual acuity.
+_MEASURE_BEFORE = re.compile(
+    r"(?:\b(?:TA|PA|PAS|PAD|tension|pression|EVA|EN|ENS|score|note|Glasgow|GCS|MMS|MMSE|MoCA|acuité|AV|OD|OG|"
+    r"dilution|ratio|rapport|sur|Apgar|Fagerström|NIHSS|HAD|IMC|SpO2|FC)|=)[^\n\w]{0,3}(?:\w+[^\n\w]{1,3})?$",
+    re.IGNORECASE,
+)
+
+
+def _valid_day(day: int, month: int, year: int | None) -> bool:
+    if not 1 <= month <= 12 or day < 1:
+        return False
+    if year is None:
+        return day <= (29 if month == 2 else monthrange(2001, month)[1])
+    return day <= monthrange(year, month)[1]
+
+
+def _full_year(year: str) -> int:
+    """A two-digit year as a note means it: ``57`` is 1957, ``21`` is 2021 (pivot at 30 years ahead)."""
+    if len(year) == 4:
+        return int(year)
+    y = int(year)
+    return 2000 + y if y <= 40 else 1900 + y
+
+
+def _day_number(day: str) -> int:
+    digits = re.match(r"\d+", day)
+    return int(digits.group()) if digits else 1  # "premier"
+
+
+def find_dates(text: str) -> list[Candidate]:
+    """Every DATE candidate of ``text``, as text offsets, non-overlapping, sorted by start.
+
+    Sources: ``pattern:date_numeric`` (``03/02/2021``, ``3.2.21``, ``2021-02-03``, weekday included),
+    ``pattern:date_written`` (``lundi 1er février 2021``, ``3 févr. 2021``, ``février 2021``,
+    ``3 FÉVRIER``), ``pattern:date_daymonth_num`` (``12/03``; confident only after ``le``/``du``/``au`` or
+    a weekday), ``pattern:date_monthyear_num`` (``03/2021``) and ``pattern:date_year`` (``2015``;
+    confident only after a cue such as ``en``, ``depuis``, ``l'été``).
+    """
+    found: list[Candidate] = []
+    # Ranges that are not dates although they hold one ("avenue du 11 Novembre", "place du 19 Mars 1962");
+    # nothing inside them is a candidate, not even the year.
+    blocked: list[tuple[int, int]] = []
+    for m in _NUMERIC.finditer(text):
+        if m.group("day") is not None:
+            day, month, year_text, sep = int(m.group("day")), int(m.group("month")), m.group("year"), m.group("sep")
+            year = _full_year(year_text)
+            end_digits = m.end("year")
+            start_digits = m.start("day")
+        else:
+            day, month, year = int(m.group("iso_day")), int(m.group("iso_month")), int(m.group("iso_year"))
+            sep = m.group("iso_sep")
+            end_digits, start_digits = m.end("iso_day"), m.start("iso_year")
+        if not (MIN_YEAR <= year <= MAX_YEAR and _valid_day(day, month, year)):
+            continue
+        # part of a longer chain of numbers ("1.02.03.2021", a dashed phone "02-12-05-06-07"): not a date
+        if _continues(text, end_digits, sep) or (start_digits > 0 and text[start_digits - 1] == sep == "-"):
+            continue
+        found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric", 0.97))
+
+    for m in _WRITTEN.finditer(text):
+        day_text, year_text = m.group("day"), m.group("year")
+        month_word = m.group("month") or m.group("abbr")
+        if day_text is None and year_text is None:
+            continue  # "en avril", "mois de mars": a month alone is not a date
+        if m.group("abbr") and not m.group("period") and year_text is None:
+            continue  # "3 sept" could be a number; "3 sept. " or "3 sept 2021" is a date
+        month = _month_number(month_word)
+        year = int(year_text) if year_text else None
+        start, end = m.start(), m.end()
+        if year is not None and not MIN_YEAR <= year <= MAX_YEAR:
+            end = m.end("period") if m.group("period") else m.end("month") if m.group("month") else m.end("abbr")
+            year = None
+            if day_text is None:
+                continue
+        if day_text is not None:
+            if not _valid_day(_day_number(day_text), month, year):
+                if year is None:
+                    continue
+                # "45 mars 2020": the day is not one, keep "mars 2020"
+                start = m.start("month") if m.group("month") else m.start("abbr")
+        elif m.group("weekday"):
+            start = m.start("month") if m.group("month") else m.start("abbr")  # "lundi mars 2020"
+        if _STREET_BEFORE.search(text, max(0, start - 30), start):
+            blocked.append((start, end))
+            continue
+        found.append(Candidate(start, end, LABEL, "pattern:date_written", 0.97))
+
+    for m in _MONTH_YEAR_NUM.finditer(text):
+        month, year = int(m.group("month")), int(m.group("year"))
+        if 1 <= month <= 12 and MIN_YEAR <= year <= MAX_YEAR:
+            found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_monthyear_num", 0.9))
+
+    for m in _DAY_MONTH_NUM.finditer(text):
+        day, month = int(m.group("day")), int(m.group("month"))
+        if not _valid_day(day, month, None):
+            continue
+        before = text[max(0, m.start() - 40) : m.start()]
+        cue = m.group("weekday") is not None or bool(_DAY_MONTH_CUE_BEFORE.search(before))
+        if not cue and _MEASURE_BEFORE.search(before):
+            continue
+        found.append(
+            Candidate(m.start(), m.end(), LABEL, "pattern:date_daymonth_num", 0.9 if cue else 0.5, needs_context=not cue)
+        )
+
+    for m in _YEAR.finditer(text):
+        year = int(m.group("year"))
+        if not MIN_YEAR <= year <= MAX_YEAR:
+            continue
+        if QUANTITY_AFTER.match(text, m.end()) or _NOT_YEAR_BEFORE.search(text, max(0, m.start() - 12), m.start()):
+            continue
+        before = text[max(0, m.start() - 30) : m.start()]
+        cue = bool(_YEAR_CUE_BEFORE.search(before))
+        found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_year", 0.9 if cue else 0.5, needs_context=not cue))
+
+    if blocked:
+        found = [c for c in found if not any(c.start < e and s < c.end for s, e in blocked)]
+    return _non_overlapping(found)
+
+
+def _continues(text: str, end: int, sep: str) -> bool:
+    """Whether a number chain goes on after ``end``: a digit, or a separator followed by a digit."""
+    if end < len(text) and text[end].isdigit():
+        return True
+    if end + 1 < len(text) and text[end + 1].isdigit() and text[end] in "/.,:" + sep:
+        return True
+    return False
+
+
+def _non_overlapping(found: list[Candidate]) -> list[Candidate]:
+    """Longest candidate wins where candidates overlap (``3 février 2021`` over its ``2021``)."""
+    found.sort(key=lambda c: (-(c.end - c.start), -c.confidence, c.start))
+    kept: list[Candidate] = []
+    taken: list[tuple[int, int]] = []
+    for c in found:
+        if any(c.start < e and s < c.end for s, e in taken):
+            continue
+        kept.append(c)
+        taken.append((c.start, c.end))
+    kept.sort(key=lambda c: c.start)
+    return kept

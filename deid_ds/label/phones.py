@@ -1,0 +1,71 @@
+"""PHONE labelling functions: French national and international numbers, in every layout.
+
+A French number is ten digits starting with ``0`` and a non-zero digit, written in pairs separated by
+spaces (often ``&nbsp;``), dots or dashes, or not separated; internationally ``+33`` or ``0033`` replaces
+the leading ``0``, sometimes keeping it in brackets (``+33 (0)2 99 28 43 21``). Short numbers (``15``,
+``3114``) are never phones. The span covers the whole number, ``+`` included, and nothing around it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deid_ds.label.candidate import Candidate
+
+LABEL = "PHONE"
+
+_SEP = r"[ \u00a0\u202f.\-]"
+# "02 99 28 43 21", "02.99.28.43.21", "0299284321", "02-99-28-43-21", "02 99284321" (any mix of
+# separators between pairs, at most one separator character between two pairs).
+_NATIONAL = re.compile(rf"(?<![\w+/.,:\-])0[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)")
+# "+33 2 99 28 43 21", "+33 (0)2 99 28 43 21", "+33299284321", "0033 2 99 28 43 21", "+33 6.12.34.56.78"
+_FRENCH_INTL = re.compile(
+    rf"(?<![\w+/.,:\-])(?:\+|00){_SEP}?33{_SEP}?(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"
+)
+# Other countries: "+32 2 555 12 34", "+41 22 372 33 11", "+1 (212) 555-0100"; 8 to 13 digits after the
+# country code, in groups.
+_OTHER_INTL = re.compile(
+    rf"(?<![\w+])\+(?!33)[1-9]\d{{0,2}}(?:{_SEP}?\(\d{{1,4}}\))?(?:{_SEP}?\d{{1,4}}){{2,6}}(?!\d|[.,/:\-]\d)"
+)
+# Words announcing a number. They raise confidence; they are not required (letterheads list numbers in
+# table cells with the label in another cell).
+_CONTEXT_BEFORE = re.compile(
+    r"\b(?:t[ée]l(?:[ée]phone)?|t[ée]l[ée]copie|fax|port(?:able)?|mobile|gsm|secr[ée]tariat|standard|ligne|"
+    r"joindre|appeler|num[ée]ro|n°|bip|astreinte|domicile|cabinet|accueil|rdv|rendez-vous)\b[^\n\d]{0,25}$|☎|📞",
+    re.IGNORECASE,
+)
+
+
+def _digits(s: str) -> str:
+    return re.sub(r"\D", "", s)
+
+
+def find_phones(text: str) -> list[Candidate]:
+    """Every PHONE candidate of ``text`` (text offsets, sorted, non-overlapping).
+
+    Sources: ``pattern:phone_fr`` (national ten-digit numbers), ``pattern:phone_intl_fr`` (``+33`` or
+    ``0033``), ``pattern:phone_intl`` (other country codes, less certain). A compact ten-digit number
+    with no separator and no phone word before it could be an identifier (IPP, NIR fragment), so its
+    confidence is lower.
+    """
+    found: list[Candidate] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(start: int, end: int, source: str, confidence: float) -> None:
+        if any(start < e and s < end for s, e in taken):
+            return
+        if _CONTEXT_BEFORE.search(text, max(0, start - 40), start):
+            confidence = max(confidence, 0.99)
+        taken.append((start, end))
+        found.append(Candidate(start, end, LABEL, source, confidence))
+
+    for m in _FRENCH_INTL.finditer(text):
+        add(m.start(), m.end(), "pattern:phone_intl_fr", 0.97)
+    for m in _NATIONAL.finditer(text):
+        compact = m.end() - m.start() == 10
+        add(m.start(), m.end(), "pattern:phone_fr", 0.8 if compact else 0.95)
+    for m in _OTHER_INTL.finditer(text):
+        if 8 <= len(_digits(m.group())) <= 15:
+            add(m.start(), m.end(), "pattern:phone_intl", 0.8)
+    found.sort(key=lambda c: c.start)
+    return found
