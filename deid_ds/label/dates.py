@@ -93,7 +93,12 @@ _DAY_MONTH_NUM = re.compile(
 _MONTH_YEAR_NUM = re.compile(r"(?<![\d/.,:])(?P<month>\d{1,2})/(?P<year>\d{4})(?![\d]|[/.,:]\d)")
 
 # -- a year on its own ---------------------------------------------------------------------------------
-_YEAR = re.compile(r"(?<![\w/.,:\-+])(?P<year>1[89]\d\d|20\d\d)(?![\w]|[/.,:\-]\d)")
+# A dash may join two years ("1999-2000", a range, two DATE spans); any other dash, slash or dot
+# attached to the number makes it part of something else (an ISO date, a phone, a version).
+_YEAR = re.compile(
+    r"(?<![\w/.,:+])(?:(?<=\d\d\d\d-)|(?<!-))(?P<year>1[89]\d\d|20\d\d)"
+    r"(?![\w]|[/.,:]\d|-(?!(?:1[89]|20)\d\d(?!\d))\d)"
+)
 
 # The words just before a bare year that make it a date: "en 2015", "depuis 2019", "l'été 2022",
 # "(2014)", "fin 2019", "né en 1950", "de 2010 à 2014", "année 2012", "courant 2018".
@@ -102,6 +107,7 @@ _YEAR_CUE_BEFORE = re.compile(
         \b(?:en|depuis|dès|des|depuis\ l'année|avant|après|apres|vers|jusqu'en|jusqu’en|courant|début|debut|fin|mi
           |année|annee|été|ete|hiver|automne|printemps|de|à|a|et|entre|ou|né|née|né\(e\)|an)
         |[(\[]
+        |(?:1[89]|20)\d\d[ \u00a0]?[-–][ \u00a0]?
         |mi-
     ){BLANK}*$""",
     re.IGNORECASE | re.VERBOSE,

@@ -31,7 +31,15 @@ _OTHER_INTL = re.compile(
 # table cells with the label in another cell).
 _CONTEXT_BEFORE = re.compile(
     r"\b(?:t[ée]l(?:[ée]phone)?|t[ée]l[ée]copie|fax|port(?:able)?|mobile|gsm|secr[ée]tariat|standard|ligne|"
-    r"joindre|appeler|num[ée]ro|n°|bip|astreinte|domicile|cabinet|accueil|rdv|rendez-vous)\b[^\n\d]{0,25}$|☎|📞",
+    r"joindre|appeler|num[ée]ro|bip|astreinte|domicile|cabinet|accueil|rdv|rendez-vous)\b[^\n\d]{0,25}$|☎|📞",
+    re.IGNORECASE,
+)
+
+
+# A compact ten-digit number after these is an identifier (file, stay, patient number), not a phone.
+_IDENTIFIER_BEFORE = re.compile(
+    r"\b(?:IPP|NIP|NDA|NIR|INS|RPPS|ADELI|FINESS|dossier|s[ée]jour|venue|lot|r[ée]f(?:[ée]rence)?|ID)\b"
+    r"[^\n\d]{0,12}$",
     re.IGNORECASE,
 )
 
@@ -46,7 +54,7 @@ def find_phones(text: str) -> list[Candidate]:
     Sources: ``pattern:phone_fr`` (national ten-digit numbers), ``pattern:phone_intl_fr`` (``+33`` or
     ``0033``), ``pattern:phone_intl`` (other country codes, less certain). A compact ten-digit number
     with no separator and no phone word before it could be an identifier (IPP, NIR fragment), so its
-    confidence is lower.
+    confidence is lower, and after ``IPP``, ``dossier``, ``séjour``... it is not a phone.
     """
     found: list[Candidate] = []
     taken: list[tuple[int, int]] = []
@@ -63,6 +71,8 @@ def find_phones(text: str) -> list[Candidate]:
         add(m.start(), m.end(), "pattern:phone_intl_fr", 0.97)
     for m in _NATIONAL.finditer(text):
         compact = m.end() - m.start() == 10
+        if compact and _IDENTIFIER_BEFORE.search(text, max(0, m.start() - 30), m.start()):
+            continue
         add(m.start(), m.end(), "pattern:phone_fr", 0.8 if compact else 0.95)
     for m in _OTHER_INTL.finditer(text):
         if 8 <= len(_digits(m.group())) <= 15:
