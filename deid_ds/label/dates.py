@@ -74,7 +74,6 @@ _WRITTEN = re.compile(
 # -- numeric dates: d/m/y with one separator repeated, 2- or 4-digit years; ISO y-m-d ------------------
 _NUMERIC = re.compile(
     rf"""
-    (?:(?P<weekday>{_WEEKDAY}),?{BLANKS})?
     (?<![\d/.,:])
     (?:
         (?P<day>\d{{1,2}})(?P<sep>[/.\-])(?P<month>\d{{1,2}})(?P=sep)(?P<year>\d{{4}}|\d{{2}})
@@ -86,10 +85,11 @@ _NUMERIC = re.compile(
 )
 
 # -- partial numeric dates: dd/mm and mm/yyyy ----------------------------------------------------------
-_DAY_MONTH_NUM = re.compile(
-    rf"(?:(?P<weekday>{_WEEKDAY}),?{BLANKS})?(?<![\d/.,:])(?P<day>\d{{2}})/(?P<month>\d{{2}})(?![\d]|[/.,:]\d)",
-    re.IGNORECASE,
-)
+_DAY_MONTH_NUM = re.compile(r"(?<![\d/.,:])(?P<day>\d{2})/(?P<month>\d{2})(?![\d]|[/.,:]\d)")
+# A weekday just before a numeric date belongs to it ("samedi 21/01/2023"). Looked for only where a
+# numeric date was found: an optional weekday at the head of the date patterns made the regex engine
+# try the seven names at every character of the note.
+_WEEKDAY_BEFORE = re.compile(rf"(?<![\w])(?:{_WEEKDAY}),?{BLANKS}$", re.IGNORECASE)
 _MONTH_YEAR_NUM = re.compile(r"(?<![\d/.,:])(?P<month>\d{1,2})/(?P<year>\d{4})(?![\d]|[/.,:]\d)")
 
 # -- a year on its own ---------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ def find_dates(text: str) -> list[Candidate]:
         # part of a longer chain of numbers ("1.02.03.2021", a dashed phone "02-12-05-06-07"): not a date
         if _continues(text, end_digits, sep) or (start_digits > 0 and text[start_digits - 1] == sep == "-"):
             continue
-        found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric", 0.97))
+        found.append(Candidate(_with_weekday(text, m.start()), m.end(), LABEL, "pattern:date_numeric", 0.97))
 
     for m in _WRITTEN.finditer(text):
         day_text, year_text = m.group("day"), m.group("year")
@@ -225,12 +225,13 @@ def find_dates(text: str) -> list[Candidate]:
         day, month = int(m.group("day")), int(m.group("month"))
         if not _valid_day(day, month, None):
             continue
+        start = _with_weekday(text, m.start())
         before = text[max(0, m.start() - 40) : m.start()]
-        cue = m.group("weekday") is not None or bool(_DAY_MONTH_CUE_BEFORE.search(before))
+        cue = start < m.start() or bool(_DAY_MONTH_CUE_BEFORE.search(before))
         if not cue and _MEASURE_BEFORE.search(before):
             continue
         found.append(
-            Candidate(m.start(), m.end(), LABEL, "pattern:date_daymonth_num", 0.9 if cue else 0.5, needs_context=not cue)
+            Candidate(start, m.end(), LABEL, "pattern:date_daymonth_num", 0.9 if cue else 0.5, needs_context=not cue)
         )
 
     for m in _YEAR.finditer(text):
@@ -246,6 +247,12 @@ def find_dates(text: str) -> list[Candidate]:
     if blocked:
         found = [c for c in found if not any(c.start < e and s < c.end for s, e in blocked)]
     return _non_overlapping(found)
+
+
+def _with_weekday(text: str, start: int) -> int:
+    """``start`` moved back over a weekday written just before it, if there is one."""
+    w = _WEEKDAY_BEFORE.search(text, max(0, start - 14), start)
+    return w.start() if w else start
 
 
 def _continues(text: str, end: int, sep: str) -> bool:

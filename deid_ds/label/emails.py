@@ -19,11 +19,18 @@ _OBFUSCATED = re.compile(
     r"(?<![\w.+\-])[\w.+\-]*\w\s?[\[(](?:at|arobase)[\])]\s?[\w\-]+(?:(?:\.|\s?[\[(](?:dot|point)[\])]\s?)[\w\-]+)+",
     re.IGNORECASE,
 )
+_OBFUSCATION_HINT = re.compile(r"[\[(](?:at|arobase)[\])]", re.IGNORECASE)
 
 
 def find_emails(text: str) -> list[Candidate]:
     """Every e-mail address of ``text``: ``pattern:email`` and ``pattern:email_obfuscated``."""
-    found = [Candidate(m.start(), m.end(), LABEL, "pattern:email", 0.99) for m in _EMAIL.finditer(text)]
+    # Cheap pre-checks: the address patterns backtrack over every word, and most notes hold no address.
+    found = []
+    if "@" in text:
+        found = [Candidate(m.start(), m.end(), LABEL, "pattern:email", 0.99) for m in _EMAIL.finditer(text)]
+    if not _OBFUSCATION_HINT.search(text):
+        found.sort(key=lambda c: c.start)
+        return found
     for m in _OBFUSCATED.finditer(text):
         if not any(m.start() < c.end and c.start < m.end() for c in found):
             found.append(Candidate(m.start(), m.end(), LABEL, "pattern:email_obfuscated", 0.9))
