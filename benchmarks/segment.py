@@ -8,13 +8,14 @@ The notes of the input table are cycled until at least ``--min-notes`` notes are
 process (one core), so the figure is per core. Three stages are timed separately on the same notes:
 ``parse`` (html_to_text), ``parse+segment`` (the whole of what weak-label and predict do before
 labelling), and the ``segment`` command end to end (Parquet in, Parquet out, one worker). The best of
-``--repeat`` runs is reported, as usual for throughput on a shared machine.
+``--repeat`` runs of each stage is reported, as usual for throughput on a shared machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import sys
@@ -40,6 +41,16 @@ def load_html(path: Path, min_notes: int) -> list[str]:
     while len(out) < min_notes:
         out.extend(notes)
     return out
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
 def best_of(repeat: int, fn) -> float:
@@ -84,8 +95,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         table = pa.table({"id_document": [str(i) for i in range(len(htmls))], "id_patient": ["p"] * len(htmls), "html": htmls})
         pq.write_table(table, Path(tmp) / "notes.parquet")
+        runs = iter(range(args.repeat))
         command_s = best_of(
-            1, lambda: segment_notes(Path(tmp) / "notes.parquet", Path(tmp) / "out", progress=False, workers=1)
+            args.repeat,
+            lambda: segment_notes(Path(tmp) / "notes.parquet", Path(tmp) / f"out{next(runs)}", progress=False, workers=1),
         )
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -95,7 +108,7 @@ def main() -> None:
         ["segment command (Parquet→Parquet)", len(htmls), megabytes, command_s, megabytes / command_s, len(htmls) / command_s],
     ]
     print(format_table(["stage", "notes", "MB", "seconds", "MB/s/core", "notes/s"], rows))
-    print(f"machine: {platform.machine()}, Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB")
+    print(f"machine: {_cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB")
     print(json.dumps({"parse_mb_s": round(megabytes / parse_s, 2), "segment_mb_s": round(megabytes / segment_s, 2), "command_mb_s": round(megabytes / command_s, 2)}))
 
 

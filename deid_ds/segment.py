@@ -18,6 +18,7 @@ tagger's memory grows with sentence length and the paper notes that poor splitti
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -26,7 +27,7 @@ from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from deid_ds.html_text import ParsedHtml, html_to_text
 from deid_ds.model import Sentence, Token
 from deid_ds.punkt import sentence_splitter
-from deid_ds.tokens import tokenize
+from deid_ds.tokens import CORE_PATTERN, fixup_positions, may_hold_address, pattern_for, tokenize_with
 
 from deid_ds.defaults import DEFAULT_MAX_TOKENS  # noqa: E402 - re-exported
 _SOFT_BREAK_TOKENS = frozenset({";", ",", ":"})
@@ -51,40 +52,31 @@ class SegmentedNote:
 
 
 def iter_blocks(text: str) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of the layout blocks of ``text`` (see the module docstring)."""
-    n = len(text)
-    block_start = None
+    """``(start, end)`` of the layout blocks of ``text`` (see the module docstring).
+
+    A block starts at the first non-blank character of its first line and ends after the last non-blank
+    character of its last line (``str.strip`` whitespace). One pass over ``text.split("\n")``: a note
+    has hundreds of short lines, so per-line work is kept to a strip and a comparison.
+    """
+    block_start = -1  # -1: no open block
+    block_end = 0  # end of the right-stripped last non-blank line of the open block
     line_start = 0
-    while line_start <= n:
-        newline = text.find("\n", line_start)
-        line_end = n if newline < 0 else newline
-        line = text[line_start:line_end]
-        stripped = line.strip()
+    for line in text.split("\n"):
+        stripped = line.lstrip()
         if stripped:
-            if block_start is not None and not _continues(stripped, text, line_start):
-                yield block_start, _rstrip_end(text, block_start, line_start)
-                block_start = None
-            if block_start is None:
-                block_start = line_start + (len(line) - len(line.lstrip()))
-        elif block_start is not None:
-            yield block_start, _rstrip_end(text, block_start, line_start)
-            block_start = None
-        if newline < 0:
-            break
-        line_start = newline + 1
-    if block_start is not None:
-        yield block_start, _rstrip_end(text, block_start, n)
-
-
-def _continues(stripped_line: str, text: str, line_start: int) -> bool:
-    """A non-blank line continues the open block when it starts lower-case after a single newline."""
-    return stripped_line[0].islower() and line_start >= 2 and text[line_start - 2] != "\n"
-
-
-def _rstrip_end(text: str, start: int, end: int) -> int:
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return end
+            # A line continues the open block when it starts lower-case after a single newline.
+            if block_start >= 0 and not (stripped[0].islower() and line_start >= 2 and text[line_start - 2] != "\n"):
+                yield block_start, block_end
+                block_start = -1
+            if block_start < 0:
+                block_start = line_start + len(line) - len(stripped)
+            block_end = line_start + len(line.rstrip())
+        elif block_start >= 0:
+            yield block_start, block_end
+            block_start = -1
+        line_start += len(line) + 1
+    if block_start >= 0:
+        yield block_start, block_end
 
 
 @dataclass(frozen=True)
@@ -116,41 +108,63 @@ class Segmenter:
 
     def sentence_spans(self, text: str) -> Iterator[tuple[int, int]]:
         """Text ``(start, end)`` of each sentence, before tokenisation and length capping."""
+        split = self._splitter.span_tokenize
+        search = _SENTENCE_END.search
         for block_start, block_end in iter_blocks(text):
-            block = text[block_start:block_end]
-            if not _SENTENCE_END.search(block):
+            if search(text, block_start, block_end) is None:
                 yield block_start, block_end  # Punkt only splits after . ? ! or …: nothing to do
                 continue
-            for start, end in self._splitter.span_tokenize(block):
+            for start, end in split(text[block_start:block_end]):
                 yield block_start + start, block_start + end
 
     def token_spans(self, text: str) -> TokenSpans:
-        """The segmentation of ``text`` in compact form (no per-token objects)."""
-        starts: list[int] = []
-        ends: list[int] = []
+        """The segmentation of ``text`` in compact form (no per-token objects).
+
+        What tokenisation needs per range (the pattern, with or without address alternatives; the
+        positions of periods and apostrophes) is computed once for the note and narrowed per sentence.
+        """
+        spans: list[tuple[int, int]] = []
         bounds = [0]
+        max_tokens = self.max_tokens
+        note_may_hold_address = may_hold_address(text)
+        fixups = fixup_positions(text)
         for sentence_start, sentence_end in self.sentence_spans(text):
-            spans = tokenize(text, sentence_start, sentence_end)
-            for chunk in _chunks(text, spans, self.max_tokens):
-                chunk_starts, chunk_ends = zip(*chunk)
-                starts.extend(chunk_starts)
-                ends.extend(chunk_ends)
-                bounds.append(len(starts))
+            pattern = pattern_for(text, sentence_start, sentence_end) if note_may_hold_address else CORE_PATTERN
+            if fixups:
+                first = bisect_left(fixups, sentence_start)
+                sentence_fixups = fixups[first : bisect_left(fixups, sentence_end, first)]
+            else:
+                sentence_fixups = fixups
+            sentence = tokenize_with(text, sentence_start, sentence_end, pattern, sentence_fixups)
+            if len(sentence) <= max_tokens:
+                if sentence:
+                    spans += sentence
+                    bounds.append(len(spans))
+                continue
+            for chunk in _chunks(text, sentence, max_tokens):
+                spans += chunk
+                bounds.append(len(spans))
+        starts = [s for s, _ in spans]
+        ends = [e for _, e in spans]
         return TokenSpans(bounds, starts, ends)
 
     def segment(self, parsed: ParsedHtml) -> SegmentedNote:
         """Sentences and tokens of a parsed note, as :class:`Sentence` and :class:`Token` objects."""
         text = parsed.text
-        html_starts, html_ends = parsed.offsets.starts, parsed.offsets.ends
         compact = self.token_spans(text)
+        starts, ends = compact.starts, compact.ends
+        char_html_starts, char_html_ends = parsed.offsets.starts, parsed.offsets.ends
         n = len(text)
-        all_tokens = [
-            Token(text[s:e], s, e, html_starts[s], html_ends[e - 1], e >= n or text[e] in SPACES)
-            for s, e in zip(compact.starts, compact.ends)
-        ]
+        # Field by field, then one map(Token, ...): cheaper than a Token(...) call per listcomp step.
+        texts = [text[s:e] for s, e in zip(starts, ends)]
+        html_starts = [char_html_starts[s] for s in starts]
+        html_ends = [char_html_ends[e - 1] for e in ends]
+        ws = [e >= n or text[e] in SPACES for e in ends]
+        all_tokens = list(map(Token, texts, starts, ends, html_starts, html_ends, ws))
         sentences = []
-        for index, (first_index, end_index) in enumerate(zip(compact.bounds, compact.bounds[1:])):
-            tokens = all_tokens[first_index:end_index]
+        bounds = compact.bounds
+        for index in range(len(bounds) - 1):
+            tokens = all_tokens[bounds[index] : bounds[index + 1]]
             first, last = tokens[0], tokens[-1]
             sentences.append(
                 Sentence(

@@ -57,21 +57,55 @@ _ELISIONS = frozenset({"c", "d", "j", "l", "m", "n", "s", "t", "qu", "jusqu", "l
 _APOSTROPHES = ("'", "\u2019")
 
 
-def _pattern_for(text: str) -> re.Pattern[str]:
-    return _WITH_ADDRESSES if ("@" in text or "://" in text or "www." in text) else _CORE
+# Cheap pre-checks, run with pos/endpos on the note's text (no slicing): does a range possibly hold an
+# address, and where are the characters a fix-up may apply to.
+_ADDRESS_HINT = re.compile(r"@|://|www\.")
+_FIXUP_CHARS = re.compile(r"[.'\u2019]")
+
+
+#: The token pattern of a range that holds no address (see :func:`pattern_for`).
+CORE_PATTERN = _CORE
+
+
+def may_hold_address(text: str, start: int = 0, end: int | None = None) -> bool:
+    """Whether ``text[start:end]`` may hold an e-mail address or a URL."""
+    end = len(text) if end is None else end
+    return _ADDRESS_HINT.search(text, start, end) is not None
+
+
+def pattern_for(text: str, start: int = 0, end: int | None = None) -> re.Pattern[str]:
+    """The token pattern for ``text[start:end]``: with the address alternatives only where needed."""
+    return _WITH_ADDRESSES if may_hold_address(text, start, end) else _CORE
+
+
+def fixup_positions(text: str, start: int = 0, end: int | None = None) -> list[int]:
+    """Ascending positions of periods and apostrophes in ``text[start:end]`` (see :func:`tokenize_with`)."""
+    end = len(text) if end is None else end
+    return [m.start() for m in _FIXUP_CHARS.finditer(text, start, end)]
 
 
 def tokenize(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """Token ``(start, end)`` offsets of ``text[start:end]``, as offsets into ``text``."""
     end = len(text) if end is None else end
-    pattern = _pattern_for(text if (start == 0 and end == len(text)) else text[start:end])
+    return tokenize_with(text, start, end, pattern_for(text, start, end), fixup_positions(text, start, end))
+
+
+def tokenize_with(
+    text: str, start: int, end: int, pattern: re.Pattern[str], fixups: list[int]
+) -> list[tuple[int, int]]:
+    """:func:`tokenize` with its per-range inputs computed by the caller.
+
+    ``pattern`` is :func:`pattern_for` of the range, ``fixups`` the ascending positions of ``.``, ``'``
+    and ``\u2019`` inside it. :class:`deid_ds.segment.Segmenter` computes both once per note rather
+    than once per sentence: a note has a hundred short sentences, and the per-call set-up was a large
+    part of tokenisation.
+    """
     spans = [m.span() for m in pattern.finditer(text, start, end)]
-    # Fix-ups, from right to left so that indices stay valid; only where a period or an apostrophe is.
-    fixups = _positions(text, ".", start, end) + _positions(text, "'", start, end) + _positions(text, "\u2019", start, end)
     if not fixups:
         return spans
+    # Fix-ups, from right to left so that indices stay valid; only where a period or an apostrophe is.
     abbreviations = french_abbreviations()
-    for position in sorted(fixups, reverse=True):
+    for position in reversed(fixups):
         i = bisect_right(spans, (position, end + 1)) - 1
         if i < 0:
             continue
@@ -90,15 +124,6 @@ def tokenize(text: str, start: int = 0, end: int | None = None) -> list[tuple[in
             if cut and s + cut - 1 == position:
                 spans[i : i + 1] = [(s, s + cut), (s + cut, e)]
     return spans
-
-
-def _positions(text: str, char: str, start: int, end: int) -> list[int]:
-    found = []
-    i = text.find(char, start, end)
-    while i >= 0:
-        found.append(i)
-        i = text.find(char, i + 1, end)
-    return found
 
 
 def _letter_or_digit_at(text: str, i: int, end: int) -> bool:

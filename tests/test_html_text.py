@@ -6,6 +6,8 @@ import html as htmllib
 import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from deid_ds.html_text import decode_reference, html_to_text
 
@@ -206,3 +208,62 @@ def test_nested_tables_keep_cells_apart():
     assert "CHU de Rennes\tPôle cardio\n2 rue Henri Le Guilloux" in parsed.text
     assert "Dr KERBRAT\nDr MORVAN" in parsed.text
     assert not re.search(r"[a-z][A-Z]", parsed.text.replace("KERBRAT", "").replace("MORVAN", ""))
+
+
+def test_a_bogus_numeric_reference_does_not_stop_markup_parsing():
+    # "&#" not followed by digits, with a ";" further on, used to make HTMLParser (convert_charrefs=False)
+    # stop recognising markup: the rest of the note, tags included, came out as text.
+    parsed = html_to_text("<p>a &#; b</p><p>c &#x; d</p><p>e <b>x</b> &#</p><i>y</i>")
+    assert parsed.text == "a &#; b\n\nc &#x; d\n\ne x &#\n\ny"
+    assert "<" not in parsed.text
+
+
+SIMPLE_TAG_SHAPES = [
+    "<p>Jean</p><P>DUPONT</P><br><BR></br><b>x</b><td>1</td><td>2</td></tr>",
+    "<title>Jean</title><p>x</p>",
+    "<head><title>t</title><style>p{}</style></head><body><p>x</p></body>",
+    "<script>var a = '<p>x</p>';</script><p>y</p>",
+    "<style>b{}</style><textarea><b>kept</b></textarea><xmp><p>raw</p></xmp>z",
+    "<pre>\n  a\n</pre><h1x>b</h1x><b-c>c</b-c></b c><p >d</p ><br/><br />",
+    "<template><p>x</p></template><noscript><p>y</p></noscript><iframe><p>z</p></iframe>",
+    "<script>unclosed <p>Jean</p>",
+    "<p>a<p>b</div></td></br><plaintext><p>c</p>",
+]
+
+
+@pytest.mark.parametrize("html", SIMPLE_TAG_SHAPES)
+def test_the_simple_tag_fast_path_changes_nothing(monkeypatch, html):
+    """``<name>`` and ``</name>`` bypass HTMLParser's attribute parsing: same result without the bypass."""
+    import deid_ds.html_text as html_text
+
+    fast = html_to_text(html)
+    never = re.compile(r"(?!)")
+    monkeypatch.setattr(html_text, "_SIMPLE_START_TAG", never)
+    monkeypatch.setattr(html_text, "_SIMPLE_END_TAG", never)
+    slow = html_to_text(html)
+    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
+
+
+_SOUP = [
+    "<p>", "</p>", "<br>", "<BR>", "<br/>", "</br>", "<b>", "</b>", "<td>", "</td>", "<td class=x>", "<div>", "</DIV>",
+    "<pre>", "</pre>", "<textarea>", "</textarea>", "<title>", "</title>", "<head>", "</head>", "<script>", "</script>",
+    "<style>", "</style>", "<xmp>", "</xmp>", "<template>", "</template>", "<!-- c -->", "<!--", "-->", "<!DOCTYPE html>",
+    "<![CDATA[x<y]]>", "<?pi?>", "<", ">", "</", "</>", "<p", "&amp;", "&#", "&#;", "&", "\n", "  ", "Jean", "é", "<h1x>",
+    "<b-c>", "</b c>", "<br\n>", "<a href=\"x>y\">", "</a>",
+]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_SOUP), max_size=30))
+def test_the_simple_tag_fast_path_changes_nothing_on_tag_soup(parts):
+    import deid_ds.html_text as html_text
+
+    html = "".join(parts)
+    fast = html_to_text(html)
+    saved = html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG
+    html_text._SIMPLE_START_TAG = html_text._SIMPLE_END_TAG = re.compile(r"(?!)")
+    try:
+        slow = html_to_text(html)
+    finally:
+        html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG = saved
+    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)

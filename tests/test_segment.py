@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from deid_ds.html_text import html_to_text
 from deid_ds.segment import Segmenter, iter_blocks, segment_html
+from deid_ds.tokens import tokenize
 
 
 def sentences(html: str, **kwargs) -> list[str]:
@@ -55,3 +59,51 @@ def test_tokens_carry_text_and_html_offsets():
 def test_empty_and_whitespace_only_notes_have_no_sentences():
     assert segment_html("").sentences == []
     assert segment_html("<p>&nbsp;</p><br><br>").sentences == []
+
+
+def _reference_blocks(text: str) -> list[tuple[int, int]]:
+    """iter_blocks as first written: line by line with find, strip and a backward whitespace scan."""
+
+    def rstrip_end(start: int, end: int) -> int:
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        return end
+
+    blocks, block_start, line_start, n = [], None, 0, len(text)
+    while line_start <= n:
+        newline = text.find("\n", line_start)
+        line_end = n if newline < 0 else newline
+        line = text[line_start:line_end]
+        stripped = line.strip()
+        if stripped:
+            continues = stripped[0].islower() and line_start >= 2 and text[line_start - 2] != "\n"
+            if block_start is not None and not continues:
+                blocks.append((block_start, rstrip_end(block_start, line_start)))
+                block_start = None
+            if block_start is None:
+                block_start = line_start + (len(line) - len(line.lstrip()))
+        elif block_start is not None:
+            blocks.append((block_start, rstrip_end(block_start, line_start)))
+            block_start = None
+        if newline < 0:
+            break
+        line_start = newline + 1
+    if block_start is not None:
+        blocks.append((block_start, rstrip_end(block_start, n)))
+    return blocks
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aB. \n\t\xa0\u2028\x1cé", max_size=60))
+def test_iter_blocks_matches_the_reference(text):
+    assert list(iter_blocks(text)) == _reference_blocks(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="aB.' \n\t@/:w-1é\u2019", max_size=80), st.integers(min_value=1, max_value=6))
+def test_token_spans_match_per_sentence_tokenize(text, max_tokens):
+    segmenter = Segmenter(max_tokens=max_tokens)
+    compact = segmenter.token_spans(text)
+    expected = [span for start, end in segmenter.sentence_spans(text) for span in tokenize(text, start, end)]
+    assert list(zip(compact.starts, compact.ends)) == expected
+    assert compact.bounds[-1] == len(expected)
