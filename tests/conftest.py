@@ -9,6 +9,12 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
+#: Tests on the verbatim official sample rows of ``../shared/formats`` (kept beside the checkout, not
+#: copied into it). CI has them; a checkout elsewhere skips these tests with this reason, visibly.
+requires_shared_formats = pytest.mark.skipif(
+    not (SHARED / "formats").is_dir(), reason="official format samples not found at ../shared/formats beside this checkout"
+)
+
 
 @pytest.fixture
 def write_notes(tmp_path):

@@ -7,11 +7,12 @@ import zipfile
 
 import pytest
 
-from conftest import SHARED
+from conftest import SHARED, requires_shared_formats
 from deid_ds.kb.annuaire import read_directory
 from deid_ds.kb.ban import read_ban
 from deid_ds.kb.source_files import SourceError
 
+pytestmark = requires_shared_formats
 FORMATS = SHARED / "formats"
 BAN_SAMPLE = FORMATS / "ban_csv_sample_StreetWorks-SDK.csv"
 RPPS_SAMPLE = FORMATS / "rpps_small.txt"
