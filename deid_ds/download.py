@@ -193,7 +193,7 @@ def _local_path(source: str | os.PathLike[str]) -> Path | None:
 # Integrity checks
 
 
-def _sniff(head: bytes) -> str:
+def sniff_bytes(head: bytes) -> str:
     """``gzip``, ``zip``, ``html`` or ``text`` from the first bytes of a file."""
     if head.startswith(GZIP_MAGIC):
         return "gzip"
@@ -315,7 +315,7 @@ def check_file(path: str | os.PathLike[str], expect: Expect | None = None, *, pr
         raise DownloadError(f"{label}: empty file (0 bytes)")
     with path.open("rb") as handle:
         head = handle.read(512)
-    kind = _sniff(head)
+    kind = sniff_bytes(head)
     _check_kind(label, expect, kind, head)
     if kind == "zip":
         _check_zip(path, label)

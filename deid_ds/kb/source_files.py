@@ -14,8 +14,6 @@ from pathlib import Path
 
 from deid_ds.errors import InputError
 
-GZIP_MAGIC = b"\x1f\x8b"
-ZIP_MAGIC = b"PK\x03\x04"
 
 
 class SourceError(InputError):
@@ -24,17 +22,11 @@ class SourceError(InputError):
 
 def sniff(path: Path) -> str:
     """``"gzip"``, ``"zip"``, ``"html"``, ``"empty"`` or ``"text"``, from the first bytes."""
+    from deid_ds.download import sniff_bytes
+
     with path.open("rb") as handle:
         head = handle.read(512)
-    if not head:
-        return "empty"
-    if head.startswith(GZIP_MAGIC):
-        return "gzip"
-    if head.startswith(ZIP_MAGIC):
-        return "zip"
-    if head.lstrip(b"\xef\xbb\xbf \t\r\n").lower().startswith((b"<!doctype", b"<html", b"<?xml", b"<head")):
-        return "html"
-    return "text"
+    return sniff_bytes(head) if head else "empty"
 
 
 def first_line(path: Path, *, member: str | None = None) -> str:
