@@ -49,11 +49,6 @@ def atomic_write_text(path: str | Path, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
-
-
 @contextmanager
 def atomic_directory(path: str | Path) -> Iterator[Path]:
     """Yield a temporary directory that replaces ``path`` (whole) if the block succeeds.

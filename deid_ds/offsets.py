@@ -73,11 +73,3 @@ class OffsetMap:
         if last < first:
             return first, first
         return first, last
-
-    def to_lists(self) -> tuple[list[int], list[int]]:
-        """Plain lists, for serialisation."""
-        return self.starts.tolist(), self.ends.tolist()
-
-
-def empty_offset_map() -> OffsetMap:
-    return OffsetMap(array("q"), array("q"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deid_ds.kb.ambiguity import ambiguity_reason
-from deid_ds.kb.normalize import expand_street_abbreviations, fold, fold_key, name_parts, titles
+from deid_ds.kb.normalize import expand_street_abbreviations, fold, fold_key, name_parts, street_type_words, titles
 
 
 def test_fold_is_length_preserving_and_ignores_case_accents_and_punctuation_variants():
@@ -41,6 +41,10 @@ def test_street_abbreviations_are_expanded_as_whole_words():
         "12 avenue du Gal de Gaulle, boulevard Voltaire, impasse des Lilas"
     )
     assert expand_street_abbreviations("Avenir") == "Avenir"
+
+
+def test_street_type_words_announce_addresses():
+    assert {"rue", "avenue", "lieu-dit", "impasse", "bp", "cs", "cedex", "allee"} <= street_type_words()
 
 
 def test_titles_dictionary():
