@@ -1,0 +1,268 @@
+"""STR and VILLE: street addresses and cities from street-type words, postcodes, cues and the BAN.
+
+* **STR** — a street type (``rue``, ``av.``, ``LIEU-DIT``, ``Résidence``: the shipped street-type
+  lists) followed by a street name written like one (capitalised words, numbers, lower-case particles
+  inside), with the house number and repetition index before it (``12 bis, avenue du Général de
+  Gaulle``); ``BP 123`` / ``CS 10329``; a numbered line just above a ``ZIP City`` line; and the BAN's
+  streets where the text writes them without a type word.
+* **VILLE** — the words after a postcode up to ``CEDEX`` (``35033 RENNES CEDEX 9``), before a postcode
+  in brackets, after a place cue (``né à``, ``domicilié à``, ``CHU de``, ``Fait à``), at the head of a
+  letter's date line (``Brest, le 3 mars 2021``), and the BAN's communes — an ambiguous one (a common
+  word such as ``Plaine``) only with a cue or a postcode next to it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deid_ds.kb.normalize import street_type_abbreviations, street_type_words
+from deid_ds.label.candidate import Candidate
+from deid_ds.label.cues import CITY_CUE, NOT_NAME, cue_matches
+from deid_ds.label.view import DIGIT, INITIAL, LOWER, TITLE, UPPER, NoteView
+
+_NOT_STREET_TYPES = {"bp", "cs", "cedex"}
+#: Abbreviations that are also ordinary words or tokens of prose (``car``, ``pas``, ``st``): they
+#: announce a street only after a house number.
+_RISKY_ABBREVIATIONS = {"r", "car", "pas", "ch", "lot", "dom", "st", "ste", "qu", "pl", "cr", "gr", "esp", "sen", "mte", "pte", "pla"}
+_STREET_PARTICLES = frozenset("de du des la le les l' l’ d' d’ aux au en sur sous et".split())
+_REPETITION = frozenset("bis ter quater quinquies b t q a c d".split())
+_POSTBOX = frozenset({"bp", "b.p.", "cs", "tsa", "cp"})
+_CITY_PARTICLES = frozenset("sur sous en les lès le la de du des d' d’ l' l’ aux et".split())
+_CITY_STOP = frozenset({"cedex", "france", "tel", "tel.", "fax", "bp", "cs", "standard"})
+#: Words that end a street name (what follows an address on a letterhead line).
+_STREET_STOP = frozenset({"cedex", "tel", "tel.", "telephone", "fax", "telecopie", "standard", "courriel", "email", "mail", "portable", "secretariat"})
+MAX_STREET_TOKENS = 10
+_HOUSE_NUMBER = re.compile(r"\d{1,4}(?:bis|ter|[a-dA-D])?")
+MAX_CITY_TOKENS = 6
+
+
+def _street_types() -> tuple[frozenset[str], frozenset[str]]:
+    words = frozenset(street_type_words()) - _NOT_STREET_TYPES
+    abbreviations = frozenset(k for k in street_type_abbreviations() if " " not in k)
+    return words, abbreviations
+
+
+_WORDS, _ABBREVIATIONS = _street_types()
+
+
+def _street_type_at(view: NoteView, i: int) -> tuple[int, bool] | None:
+    """``(end, risky)`` of a street-type word at token ``i``, or None."""
+    f = view.folded[i]
+    if f == "lieu" and i + 1 < len(view) and view.folded[i + 1] == "dit" and view.joined(i):
+        return i + 2, False
+    bare = f.rstrip(".")
+    end = i + 1
+    if end < len(view) and view.words[end] == "." and view.gap(i) == "":
+        end += 1  # "r." and "ch." are tokenised as a word and its period
+    if f in _WORDS or bare in _WORDS:
+        return end, False
+    if bare in _ABBREVIATIONS:
+        return end, bare in _RISKY_ABBREVIATIONS
+    return None
+
+
+def _street_name_end(view: NoteView, i: int) -> int:
+    """End of the street name starting at token ``i`` (``i`` if none): ends on a name word or a number."""
+    n = len(view)
+    j, end = i, i
+    while j < n and j - i < MAX_STREET_TOKENS:
+        if j > i and not view.joined(j - 1):
+            break
+        f, shape = view.folded[j], view.shapes[j]
+        if f in _STREET_PARTICLES:
+            j += 1
+            continue
+        if shape == DIGIT:
+            if len(view.words[j]) == 5 and view.words[j].isdigit():
+                break  # a postcode
+            j += 1
+            end = j
+            continue
+        if shape in (TITLE, UPPER, INITIAL):
+            if f in _STREET_STOP or f in _POSTBOX:
+                break
+            j += 1
+            end = j
+            continue
+        break
+    return end
+
+
+def _house_number_start(view: NoteView, i: int) -> int:
+    """Start of the house number (repetition index and comma included) before the street type at ``i``."""
+    k = i - 1
+    if k >= 0 and view.words[k] == ",":
+        k -= 1
+    if k >= 1 and view.folded[k] in _REPETITION and view.shapes[k - 1] == DIGIT and view.joined(k - 1):
+        k -= 1
+    if k >= 0 and _HOUSE_NUMBER.fullmatch(view.words[k]):
+        between = view.text[view.ends[k] : view.starts[i]]
+        if "\n" not in between and "\t" not in between:
+            return k
+    return i
+
+
+def streets(view: NoteView) -> list[Candidate]:
+    """STR candidates: street-type lines with their number, and post boxes."""
+    found: list[Candidate] = []
+    n = len(view)
+    for i in range(n):
+        f = view.folded[i]
+        if f in _POSTBOX and i + 1 < n and view.shapes[i + 1] == DIGIT and view.joined(i):
+            found.append(Candidate(view.starts[i], view.ends[i + 1], "STR", "address:postbox", 0.95))
+            continue
+        typed = _street_type_at(view, i)
+        if typed is None or typed[0] >= n or not view.joined(typed[0] - 1):
+            continue
+        type_end, risky = typed
+        name_end = _street_name_end(view, type_end)
+        if name_end == type_end:
+            continue
+        start = _house_number_start(view, i)
+        numbered = start < i
+        if risky and not numbered:
+            continue
+        lower_type = view.shapes[i] == LOWER
+        if lower_type and not numbered and not any(view.shapes[k] in (TITLE, UPPER) for k in range(type_end, name_end)):
+            continue  # "la route de 3 km": prose, not an address
+        confidence = 0.95 if numbered else (0.8 if lower_type else 0.9)
+        found.append(Candidate(view.starts[start], view.ends[name_end - 1], "STR", "address:street", confidence))
+    return found
+
+
+def _city_end(view: NoteView, i: int) -> int:
+    """End of the city name starting at token ``i`` (``i`` if none)."""
+    n = len(view)
+    j, end = i, i
+    while j < n and j - i < MAX_CITY_TOKENS:
+        if j > i and not view.joined(j - 1):
+            break
+        f, shape = view.folded[j], view.shapes[j]
+        if f in _CITY_STOP:
+            break
+        if j > i and f in _CITY_PARTICLES:
+            j += 1
+            continue
+        if shape in (TITLE, UPPER) or (shape == INITIAL and j + 1 < n and view.joined(j)):
+            if f in NOT_NAME and f not in _CITY_PARTICLES:
+                break
+            j += 1
+            end = j
+            continue
+        break
+    return end
+
+
+def _city_start(view: NoteView, j: int) -> int:
+    """Start of the city name ending just before token ``j`` (``j`` if none)."""
+    i = j
+    while i > 0 and j - i < MAX_CITY_TOKENS:
+        k = i - 1
+        if k < j - 1 and not view.joined(k):
+            break
+        f, shape = view.folded[k], view.shapes[k]
+        if k < j - 1 and f in _CITY_PARTICLES:
+            i = k
+            continue
+        if shape in (TITLE, UPPER) and f not in NOT_NAME and f not in _CITY_STOP:
+            i = k
+            continue
+        break
+    while i < j and view.folded[i] in _CITY_PARTICLES and view.shapes[i] == LOWER:
+        i += 1  # "à" is not part of the name, "Le" in "Le Faou" is
+    return i
+
+
+def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded_text: str) -> list[Candidate]:
+    """VILLE candidates from postcodes (after, or before in brackets), place cues and date lines."""
+    found: list[Candidate] = []
+    n = len(view)
+    for z in zips:
+        i = view.index_at(z.end)
+        if i < n and view.starts[i] >= z.end and view.text[z.end : view.starts[i]].strip(" \u00a0\t") == "" and "\n" not in view.text[z.end : view.starts[i]]:
+            end = _city_end(view, i)
+            if end > i:
+                found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "address:city_after_zip", 0.95))
+        k = view.index_at(z.start) - 1  # "Cast (29150)"
+        if k >= 1 and view.words[k] == "(":
+            start = _city_start(view, k)
+            if start < k:
+                found.append(Candidate(view.starts[start], view.ends[k - 1], "VILLE", "address:city_before_zip", 0.85))
+    for _, cue_end in cue_matches(CITY_CUE, folded_text, view.text):
+        i = view.index_at(cue_end)
+        if i < n and view.starts[i] >= cue_end and "\n" not in view.text[cue_end : view.starts[i]]:
+            end = _city_end(view, i)
+            if end > i:
+                found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "context:city", 0.85))
+    for d in dates:  # "Brest, le 3 mars 2021" / "Brest, 03/03/2021" at the head of a line
+        k = view.index_at(d.start) - 1
+        if k >= 1 and view.folded[k] == "le":
+            k -= 1
+        if k >= 1 and view.words[k] == ",":
+            start = _city_start(view, k)
+            if start < k and view.line_start(start):
+                found.append(Candidate(view.starts[start], view.ends[k - 1], "VILLE", "context:dateline", 0.8))
+        # "Le 21/01/2023, à Brest"
+        j = view.index_at(d.end)
+        if j + 2 < n and view.words[j] == "," and view.folded[j + 1] == "a" and view.joined(j + 1):
+            end = _city_end(view, j + 2)
+            if end > j + 2:
+                found.append(Candidate(view.starts[j + 2], view.ends[end - 1], "VILLE", "context:dateline", 0.8))
+    return found
+
+
+#: Nouns that a person's or a place's name completes as an eponym (``drain de Redon``): never a VILLE.
+EPONYM_HEADS = frozenset(
+    """drain drains signe maladie syndrome score manoeuvre manœuvre test classification echelle critere criteres
+    technique intervention operation procedure type stade reflexe triade sonde pince canule""".split()
+)
+_PLACE_KINDS = frozenset({"commune", "ancienne_commune", "acheminement", "site"})
+_CITY_CONTEXT_BEFORE = frozenset({"a", "à", "de", "d'", "d’", "sur", "(", "vers", "pres", "près"})
+
+
+def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Candidate]:
+    """VILLE candidates for the BAN's communes written like names; ambiguous ones need a cue or a postcode."""
+    zip_ends = {z.end for z in zips}
+    zip_starts = {z.start for z in zips}
+    found: list[Candidate] = []
+    for match in matches:
+        if not any(c.table == "places" and c.kind in _PLACE_KINDS for c in match.categories):
+            continue
+        i, j = view.index_at(match.start), view.index_before(match.end) + 1
+        if i >= j or view.shapes[i] not in (TITLE, UPPER) or view.starts[i] != match.start or view.ends[j - 1] != match.end:
+            continue
+        if i >= 2 and view.folded[i - 1] in ("de", "d'", "d’") and view.folded[i - 2] in EPONYM_HEADS:
+            continue  # "drain de Redon", "signe de Lasègue": an eponym, not a place
+        ambiguous = all(c.ambiguous for c in match.categories if c.table == "places")
+        if ambiguous:
+            before = view.folded[i - 1] if i > 0 else ""
+            near_zip = any(view.starts[i] - e <= 2 for e in zip_ends if e <= view.starts[i]) or any(0 <= s - view.ends[j - 1] <= 3 for s in zip_starts)
+            if not (before in _CITY_CONTEXT_BEFORE or near_zip or (j < len(view) and view.folded[j] == "cedex")):
+                continue
+        found.append(Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.6 if ambiguous else 0.7))
+    return found
+
+
+def gazetteer_streets(view: NoteView, matches, zips: list[Candidate]) -> list[Candidate]:
+    """STR candidates for BAN streets and lieux-dits found as written, extended to the house number.
+
+    Without a house number, only where an address is expected: at the head of a line or a table cell,
+    or right before a postcode (``Goasdual 35270 Combourg``).
+    """
+    zip_starts = {z.start for z in zips}
+    found: list[Candidate] = []
+    for match in matches:
+        if not any(c.table == "streets" for c in match.categories):
+            continue
+        i, j = view.index_at(match.start), view.index_before(match.end) + 1
+        if i >= j or view.shapes[i] == LOWER and _street_type_at(view, i) is None:
+            continue
+        if not any(view.shapes[k] in (TITLE, UPPER) for k in range(i, j)):
+            continue
+        start = _house_number_start(view, i)
+        before_zip = j < len(view) and view.starts[j] in zip_starts
+        if start == i and not view.line_start(i) and not before_zip:
+            continue  # an unnumbered BAN name in prose is too often an ordinary phrase
+        found.append(Candidate(view.starts[start], view.ends[j - 1], "STR", "gazetteer:street", 0.7))
+    return found
+

@@ -1,0 +1,153 @@
+"""Context cues: the words around an identifier that say what it is.
+
+The Rennes study's rules lean on these (``Dr``, ``Mme``, ``né(e) le``, ``domicilié à``, ``Tél``...): a
+capitalised word after ``Docteur`` is a health professional, after ``sa fille,`` a relative (PATIENT per
+the guidelines), after ``Lieu de naissance`` a city. Every list here is folded (lower case, no accents,
+:func:`deid_ds.kb.normalize.fold`) and matched against folded text, so ``Médecin`` and ``MEDECIN`` are one
+cue. Multi-word cues are regexes over folded text; the labelling functions decide what follows them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deid_ds.kb.normalize import titles
+
+_SEP = r"[ \t\u00a0\u202f]*(?:[:\-–—]|\(e\))?[ \t\u00a0\u202f]*"  # "Interne : ", "Chirurgien\t", "Senior -"
+
+
+def _titles(kind: str) -> frozenset[str]:
+    return frozenset(t for t, (_, k) in titles().items() if k == kind)
+
+
+#: Titles that announce a health professional (``dr``, ``pr``, ``docteur``, ``interne``, ``ide``...).
+PROFESSIONAL_TITLES: frozenset[str] = _titles("professional") - {"as"} | {"secr", "secr.", "secretaire", "dr", "drs"}
+#: Civilities, which announce anybody: the patient, a relative, a professional (``m.``, ``mme``...).
+CIVILITIES: frozenset[str] = _titles("civility")
+
+#: Phrases after which a professional's name follows (signatures, dictation, copies, requests,
+#: letterhead and table fields). Folded regex alternatives, whole words; a separator (``:``, tab,
+#: dash) may follow.
+DOCTOR_PHRASES: tuple[str, ...] = (
+    r"dict[ee]e? par", r"frapp[ee]e? par", r"tap[ee]e? par", r"saisie? par", r"relue? par",
+    r"suivie? par", r"realis[ee]e? par", r"(?:sign|valid)[ee]e?(?: electroniquement)? par",
+    r"vue? par", r"examin[ee]e? par", r"adress[ee]e? par", r"interpret[ee]e? par", r"opér[ee]e? par",
+    r"a la demande d[ue]", r"sur demande d[ue]", r"copies? a", r"double(?: adresse)? a", r"cc",
+    r"destinataires?", r"medecins? traitants?", r"medecins? demandeurs?", r"medecins? referents?",
+    r"medecins? prescripteurs?", r"medecin responsable", r"medecin", r"prescripteur", r"preleveur",
+    r"senior", r"chirurgiens?", r"operateurs?", r"aides? operatoires?", r"anesthesistes?", r"assistante?s?",
+    r"infirmiere?s?(?: ?\(e\))?(?: d'accueil| de bloc| de coordination| referente?)?", r"ide", r"iade", r"ibode",
+    r"validation(?: biologique)?", r"biologistes?", r"radiologues?", r"cabinet medical", r"coordination du retour",
+    r"internes?", r"externes?", r"secretaires?(?: medicales?)?", r"cadre(?: de sante)?", r"kinesitherapeutes?",
+    r"psychologues?", r"dieteticienne?s?", r"sages?-femmes?", r"ergotherapeutes?", r"orthophonistes?",
+    r"correspondants?", r"ioa", r"rendez-vous pris (?:le [^\n]{4,30}? )?par", r"redige par", r"redigee par", r"compte rendu de", r"fait a [^\n]{2,60}? par",
+)
+
+#: Phrases after which the *next line* holds a recipient's name (letter headers).
+RECIPIENT_PHRASES: tuple[str, ...] = (r"a l'intention d[eu]", r"destinataires?", r"adress[ee]e? a", r"a l'attention d[eu]")
+
+#: Words that, after a name and a comma or dash, say it was a professional's (``Romain PICARD — praticien
+#: hospitalier``, ``Céline, assistante médicale``).
+ROLE_WORDS: frozenset[str] = frozenset(
+    """medecin medecins praticien praticienne interne internes externe chef cheffe assistant assistante secretaire
+    infirmier infirmiere ide iade ibode cadre responsable chirurgien chirurgienne anesthesiste kinesitherapeute kine
+    psychologue dieteticien dieteticienne sage-femme orthophoniste ergotherapeute aide-soignant aide-soignante
+    radiologue biologiste pharmacien pharmacienne ph cca docteur professeur dr pr senior neurologue cardiologue
+    pneumologue gastro-enterologue urologue pediatre geriatre psychiatre oncologue rhumatologue dermatologue
+    endocrinologue nephrologue ophtalmologiste orl gynecologue obstetricien manipulateur manipulatrice
+    puericultrice auxiliaire conseillere conseiller educateur educatrice assistante-sociale operateur operatrice
+    pathologiste urgentiste ioa""".split()
+)
+
+#: Identity fields and phrases after which the patient's own name follows.
+PATIENT_PHRASES: tuple[str, ...] = (
+    r"nom d'usage", r"nom de naissance", r"nom de jeune fille", r"nom marital", r"nom patronymique", r"nom",
+    r"prenoms?(?:\(s\)| usuels?)?", r"nom et prenoms?(?: du patient| de la patiente)?",
+    r"nom, prenom", r"patiente?", r"identite", r"document concernant", r"concernant", r"objet",
+    r"votre patiente?", r"notre patiente?", r"vous confier", r"chez", r"de la part de",
+)
+
+#: Kinship and care relations: who follows is a relative or a carer, PATIENT per the guidelines.
+RELATIVE_WORDS: frozenset[str] = frozenset(
+    """fils fille filles epouse epoux mari femme compagne compagnon conjoint conjointe concubin concubine soeur
+    sœur frere mere pere tuteur tutrice curateur curatrice voisin voisine neveu niece petit-fils petite-fille
+    petits-enfants belle-fille gendre belle-soeur beau-frere belle-mere beau-pere ami amie aidant aidante
+    oncle tante cousin cousine parrain marraine enfant enfants grand-mere grand-pere""".split()
+)
+RELATIVE_PHRASES: tuple[str, ...] = (r"personne de confiance", r"personne a prevenir", r"nee?", r"epouse", r"ep\.")
+
+#: Phrases after which a city follows (birthplace, residence, place of signature, hospital of).
+CITY_PHRASES: tuple[str, ...] = (
+    r"nee? a", r"nee? le [^\n]{4,30}? a", r"domicilie(?:e|\(e\))? a", r"habite a", r"demeurant a", r"reside a",
+    r"vit a", r"fait a", r"lieu de naissance", r"ville de naissance", r"commune de (?:naissance|residence)",
+    r"chu de", r"chru de", r"chr de", r"ch de", r"centre hospitalier(?: universitaire| regional)? de",
+    r"hopital de", r"hopital prive de", r"clinique de", r"polyclinique de", r"ehpad de", r"cabinet de",
+    r"maison de sante de", r"residence a", r"transfere a", r"transferee a", r"hospitalise a", r"hospitalisee a",
+)
+
+_WORD_END = r"(?![\w'])"
+
+
+def phrase_regex(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex matching any of ``phrases`` as whole words in folded text, followed by a separator."""
+    alternatives = "|".join(sorted(phrases, key=len, reverse=True))
+    return re.compile(r"(?<![\w'])(?P<cue>" + alternatives + ")" + _WORD_END + "(?P<sep>" + _SEP + ")")
+
+
+DOCTOR_CUE = phrase_regex(DOCTOR_PHRASES)
+RECIPIENT_CUE = re.compile(r"(?<![\w'])(?P<cue>" + "|".join(RECIPIENT_PHRASES) + r")" + _WORD_END + r"(?P<sep>[ \t:]*)")
+PATIENT_CUE = phrase_regex(PATIENT_PHRASES)
+RELATIVE_CUE = re.compile(
+    r"(?<![\w'])(?P<cue>(?:son|sa|ses|leur)[ \u00a0]+(?:" + "|".join(sorted(RELATIVE_WORDS, key=len, reverse=True)) + r")"
+    r"|" + "|".join(RELATIVE_PHRASES) + r")" + _WORD_END + r"(?P<sep>[ \t\u00a0]*[,:]?[ \t\u00a0]*)"
+)
+CITY_CUE = phrase_regex(CITY_PHRASES)
+
+#: Words that are capitalised but are never part of a person's name (stop a name run). Folded.
+NOT_NAME: frozenset[str] = frozenset(
+    """cedex tel tel. telephone fax telecopie courriel email mail e-mail standard secretariat service unite pole
+    chu chru ch chr hopital clinique centre cabinet departement laboratoire objet copie cc ref date dossier
+    janvier fevrier mars avril mai juin juillet aout septembre octobre novembre decembre lundi mardi mercredi
+    jeudi vendredi samedi dimanche france bp cs rue avenue boulevard route chemin place allee impasse
+    medecine chirurgie urgences imagerie cardiologie neurologie pneumologie urologie pediatrie oncologie
+    radiologie biologie pharmacie anesthesie reanimation geriatrie psychiatrie gynecologie obstetrique
+    endocrinologie nephrologie rhumatologie dermatologie hematologie ophtalmologie orl kinesitherapie
+    consultation compte rendu ordonnance conclusion motif antecedents traitement examen diagnostic
+    nee ne age epouse ep ans mois jours semaines et ou avec pour par sans sur sous dans chez vers apres avant
+    le la les un une des du de au aux ce cette son sa ses mon ma mes votre vos notre nos leur leurs il elle
+    je nous vous ils elles on qui que quoi dont signe dicte frappe valide vu lu cordialement bien
+    confraternellement merci monsieur madame mademoiselle docteur professeur interne externe patient patiente
+    identite prenom prenoms nom adresse domicile ville naissance sexe ipp nip iep""".split()
+) | PROFESSIONAL_TITLES | CIVILITIES | ROLE_WORDS
+
+
+def cue_matches(pattern: re.Pattern[str], folded: str, text: str):
+    """``(start, end)`` of a cue's matches in the folded text, cut at the end of the cue's line.
+
+    Folding turns line breaks and tabs into spaces (gazetteer keys must match across them), so the
+    line structure is checked on the original text: a cue phrase never spans two lines, and its
+    trailing separator stops at a line break (``end`` is then the end of the line).
+    """
+    for match in pattern.finditer(folded):
+        if "\n" in text[match.start("cue") : match.end("cue")]:
+            continue
+        separator = text[match.end("cue") : match.end()]
+        cut = separator.find("\n")
+        yield match.start(), (match.end() if cut < 0 else match.end("cue") + cut)
+
+
+def line_end_after(text: str, offset: int) -> bool:
+    """Whether only blanks separate ``offset`` from the end of its line."""
+    end = text.find("\n", offset)
+    return (text[offset:] if end < 0 else text[offset:end]).strip() == "" and end >= 0
+
+
+#: Headings of a letterhead's staff lists: the lines below them, up to a blank line, are professionals.
+STAFF_HEADING = re.compile(
+    r"(?:secretariats?|secretaires?(?: medicales?)?|internes?|externes?|praticiens?(?: hospitaliers?)?|medecins?|"
+    r"equipe(?: medicale| soignante| paramedicale)?|infirmiere?s?|chefs? de clinique|assistants?(?: specialistes?)?|"
+    r"cadres?(?: de sante)?|kinesitherapeutes?|psychologues?|sages?-femmes?|consultants?|attaches?)"
+)
+
+#: Dictation initials at the foot of a typed letter, alone on their line: ``YK/CL`` (author/typist).
+DICTATION_INITIALS = re.compile(r"(?m)^[ \t]*([A-Z]{1,4})[ \t]*/[ \t]*([A-Z]{1,4})[ \t]*$")

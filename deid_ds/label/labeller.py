@@ -1,0 +1,107 @@
+"""The weak labeller: every labelling function's candidates for one note, resolved into final spans.
+
+:class:`WeakLabeller` is what the ``weak-label`` pipeline (and later ``predict --with-rules``) calls
+once per note. It is built once per process — it holds the compiled gazetteer matcher when a
+knowledge base is given — and is pure per call: same text, tokens and metadata, same spans.
+
+It works with what it is given: without a knowledge base the gazetteer-backed functions are off and
+the patterns, context cues and metadata still run; without metadata the patient functions only use
+context cues.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from deid_ds.kb.normalize import fold
+from deid_ds.label.addresses import cities, gazetteer_places, gazetteer_streets, streets
+from deid_ds.label.candidate import Candidate
+from deid_ds.label.dates import find_dates
+from deid_ds.label.emails import find_emails
+from deid_ds.label.patient import PatientNames, confirm_with_metadata, patient_names
+from deid_ds.label.people import dictation_initials, directory_names, doctor_context, patient_context, staff_lists
+from deid_ds.label.phones import find_phones
+from deid_ds.label.propagate import propagate
+from deid_ds.label.resolve import resolve
+from deid_ds.label.view import NoteView
+from deid_ds.label.zips import find_zips
+from deid_ds.model import PatientMetadata
+
+
+@dataclass(frozen=True)
+class LabelConfig:
+    """Switches of the labeller (picklable, so worker processes rebuild the same labeller)."""
+
+    kb_dir: str | None = None
+    use_metadata: bool = True
+
+
+class WeakLabeller:
+    """Labels the eight entity types in a note's text. Build once (see :meth:`from_kb`), call :meth:`label`."""
+
+    def __init__(self, matcher=None, *, config: LabelConfig | None = None) -> None:
+        self.matcher = matcher
+        self.config = config or LabelConfig()
+
+    @classmethod
+    def from_kb(cls, kb_dir: str | Path | None, **options) -> WeakLabeller:
+        """A labeller backed by the compiled matcher of a built knowledge base (or none)."""
+        matcher = None
+        if kb_dir is not None:
+            from deid_ds.kb.matcher import load_matcher
+
+            matcher = load_matcher(kb_dir)
+        return cls(matcher, config=LabelConfig(kb_dir=str(kb_dir) if kb_dir is not None else None, **options))
+
+    def candidates(self, text: str, tokens: Sequence[tuple[int, int]], patient: PatientMetadata | None = None) -> list[Candidate]:
+        """Every labelling function's proposals, overlapping and unresolved (for debugging rules)."""
+        return self._candidates(text, NoteView(text, tokens), patient)
+
+    def _candidates(self, text: str, view: NoteView, patient: PatientMetadata | None) -> list[Candidate]:
+        folded = fold(text)
+        if not self.config.use_metadata:
+            patient = None
+        dates = find_dates(text)
+        zips = find_zips(text)
+        found: list[Candidate] = find_emails(text) + find_phones(text) + dates + zips
+        matches = self.matcher.find_all(text) if self.matcher is not None else []
+        directory = directory_names(view, matches)
+        found += directory
+        found += doctor_context(view, folded) + staff_lists(view, folded) + dictation_initials(text)
+        found += patient_context(view, folded, {(c.start, c.end) for c in directory})
+        names = PatientNames.from_metadata(patient)
+        if names is not None:
+            found += patient_names(view, names)
+        found += confirm_with_metadata(text, found, patient)
+        found += streets(view) + gazetteer_streets(view, matches, zips)
+        cities_found = cities(view, zips, [d for d in dates if not d.needs_context], folded) + gazetteer_places(view, matches, zips)
+        found += cities_found
+        found += confirm_zips(zips, cities_found)
+        return found
+
+    def label(self, text: str, tokens: Sequence[tuple[int, int]], patient: PatientMetadata | None = None) -> list[Candidate]:
+        """The note's entities: non-overlapping, sorted, aligned to ``tokens`` (text offsets).
+
+        Two passes: the candidates are resolved once, the names kept are propagated to their
+        repetitions in the note (:mod:`deid_ds.label.propagate`), and everything is resolved again.
+        """
+        view = NoteView(text, tokens)
+        found = self._candidates(text, view, patient)
+        first = resolve(found, tokens)
+        kept = {(c.start, c.end, c.label) for c in first}
+        repeated = [c for c in propagate(view, first) if (c.start, c.end, c.label) not in kept]
+        if not repeated:
+            return first
+        return resolve(found + repeated, tokens)
+
+
+def confirm_zips(zips: list[Candidate], cities: list[Candidate]) -> list[Candidate]:
+    """Bare five-digit numbers (``needs_context``) confirmed as postcodes by a city right after them."""
+    city_starts = {c.start for c in cities}
+    out = []
+    for z in zips:
+        if z.needs_context and any(z.end < s <= z.end + 2 for s in city_starts):
+            out.append(Candidate(z.start, z.end, "ZIP", "pattern:zip_city_confirmed", 0.9))
+    return out

@@ -1,0 +1,124 @@
+"""Orthography of person names: where a run of name-shaped tokens starts and ends.
+
+French clinical notes write names as ``Jeanne LE GALL``, ``LE GALL Jeanne``, ``J.-P. Morvan``,
+``Amélie de Saint-Aubin``, ``d'Almeida``: capitalised or upper-case words, initials, and lower-case
+particles *inside* the name. A run stops at a line break, a table cell, punctuation, a lower-case word,
+a digit, or a capitalised word that is never a name (titles, months, ``CEDEX``, department names:
+:data:`deid_ds.label.cues.NOT_NAME`). Context rules decide *whose* name a run is; this module only says
+where it is.
+"""
+
+from __future__ import annotations
+
+from deid_ds.label.cues import NOT_NAME
+from deid_ds.label.view import INITIAL, LOWER, PARTICLES, TITLE, UPPER, NoteView
+
+#: Longest name, in tokens (``Marie-Claire Anne de La Tour d'Auvergne`` is 7).
+MAX_NAME_TOKENS = 7
+
+
+def is_particle(folded: str) -> bool:
+    """``de``, ``le``, ``d'``... (folded): allowed inside a name, never a name alone."""
+    return folded in PARTICLES
+
+
+def is_core(view: NoteView, i: int) -> bool:
+    """Whether token ``i`` can be a (non-particle) part of a name: capitalised, not a known non-name."""
+    return view.shapes[i] in (UPPER, TITLE) and view.folded[i] not in NOT_NAME and not is_particle(view.folded[i])
+
+
+def name_end(view: NoteView, i: int, *, max_tokens: int = MAX_NAME_TOKENS) -> int:
+    """End (exclusive) of the name run starting at token ``i``; ``i`` itself when no name starts there.
+
+    The run holds at least one core token and ends on one: particles and initials only lead into a
+    name (``J. Roussel``, ``de Saint-Aubin``).
+    """
+    n = len(view)
+    shapes, folded = view.shapes, view.folded
+    j, end = i, i
+    while j < n and j - i < max_tokens:
+        if j > i and not view.joined(j - 1):
+            break
+        f = folded[j]
+        if is_particle(f):
+            j += 1
+            continue
+        if f in NOT_NAME:
+            break
+        shape = shapes[j]
+        if shape == INITIAL:
+            j += 1
+            continue
+        if shape in (UPPER, TITLE):
+            j += 1
+            end = j
+            continue
+        break
+    return end
+
+
+def name_start(view: NoteView, j: int, *, max_tokens: int = MAX_NAME_TOKENS) -> int:
+    """Start of the name run that ends just before token ``j``; ``j`` itself when none ends there.
+
+    The mirror of :func:`name_end`, for cues that *follow* a name (``Romain PICARD — praticien``).
+    """
+    i = j
+    while i > 0 and j - i < max_tokens:
+        k = i - 1
+        if k < j - 1 and not view.joined(k):
+            break
+        f = view.folded[k]
+        if is_particle(f) or is_core(view, k) or (view.shapes[k] == INITIAL and f not in NOT_NAME):
+            i = k
+            continue
+        break
+    while i < j and is_particle(view.folded[i]) and view.shapes[i] == LOWER:
+        i += 1  # "la" in "avec la DUPONT" is not part of the name; "Le" in "Le Gall" is
+    return i if any(is_core(view, k) for k in range(i, j)) else j
+
+
+def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: bool = False) -> tuple[int, int] | None:
+    """The name run starting at token ``i``, after any titles or civilities (``Mme Dr``, ``M.``).
+
+    With ``initial_m`` (after a professional title or phrase: ``Dr M. Munoz``, ``Dicté par M. Joubert``)
+    an ``M.`` before a name is read as the initial of a given name and kept in the run, since a
+    professional is not announced with a civility after their title. Returns ``(start, end)`` or None.
+    """
+    from deid_ds.label.cues import CIVILITIES, PROFESSIONAL_TITLES
+
+    n = len(view)
+    skipped = 0
+    while True:
+        if (initial_m or skipped) and i + 1 < n and view.words[i] == "M." and view.joined(i):
+            # "Dr M. Munoz", "Mme M. LEBRETON": M. + one name word is an initial; "M. Jean DUPONT" is Monsieur
+            end = name_end(view, i + 1)
+            if end > i + 1 and len(core_tokens(view, i + 1, end)) == 1:
+                return i, end
+        if not (skip_titles and i < n and (view.folded[i] in CIVILITIES or view.folded[i] in PROFESSIONAL_TITLES)):
+            break
+        if i + 1 < n and not view.joined(i):
+            return None
+        i += 1
+        skipped += 1
+    if i >= n:
+        return None
+    end = name_end(view, i)
+    return (i, end) if end > i else None
+
+
+def core_tokens(view: NoteView, i: int, j: int) -> list[str]:
+    """The folded core tokens of the run ``[i, j)`` (particles and initials left out)."""
+    return [view.folded[k] for k in range(i, j) if is_core(view, k)]
+
+
+def iter_name_runs(view: NoteView):
+    """Every maximal name run of the note, as token ranges ``(start, end)``, left to right."""
+    n, i = len(view), 0
+    shapes, folded = view.shapes, view.folded
+    while i < n:
+        end = name_end(view, i) if (shapes[i] in (UPPER, TITLE, INITIAL) or is_particle(folded[i])) else i
+        if end == i:
+            i += 1
+            continue
+        yield i, end
+        i = end

@@ -1,0 +1,181 @@
+"""PATIENT from the patient's own metadata, and the metadata's confirmation of other entities.
+
+The warehouse knows the note's patient: that is the distant supervision at the heart of the Rennes
+study. The metadata is a hint, not truth (README's input contract): it may hold the birth name where
+the note uses the married one, several given names, capitals without accents, or a typo. So names
+are compared token by token, folded, with compound names split (``LE GALL-PRIGENT``, ``Jean-Pierre``),
+initials accepted for given names, and one typo allowed in words of five letters or more (rapidfuzz).
+
+A name run (:mod:`deid_ds.label.names`) made of the patient's last name and given names or initials
+is PATIENT from ``metadata:name`` (the strongest source); the last name alone, a given name alone, or a
+given name next to unknown name words (a married name missing from the record) are weaker
+``patient:*`` candidates that a professional's context outranks.
+
+The birthdate, address, city, postcode, phone and e-mail confirm what the patterns found or could
+not decide (a bare year, a five-digit number, a street written without a street type).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from deid_ds.kb.normalize import fold
+from deid_ds.label.candidate import Candidate
+from deid_ds.label.names import is_core, is_particle, iter_name_runs
+from deid_ds.label.view import INITIAL, NoteView
+from deid_ds.model import PatientMetadata
+
+_SPLIT = re.compile(r"[\s,;/]+")
+#: Typos are only tolerated in words this long: a one-letter change in a short word is another name.
+MIN_TYPO_LENGTH = 5
+
+
+@dataclass(frozen=True)
+class PatientNames:
+    """The patient's names as folded tokens (compounds also split), and given-name initials."""
+
+    last: frozenset[str]
+    first: frozenset[str]
+    initials: frozenset[str]
+
+    @classmethod
+    def from_metadata(cls, patient: PatientMetadata | None) -> PatientNames | None:
+        if patient is None or not (patient.lastname or patient.firstname):
+            return None
+        last, first = _name_tokens(patient.lastname), _name_tokens(patient.firstname)
+        initials = frozenset(t[0] for t in first if t)
+        return cls(frozenset(last), frozenset(first), initials)
+
+    def kind(self, token: str) -> str | None:
+        """``"last"``, ``"first"`` or None for a folded token of the note."""
+        for names, kind in ((self.last, "last"), (self.first, "first")):
+            if token in names or ("-" in token and all(p in names for p in token.split("-") if p)):
+                return kind
+        if len(token) >= MIN_TYPO_LENGTH:
+            from rapidfuzz.distance import Levenshtein
+
+            for names, kind in ((self.last, "last"), (self.first, "first")):
+                for name in names:
+                    if abs(len(name) - len(token)) <= 1 and len(name) >= MIN_TYPO_LENGTH and Levenshtein.distance(name, token, score_cutoff=1) <= 1:
+                        return kind
+        return None
+
+
+def _name_tokens(value: str | None) -> set[str]:
+    tokens: set[str] = set()
+    for piece in _SPLIT.split(fold(value or "")):
+        piece = piece.strip(".-'’")
+        if not piece or is_particle(piece):
+            continue
+        tokens.add(piece)
+        for part in piece.split("-"):
+            if len(part) > 1 and not is_particle(part):
+                tokens.add(part)
+    return tokens
+
+
+def patient_names(view: NoteView, names: PatientNames) -> list[Candidate]:
+    """PATIENT candidates for the name runs of the note made of the patient's names."""
+    found: list[Candidate] = []
+    for i, end in iter_name_runs(view):
+        run = _classify_run(view, names, i, end)
+        if (
+            len(run) == 1
+            and run[0].source == "patient:lastname"
+            and run[0].start == view.starts[i]
+            and run[0].end == view.ends[end - 1]
+            and i > 0
+            and view.words[i - 1] == "M."
+            and "m" in names.initials
+            and view.joined(i - 1)
+        ):
+            # "M. GAUDIN" for Marcel Gaudin: the M. is read as his initial (the metadata says it can be)
+            run = [Candidate(view.starts[i - 1], run[0].end, "PATIENT", "metadata:name", 1.0)]
+        found += run
+    return found
+
+
+def _classify_run(view: NoteView, names: PatientNames, i: int, j: int) -> list[Candidate]:
+    kinds: list[str | None] = []
+    for k in range(i, j):
+        f = view.folded[k]
+        if is_core(view, k):
+            kinds.append(names.kind(f))
+        elif view.shapes[k] == INITIAL:
+            kinds.append("initial" if f[0] in names.initials else None)
+        else:
+            kinds.append("particle")
+    # the longest stretch of the run made of the patient's names (particles and initials inside it)
+    best: tuple[int, int] | None = None
+    k = 0
+    while k < len(kinds):
+        if kinds[k] in ("last", "first"):
+            s = k
+            while s > 0 and kinds[s - 1] in ("particle", "initial"):
+                s -= 1
+            e = k
+            while e + 1 < len(kinds) and kinds[e + 1] is not None:
+                e += 1
+            while e > k and kinds[e] == "particle":
+                e -= 1
+            while kinds[s] == "particle" and view.shapes[i + s] == "l":
+                s += 1
+            if best is None or e + 1 - s > best[1] - best[0]:
+                best = (s, e + 1)
+            k = e + 1
+        else:
+            k += 1
+    if best is None:
+        return []
+    s, e = best
+    stretch = set(kinds[s:e])
+    start, end = view.starts[i + s], view.ends[i + e - 1]
+    unknown_core = any(kinds[k] is None and is_core(view, i + k) for k in range(len(kinds)))
+    if "last" in stretch and ("first" in stretch or "initial" in stretch):
+        return [Candidate(start, end, "PATIENT", "metadata:name", 1.0)]
+    if "last" in stretch:
+        return [Candidate(start, end, "PATIENT", "patient:lastname", 0.8)]
+    if unknown_core and "first" in stretch:
+        # a given name of the patient next to unknown name words: likely a married name
+        whole = (view.starts[i], view.ends[j - 1])
+        return [Candidate(*whole, "PATIENT", "patient:firstname_unknown_last", 0.5)]
+    if len(view.folded[i + s]) >= 3:
+        return [Candidate(start, end, "PATIENT", "patient:firstname", 0.55)]
+    return []
+
+
+_DIGITS = re.compile(r"\d")
+
+
+def _digits(value: str | None) -> str:
+    return "".join(_DIGITS.findall(value or ""))
+
+
+def confirm_with_metadata(text: str, candidates: list[Candidate], patient: PatientMetadata | None) -> list[Candidate]:
+    """Uncertain pattern candidates the metadata confirms, promoted to ``metadata:*`` sources.
+
+    A bare five-digit number equal to the patient's postcode is a ZIP; a bare year equal to the birth
+    year is a DATE; a phone or e-mail equal to the patient's is credited to the metadata.
+    """
+    if patient is None:
+        return []
+    zip_code = _digits(patient.zip)
+    birth_year = (patient.birthdate or "")[:4]
+    phone = _digits(patient.phone)[-9:]
+    email = (patient.email or "").strip().lower()
+    out: list[Candidate] = []
+    for c in candidates:
+        value = text[c.start : c.end]
+        source = None
+        if c.label == "ZIP" and zip_code and _digits(value) == zip_code:
+            source = "metadata:zip"
+        elif c.label == "DATE" and c.needs_context and birth_year and value.strip() == birth_year:
+            source = "metadata:birthdate"
+        elif c.label == "PHONE" and phone and _digits(value).endswith(phone):
+            source = "metadata:phone"
+        elif c.label == "EMAIL" and email and value.lower() == email:
+            source = "metadata:email"
+        if source:
+            out.append(Candidate(c.start, c.end, c.label, source, 1.0))
+    return out

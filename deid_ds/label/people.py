@@ -1,0 +1,178 @@
+"""PATIENT and DOCTOR from context: titles, roles, identity fields, kinship words and the directory.
+
+A name run (:mod:`deid_ds.label.names`) becomes a person by what surrounds it:
+
+* after a professional title (``Dr``, ``Pr``, ``Interne``, ``IDE``) or a professional phrase
+  (``dicté par``, ``copie à``, ``Médecin demandeur :``), or before a role (``, assistante médicale``,
+  ``— praticien hospitalier``): DOCTOR;
+* on the line after a recipient header (``À l'intention de``): DOCTOR, unless a civility makes it a
+  letter to the patient;
+* after an identity field (``Nom d'usage``, ``Prénom(s)``, ``votre patiente``): PATIENT;
+* after a kinship word (``sa fille, Mme``, ``son époux``, ``personne de confiance``): PATIENT — relatives
+  are PATIENT per the guidelines;
+* after a bare civility (``Mme``, ``M.``): PATIENT with low confidence (anybody may be meant: a
+  professional's role or directory entry outranks it), DOCTOR when the directory knows the full name;
+* a first-and-last-name pair from the Annuaire Santé, written like a name, with no cue: DOCTOR with the
+  gazetteer's (lowest) tier.
+
+Confidences order candidates of the same tier and length (see :mod:`deid_ds.label.resolve`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from deid_ds.label.candidate import Candidate
+from deid_ds.label.cues import (
+    CIVILITIES,
+    DICTATION_INITIALS,
+    DOCTOR_CUE,
+    PATIENT_CUE,
+    PROFESSIONAL_TITLES,
+    RECIPIENT_CUE,
+    RELATIVE_CUE,
+    ROLE_WORDS,
+    STAFF_HEADING,
+    cue_matches,
+    line_end_after,
+)
+from deid_ds.label.names import core_tokens, is_core, name_after, name_start
+from deid_ds.label.view import NoteView
+
+_ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
+
+
+def _names_after(view: NoteView, cues: Iterable[tuple[int, int]], *, initial_m: bool = False) -> Iterable[tuple[int, int]]:
+    """Token runs of the names that directly follow each cue match, on the same line."""
+    text = view.text
+    for _, cue_end in cues:
+        i = view.index_at(cue_end)
+        if i >= len(view) or view.starts[i] < cue_end or "\n" in text[cue_end : view.starts[i]]:
+            continue  # the cue ends inside a word, or at the end of its line
+        found = name_after(view, i, initial_m=initial_m)
+        if found:
+            yield found
+
+
+def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, confidence: float) -> Candidate:
+    start, end = view.span(*run)
+    return Candidate(start, end, label, source, confidence)
+
+
+def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
+    """DOCTOR candidates from titles, professional phrases, roles after a name and recipient headers."""
+    found: list[Candidate] = []
+    n = len(view)
+    for i, f in enumerate(view.folded):
+        if f in PROFESSIONAL_TITLES and i + 1 < n and view.joined(i):
+            j = i + 1
+            if view.words[j] in (":", ".") and j + 1 < n and view.joined(j):
+                j += 1
+            run = name_after(view, j, initial_m=True)
+            if run:
+                found.append(_candidate(view, run, "DOCTOR", "context:title", 0.95))
+    for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text), initial_m=True):
+        found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
+    for i, word in enumerate(view.words):
+        if word in _ROLE_SEPARATORS and i + 1 < n and view.folded[i + 1] in ROLE_WORDS and i > 0:
+            if not view.joined(i) and view.gap(i) != "":
+                continue
+            start = name_start(view, i)
+            if start < i:
+                if start > 0 and view.words[start - 1] == "M." and view.joined(start - 1) and len(core_tokens(view, start, i)) == 1:
+                    start -= 1  # "M. Gestin, assistante médicale": an initial, as after a title
+                found.append(_candidate(view, (start, i), "DOCTOR", "context:role", 0.9))
+    for _, cue_end in cue_matches(RECIPIENT_CUE, folded_text, view.text):
+        if not line_end_after(view.text, cue_end):
+            continue
+        i = view.index_at(cue_end)
+        if i < n and view.folded[i] not in CIVILITIES:
+            run = name_after(view, i)
+            if run:
+                found.append(_candidate(view, run, "DOCTOR", "context:recipient", 0.7))
+    return found
+
+
+def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple[int, int]]) -> list[Candidate]:
+    """PATIENT candidates from identity fields, kinship words and civilities.
+
+    ``directory_names`` holds the text spans of full names found in the Annuaire Santé: a civility
+    before one of them announces a professional.
+    """
+    found: list[Candidate] = []
+    for run in _names_after(view, cue_matches(PATIENT_CUE, folded_text, view.text)):
+        found.append(_candidate(view, run, "PATIENT", "context:identity", 0.85))
+    for run in _names_after(view, cue_matches(RELATIVE_CUE, folded_text, view.text)):
+        found.append(_candidate(view, run, "PATIENT", "context:relative", 0.9))
+    n = len(view)
+    for i, f in enumerate(view.folded):
+        if f in CIVILITIES and i + 1 < n and view.joined(i) and view.folded[i + 1] not in PROFESSIONAL_TITLES:
+            if i > 0 and view.folded[i - 1] in CIVILITIES:
+                continue  # "Madame M. Le Gall": the first civility speaks for both
+            run = name_after(view, i)
+            if run:
+                span = view.span(*run)
+                if span in directory_names:
+                    found.append(Candidate(*span, "DOCTOR", "context:civility_directory", 0.7))
+                else:
+                    found.append(Candidate(*span, "PATIENT", "context:civility", 0.6))
+    return found
+
+
+def directory_names(view: NoteView, matches) -> list[Candidate]:
+    """DOCTOR candidates for the Annuaire Santé's full names found in the text, written as names.
+
+    ``matches`` are the gazetteer matcher's matches on the note. A full name (first and last name in
+    either order) is kept when all its tokens are name-shaped and it is not a common-word pair.
+    """
+    found: list[Candidate] = []
+    for match in matches:
+        if match.ambiguous:
+            continue
+        if not any(c.table == "names" and c.kind == "fullname" for c in match.categories):
+            continue
+        i, j = view.index_at(match.start), view.index_before(match.end) + 1
+        if j - i < 2 or not all(is_core(view, k) or view.shapes[k] == "I" or view.folded[k] in ("de", "le", "la", "d'") for k in range(i, j)):
+            continue
+        if not (is_core(view, i) or view.shapes[i] == "I") or not is_core(view, j - 1):
+            continue
+        found.append(Candidate(view.starts[i], view.ends[j - 1], "DOCTOR", "gazetteer:directory", 0.8))
+    return found
+
+
+def staff_lists(view: NoteView, folded_text: str) -> list[Candidate]:
+    """DOCTOR candidates for the names listed under a staff heading (``Secrétariat``, ``Internes``).
+
+    Letterheads list a department's people under headings, one per line, with or without a civility;
+    every line up to the next blank line that is a name alone (titles and civilities aside) is one.
+    """
+    text = view.text
+    found: list[Candidate] = []
+    position = 0
+    for line in text.split("\n"):
+        line_start = position
+        position += len(line) + 1
+        if not STAFF_HEADING.fullmatch(folded_text[line_start : line_start + len(line)].strip()):
+            continue
+        cursor = position
+        while cursor < len(text):
+            end = text.find("\n", cursor)
+            end = len(text) if end < 0 else end
+            if not text[cursor:end].strip():
+                break
+            i = view.index_at(cursor)
+            run = name_after(view, i, initial_m=True) if i < len(view) else None
+            if run is None or view.ends[run[1] - 1] < len(text[:end].rstrip()):
+                break  # not a name alone on its line: the list is over
+            found.append(_candidate(view, run, "DOCTOR", "context:staff_list", 0.85))
+            cursor = end + 1
+    return found
+
+
+def dictation_initials(text: str) -> list[Candidate]:
+    """DOCTOR candidates for dictation initials (``YK/CL``): the author's and the typist's."""
+    found: list[Candidate] = []
+    for match in DICTATION_INITIALS.finditer(text):
+        for group in (1, 2):
+            found.append(Candidate(match.start(group), match.end(group), "DOCTOR", "pattern:dictation_initials", 0.9))
+    return found

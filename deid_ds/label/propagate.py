@@ -1,0 +1,49 @@
+"""Propagation: a name labelled once in a note is labelled wherever the note repeats it.
+
+Once ``Dr Yann KERBRAT`` or the patient's ``Jeanne LE GALL`` has been found with a cue or the
+metadata, ``KERBRAT`` alone in the signature and ``Mme Le Gall`` in the discussion are the same
+people, though no cue says so there. The Rennes study does this for the patient's last name; it is
+done here for both PATIENT and DOCTOR, from the spans the first resolution pass kept.
+
+A word labelled as both PATIENT and DOCTOR in the note is not propagated (the doctor who shares the
+patient's name). A repeated run made of one word only is propagated if it is written in capitals or
+is not a common French word: ``Martin`` the surname and ``Pierre`` the given name are, ``Roche`` in
+prose (a rock) is not, unless written ``ROCHE``.
+"""
+
+from __future__ import annotations
+
+from deid_ds.kb.ambiguity import is_common_word
+from deid_ds.label.candidate import Candidate
+from deid_ds.label.names import core_tokens, iter_name_runs
+from deid_ds.label.view import UPPER, NoteView
+
+PROPAGATED = ("PATIENT", "DOCTOR")
+
+
+def propagate(view: NoteView, spans: list[Candidate]) -> list[Candidate]:
+    """Candidates for the repetitions of the names in ``spans`` (the first pass's resolved spans)."""
+    forms: dict[str, set[str]] = {label: set() for label in PROPAGATED}
+    for span in spans:
+        if span.label in forms:
+            i, j = view.index_at(span.start), view.index_before(span.end) + 1
+            forms[span.label].update(t for t in core_tokens(view, i, j) if len(t) >= 2)
+    shared = forms["PATIENT"] & forms["DOCTOR"]
+    for label in PROPAGATED:
+        forms[label] -= shared
+    if not forms["PATIENT"] and not forms["DOCTOR"]:
+        return []
+    found: list[Candidate] = []
+    for i, j in iter_name_runs(view):
+        cores = core_tokens(view, i, j)
+        if not cores:
+            continue
+        for label in PROPAGATED:
+            if all(c in forms[label] for c in cores):
+                if len(cores) == 1:
+                    k = next(k for k in range(i, j) if view.folded[k] == cores[0])
+                    if view.shapes[k] != UPPER and is_common_word(view.words[k].lower()):
+                        break
+                found.append(Candidate(view.starts[i], view.ends[j - 1], label, f"propagation:{label.lower()}", 0.75))
+                break
+    return found

@@ -1,0 +1,107 @@
+"""A note as the token-level rules see it: tokens, their shapes, and where lines break.
+
+Name and address rules walk tokens (is this run of capitalised words a name? does this street name
+stop before the postcode?), so the per-token facts they test are computed once per note here, not in
+every rule. Built by the labeller for each note and passed to every token-level labelling function.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from functools import cached_property
+
+from deid_ds.kb.normalize import fold
+
+# Token shapes (one letter each, so a run of shapes can be matched with a regex if needed).
+UPPER = "U"  # LE GALL, KERBRAT, D'ARC's "ARC" (two letters or more, all capitals)
+TITLE = "T"  # Jeanne, Le, Saint-Brieuc, McDonald (capital then at least one lower-case letter)
+INITIAL = "I"  # J. J.-P. A (one capital, with or without its period)
+LOWER = "l"  # any word starting lower-case
+DIGIT = "d"  # 12, 35000, 12bis
+PUNCT = "p"  # everything else
+
+_INITIAL = re.compile(r"[A-ZÀ-ÖØ-Þ]\.?(?:-[A-ZÀ-ÖØ-Þ]\.?)*")
+_LETTERS = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*[-'’]?")
+
+#: Lower-case words that belong inside French names (``Charles de Gaulle``, ``Le Bihan``, ``d'Almeida``).
+PARTICLES: frozenset[str] = frozenset(
+    "de du des d' d’ la le les l' l’ van von der den da di dos del della ten ter".split()
+)
+
+
+def token_shape(token: str) -> str:
+    """The shape letter of one token (see the constants of this module)."""
+    first = token[0]
+    if first.isdigit():
+        return DIGIT
+    if not first.isalpha():
+        return PUNCT
+    if first.islower():
+        return LOWER
+    if _INITIAL.fullmatch(token):
+        return INITIAL
+    if _LETTERS.fullmatch(token) is None:
+        return PUNCT if not any(c.isalpha() for c in token) else (UPPER if token.isupper() else TITLE)
+    return UPPER if token.isupper() else TITLE
+
+
+class NoteView:
+    """Tokens of one note with their text, shape and folded form, and line structure.
+
+    ``gap(i)`` is the text between token ``i`` and token ``i + 1``; rules use it to refuse runs that
+    cross a line break, a tab (a table cell) or punctuation.
+    """
+
+    def __init__(self, text: str, tokens: Sequence[tuple[int, int]]) -> None:
+        self.text = text
+        self.starts = [s for s, _ in tokens]
+        self.ends = [e for _, e in tokens]
+        self.words = [text[s:e] for s, e in tokens]
+        self.shapes = [token_shape(w) for w in self.words]
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    @cached_property
+    def folded(self) -> list[str]:
+        """Each token folded (lower case, no accents, same length), for lexicon lookups."""
+        return [fold(w) for w in self.words]
+
+    def gap(self, i: int) -> str:
+        """The characters between token ``i`` and the next one (empty after the last token)."""
+        if i + 1 >= len(self.starts):
+            return ""
+        return self.text[self.ends[i] : self.starts[i + 1]]
+
+    def joined(self, i: int) -> bool:
+        """Whether token ``i + 1`` continues token ``i`` on the same line, separated by blanks only."""
+        gap = self.gap(i)
+        return i + 1 < len(self.starts) and (gap == "" or gap.isspace()) and "\n" not in gap and "\t" not in gap
+
+    def index_at(self, offset: int) -> int:
+        """Index of the first token that ends after ``offset`` (the token at or after it)."""
+        return bisect_right(self.ends, offset)
+
+    def index_before(self, offset: int) -> int:
+        """Index of the last token that starts before ``offset`` (-1 if none)."""
+        return bisect_left(self.starts, offset) - 1
+
+    def line_start(self, i: int) -> bool:
+        """Whether token ``i`` is the first of its line (or of a table cell)."""
+        if i == 0:
+            return True
+        gap = self.text[self.ends[i - 1] : self.starts[i]]
+        return "\n" in gap or "\t" in gap
+
+    def line_end(self, i: int) -> bool:
+        """Whether token ``i`` is the last of its line (or of a table cell)."""
+        if i + 1 >= len(self.starts):
+            return True
+        gap = self.gap(i)
+        return "\n" in gap or "\t" in gap
+
+    def span(self, i: int, j: int) -> tuple[int, int]:
+        """Text offsets of tokens ``i`` to ``j`` (exclusive)."""
+        return self.starts[i], self.ends[j - 1]
