@@ -111,8 +111,18 @@ def core_tokens(view: NoteView, i: int, j: int) -> list[str]:
     return [view.folded[k] for k in range(i, j) if is_core(view, k)]
 
 
-def iter_name_runs(view: NoteView):
-    """Every maximal name run of the note, as token ranges ``(start, end)``, left to right."""
+def iter_name_runs(view: NoteView) -> list[tuple[int, int]]:
+    """Every maximal name run of the note, as token ranges ``(start, end)``, left to right.
+
+    Computed once per note and kept on the view: the metadata matcher and propagation both walk them.
+    """
+    runs = view.cache.get("name_runs")
+    if runs is None:
+        runs = view.cache["name_runs"] = list(_name_runs(view))
+    return runs
+
+
+def _name_runs(view: NoteView):
     n, i = len(view), 0
     shapes, folded = view.shapes, view.folded
     while i < n:

@@ -4,8 +4,8 @@ The policy is explicit and independent of the order in which functions ran:
 
 1. Candidates are first **snapped to tokens**: a span starting or ending inside a token grows to the
    token's boundaries (the tokenizer keeps dates, e-mails, phones and initials whole, so this only
-   happens for a pattern cut inside a word; growing never loses part of an identifier). A candidate
-   covering no token is dropped.
+   happens for a pattern cut inside a word; growing never loses part of an identifier), and blanks at
+   its edges are trimmed. A candidate covering no token is dropped.
 2. Candidates still flagged ``needs_context`` (nothing confirmed them) are dropped.
 3. Overlapping candidates compete by, in order: **source tier** (patient metadata, then specific
    patterns — e-mail, phone, dates —, then context rules, then gazetteers alone: see :func:`tier`),
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from deid_ds.label.candidate import Candidate
 
@@ -43,6 +44,7 @@ TIERS: tuple[tuple[str, int], ...] = (
 DEFAULT_TIER = 6
 
 
+@lru_cache(maxsize=4096)
 def tier(source: str) -> int:
     """The tier of a source string (``"metadata:lastname"`` → 0); unknown families come last."""
     best, best_len = DEFAULT_TIER, -1
@@ -53,7 +55,7 @@ def tier(source: str) -> int:
 
 
 def snap(candidate: Candidate, starts: Sequence[int], ends: Sequence[int]) -> Candidate | None:
-    """``candidate`` grown to the boundaries of the tokens it touches, or None if it touches none.
+    """``candidate`` spanning exactly the tokens it touches, or None if it touches none.
 
     ``starts`` and ``ends`` are the sorted token offsets of the note.
     """
@@ -61,7 +63,7 @@ def snap(candidate: Candidate, starts: Sequence[int], ends: Sequence[int]) -> Ca
     last = bisect_left(starts, candidate.end) - 1  # last token starting before its end
     if first > last:
         return None
-    start, end = min(candidate.start, starts[first]), max(candidate.end, ends[last])
+    start, end = starts[first], ends[last]
     if start == candidate.start and end == candidate.end:
         return candidate
     return Candidate(start, end, candidate.label, candidate.source, candidate.confidence, candidate.needs_context)

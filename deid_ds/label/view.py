@@ -60,6 +60,7 @@ class NoteView:
         self.ends = [e for _, e in tokens]
         self.words = [text[s:e] for s, e in tokens]
         self.shapes = [token_shape(w) for w in self.words]
+        self.cache: dict[str, object] = {}  # derived structures rules share (name runs...)
 
     def __len__(self) -> int:
         return len(self.words)
