@@ -24,7 +24,17 @@ def is_particle(folded: str) -> bool:
 
 def is_core(view: NoteView, i: int) -> bool:
     """Whether token ``i`` can be a (non-particle) part of a name: capitalised, not a known non-name."""
-    return view.shapes[i] in (UPPER, TITLE) and view.folded[i] not in NOT_NAME and not is_particle(view.folded[i])
+    return core_flags(view)[i]
+
+
+def core_flags(view: NoteView) -> list[bool]:
+    """:func:`is_core` of every token, computed once per note (every name rule asks it)."""
+    flags = view.cache.get("core")
+    if flags is None:
+        flags = view.cache["core"] = [
+            shape in (UPPER, TITLE) and f not in NOT_NAME and f not in PARTICLES for shape, f in zip(view.shapes, view.folded)
+        ]
+    return flags
 
 
 def name_end(view: NoteView, i: int, *, max_tokens: int = MAX_NAME_TOKENS) -> int:
@@ -108,7 +118,8 @@ def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: b
 
 def core_tokens(view: NoteView, i: int, j: int) -> list[str]:
     """The folded core tokens of the run ``[i, j)`` (particles and initials left out)."""
-    return [view.folded[k] for k in range(i, j) if is_core(view, k)]
+    flags, folded = core_flags(view), view.folded
+    return [folded[k] for k in range(i, j) if flags[k]]
 
 
 def iter_name_runs(view: NoteView) -> list[tuple[int, int]]:

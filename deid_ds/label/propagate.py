@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.names import core_tokens, iter_name_runs
+from deid_ds.label.names import core_flags, core_tokens, iter_name_runs
 from deid_ds.label.view import UPPER, NoteView
 
 PROPAGATED = ("PATIENT", "DOCTOR")
@@ -34,10 +34,12 @@ def propagate(view: NoteView, spans: list[Candidate]) -> list[Candidate]:
     if not forms["PATIENT"] and not forms["DOCTOR"]:
         return []
     found: list[Candidate] = []
+    known = forms["PATIENT"] | forms["DOCTOR"]
+    flags, folded = core_flags(view), view.folded
     for i, j in iter_name_runs(view):
+        if not any(flags[k] and folded[k] in known for k in range(i, j)):
+            continue  # most runs of a note (capitalised words) share nothing with the names found
         cores = core_tokens(view, i, j)
-        if not cores:
-            continue
         for label in PROPAGATED:
             if all(c in forms[label] for c in cores):
                 if len(cores) == 1:
