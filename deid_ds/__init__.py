@@ -23,6 +23,8 @@ _API: dict[str, str] = {
     "tokenize": "deid_ds.tokens",
     "train_parameters": "deid_ds.punkt",
     "punkt_train": "deid_ds.segment_notes",
+    "weak_label": "deid_ds.weak_label",
+    "WeakLabelReport": "deid_ds.weak_label",
     "SynthConfig": "deid_ds.synth",
     "generate_corpus": "deid_ds.synth",
     "write_corpus": "deid_ds.synth",

@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "kb-info": "deid_ds.kb.cli:kb_info_command",
     "segment": "deid_ds.segment_cli:segment_command",
     "punkt-train": "deid_ds.segment_cli:punkt_train_command",
+    "weak-label": "deid_ds.weak_label_cli:weak_label_command",
 }
 
 

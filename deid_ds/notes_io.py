@@ -60,6 +60,24 @@ class NotesSource:
         else:
             yield from _parquet_batches(self, batch_size)
 
+    def batch_lengths(self, batch_size: int = DEFAULT_BATCH_SIZE) -> list[int]:
+        """How many notes each batch of :meth:`iter_batches` holds, from the metadata alone.
+
+        Batches never span two Parquet files (each file is read on its own) and are full otherwise,
+        so resumable stages know the number of batches and what a skipped batch held without reading.
+        """
+        if self.kind == "files":
+            counts = [self.num_notes]
+        else:
+            import pyarrow.parquet as pq
+
+            counts = [pq.read_metadata(file).num_rows for file in self.files]
+        lengths: list[int] = []
+        for count in counts:
+            full, rest = divmod(count, batch_size)
+            lengths += [batch_size] * full + ([rest] if rest else [])
+        return lengths
+
     def iter_notes(self, batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[Note]:
         for batch in self.iter_batches(batch_size):
             yield from batch

@@ -28,3 +28,19 @@ def write_notes(tmp_path):
         return path
 
     return write
+
+
+@pytest.fixture(scope="session")
+def kb_dir(tmp_path_factory) -> Path:
+    """A knowledge base built once per test session from the sample sources in ``kb/sources``."""
+    from deid_ds.kb.build import build_kb
+
+    sources = REPO / "kb" / "sources"
+    out = tmp_path_factory.mktemp("kb")
+    build_kb(
+        out,
+        ban=sorted(str(p) for p in sources.glob("adresses-*.csv.gz")),
+        health_directory=sorted(str(p) for p in sources.glob("PS_LibreAcces_Personne_activite_*.txt")),
+        progress=False,
+    )
+    return out

@@ -1,0 +1,61 @@
+"""``deid-ds weak-label``: a thin wrapper over :func:`deid_ds.weak_label.weak_label`."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from deid_ds.cli_common import column_option, handle_errors, quiet_option
+from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.notes_io import parse_column_map
+
+
+@click.command("weak-label")
+@click.argument("notes", type=click.Path(path_type=str))
+@click.option("--kb", type=click.Path(path_type=str), help="Knowledge base from `deid-ds build-kb`. Without it the gazetteer rules are off; patterns, context cues and metadata still label.")
+@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically; work in progress is kept in OUT.partial and resumed).")
+@click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
+@click.option("--gold", type=click.Path(path_type=str), help="Gold spans (Parquet or JSONL: id_document, label, html_start, html_end) to score the labels against.")
+@column_option
+@click.option("--keep-empty", default=0.0, show_default=True, type=click.FloatRange(0.0, 1.0), metavar="SHARE", help="Share of the sentences without entity to keep (chosen by a hash, deterministic).")
+@click.option("--split", "split", default="0.8,0.1,0.1", show_default=True, metavar="TRAIN,DEV,TEST", help="Shares of patients in train, dev and test (all of a patient's notes in one split).")
+@click.option("--seed", default=0, show_default=True, type=int, help="Key of the hash that orders patients for the split.")
+@click.option("--no-metadata", is_flag=True, help="Do not use the patients' metadata columns.")
+@click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).")
+@click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens; longer ones are cut.")
+@click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit of resumption).")
+@quiet_option
+@handle_errors
+def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, split, seed, no_metadata, punkt, max_tokens, batch_size, quiet):
+    """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
+
+    NOTES is a Parquet file or directory (the notes table of the README). Writes OUT/spans.parquet,
+    OUT/sentences.parquet and .jsonl, OUT/train.txt, dev.txt, test.txt (Flair, split by patient),
+    OUT/documents.parquet (one row per input note) and OUT/report.json. An interrupted run restarted
+    with the same inputs and options resumes where it stopped.
+    """
+    from deid_ds.weak_label import parse_split, report_table, weak_label
+
+    report = weak_label(
+        notes,
+        out,
+        kb=kb,
+        column_map=parse_column_map(column),
+        punkt=punkt,
+        max_tokens=max_tokens,
+        batch_size=batch_size,
+        workers=workers or os.cpu_count() or 1,
+        keep_empty=keep_empty,
+        split=parse_split(split),
+        seed=seed,
+        gold=gold,
+        use_metadata=not no_metadata,
+        progress=not quiet,
+        log=click.echo,
+    )
+    click.echo(report_table(report))
+    if report.gold_table:
+        click.echo("")
+        click.echo(report.gold_table)
+    click.echo(f"written to {out}")
