@@ -426,7 +426,9 @@ class BatchColumns:
 
         pq.write_table(pa.Table.from_pydict(self.documents, schema=documents_schema(with_split=False)), directory / "documents.parquet")
         pq.write_table(pa.Table.from_pydict(self.spans, schema=spans_schema()), directory / "spans.parquet")
-        pq.write_table(self._sentences_table(), directory / "sentences.parquet")
+        sentences = self._sentences_table()
+        pq.write_table(sentences, directory / "sentences.parquet")
+        pq.write_table(render_lines(sentences), directory / "lines.parquet")
         if self.gold_ids is not None:
             pq.write_table(pa.Table.from_pydict(self.gold_tokens, schema=_gold_tokens_schema()), directory / "gold_tokens.parquet")
 
@@ -443,6 +445,31 @@ class BatchColumns:
         meta = pa.StructArray.from_arrays([pa.array(self.meta[f.name], type=f.type) for f in meta_type], fields=list(meta_type))
         text = pa.array(self.text, type=pa.string())
         return pa.Table.from_arrays([text, tokens, parser, tags, spans, meta], schema=schema)
+
+
+def render_lines(sentences):
+    """Each sentence's JSONL line (without its split) and Flair block, rendered by the worker.
+
+    Text rendering is most of the cost of writing the outputs; done per batch in the workers, it leaves
+    the single-process assembly only the split to append (:func:`jsonl_line`) and files to route to.
+    """
+    import pyarrow as pa
+
+    bodies, blocks = [], []
+    for row in sentences.to_pylist():
+        bodies.append(json.dumps(row, ensure_ascii=False))
+        blocks.append("".join(f"{flair_token(token['text'])} {tag}\n" for token, tag in zip(row["tokens"], row["tags"])) + "\n")
+    return pa.table({"jsonl": pa.array(bodies, type=pa.string()), "flair": pa.array(blocks, type=pa.string())})
+
+
+def jsonl_line(body: str, split: str) -> str:
+    """A sentence's JSON object (as rendered by :func:`render_lines`) with its split as last key."""
+    return f'{body[:-1]}, "split": {json.dumps(split)}}}\n'
+
+
+def flair_token(text: str) -> str:
+    """A token as one Flair column: whitespace inside it becomes ``_``, and it is never empty."""
+    return re.sub(r"\s", "_", text) or "_"
 
 
 def _list_of_structs(offsets, columns: Mapping[str, list], list_type):
@@ -646,16 +673,6 @@ def _concat_parts(work: Path, n_batches: int, name: str, schema):
     return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
-def flair_token(text: str) -> str:
-    """A token as one Flair column: whitespace inside it becomes ``_``, and it is never empty."""
-    return re.sub(r"\s", "_", text) or "_"
-
-
-def _write_flair(handle, tokens: list[dict], tags: list[str]) -> None:
-    handle.write("".join(f"{flair_token(token['text'])} {tag}\n" for token, tag in zip(tokens, tags)))
-    handle.write("\n")
-
-
 def _write_sentences(work: Path, n_batches: int, tmp: Path, doc_split: Mapping[str, str]) -> tuple[dict[str, int], int]:
     """Stream the parts' sentences into the Parquet, JSONL and Flair outputs.
 
@@ -672,21 +689,53 @@ def _write_sentences(work: Path, n_batches: int, tmp: Path, doc_split: Mapping[s
     handles = {name: (tmp / f"{name}.txt").open("w", encoding="utf-8") for name in SPLITS}
     try:
         with (tmp / "sentences.jsonl").open("w", encoding="utf-8") as jsonl:
-            for part in _part_tables(work, n_batches, "sentences.parquet"):
-                documents = pc.struct_field(part.column("meta"), "id_document").to_pylist()
-                splits = [doc_split[d] for d in documents]
-                table = part.append_column(schema.field("split"), pa.array(splits, type=pa.string()))
-                writer.write_table(table)
-                for row in table.to_pylist():
-                    jsonl.write(json.dumps(row, ensure_ascii=False) + "\n")
-                    _write_flair(handles[row["split"]], row["tokens"], row["tags"])
-                    without_entity += not row["spans"]
+            for index in range(n_batches):
+                part = pq.read_table(work / part_name(index) / "sentences.parquet")
+                lines = pq.read_table(work / part_name(index) / "lines.parquet")
+                splits = [doc_split[d] for d in pc.struct_field(part.column("meta"), "id_document").to_pylist()]
+                writer.write_table(part.append_column(schema.field("split"), pa.array(splits, type=pa.string())))
+                for body, block, split in zip(lines.column("jsonl").to_pylist(), lines.column("flair").to_pylist(), splits):
+                    jsonl.write(jsonl_line(body, split))
+                    handles[split].write(block)
                 counts.update(splits)
+                without_entity += pc.sum(pc.equal(pc.list_value_length(part.column("spans")), 0)).as_py() or 0
     finally:
         writer.close()
         for handle in handles.values():
             handle.close()
     return dict(counts), without_entity
+
+
+@dataclass
+class _SpanTotals:
+    """Entity counts gathered while the spans are streamed to ``spans.parquet``."""
+
+    entities: int = 0
+    per_label: Counter = field(default_factory=Counter)
+    per_source: Counter = field(default_factory=Counter)
+    per_label_and_split: Counter = field(default_factory=Counter)
+    per_split: Counter = field(default_factory=Counter)
+    evaluated: list = field(default_factory=list)  # the gold documents' spans, when there is a gold
+
+
+def _write_spans(work: Path, n_batches: int, tmp: Path, doc_split: Mapping[str, str], gold_ids: frozenset[str] | None) -> _SpanTotals:
+    """Stream the parts' spans into ``spans.parquet`` (a national corpus has tens of millions)."""
+    import pyarrow.parquet as pq
+
+    totals = _SpanTotals()
+    with pq.ParquetWriter(tmp / "spans.parquet", spans_schema()) as writer:
+        for part in _part_tables(work, n_batches, "spans.parquet"):
+            writer.write_table(part)
+            frame = part.select(["id_document", "label", "source"]).to_pandas()
+            splits = frame["id_document"].map(doc_split)
+            totals.entities += len(frame)
+            totals.per_label.update(frame["label"].value_counts().to_dict())
+            totals.per_source.update(frame["source"].value_counts().to_dict())
+            totals.per_split.update(splits.value_counts().to_dict())
+            totals.per_label_and_split.update(frame.groupby([frame["label"], splits]).size().to_dict())
+            if gold_ids is not None:
+                totals.evaluated.append(part.to_pandas().loc[lambda spans: spans["id_document"].isin(gold_ids)])
+    return totals
 
 
 @dataclass(frozen=True)
@@ -716,20 +765,22 @@ def _assemble(run: _Run, out: Path, gold_frame, report: WeakLabelReport) -> None
     group_split = assign_splits(groups, run.shares, run.seed)
     doc_split = {d: group_split[g] for d, g in zip(ids, groups)}
     documents = documents.append_column(documents_schema().field("split"), pa.array([group_split[g] for g in groups], type=pa.string()))
-    spans = _concat_parts(work, n_batches, "spans.parquet", spans_schema())
+    gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
     with atomic_directory(out) as tmp:
         pq.write_table(documents, tmp / "documents.parquet")
-        pq.write_table(spans, tmp / "spans.parquet")
+        spans = _write_spans(work, n_batches, tmp, doc_split, gold_ids)
         sentences_per_split, report.sentences_kept_without_entity = _write_sentences(work, n_batches, tmp, doc_split)
-        _fill_report(report, documents.to_pandas(), spans.to_pandas(), groups, sentences_per_split)
+        frame = documents.to_pandas().assign(group=groups)
+        _fill_report(report, frame, spans, sentences_per_split)
         if gold_frame is not None:
-            _score_gold(report, gold_frame, documents, spans, _concat_parts(work, n_batches, "gold_tokens.parquet", _gold_tokens_schema()))
+            tokens = _concat_parts(work, n_batches, "gold_tokens.parquet", _gold_tokens_schema()).to_pandas()
+            _score_gold(report, gold_frame, frame, spans, tokens)
         report.seconds = time.perf_counter() - run.started
         report.notes_per_second = run.labelled / report.seconds if report.seconds else 0.0
         (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _fill_report(report: WeakLabelReport, documents, spans, groups: list[str], sentences_per_split: Mapping[str, int]) -> None:
+def _fill_report(report: WeakLabelReport, documents, spans: _SpanTotals, sentences_per_split: Mapping[str, int]) -> None:
     status = documents["status"].value_counts()
     report.documents = len(documents)
     report.ok, report.empty, report.failed = (int(status.get(name, 0)) for name in ("ok", "empty", "failed"))
@@ -738,26 +789,23 @@ def _fill_report(report: WeakLabelReport, documents, spans, groups: list[str], s
     report.sentences = int(documents["n_sentences"].sum())
     report.sentences_kept = int(documents["n_sentences_kept"].sum())
     report.tokens = int(documents["n_tokens"].sum())
-    report.entities = len(spans)
-    report.entities_per_label = {k: int(v) for k, v in spans["label"].value_counts().items()}
-    report.entities_per_source = {k: int(v) for k, v in spans["source"].value_counts().items()}
-    documents = documents.assign(group=groups)
+    report.entities = spans.entities
+    report.entities_per_label = {str(k): int(v) for k, v in spans.per_label.items()}
+    report.entities_per_source = {str(k): int(v) for k, v in spans.per_source.items()}
+    report.entities_per_label_and_split = {}
+    for (label, name), n in sorted(spans.per_label_and_split.items()):
+        report.entities_per_label_and_split.setdefault(str(label), {})[str(name)] = int(n)
     written = documents[documents["n_sentences_kept"] > 0]
     report.written = len(written)
-    span_splits = spans["id_document"].map(dict(zip(documents["id_document"], documents["split"])))
     report.splits = {
         name: {
             "patients": int(written.loc[written["split"] == name, "group"].nunique()),
             "documents": int((written["split"] == name).sum()),
             "sentences": int(sentences_per_split.get(name, 0)),
-            "entities": int((span_splits == name).sum()),
+            "entities": int(spans.per_split.get(name, 0)),
         }
         for name in SPLITS
     }
-    by_label_split = spans.assign(split=span_splits).groupby(["label", "split"]).size()
-    report.entities_per_label_and_split = {}
-    for (label, name), n in by_label_split.items():
-        report.entities_per_label_and_split.setdefault(label, {})[name] = int(n)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -789,22 +837,23 @@ def read_gold(path: str | Path):
     return frame
 
 
-def _score_gold(report: WeakLabelReport, gold, documents, spans, tokens) -> None:
-    """Score the predicted spans of the gold's documents that are in the input (see README)."""
+def _score_gold(report: WeakLabelReport, gold, documents, spans: _SpanTotals, tokens) -> None:
+    """Score the predicted spans on the notes of the input that the gold file covers.
+
+    A gold document missing from the input is left out (and counted); an input note of the gold that
+    failed is evaluated with no prediction, so its entities count as missed.
+    """
+    import pandas as pd
+
     from deid_ds.scoring import score_spans
 
-    input_ids = set(documents.column("id_document").to_pylist())
-    evaluated = sorted(set(gold["id_document"]) & input_ids)
-    chosen = set(evaluated)
-    predicted = spans.to_pandas()
-    predicted = predicted[predicted["id_document"].isin(chosen)].reset_index(drop=True)
-    gold_in = gold[gold["id_document"].isin(chosen)].reset_index(drop=True)
-    scores = score_spans(gold_in, predicted, tokens=tokens.to_pandas(), documents=evaluated)
-    report.gold = {
-        "documents": len(evaluated),
-        "gold_documents_not_in_input": len(set(gold["id_document"]) - input_ids),
-        **scores.to_dict(),
-    }
+    input_ids = set(documents["id_document"])
+    gold_ids = set(gold["id_document"])
+    evaluated = sorted(gold_ids & input_ids)
+    predicted = pd.concat(spans.evaluated, ignore_index=True) if spans.evaluated else spans_schema().empty_table().to_pandas()
+    gold_in = gold[gold["id_document"].isin(input_ids)].reset_index(drop=True)
+    scores = score_spans(gold_in, predicted, tokens=tokens, documents=evaluated)
+    report.gold = {"documents": len(evaluated), "gold_documents_not_in_input": len(gold_ids - input_ids), **scores.to_dict()}
     report.gold_table = scores.table()
 
 

@@ -316,6 +316,27 @@ def test_a_failing_note_is_counted_with_a_reason_and_never_printed(kb_dir, write
     assert report["written"] == 2
 
 
+def test_an_entity_cut_by_a_sentence_boundary_restarts_with_b_in_the_next_sentence(write_notes, tmp_path, monkeypatch):
+    from deid_ds.label.candidate import Candidate
+
+    html = "<p>Vu le 3</p><p>février 2021 au CHU.</p>"
+    notes = write_notes([{"id_document": "d1", "id_patient": "p1", "html": html}])
+
+    def label(self, text, tokens, patient=None):
+        start = next(s for s, e in tokens if text[s:e] == "3")
+        end = next(e for s, e in tokens if text[s:e] == "2021")
+        return [Candidate(start, end, "DATE", "test:cross")]
+
+    monkeypatch.setattr(WeakLabeller, "label", label)
+    report = run(notes, tmp_path / "out")
+    lines = [json.loads(line) for line in (tmp_path / "out" / "sentences.jsonl").read_text().splitlines()]
+    assert [line["tags"] for line in lines] == [["O", "O", "B-DATE"], ["B-DATE", "I-DATE", "O", "O", "O"]]
+    assert [(sp["token_start"], sp["token_end"]) for line in lines for sp in line["spans"]] == [(2, 2), (0, 1)]
+    spans = pd.read_parquet(tmp_path / "out" / "spans.parquet")
+    assert report.entities == len(spans) == 1
+    assert html_to_text(html[spans.loc[0, "html_start"] : spans.loc[0, "html_end"]]).text.split() == ["3", "février", "2021"]
+
+
 def test_a_labeller_breaking_its_contract_fails_the_note_not_the_run():
     from deid_ds.label.candidate import Candidate
 
