@@ -852,7 +852,9 @@ def _score_gold(report: WeakLabelReport, gold, documents, spans: _SpanTotals, to
     evaluated = sorted(gold_ids & input_ids)
     predicted = pd.concat(spans.evaluated, ignore_index=True) if spans.evaluated else spans_schema().empty_table().to_pandas()
     gold_in = gold[gold["id_document"].isin(input_ids)].reset_index(drop=True)
-    scores = score_spans(gold_in, predicted, tokens=tokens, documents=evaluated)
+    chosen = documents[documents["id_document"].isin(gold_ids)]
+    doc_types = dict(zip(chosen["id_document"], chosen["doc_type"])) if chosen["doc_type"].notna().any() else None
+    scores = score_spans(gold_in, predicted, tokens=tokens, documents=evaluated, doc_types=doc_types)
     report.gold = {"documents": len(evaluated), "gold_documents_not_in_input": len(gold_ids - input_ids), **scores.to_dict()}
     report.gold_table = scores.table()
 

@@ -409,12 +409,64 @@ def test_the_command_prints_the_tables_and_refuses_bad_options(kb_dir, subset, t
 # ---------------------------------------------------------------------------------------------- gold
 
 
+def documents_types(notes: Path, ids: list[str]) -> dict[str, str]:
+    frame = pd.read_parquet(notes)
+    return dict(zip(frame["id_document"], frame["doc_type"])) if not ids else {d: t for d, t in zip(frame["id_document"], frame["doc_type"]) if d in ids}
+
+
+def test_gold_gets_every_token_of_the_evaluated_notes_and_its_scores_are_reported(kb_dir, subset, tmp_path, monkeypatch):
+    """The contract with deid_ds.scoring, checked with a stand-in that records what it is given."""
+    import sys
+    import types
+
+    notes = subset(12)
+    ids = pd.read_parquet(notes)["id_document"].tolist()
+    gold = pd.read_parquet(GOLD)
+    gold = pd.concat([gold[gold["id_document"].isin(ids[:8])], pd.DataFrame([{"id_document": "elsewhere", "label": "DATE", "html_start": 0, "html_end": 4, "text": "2020"}])])
+    gold_path = tmp_path / "gold.jsonl"
+    gold.to_json(gold_path, orient="records", lines=True, force_ascii=False)
+    seen = {}
+
+    class Scores:
+        def table(self) -> str:
+            return "stand-in gold table"
+
+        def to_dict(self) -> dict:
+            return {"micro": {"f1": 0.5}}
+
+    def score_spans(gold_df, predicted_df, *, tokens, documents, doc_types=None):
+        seen.update(gold=gold_df, predicted=predicted_df, tokens=tokens, documents=documents, doc_types=doc_types)
+        return Scores()
+
+    monkeypatch.setitem(sys.modules, "deid_ds.scoring", types.SimpleNamespace(score_spans=score_spans))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(out), "-q", "-j", "1", "--gold", str(gold_path), "--batch-size", "5"])
+    assert result.exit_code == 0, result.output
+    assert result.output.index("stand-in gold table") > result.output.index("documents read")
+    assert seen["documents"] == sorted(ids[:8])
+    assert seen["doc_types"] == documents_types(notes, ids[:8])
+    assert set(seen["gold"]["id_document"]) == set(ids[:8])
+    assert set(seen["predicted"]["id_document"]) <= set(ids[:8]) and {"label", "html_start", "html_end", "source"} <= set(seen["predicted"].columns)
+    spans = pd.read_parquet(out / "spans.parquet")
+    assert len(seen["predicted"]) == spans["id_document"].isin(ids[:8]).sum()
+    documents = pd.read_parquet(out / "documents.parquet").set_index("id_document")
+    tokens = seen["tokens"]
+    assert list(tokens.columns) == ["id_document", "html_start", "html_end"]
+    assert tokens.groupby("id_document").size().to_dict() == documents.loc[ids[:8], "n_tokens"].to_dict()
+    report = json.loads((out / "report.json").read_text())
+    assert report["gold"] == {"documents": 8, "gold_documents_not_in_input": 1, "micro": {"f1": 0.5}}
+
+
 def test_gold_scores_are_printed_and_reported(kb_dir, tmp_path):
-    pytest.importorskip("deid_ds.scoring", reason="deid_ds.scoring (issue 5, scoring) not landed yet")
+    """With the real deid_ds.scoring: every gold entity and every prediction of the sample is scored."""
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["weak-label", str(NOTES), "--kb", str(kb_dir), "-o", str(out), "-q", "-j", "1", "--gold", str(GOLD)])
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
-    assert report["gold"]["documents"] == 300 and report["gold"]["gold_documents_not_in_input"] == 0
-    gold_table = result.output.split("written to")[0].rstrip().split("\n\n")[-1]
-    assert gold_table.strip() and gold_table in result.output
+    gold = report["gold"]
+    assert gold["documents"] == 300 and gold["gold_documents_not_in_input"] == 0
+    assert gold["exact"]["micro"]["gold"] == len(pd.read_parquet(GOLD))
+    assert gold["exact"]["micro"]["predicted"] == report["entities"] == len(pd.read_parquet(out / "spans.parquet"))
+    assert gold["redacted"]["unit"] == "token"  # the tokens of the notes were handed over
+    assert set(gold["per_doc_type"]) == set(pd.read_parquet(NOTES)["doc_type"])
+    assert result.output.index("micro") > result.output.index("documents read")
