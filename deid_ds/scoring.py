@@ -29,6 +29,9 @@ gold or the predictions; spans of other documents are ignored):
   precision (share overlapping a gold span of the same label; not one-to-one) — boundary errors show as
   a gap between the two.
 - **Per document type** (with ``doc_types``): exact micro precision, recall and F1, and redaction recall.
+- **Confidence intervals** (:func:`bootstrap_micro_f1`, :func:`compare_systems`): percentile bootstrap of
+  the exact micro F1 over *documents* resampled with replacement (errors cluster by note), the same
+  resamples for every system compared, so differences between systems get a paired interval too.
 
 Conventions for empty sets (chosen so that every number is defined and JSON-serialisable, no NaN):
 precision is TP / predicted, or 1.0 when nothing is predicted *and* the gold is empty, 0.0 when nothing is
@@ -628,14 +631,21 @@ def _bootstrap(doc_counts: np.ndarray, n: int, seed: int, confidence: float) -> 
     bounded for large document sets. Micro F1 of a resample is 2 TP / (predicted + gold) (1.0 if both are 0).
     """
     f1 = _bootstrap_f1(doc_counts, n, seed)
-    tail = (1.0 - confidence) / 2 * 100
+    tail = _tail(confidence)
     return [(float(np.percentile(f, tail)), float(np.percentile(f, 100 - tail))) for f in f1]
+
+
+def _tail(confidence: float) -> float:
+    """The percentile cut off each side of a two-sided ``confidence`` interval."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence {confidence}: expected a share strictly between 0 and 1")
+    return (1.0 - confidence) / 2 * 100
 
 
 def _bootstrap_f1(doc_counts: np.ndarray, n: int, seed: int) -> np.ndarray:
     """Micro F1 of ``n`` document resamples for each system: an array systems × n."""
     if n < 1:
-        raise ValueError("the number of bootstrap resamples must be at least 1")
+        raise ValueError(f"bootstrap resamples: {n}, expected at least 1")
     systems, n_docs, _ = doc_counts.shape
     rng = np.random.default_rng(seed)
     out = np.empty((systems, n), dtype=np.float64)
@@ -740,8 +750,8 @@ def compare_systems(
     if not scores:
         return SystemComparison({}, {}, {}, confidence)
     counts = np.stack([s.doc_counts for s in scores.values()])
+    tail = _tail(confidence)
     f1 = _bootstrap_f1(counts, n_bootstrap, seed)
-    tail = (1.0 - confidence) / 2 * 100
 
     def interval(values: np.ndarray) -> tuple[float, float]:
         return float(np.percentile(values, tail)), float(np.percentile(values, 100 - tail))

@@ -349,6 +349,11 @@ def test_bootstrap_interval_is_deterministic_fast_and_contains_the_estimate():
     assert bootstrap_micro_f1(gold, predicted, n=1000, seed=1) != (low, high)
     perfect = bootstrap_micro_f1(gold, gold, n=200)
     assert perfect == (1.0, 1.0)
+    assert score_spans(gold, predicted).bootstrap_micro_f1(n=1000, seed=0) == (low, high)
+    wider = bootstrap_micro_f1(gold, predicted, n=1000, seed=0, confidence=0.99)
+    assert wider[0] <= low and high <= wider[1]
+    with pytest.raises(ValueError, match="confidence"):
+        bootstrap_micro_f1(gold, predicted, confidence=95)
 
 
 def test_compare_systems_side_by_side():
