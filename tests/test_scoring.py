@@ -10,7 +10,6 @@ The running example is one note ``d1`` with three gold entities and six tokens:
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pandas as pd
@@ -338,12 +337,10 @@ def _many_documents(n_docs: int = 600, seed: int = 1) -> tuple[pd.DataFrame, pd.
     return gold, predicted
 
 
-def test_bootstrap_interval_is_deterministic_fast_and_contains_the_estimate():
+def test_bootstrap_interval_is_deterministic_and_contains_the_estimate():
     gold, predicted = _many_documents()
     point = score_spans(gold, predicted).micro.f1
-    started = time.perf_counter()
     low, high = bootstrap_micro_f1(gold, predicted, n=1000, seed=0)
-    assert time.perf_counter() - started < 3.0
     assert low < point < high and high - low < 0.05
     assert bootstrap_micro_f1(gold, predicted, n=1000, seed=0) == (low, high)
     assert bootstrap_micro_f1(gold, predicted, n=1000, seed=1) != (low, high)
@@ -430,13 +427,12 @@ def test_sample_gold_with_one_label_removed(sample_gold, label):
     assert all(scores.exact[other].f1 == 1.0 for other in LABELS if other != label)
 
 
-def test_scoring_is_fast_on_a_large_set():
-    """Tens of thousands of spans and hundreds of thousands of tokens: a fraction of a second, not minutes."""
+def test_scoring_a_large_set_counts_tokens_and_spans_right():
+    """Tens of thousands of spans and hundreds of thousands of tokens (the vectorised paths at scale;
+    its speed — about half a second — is a benchmark figure, not asserted here)."""
     gold, predicted = _many_documents(5000)  # 50,000 gold spans
     predicted = predicted.assign(source=np.where(np.arange(len(predicted)) % 2, "a", "b"))
     starts = np.tile(np.arange(40) * 5, 5000)
     tokens = pd.DataFrame({"id_document": np.repeat(gold["id_document"].unique(), 40), "html_start": starts, "html_end": starts + 4})
-    started = time.perf_counter()
     scores = score_spans(gold, predicted, tokens=tokens)
-    assert time.perf_counter() - started < 5.0
     assert scores.redacted_gold == len(tokens) // 2 and 0.8 < scores.micro.f1 < 0.95  # tokens 0-4 and 5-9 of each 20
