@@ -152,8 +152,14 @@ class GazetteerMatcher:
         ids = np.fromiter((vocabulary.get(folded[s:e], 0) for s, e in spans), dtype=np.uint64, count=n)
         known = ids != 0
         # joined[i]: token i + 1 may continue a key that contains token i (only spaces, hyphens, apostrophes between)
+        fullmatch = _JOINER.fullmatch
         joined = np.fromiter(
-            (_JOINER.fullmatch(folded, spans[i][1], spans[i + 1][0]) is not None for i in range(n - 1)), dtype=bool, count=n - 1
+            (
+                folded[e] == " " and s - e == 1 or fullmatch(folded, e, s) is not None  # a single space: most gaps
+                for (_, e), (s, _) in zip(spans, spans[1:])
+            ),
+            dtype=bool,
+            count=n - 1,
         )
         found: list[tuple[int, int, int]] = []
         hashes = self._hashes

@@ -43,6 +43,9 @@ def _street_types() -> tuple[frozenset[str], frozenset[str]]:
 
 
 _WORDS, _ABBREVIATIONS = _street_types()
+#: Every folded token that may start a street type (with or without its period): a set lookup per
+#: token before the finer test.
+_TYPE_STARTS = frozenset(_WORDS | _ABBREVIATIONS | {w + "." for w in _WORDS | _ABBREVIATIONS} | {"lieu"})
 
 
 def _street_type_at(view: NoteView, i: int) -> tuple[int, bool] | None:
@@ -110,6 +113,8 @@ def streets(view: NoteView) -> list[Candidate]:
         f = view.folded[i]
         if f in _POSTBOX and i + 1 < n and view.shapes[i + 1] == DIGIT and view.joined(i):
             found.append(Candidate(view.starts[i], view.ends[i + 1], "STR", "address:postbox", 0.95))
+            continue
+        if f not in _TYPE_STARTS:
             continue
         typed = _street_type_at(view, i)
         if typed is None or typed[0] >= n or not view.joined(typed[0] - 1):

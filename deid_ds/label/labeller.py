@@ -57,10 +57,10 @@ class WeakLabeller:
 
     def candidates(self, text: str, tokens: Sequence[tuple[int, int]], patient: PatientMetadata | None = None) -> list[Candidate]:
         """Every labelling function's proposals, overlapping and unresolved (for debugging rules)."""
-        return self._candidates(text, NoteView(text, tokens), patient)
-
-    def _candidates(self, text: str, view: NoteView, patient: PatientMetadata | None) -> list[Candidate]:
         folded = fold(text)
+        return self._candidates(text, NoteView(text, tokens, folded), folded, patient)
+
+    def _candidates(self, text: str, view: NoteView, folded: str, patient: PatientMetadata | None) -> list[Candidate]:
         if not self.config.use_metadata:
             patient = None
         dates = find_dates(text)
@@ -87,8 +87,9 @@ class WeakLabeller:
         Two passes: the candidates are resolved once, the names kept are propagated to their
         repetitions in the note (:mod:`deid_ds.label.propagate`), and everything is resolved again.
         """
-        view = NoteView(text, tokens)
-        found = self._candidates(text, view, patient)
+        folded = fold(text)
+        view = NoteView(text, tokens, folded)
+        found = self._candidates(text, view, folded, patient)
         first = resolve(found, tokens)
         kept = {(c.start, c.end, c.label) for c in first}
         repeated = [c for c in propagate(view, first) if (c.start, c.end, c.label) not in kept]

@@ -18,7 +18,7 @@ not decide (a bare year, a five-digit number, a street written without a street 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from deid_ds.kb.normalize import fold
 from deid_ds.label.candidate import Candidate
@@ -38,6 +38,7 @@ class PatientNames:
     last: frozenset[str]
     first: frozenset[str]
     initials: frozenset[str]
+    _cache: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_metadata(cls, patient: PatientMetadata | None) -> PatientNames | None:
@@ -48,7 +49,13 @@ class PatientNames:
         return cls(frozenset(last), frozenset(first), initials)
 
     def kind(self, token: str) -> str | None:
-        """``"last"``, ``"first"`` or None for a folded token of the note."""
+        """``"last"``, ``"first"`` or None for a folded token of the note (memoised per patient)."""
+        cache = self._cache
+        if token not in cache:
+            cache[token] = self._kind(token)
+        return cache[token]
+
+    def _kind(self, token: str) -> str | None:
         for names, kind in ((self.last, "last"), (self.first, "first")):
             if token in names or ("-" in token and all(p in names for p in token.split("-") if p)):
                 return kind

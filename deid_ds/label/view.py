@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from deid_ds.kb.normalize import fold
 
@@ -31,8 +31,9 @@ PARTICLES: frozenset[str] = frozenset(
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def token_shape(token: str) -> str:
-    """The shape letter of one token (see the constants of this module)."""
+    """The shape letter of one token (see the constants of this module); memoised, words repeat."""
     first = token[0]
     if first.isdigit():
         return DIGIT
@@ -54,8 +55,9 @@ class NoteView:
     cross a line break, a tab (a table cell) or punctuation.
     """
 
-    def __init__(self, text: str, tokens: Sequence[tuple[int, int]]) -> None:
+    def __init__(self, text: str, tokens: Sequence[tuple[int, int]], folded_text: str | None = None) -> None:
         self.text = text
+        self._folded_text = folded_text
         self.starts = [s for s, _ in tokens]
         self.ends = [e for _, e in tokens]
         self.words = [text[s:e] for s, e in tokens]
@@ -68,6 +70,9 @@ class NoteView:
     @cached_property
     def folded(self) -> list[str]:
         """Each token folded (lower case, no accents, same length), for lexicon lookups."""
+        if self._folded_text is not None:
+            folded = self._folded_text
+            return [folded[s:e] for s, e in zip(self.starts, self.ends)]
         return [fold(w) for w in self.words]
 
     def gap(self, i: int) -> str:
