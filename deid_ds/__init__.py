@@ -37,6 +37,10 @@ _API: dict[str, str] = {
     "EntitySpan": "deid_ds.model",
     "PatientMetadata": "deid_ds.model",
     "LABELS": "deid_ds.model",
+    "agreement_from_files": "deid_ds.agreement.compute",
+    "gold_from_files": "deid_ds.agreement.gold",
+    "read_answers": "deid_ds.agreement.readers",
+    "fleiss_kappa": "deid_ds.agreement.kappa",
 }
 
 __all__ = ["__version__", *_API]

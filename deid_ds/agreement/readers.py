@@ -1,0 +1,466 @@
+"""Readers of annotation answers: Prodigy ``db-out`` JSONL, doccano JSONL, Label Studio JSON.
+
+Each reader turns its format into :class:`~deid_ds.agreement.model.Annotation` objects and a
+:class:`~deid_ds.agreement.model.ReadReport`. Rules common to all formats:
+
+* A malformed record (invalid JSON, not an object, no ``text``, a span outside the text or with
+  ``start >= end``) is an error naming the file and the line (or the task number of a Label Studio
+  file); no content is quoted, since answers hold note text.
+* Records that are well-formed but not annotations are skipped and *counted with their reason*:
+  Prodigy answers other than ``accept`` (``reject``: the annotator refused the pre-annotated sentence;
+  ``ignore``: skipped it — neither is a statement about the entities), answers without an ``answer``
+  field, cancelled Label Studio annotations, Label Studio results that are not ``labels`` regions.
+* Items are identified across annotators by ``meta.id_document`` + ``meta.sentence_index`` when both
+  are present (top level or under ``meta``), else by the tool's own key: Prodigy's ``_input_hash``,
+  Label Studio's task ``id``, a hash of the text for doccano (whose example ids differ between
+  per-annotator projects).
+* Tokens: the answer's own ``tokens`` when present (with their ``html_start``/``html_end``, or those of
+  ``tokens_parser``), else none here; :mod:`deid_ds.agreement.kappa` then tokenises the text with the
+  project tokenizer, so every format is compared on the same tokens.
+
+Annotators: Prodigy's ``_annotator_id`` (else ``_session_id``) has the form ``DATASET-NAME``; the
+``DATASET-`` prefix is stripped (``dataset`` when given; else the longest prefix ending in ``-`` shared
+by all the ids read, when there are several; else the file name's stem followed by ``-``; else what
+follows the last ``-``). doccano: the ``user`` field of a line when present (``annotator_from="auto"``
+or ``"user"``), else the file name's stem. Label Studio: ``completed_by`` (its ``email`` when it is an
+object).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from deid_ds.agreement.model import Annotation, ReadReport, Span
+from deid_ds.errors import InputError
+from deid_ds.notes_io import as_identifier
+
+FORMATS: tuple[str, ...] = ("prodigy", "doccano", "labelstudio")
+ANNOTATOR_SOURCES: tuple[str, ...] = ("auto", "file", "user")
+
+
+# --------------------------------------------------------------------------------------------------
+# Format detection
+
+
+def detect_format(path: str | Path) -> str:
+    """Guess the format of ``path`` from its first record (a clear error when it cannot)."""
+    path = Path(path)
+    first = _first_non_blank(path)
+    if first is None:
+        raise InputError(f"{path}: empty file, cannot detect its format (use --format)")
+    if first.lstrip().startswith("["):
+        return "labelstudio"
+    try:
+        record = json.loads(first)
+    except json.JSONDecodeError:
+        if first.lstrip().startswith("{") and path.suffix.lower() == ".json":
+            return "labelstudio"  # a pretty-printed single object: let the reader report it
+        raise InputError(f"{path}:1: not JSON, cannot detect the format (use --format)") from None
+    if not isinstance(record, dict):
+        raise InputError(f"{path}:1: not a JSON object, cannot detect the format (use --format)")
+    if any(key in record for key in ("_annotator_id", "_session_id", "_input_hash", "_task_hash", "answer")):
+        return "prodigy"
+    if any(key in record for key in ("label", "entities", "annotations")) and "data" not in record:
+        return "doccano"
+    if "data" in record:
+        return "labelstudio"
+    if "spans" in record:
+        return "prodigy"
+    raise InputError(f"{path}:1: format not recognised (expected Prodigy, doccano or Label Studio; use --format)")
+
+
+def _first_non_blank(path: Path) -> str | None:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            for line in handle:
+                if line.strip():
+                    return line
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# Shared helpers
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict]]:
+    """``(line number, object)`` of a JSONL file; errors name the file and line."""
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    with handle:
+        number = 0
+        while True:
+            try:
+                line = handle.readline()
+            except UnicodeDecodeError:
+                raise InputError(f"{path}:{number + 1}: not UTF-8 text") from None
+            if not line:
+                return
+            number += 1
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise InputError(f"{path}:{number}: malformed JSON ({error.msg}, column {error.colno})") from None
+            if not isinstance(record, dict):
+                raise InputError(f"{path}:{number}: expected a JSON object, found {type(record).__name__}")
+            yield number, record
+
+
+def _text_of(record: dict, where: str) -> str:
+    text = record.get("text")
+    if not isinstance(text, str):
+        raise InputError(f"{where}: no 'text' string")
+    return text
+
+
+def _int(value: Any, where: str, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise InputError(f"{where}: {what} is not an integer")
+    return int(value)
+
+
+def _span(start: Any, end: Any, label: Any, text: str, where: str) -> Span:
+    start, end = _int(start, where, "span start"), _int(end, where, "span end")
+    if not isinstance(label, str) or not label:
+        raise InputError(f"{where}: span without a label")
+    if not 0 <= start < end <= len(text):
+        raise InputError(f"{where}: span [{start}, {end}) outside the text (length {len(text)}) or empty")
+    return Span(start, end, label)
+
+
+def _tokens(record: dict, text: str, where: str) -> tuple[list[tuple[int, int]] | None, list[tuple[int, int]] | None]:
+    """Token text offsets and, when present, their HTML offsets (``tokens`` or ``tokens_parser``)."""
+    tokens = record.get("tokens")
+    parser = record.get("tokens_parser")
+    offsets: list[tuple[int, int]] | None = None
+    html: list[tuple[int, int]] | None = None
+    if isinstance(tokens, list) and tokens:
+        offsets = []
+        html = []
+        for token in tokens:
+            if not isinstance(token, dict):
+                raise InputError(f"{where}: a token is not an object")
+            start, end = _int(token.get("start"), where, "token start"), _int(token.get("end"), where, "token end")
+            if not 0 <= start < end <= len(text):
+                raise InputError(f"{where}: token [{start}, {end}) outside the text (length {len(text)})")
+            offsets.append((start, end))
+            if html is not None and token.get("html_start") is not None and token.get("html_end") is not None:
+                html.append((_int(token["html_start"], where, "token html_start"), _int(token["html_end"], where, "token html_end")))
+            else:
+                html = None
+    if isinstance(parser, list) and parser and html is None:
+        html = _parser_offsets(parser, offsets, text, where)
+        if offsets is None and html is not None:
+            offsets = [(_int(t["start"], where, "token start"), _int(t["end"], where, "token end")) for t in parser]
+    if offsets is not None and html is not None and len(html) != len(offsets):
+        raise InputError(f"{where}: {len(offsets)} tokens but {len(html)} tokens_parser entries")
+    return offsets, html
+
+
+def _parser_offsets(parser: list, offsets: list[tuple[int, int]] | None, text: str, where: str) -> list[tuple[int, int]] | None:
+    """HTML offsets of ``tokens_parser``: the paper's ``start_char``/``end_char`` form (``start``/``end``
+    then being text offsets), or weak-label's ``start``/``end`` form (HTML offsets, one per token)."""
+    out = []
+    for entry in parser:
+        if not isinstance(entry, dict):
+            raise InputError(f"{where}: a tokens_parser entry is not an object")
+        if "start_char" in entry and "end_char" in entry:
+            out.append((_int(entry["start_char"], where, "tokens_parser start_char"), _int(entry["end_char"], where, "tokens_parser end_char")))
+        elif offsets is not None and "start" in entry and "end" in entry:
+            out.append((_int(entry["start"], where, "tokens_parser start"), _int(entry["end"], where, "tokens_parser end")))
+        else:
+            return None
+    return out
+
+
+def _meta(record: dict) -> dict:
+    """Metadata from ``meta`` (Prodigy, doccano ≥ 1.5, Label Studio ``data.meta``) or the top level."""
+    meta = record.get("meta")
+    merged = dict(record)
+    if isinstance(meta, dict):
+        merged.update(meta)
+    return merged
+
+
+def _fill_meta(annotation: Annotation, meta: dict, where: str) -> None:
+    annotation.id_document = as_identifier(meta.get("id_document"))
+    annotation.id_patient = as_identifier(meta.get("id_patient"))
+    doc_type = meta.get("doc_type")
+    annotation.doc_type = str(doc_type) if doc_type is not None else None
+    index = meta.get("sentence_index")
+    if index is not None:
+        annotation.sentence_index = _int(index, where, "meta.sentence_index")
+    primary = meta.get("annotator")
+    annotation.primary = str(primary) if primary is not None else None
+    for key in ("sentence_start", "text_start"):
+        if meta.get(key) is not None:
+            annotation.sentence_start = _int(meta[key], where, f"meta.{key}")
+            break
+
+
+def _item_key(annotation: Annotation, tool_key: object | None) -> str:
+    if annotation.id_document is not None and annotation.sentence_index is not None:
+        return f"{annotation.id_document}#{annotation.sentence_index}"
+    if tool_key is not None:
+        return f"key:{tool_key}"
+    return "text:" + hashlib.sha1(annotation.text.encode("utf-8")).hexdigest()[:20]
+
+
+# --------------------------------------------------------------------------------------------------
+# Prodigy
+
+
+def read_prodigy(path: str | Path, report: ReadReport) -> list[tuple[Annotation, str]]:
+    """Accepted answers of a Prodigy ``db-out`` file, each with its raw annotator id (stripped later)."""
+    path = Path(path)
+    report.files += 1
+    out: list[tuple[Annotation, str]] = []
+    for number, record in _lines(path):
+        report.lines += 1
+        where = f"{path}:{number}"
+        answer = record.get("answer")
+        if answer is None:
+            report.skip("prodigy: no 'answer' field (a task, not a saved answer)")
+            continue
+        if answer != "accept":
+            report.skip(f"prodigy: answer '{answer}'" if answer in ("reject", "ignore") else "prodigy: unknown answer value")
+            continue
+        text = _text_of(record, where)
+        spans_field = record.get("spans") or []
+        if not isinstance(spans_field, list):
+            raise InputError(f"{where}: 'spans' is not a list")
+        spans = []
+        for span in spans_field:
+            if not isinstance(span, dict):
+                raise InputError(f"{where}: a span is not an object")
+            spans.append(_span(span.get("start"), span.get("end"), span.get("label"), text, where))
+        tokens, html = _tokens(record, text, where)
+        raw = record.get("_annotator_id") or record.get("_session_id")
+        raw = str(raw) if raw else f"{path.stem}-{path.stem}"
+        timestamp = record.get("_timestamp")
+        annotation = Annotation("", "", text, spans, tokens, html, order=float(timestamp) if isinstance(timestamp, (int, float)) else float(number), source=where)
+        _fill_meta(annotation, _meta(record), where)
+        annotation.item_key = _item_key(annotation, record.get("_input_hash"))
+        report.accepted += 1
+        out.append((annotation, raw))
+    return out
+
+
+def strip_dataset(raw_ids: Iterable[str], dataset: str | None = None, stems: Sequence[str] = ()) -> dict[str, str]:
+    """Annotator names from Prodigy's ``DATASET-NAME`` ids (rules: module docstring)."""
+    ids = sorted(set(raw_ids))
+    if dataset:
+        prefix = f"{dataset}-"
+        return {i: i[len(prefix) :] if i.startswith(prefix) and len(i) > len(prefix) else i for i in ids}
+    if len(ids) >= 2:
+        common = _common_prefix(ids)
+        cut = common.rfind("-")
+        if cut >= 0:
+            prefix = common[: cut + 1]
+            if all(len(i) > len(prefix) for i in ids):
+                return {i: i[len(prefix) :] for i in ids}
+    out = {}
+    for i in ids:
+        stem = next((s for s in stems if i.startswith(f"{s}-") and len(i) > len(s) + 1), None)
+        out[i] = i[len(stem) + 1 :] if stem else (i.rsplit("-", 1)[1] or i if "-" in i else i)
+    return out
+
+
+def _common_prefix(values: Sequence[str]) -> str:
+    first, last = min(values), max(values)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
+# --------------------------------------------------------------------------------------------------
+# doccano
+
+
+def read_doccano(path: str | Path, report: ReadReport, annotator_from: str = "auto") -> list[Annotation]:
+    """A doccano JSONL export: ``label: [[start, end, LABEL]]``, ``entities: [{start_offset, end_offset,
+    label}]``, or the multi-user ``annotations: [{start_offset, end_offset, label, user}]`` form.
+
+    Every line counts as an annotation (export the confirmed examples only), except lines marked
+    ``"is_confirmed": false``, skipped and counted.
+    """
+    path = Path(path)
+    report.files += 1
+    out: list[Annotation] = []
+    for number, record in _lines(path):
+        report.lines += 1
+        where = f"{path}:{number}"
+        if record.get("is_confirmed") is False:
+            report.skip("doccano: example not confirmed")
+            continue
+        text = _text_of(record, where)
+        by_user: dict[str, list[Span]] = {}
+        default_user = _doccano_user(record, path, annotator_from)
+        if "label" in record or "entities" in record:
+            spans = []
+            labels = record.get("label") if "label" in record else record.get("entities")
+            if labels is None:
+                labels = []
+            if not isinstance(labels, list):
+                raise InputError(f"{where}: 'label'/'entities' is not a list")
+            for entry in labels:
+                if isinstance(entry, (list, tuple)) and len(entry) == 3:
+                    spans.append(_span(entry[0], entry[1], entry[2], text, where))
+                elif isinstance(entry, dict):
+                    spans.append(_span(entry.get("start_offset"), entry.get("end_offset"), entry.get("label"), text, where))
+                elif isinstance(entry, str):
+                    report.skip("doccano: document-level label ignored")
+                else:
+                    raise InputError(f"{where}: a label is neither [start, end, LABEL] nor an object")
+            by_user[default_user] = spans
+        elif isinstance(record.get("annotations"), list):
+            for entry in record["annotations"]:
+                if not isinstance(entry, dict) or "start_offset" not in entry:
+                    raise InputError(f"{where}: an annotation has no start_offset")
+                user = str(entry["user"]) if annotator_from != "file" and entry.get("user") is not None else default_user
+                by_user.setdefault(user, []).append(_span(entry.get("start_offset"), entry.get("end_offset"), entry.get("label"), text, where))
+            if not by_user:
+                by_user[default_user] = []
+        else:
+            raise InputError(f"{where}: no 'label', 'entities' or 'annotations' field")
+        tokens, html = _tokens(record, text, where)
+        for user, spans in by_user.items():
+            annotation = Annotation(user, "", text, spans, tokens, html, order=float(number), source=where)
+            _fill_meta(annotation, _meta(record), where)
+            annotation.item_key = _item_key(annotation, None)
+            report.accepted += 1
+            out.append(annotation)
+    return out
+
+
+def _doccano_user(record: dict, path: Path, annotator_from: str) -> str:
+    if annotator_from in ("auto", "user") and record.get("user") is not None:
+        return str(record["user"])
+    if annotator_from == "user":
+        raise InputError(f"{path}: --annotator-from user, but a line has no 'user' field")
+    return path.stem
+
+
+# --------------------------------------------------------------------------------------------------
+# Label Studio
+
+
+def read_labelstudio(path: str | Path, report: ReadReport) -> list[Annotation]:
+    """A Label Studio JSON export: a list of tasks, each with ``data`` and ``annotations``."""
+    path = Path(path)
+    report.files += 1
+    try:
+        tasks = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise InputError(f"{path}:{error.lineno}: malformed JSON ({error.msg}, column {error.colno})") from None
+    if isinstance(tasks, dict):
+        tasks = [tasks]
+    if not isinstance(tasks, list):
+        raise InputError(f"{path}: expected a JSON list of tasks")
+    out: list[Annotation] = []
+    for number, task in enumerate(tasks, 1):
+        report.lines += 1
+        where = f"{path}: task {number}"
+        if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
+            raise InputError(f"{where}: not a task object with 'data'")
+        data = task["data"]
+        text = _text_of(data, where)
+        tokens, html = _tokens(data, text, where)
+        meta = _meta(data)
+        if isinstance(task.get("meta"), dict):
+            meta.update(task["meta"])
+        annotations = task.get("annotations") or task.get("completions") or []
+        if not isinstance(annotations, list):
+            raise InputError(f"{where}: 'annotations' is not a list")
+        if not annotations:
+            report.skip("labelstudio: task without annotation")
+        for annotation_number, entry in enumerate(annotations, 1):
+            if not isinstance(entry, dict):
+                raise InputError(f"{where}: annotation {annotation_number} is not an object")
+            if entry.get("was_cancelled"):
+                report.skip("labelstudio: annotation cancelled")
+                continue
+            spans = []
+            for result in entry.get("result") or []:
+                if not isinstance(result, dict):
+                    raise InputError(f"{where}: annotation {annotation_number}: a result is not an object")
+                if result.get("type") != "labels":
+                    report.skip(f"labelstudio: result of type '{result.get('type')}' ignored")
+                    continue
+                value = result.get("value") or {}
+                labels = value.get("labels") or []
+                if not labels:
+                    raise InputError(f"{where}: annotation {annotation_number}: a region without label")
+                if len(labels) > 1:
+                    report.skip("labelstudio: region with several labels (first kept)")
+                spans.append(_span(value.get("start"), value.get("end"), labels[0], text, where))
+            annotation = Annotation(_ls_user(entry.get("completed_by")), "", text, spans, tokens, html, order=float(number), source=where)
+            _fill_meta(annotation, meta, where)
+            annotation.item_key = _item_key(annotation, task.get("id"))
+            report.accepted += 1
+            out.append(annotation)
+    return out
+
+
+def _ls_user(value: object) -> str:
+    if isinstance(value, dict):
+        for key in ("email", "username", "id"):
+            if value.get(key) is not None:
+                return str(value[key])
+    return str(as_identifier(value)) if value is not None else "unknown"
+
+
+# --------------------------------------------------------------------------------------------------
+# Entry point
+
+
+def read_answers(
+    paths: Sequence[str | Path],
+    fmt: str = "auto",
+    *,
+    annotator_from: str = "auto",
+    dataset: str | None = None,
+) -> tuple[list[Annotation], ReadReport]:
+    """Read every file of ``paths`` (``fmt`` ``auto`` detects each file's format on its own)."""
+    if fmt not in ("auto", *FORMATS):
+        raise InputError(f"format '{fmt}': expected auto, {', '.join(FORMATS)}")
+    if annotator_from not in ANNOTATOR_SOURCES:
+        raise InputError(f"annotator source '{annotator_from}': expected {', '.join(ANNOTATOR_SOURCES)}")
+    if not paths:
+        raise InputError("no answer file given")
+    report = ReadReport()
+    annotations: list[Annotation] = []
+    prodigy: list[tuple[Annotation, str]] = []
+    stems: list[str] = []
+    for path in paths:
+        path = Path(path)
+        kind = detect_format(path) if fmt == "auto" else fmt
+        if kind == "prodigy":
+            prodigy.extend(read_prodigy(path, report))
+            stems.append(path.stem)
+        elif kind == "doccano":
+            annotations.extend(read_doccano(path, report, annotator_from))
+        else:
+            annotations.extend(read_labelstudio(path, report))
+    if prodigy:
+        names = strip_dataset((raw for _, raw in prodigy), dataset, stems)
+        for annotation, raw in prodigy:
+            annotation.annotator = names[raw]
+            annotations.append(annotation)
+    return annotations, report
