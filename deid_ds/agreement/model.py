@@ -45,6 +45,7 @@ class Annotation:
     primary: str | None = None  # the annotator the campaign assigned the item to (``meta.annotator``)
     sentence_start: int | None = None  # offset of the sentence in the note's extracted text, when known
     order: float = 0.0  # when it was saved (Prodigy ``_timestamp``) or its position in the input
+    answer: str = "accept"  # only accepted answers become annotations; the others are counted by reason
     source: str = ""
 
     @property
