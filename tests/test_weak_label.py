@@ -16,9 +16,11 @@ from click.testing import CliRunner
 import deid_ds.weak_label as wl
 from conftest import REPO
 from deid_ds.cli import main
+from deid_ds.errors import DocumentError, InputError
 from deid_ds.html_text import html_to_text
 from deid_ds.label.labeller import WeakLabeller
 from deid_ds.weak_label import assign_splits, flair_token, parse_split, spans_schema, weak_label
+from deid_ds.weak_label import pipeline as weak_label_pipeline
 
 NOTES = REPO / "data" / "notes.parquet"
 GOLD = REPO / "data" / "gold.parquet"
@@ -179,7 +181,7 @@ def test_assign_splits_depends_only_on_the_set_of_patients_and_the_seed():
 def test_parse_split_refuses_bad_shares():
     assert parse_split("0.7,0.2,0.1") == (0.7, 0.2, 0.1)
     for bad in ("0.8,0.1", "a,b,c", "0.8,0.3,0.1", "1.5,-0.5,0"):
-        with pytest.raises(wl.InputError):
+        with pytest.raises(InputError):
             parse_split(bad)
 
 
@@ -226,7 +228,7 @@ def test_keep_empty_keeps_the_requested_share_of_sentences_without_entity(kb_dir
 
 def interrupt_after(monkeypatch, batches: int) -> None:
     """Make the run stop (as a crash would) once ``batches`` batches are written."""
-    real = wl.label_batch
+    real = weak_label_pipeline.label_batch
     calls = Counter()
 
     def flaky(job):
@@ -235,7 +237,7 @@ def interrupt_after(monkeypatch, batches: int) -> None:
         calls["n"] += 1
         return real(job)
 
-    monkeypatch.setattr(wl, "label_batch", flaky)
+    monkeypatch.setattr(weak_label_pipeline, "label_batch", flaky)
 
 
 def test_an_interrupted_run_resumes_without_duplicates_or_gaps(kb_dir, subset, tmp_path, monkeypatch):
@@ -260,6 +262,16 @@ def test_an_interrupted_run_resumes_without_duplicates_or_gaps(kb_dir, subset, t
     documents = pd.read_parquet(out / "documents.parquet")
     assert documents["id_document"].is_unique and len(documents) == 40
     assert not (tmp_path / "out.partial").exists()
+
+
+def test_the_resume_fingerprint_covers_every_module_of_the_pipeline_and_the_labelling_code():
+    from deid_ds.weak_label import resume
+
+    files = resume._code_files()
+    assert all(file.is_file() for file in files) and len(set(files)) == len(files)
+    assert set(Path(resume.__file__).resolve().parent.glob("*.py")) <= set(files)
+    assert {"labeller.py", "html_text.py", "segment.py", "segment_notes.py"} <= {file.name for file in files}
+    assert len(resume._code_digest()) == 64
 
 
 def test_a_changed_option_starts_over(kb_dir, subset, tmp_path, monkeypatch):
@@ -343,7 +355,7 @@ def test_a_labeller_breaking_its_contract_fails_the_note_not_the_run():
     starts, ends = [0, 4, 10], [3, 9, 14]
     assert wl.token_ranges([Candidate(4, 14, "DATE", "x")], starts, ends) == [(1, 2)]
     for bad in ([Candidate(5, 9, "DATE", "x")], [Candidate(0, 9, "DATE", "x"), Candidate(4, 14, "DATE", "x")]):
-        with pytest.raises(wl.DocumentError):
+        with pytest.raises(DocumentError):
             wl.token_ranges(bad, starts, ends)
 
 

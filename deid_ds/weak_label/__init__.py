@@ -1,0 +1,93 @@
+"""Weak labelling of a notes table into training sets — ``deid-ds weak-label``.
+
+Each note is parsed (:func:`~deid_ds.html_text.html_to_text`), segmented, and labelled by the
+:class:`~deid_ds.label.labeller.WeakLabeller`; its entities get both offset pairs and its tokens BIO tags.
+
+Output directory (the finished directory appears atomically: a failed run leaves the previous output,
+or none):
+
+* ``spans.parquet``: one row per entity (:func:`spans_schema`, shared with ``predict``);
+* ``sentences.parquet`` and ``sentences.jsonl``: one row / line per kept sentence — ``text``,
+  ``tokens`` (offsets in the sentence and in the HTML), ``tokens_parser`` (the tokens' HTML offsets, as
+  the paper calls them), ``tags`` (BIO), ``spans`` (Prodigy-style), ``meta`` and ``split``: each JSONL
+  line is a self-contained Prodigy task;
+* ``train.txt``, ``dev.txt``, ``test.txt``: Flair column format (``token TAG``, blank line after each
+  sentence);
+* ``documents.parquet``: one row per input note — every note is accounted for (``ok``, ``empty``,
+  ``failed`` with its reason) with its counts and split;
+* ``report.json``: the totals of the printed tables (and the ``--gold`` scores).
+
+**Kept sentences.** A sentence with an entity is always kept; one without is kept for a share
+``keep_empty`` of them, chosen by a hash of the document id and sentence index, so that the choice is
+the same whatever the batching, the worker count or the engine.
+
+**Split.** By patient: every document of a patient lands in the same split. Patients (a note without
+``id_patient`` is a group of its own, ``document:<id>``) are ranked by a hash keyed by ``seed`` and cut by
+cumulative share, so the split depends only on the set of patient ids, the shares and the seed — not
+on batching, workers or the order of the input — and a distributed engine can reproduce it (hash, sort,
+rank).
+
+**Resume.** The work happens in ``OUT.partial/`` next to ``OUT``: a ``state.json`` with a fingerprint of
+the inputs (files, sizes, modification times), the column map, the options, the knowledge base
+manifest and the labelling code, and one directory per finished input batch, each written atomically.
+A restart with the same fingerprint skips the finished batches (batches are fixed slices of the input,
+see :meth:`~deid_ds.notes_io.NotesSource.batch_lengths`); another fingerprint starts over. The split
+and every split-dependent file are computed from the batch parts once all exist; then ``OUT`` is
+replaced in one move and the work directory removed.
+
+Modules, one job each: :mod:`.schemas` (Arrow schemas), :mod:`.split` (kept sentences and split, pure),
+:mod:`.note` (one note: label, check, BIO), :mod:`.columns` (one batch's tables), :mod:`.render` (JSONL
+and Flair text), :mod:`.batch` (the worker's job), :mod:`.resume` (work directory, fingerprint),
+:mod:`.assemble` (final directory), :mod:`.gold` (gold spans and scores), :mod:`.report` (report and
+tables), :mod:`.pipeline` (:func:`weak_label`). Every public name is importable from here.
+"""
+
+from __future__ import annotations
+
+from deid_ds.weak_label.batch import BatchJob, WeakLabelOptions, label_batch
+from deid_ds.weak_label.columns import BatchColumns
+from deid_ds.weak_label.gold import read_gold
+from deid_ds.weak_label.note import LabelledNote, bio_tags, label_note, labeller_for, token_ranges
+from deid_ds.weak_label.pipeline import weak_label
+from deid_ds.weak_label.render import flair_token, jsonl_line, render_lines
+from deid_ds.weak_label.report import WeakLabelReport, report_table
+from deid_ds.weak_label.resume import STATE_FILE, STATE_FORMAT, WORK_SUFFIX, part_name, prepare_work, run_fingerprint, work_directory
+from deid_ds.weak_label.schemas import documents_schema, sentences_schema, spans_schema
+from deid_ds.weak_label.split import DEFAULT_SPLIT, NO_PATIENT_PREFIX, SPLITS, assign_splits, keeps_empty_sentence, parse_split, patient_group, unit_hash
+
+__all__ = [
+    "BatchColumns",
+    "BatchJob",
+    "DEFAULT_SPLIT",
+    "LabelledNote",
+    "NO_PATIENT_PREFIX",
+    "SPLITS",
+    "STATE_FILE",
+    "STATE_FORMAT",
+    "WORK_SUFFIX",
+    "WeakLabelOptions",
+    "WeakLabelReport",
+    "assign_splits",
+    "bio_tags",
+    "documents_schema",
+    "flair_token",
+    "jsonl_line",
+    "keeps_empty_sentence",
+    "label_batch",
+    "label_note",
+    "labeller_for",
+    "parse_split",
+    "part_name",
+    "patient_group",
+    "prepare_work",
+    "read_gold",
+    "render_lines",
+    "report_table",
+    "run_fingerprint",
+    "sentences_schema",
+    "spans_schema",
+    "token_ranges",
+    "unit_hash",
+    "weak_label",
+    "work_directory",
+]

@@ -1,0 +1,171 @@
+"""Assembly of the final directory from the batch parts, once all exist.
+
+The split is computed here (it needs every patient), then the split-dependent files are streamed
+from the parts into a temporary directory that replaces ``OUT`` in one move, with the report.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deid_ds.io_utils import atomic_directory
+from deid_ds.weak_label.gold import score_gold
+from deid_ds.weak_label.render import jsonl_line
+from deid_ds.weak_label.report import WeakLabelReport
+from deid_ds.weak_label.resume import part_name
+from deid_ds.weak_label.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
+from deid_ds.weak_label.split import SPLITS, assign_splits, patient_group
+
+
+def _part_tables(work: Path, n_batches: int, name: str) -> Iterator:
+    import pyarrow.parquet as pq
+
+    for index in range(n_batches):
+        yield pq.read_table(work / part_name(index) / name)
+
+
+def _concat_parts(work: Path, n_batches: int, name: str, schema):
+    import pyarrow as pa
+
+    tables = list(_part_tables(work, n_batches, name))
+    return pa.concat_tables(tables) if tables else schema.empty_table()
+
+
+def _write_sentences(work: Path, n_batches: int, tmp: Path, doc_split: Mapping[str, str]) -> tuple[dict[str, int], int]:
+    """Stream the parts' sentences into the Parquet, JSONL and Flair outputs.
+
+    Returns the number of sentences per split and the number of kept sentences without entity.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    schema = sentences_schema()
+    counts: Counter[str] = Counter()
+    without_entity = 0
+    writer = pq.ParquetWriter(tmp / "sentences.parquet", schema)
+    handles = {name: (tmp / f"{name}.txt").open("w", encoding="utf-8") for name in SPLITS}
+    try:
+        with (tmp / "sentences.jsonl").open("w", encoding="utf-8") as jsonl:
+            for index in range(n_batches):
+                part = pq.read_table(work / part_name(index) / "sentences.parquet")
+                lines = pq.read_table(work / part_name(index) / "lines.parquet")
+                splits = [doc_split[d] for d in pc.struct_field(part.column("meta"), "id_document").to_pylist()]
+                writer.write_table(part.append_column(schema.field("split"), pa.array(splits, type=pa.string())))
+                for body, block, split in zip(lines.column("jsonl").to_pylist(), lines.column("flair").to_pylist(), splits):
+                    jsonl.write(jsonl_line(body, split))
+                    handles[split].write(block)
+                counts.update(splits)
+                without_entity += pc.sum(pc.equal(pc.list_value_length(part.column("spans")), 0)).as_py() or 0
+    finally:
+        writer.close()
+        for handle in handles.values():
+            handle.close()
+    return dict(counts), without_entity
+
+
+@dataclass
+class _SpanTotals:
+    """Entity counts gathered while the spans are streamed to ``spans.parquet``."""
+
+    entities: int = 0
+    per_label: Counter = field(default_factory=Counter)
+    per_source: Counter = field(default_factory=Counter)
+    per_label_and_split: Counter = field(default_factory=Counter)
+    per_split: Counter = field(default_factory=Counter)
+    evaluated: list = field(default_factory=list)  # the gold documents' spans, when there is a gold
+
+
+def _write_spans(work: Path, n_batches: int, tmp: Path, doc_split: Mapping[str, str], gold_ids: frozenset[str] | None) -> _SpanTotals:
+    """Stream the parts' spans into ``spans.parquet`` (a national corpus has tens of millions)."""
+    import pyarrow.parquet as pq
+
+    totals = _SpanTotals()
+    with pq.ParquetWriter(tmp / "spans.parquet", spans_schema()) as writer:
+        for part in _part_tables(work, n_batches, "spans.parquet"):
+            writer.write_table(part)
+            frame = part.select(["id_document", "label", "source"]).to_pandas()
+            splits = frame["id_document"].map(doc_split)
+            totals.entities += len(frame)
+            totals.per_label.update(frame["label"].value_counts().to_dict())
+            totals.per_source.update(frame["source"].value_counts().to_dict())
+            totals.per_split.update(splits.value_counts().to_dict())
+            totals.per_label_and_split.update(frame.groupby([frame["label"], splits]).size().to_dict())
+            if gold_ids is not None:
+                totals.evaluated.append(part.to_pandas().loc[lambda spans: spans["id_document"].isin(gold_ids)])
+    return totals
+
+
+@dataclass(frozen=True)
+class Run:
+    """What the assembly needs to know of the run that produced the parts."""
+
+    work: Path
+    n_batches: int
+    n_notes: int
+    shares: tuple[float, float, float]
+    seed: int
+    started: float
+    labelled: int
+
+
+def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport) -> None:
+    """Build OUT from the batch parts (split, split-dependent files, report) and swap it in."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    work, n_batches = run.work, run.n_batches
+    documents = _concat_parts(work, n_batches, "documents.parquet", documents_schema(with_split=False))
+    if documents.num_rows != run.n_notes:  # pragma: no cover - a reader bug or a damaged part, never silent
+        raise RuntimeError(f"the batch parts hold {documents.num_rows} notes but the input declares {run.n_notes}")
+    ids, patients = documents.column("id_document").to_pylist(), documents.column("id_patient").to_pylist()
+    groups = [patient_group(d, p) for d, p in zip(ids, patients)]
+    group_split = assign_splits(groups, run.shares, run.seed)
+    doc_split = {d: group_split[g] for d, g in zip(ids, groups)}
+    documents = documents.append_column(documents_schema().field("split"), pa.array([group_split[g] for g in groups], type=pa.string()))
+    gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
+    with atomic_directory(out) as tmp:
+        pq.write_table(documents, tmp / "documents.parquet")
+        spans = _write_spans(work, n_batches, tmp, doc_split, gold_ids)
+        sentences_per_split, report.sentences_kept_without_entity = _write_sentences(work, n_batches, tmp, doc_split)
+        frame = documents.to_pandas().assign(group=groups)
+        _fill_report(report, frame, spans, sentences_per_split)
+        if gold_frame is not None:
+            tokens = _concat_parts(work, n_batches, "gold_tokens.parquet", gold_tokens_schema()).to_pandas()
+            score_gold(report, gold_frame, frame, spans.evaluated, tokens)
+        report.seconds = time.perf_counter() - run.started
+        report.notes_per_second = run.labelled / report.seconds if report.seconds else 0.0
+        (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _fill_report(report: WeakLabelReport, documents, spans: _SpanTotals, sentences_per_split: Mapping[str, int]) -> None:
+    status = documents["status"].value_counts()
+    report.documents = len(documents)
+    report.ok, report.empty, report.failed = (int(status.get(name, 0)) for name in ("ok", "empty", "failed"))
+    report.failures = {str(k): int(v) for k, v in documents["error"].dropna().value_counts().items()}
+    report.documents_without_patient = int(documents["id_patient"].isna().sum())
+    report.sentences = int(documents["n_sentences"].sum())
+    report.sentences_kept = int(documents["n_sentences_kept"].sum())
+    report.tokens = int(documents["n_tokens"].sum())
+    report.entities = spans.entities
+    report.entities_per_label = {str(k): int(v) for k, v in spans.per_label.items()}
+    report.entities_per_source = {str(k): int(v) for k, v in spans.per_source.items()}
+    report.entities_per_label_and_split = {}
+    for (label, name), n in sorted(spans.per_label_and_split.items()):
+        report.entities_per_label_and_split.setdefault(str(label), {})[str(name)] = int(n)
+    written = documents[documents["n_sentences_kept"] > 0]
+    report.written = len(written)
+    report.splits = {
+        name: {
+            "patients": int(written.loc[written["split"] == name, "group"].nunique()),
+            "documents": int((written["split"] == name).sum()),
+            "sentences": int(sentences_per_split.get(name, 0)),
+            "entities": int(spans.per_split.get(name, 0)),
+        }
+        for name in SPLITS
+    }

@@ -1,0 +1,53 @@
+"""One input batch → one part directory: the job sent to a worker and the worker's function.
+
+:func:`label_batch` is what the process pool runs: it must stay a module-level function (workers are
+started with ``spawn`` and import it by name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from deid_ds.io_utils import atomic_directory
+from deid_ds.label.labeller import LabelConfig
+from deid_ds.model import Note
+from deid_ds.parallel import relaxed_gc
+from deid_ds.segment_notes import SegmentOptions, segmenter_for
+from deid_ds.weak_label.columns import BatchColumns
+from deid_ds.weak_label.note import label_note, labeller_for
+from deid_ds.weak_label.resume import part_name
+
+
+@dataclass(frozen=True)
+class WeakLabelOptions:
+    """What a worker needs to label a batch exactly as the parent would (picklable)."""
+
+    segment: SegmentOptions
+    label: LabelConfig
+    keep_empty: float = 0.0
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """One input batch to label into ``work/batch-NNNNNN`` (picklable: sent to worker processes)."""
+
+    index: int
+    notes: list[Note]
+    options: WeakLabelOptions
+    work: str
+    gold_ids: frozenset[str] | None = None
+
+
+def label_batch(job: BatchJob) -> int:
+    """Label one batch and write its part atomically; returns the number of notes (for progress)."""
+    segmenter = segmenter_for(job.options.segment)
+    labeller = labeller_for(job.options.label)
+    use_metadata = job.options.label.use_metadata
+    columns = BatchColumns(job.gold_ids)
+    with relaxed_gc():
+        for note in job.notes:
+            columns.add(note, label_note(note, segmenter, labeller, use_metadata), job.options.keep_empty)
+    with atomic_directory(Path(job.work) / part_name(job.index)) as tmp:
+        columns.write(tmp)
+    return len(job.notes)

@@ -1,0 +1,108 @@
+"""``weak_label()``: the command's function — check the options, label the missing batches, assemble."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.errors import DeidError, InputError
+from deid_ds.label.labeller import LabelConfig
+from deid_ds.notes_io import open_notes
+from deid_ds.parallel import ordered_map
+from deid_ds.segment_notes import SegmentOptions, segmenter_for
+from deid_ds.weak_label.assemble import Run, assemble
+from deid_ds.weak_label.batch import BatchJob, WeakLabelOptions, label_batch
+from deid_ds.weak_label.gold import read_gold
+from deid_ds.weak_label.note import labeller_for
+from deid_ds.weak_label.report import WeakLabelReport
+from deid_ds.weak_label.resume import prepare_work, run_fingerprint, work_directory
+from deid_ds.weak_label.split import DEFAULT_SPLIT, parse_split
+
+
+def _check_kb(kb: str | Path | None) -> str | None:
+    """The knowledge base directory, resolved, after checking it was built (manifest present)."""
+    if kb is None:
+        return None
+    from deid_ds.kb.build import read_manifest
+
+    path = Path(kb)
+    if not path.is_dir():
+        raise InputError(f"{path}: knowledge base directory not found (build one with deid-ds build-kb --out {path})")
+    read_manifest(path)
+    return str(path.resolve())
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def weak_label(
+    notes: str | Path,
+    out: str | Path,
+    *,
+    kb: str | Path | None = None,
+    column_map: Mapping[str, str] | None = None,
+    punkt: str | Path | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    workers: int = 1,
+    keep_empty: float = 0.0,
+    split: str | Sequence[float] = DEFAULT_SPLIT,
+    seed: int = 0,
+    gold: str | Path | None = None,
+    use_metadata: bool = True,
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> WeakLabelReport:
+    """Label every note of ``notes`` into training sets in ``out`` (see the module docstring).
+
+    ``log`` receives the resume messages (default: standard error when ``progress`` is on).
+    """
+    from tqdm import tqdm
+
+    log = log or (_stderr if progress else (lambda message: None))
+    shares = parse_split(split)
+    if not 0.0 <= keep_empty <= 1.0:
+        raise InputError(f"--keep-empty {keep_empty}: expected a share between 0 and 1")
+    if batch_size < 1 or workers < 1:
+        raise InputError("batch size and workers must be at least 1")
+    source = open_notes(notes, column_map)
+    options = WeakLabelOptions(
+        SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
+        LabelConfig(_check_kb(kb), use_metadata),
+        keep_empty,
+    )
+    gold_frame = None
+    if gold is not None:
+        gold_frame = read_gold(gold)
+        try:
+            import deid_ds.scoring  # noqa: F401 - checked before hours of labelling, not after
+        except ImportError:
+            raise DeidError("--gold needs deid_ds.scoring, which this installation lacks") from None
+    segmenter_for(options.segment)  # fail fast on a bad Punkt file
+    labeller_for(options.label)  # ...and build the matcher cache once, before workers race for it
+    started = time.perf_counter()
+    lengths = source.batch_lengths(batch_size)
+    work = work_directory(out)
+    done = prepare_work(work, run_fingerprint(source, options, batch_size, gold), len(lengths), log)
+    gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
+    jobs = (
+        BatchJob(index, batch, options, str(work), gold_ids)
+        for index, batch in enumerate(source.iter_batches(batch_size))
+        if index not in done
+    )
+    labelled = 0
+    already = sum(lengths[i] for i in done)
+    with tqdm(total=source.num_notes, initial=already, unit="note", desc="weak-label", disable=not progress) as bar:
+        for n in ordered_map(label_batch, jobs, workers):
+            labelled += n
+            bar.update(n)
+    report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=len(lengths), batches_resumed=len(done))
+    run = Run(work, len(lengths), source.num_notes, shares, seed, started, labelled)
+    assemble(run, Path(out), gold_frame, report)
+    shutil.rmtree(work, ignore_errors=True)
+    return report

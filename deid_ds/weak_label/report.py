@@ -1,0 +1,77 @@
+"""The report of a ``weak-label`` run: what ``report.json`` holds and the tables the command prints."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+from deid_ds.model import LABELS
+from deid_ds.segment_notes import DocumentTotals
+from deid_ds.weak_label.split import DEFAULT_SPLIT, SPLITS
+
+
+@dataclass
+class WeakLabelReport(DocumentTotals):
+    """Totals of a ``weak-label`` run (what ``report.json`` holds and the command prints).
+
+    ``written``: documents with at least one kept sentence; ``splits``: per split, the patients,
+    documents and sentences written and the entities of its documents.
+    """
+
+    written: int = 0
+    documents_without_patient: int = 0
+    sentences_kept: int = 0
+    sentences_kept_without_entity: int = 0
+    entities: int = 0
+    entities_per_label: dict[str, int] = field(default_factory=dict)
+    entities_per_source: dict[str, int] = field(default_factory=dict)
+    entities_per_label_and_split: dict[str, dict[str, int]] = field(default_factory=dict)
+    splits: dict[str, dict[str, int]] = field(default_factory=dict)
+    split_shares: list[float] = field(default_factory=lambda: list(DEFAULT_SPLIT))
+    seed: int = 0
+    batches: int = 0
+    batches_resumed: int = 0
+    notes_per_second: float = 0.0
+    gold: dict | None = None
+    gold_table: str | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict:
+        """What ``report.json`` holds (the gold table is printed; its figures are under ``gold``)."""
+        data = asdict(self)
+        data.pop("gold_table")
+        return data
+
+
+def _label_order(labels: Iterable[str]) -> list[str]:
+    return sorted(labels, key=lambda label: (LABELS.index(label) if label in LABELS else len(LABELS), label))
+
+
+def report_table(report: WeakLabelReport) -> str:
+    """The tables printed at the end of ``deid-ds weak-label`` (entity counts: the paper's Table 5)."""
+    from deid_ds.report import format_table
+
+    rows: list[list[object]] = [
+        ["documents read", report.documents],
+        ["  written (kept sentences)", report.written],
+        ["  ok", report.ok],
+        ["  empty (no text)", report.empty],
+        ["  failed", report.failed],
+        ["  without id_patient", report.documents_without_patient],
+        ["sentences", report.sentences],
+        ["  kept", report.sentences_kept],
+        ["  kept without entity", report.sentences_kept_without_entity],
+        ["entities", report.entities],
+        ["batches (resumed)", f"{report.batches} ({report.batches_resumed})"],
+        ["seconds", report.seconds],
+        ["notes/s", report.notes_per_second],
+    ]
+    rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
+    tables = [format_table(["weak-label", "count"], rows)]
+    split_rows = [[name, *(report.splits.get(name, {}).get(k, 0) for k in ("patients", "documents", "sentences", "entities"))] for name in SPLITS]
+    tables.append(format_table(["split", "patients", "documents", "sentences", "entities"], split_rows))
+    per_split = report.entities_per_label_and_split
+    label_rows = [[label, *(per_split.get(label, {}).get(s, 0) for s in SPLITS), report.entities_per_label[label]] for label in _label_order(report.entities_per_label)]
+    tables.append(format_table(["label", *SPLITS, "total"], label_rows))
+    source_rows = [[source, n] for source, n in sorted(report.entities_per_source.items(), key=lambda item: (-item[1], item[0]))]
+    tables.append(format_table(["source", "entities"], source_rows))
+    return "\n\n".join(tables)

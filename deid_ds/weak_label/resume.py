@@ -1,0 +1,112 @@
+"""The work directory of an unfinished run: its layout, the run's fingerprint, and resumption.
+
+``OUT.partial/`` holds a ``state.json`` (format, fingerprint, number of batches) and one directory per
+finished batch (:func:`part_name`), each written atomically. A restart with the same fingerprint skips
+the finished batches; another fingerprint starts over.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from deid_ds.io_utils import atomic_write_text
+from deid_ds.notes_io import NotesSource
+
+if TYPE_CHECKING:
+    from deid_ds.weak_label.batch import WeakLabelOptions
+
+WORK_SUFFIX = ".partial"
+STATE_FILE = "state.json"
+STATE_FORMAT = "deid-ds-weak-label-work/1"
+_PART = re.compile(r"batch-(\d{6})")
+#: Packages of ``deid_ds`` and modules whose code decides what a batch part holds: a restart after
+#: they changed starts over. The whole ``weak_label`` package counts, whatever its module layout.
+_CODE_PACKAGES = ("label", "weak_label")
+_CODE_MODULES = ("html_text.py", "offsets.py", "tokens.py", "punkt.py", "segment.py", "segment_notes.py")
+_PACKAGE = Path(__file__).resolve().parent.parent  # deid_ds/
+
+
+def part_name(index: int) -> str:
+    """Directory of batch ``index`` in the work directory."""
+    return f"batch-{index:06d}"
+
+
+def work_directory(out: str | Path) -> Path:
+    """Where an unfinished run keeps its state and batch parts: ``OUT.partial`` next to ``OUT``."""
+    out = Path(out).absolute()
+    return out.with_name(out.name + WORK_SUFFIX)
+
+
+def _file_identity(path: str | Path) -> dict[str, object]:
+    stat = Path(path).stat()
+    return {"path": str(Path(path).resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _code_files() -> list[Path]:
+    """The source files of :data:`_CODE_PACKAGES` and :data:`_CODE_MODULES`, in a fixed order."""
+    files = [file for name in _CODE_PACKAGES for file in sorted((_PACKAGE / name).rglob("*.py"))]
+    return files + [_PACKAGE / name for name in _CODE_MODULES]
+
+
+@functools.cache
+def _code_digest() -> str:
+    """Digest of the code that decides a part's content: labelling rules, parser, segmenter, this package.
+
+    Computed once per process: the code a process runs is the code it loaded, whatever is edited later.
+    """
+    digest = hashlib.sha256()
+    for file in _code_files():
+        digest.update(file.relative_to(_PACKAGE).as_posix().encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def run_fingerprint(source: NotesSource, options: WeakLabelOptions, batch_size: int, gold: str | Path | None) -> dict:
+    """Everything a batch part depends on: a restart resumes only when all of it is unchanged."""
+    from deid_ds import __version__
+
+    kb = options.label.kb_dir
+    punkt = options.segment.punkt_path
+    fingerprint = {
+        "version": __version__,
+        "code": _code_digest(),
+        "input": {"kind": source.kind, "files": [_file_identity(f) for f in source.files], "columns": source.columns},
+        "batch_size": batch_size,
+        "segment": {"punkt": _file_identity(punkt) if punkt else None, "max_tokens": options.segment.max_tokens},
+        "label": {
+            "kb": kb,
+            "kb_manifest_sha256": hashlib.sha256((Path(kb) / "manifest.json").read_bytes()).hexdigest() if kb else None,
+            "use_metadata": options.label.use_metadata,
+        },
+        "keep_empty": options.keep_empty,
+        "gold": _file_identity(gold) if gold else None,
+    }
+    return json.loads(json.dumps(fingerprint))  # the form it has once read back from state.json
+
+
+def prepare_work(work: Path, fingerprint: dict, n_batches: int, log: Callable[[str], None]) -> set[int]:
+    """Open (or create) the work directory; returns the indices of the batches already done."""
+    state_path = work / STATE_FILE
+    if work.exists():
+        try:
+            state = json.loads(state_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            state = {}
+        if state.get("format") == STATE_FORMAT and state.get("fingerprint") == fingerprint and state.get("batches") == n_batches:
+            done = {int(m.group(1)) for p in work.iterdir() if p.is_dir() and (m := _PART.fullmatch(p.name))}
+            done &= set(range(n_batches))
+            log(f"resuming: {len(done)} of {n_batches} batches done (work directory {work})")
+            return done
+        changed = sorted(k for k in fingerprint if state.get("fingerprint", {}).get(k) != fingerprint[k]) or ["state"]
+        log(f"starting over: {', '.join(changed)} changed since the interrupted run (work directory {work})")
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    atomic_write_text(state_path, json.dumps({"format": STATE_FORMAT, "fingerprint": fingerprint, "batches": n_batches}, indent=1) + "\n")
+    return set()
