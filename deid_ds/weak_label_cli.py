@@ -1,4 +1,4 @@
-"""``deid-ds weak-label``: a thin wrapper over :func:`deid_ds.weak_label.weak_label`."""
+"""``deid-ds weak-label``: a thin wrapper over :func:`deid_ds.weak_labelling.weak_label`."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, split,
     OUT/documents.parquet (one row per input note) and OUT/report.json. An interrupted run restarted
     with the same inputs and options resumes where it stopped.
     """
-    from deid_ds.weak_label import parse_split, report_table, weak_label
+    from deid_ds.weak_labelling import parse_split, report_table, weak_label
 
     report = weak_label(
         notes,

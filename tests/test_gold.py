@@ -17,7 +17,7 @@ from deid_ds.cli import main
 from deid_ds.errors import InputError
 from deid_ds.html_text import html_to_text
 from deid_ds.scoring import score_spans
-from deid_ds.weak_label import read_gold
+from deid_ds.weak_labelling import read_gold
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def campaign(tmp_path_factory) -> dict:
     """Six sample notes (one per document type), weak-labelled; their sentences are the tasks."""
-    from deid_ds.weak_label import weak_label
+    from deid_ds.weak_labelling import weak_label
 
     root = tmp_path_factory.mktemp("campaign")
     notes = pd.read_parquet(REPO / "data" / "notes.parquet")

@@ -13,14 +13,14 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-import deid_ds.weak_label as wl
+import deid_ds.weak_labelling as wl
 from conftest import REPO
 from deid_ds.cli import main
 from deid_ds.errors import DocumentError, InputError
 from deid_ds.html_text import html_to_text
 from deid_ds.label.labeller import WeakLabeller
-from deid_ds.weak_label import assign_splits, flair_token, parse_split, spans_schema, weak_label
-from deid_ds.weak_label import pipeline as weak_label_pipeline
+from deid_ds.weak_labelling import assign_splits, flair_token, parse_split, spans_schema, weak_label
+from deid_ds.weak_labelling import pipeline as weak_label_pipeline
 
 NOTES = REPO / "data" / "notes.parquet"
 GOLD = REPO / "data" / "gold.parquet"
@@ -265,7 +265,7 @@ def test_an_interrupted_run_resumes_without_duplicates_or_gaps(kb_dir, subset, t
 
 
 def test_the_resume_fingerprint_covers_every_module_of_the_pipeline_and_the_labelling_code():
-    from deid_ds.weak_label import resume
+    from deid_ds.weak_labelling import resume
 
     files = resume._code_files()
     assert all(file.is_file() for file in files) and len(set(files)) == len(files)
@@ -326,6 +326,22 @@ def test_a_failing_note_is_counted_with_a_reason_and_never_printed(kb_dir, write
     assert documents.loc["d1", "split"] == documents.loc["d2", "split"]
     assert pd.read_parquet(out / "spans.parquet")["id_document"].isin(["d1", "d3"]).all()
     assert report["written"] == 2
+
+
+def test_a_second_note_with_an_already_seen_id_is_failed_not_mixed_with_the_first(write_notes, tmp_path):
+    rows = [
+        {"id_document": "d1", "id_patient": "p1", "html": "<p>Revue le 3 février 2021.</p>"},
+        {"id_document": "d2", "id_patient": "p1", "html": "<p>Revue le 4 février 2021.</p>"},
+        {"id_document": "d1", "id_patient": "p2", "html": "<p>Revue le 5 février 2021.</p>"},  # another patient, same id
+    ]
+    out = tmp_path / "out"
+    run(write_notes(rows), out, batch_size=2)
+    documents = pd.read_parquet(out / "documents.parquet")
+    assert documents["status"].tolist() == ["ok", "ok", "failed"]  # every input row accounted for
+    assert documents["error"].iloc[2].startswith("duplicate id_document")
+    spans = pd.read_parquet(out / "spans.parquet")
+    assert sorted(spans["text"]) == ["3 février 2021", "4 février 2021"]
+    assert set(spans["id_patient"]) == {"p1"}
 
 
 def test_an_entity_cut_by_a_sentence_boundary_restarts_with_b_in_the_next_sentence(write_notes, tmp_path, monkeypatch):
@@ -482,3 +498,12 @@ def test_gold_scores_are_printed_and_reported(kb_dir, tmp_path):
     assert gold["redacted"]["unit"] == "token"  # the tokens of the notes were handed over
     assert set(gold["per_doc_type"]) == set(pd.read_parquet(NOTES)["doc_type"])
     assert result.output.index("micro") > result.output.index("documents read")
+
+
+def test_the_api_name_is_the_function_even_after_the_package_was_imported():
+    import types
+
+    import deid_ds
+    import deid_ds.weak_labelling  # noqa: F401 - what the CLI imports
+
+    assert callable(deid_ds.weak_label) and not isinstance(deid_ds.weak_label, types.ModuleType)

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deid_ds.io_utils import atomic_directory
-from deid_ds.weak_label.gold import score_gold
-from deid_ds.weak_label.render import jsonl_line
-from deid_ds.weak_label.report import WeakLabelReport
-from deid_ds.weak_label.resume import part_name
-from deid_ds.weak_label.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
-from deid_ds.weak_label.split import SPLITS, assign_splits, patient_group
+from deid_ds.weak_labelling.gold import score_gold
+from deid_ds.weak_labelling.render import jsonl_line
+from deid_ds.weak_labelling.report import WeakLabelReport
+from deid_ds.weak_labelling.resume import part_name
+from deid_ds.weak_labelling.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
+from deid_ds.weak_labelling.split import SPLITS, assign_splits, patient_group
 
 
 def _part_tables(work: Path, n_batches: int, name: str) -> Iterator:

@@ -14,13 +14,13 @@ from deid_ds.label.labeller import LabelConfig
 from deid_ds.notes_io import open_notes
 from deid_ds.parallel import ordered_map
 from deid_ds.segment_notes import SegmentOptions, segmenter_for
-from deid_ds.weak_label.assemble import Run, assemble
-from deid_ds.weak_label.batch import BatchJob, WeakLabelOptions, label_batch
-from deid_ds.weak_label.gold import read_gold
-from deid_ds.weak_label.note import labeller_for
-from deid_ds.weak_label.report import WeakLabelReport
-from deid_ds.weak_label.resume import prepare_work, run_fingerprint, work_directory
-from deid_ds.weak_label.split import DEFAULT_SPLIT, parse_split
+from deid_ds.weak_labelling.assemble import Run, assemble
+from deid_ds.weak_labelling.batch import BatchJob, WeakLabelOptions, label_batch
+from deid_ds.weak_labelling.gold import read_gold
+from deid_ds.weak_labelling.note import labeller_for
+from deid_ds.weak_labelling.report import WeakLabelReport
+from deid_ds.weak_labelling.resume import prepare_work, run_fingerprint, work_directory
+from deid_ds.weak_labelling.split import DEFAULT_SPLIT, parse_split
 
 
 def _check_kb(kb: str | Path | None) -> str | None:
@@ -34,6 +34,21 @@ def _check_kb(kb: str | Path | None) -> str | None:
         raise InputError(f"{path}: knowledge base directory not found (build one with deid-ds build-kb --out {path})")
     read_manifest(path)
     return str(path.resolve())
+
+
+def _with_duplicates(batches):
+    """``(index, batch, positions of notes whose id an earlier note had)`` for every batch, in order.
+
+    Every batch is read, finished ones too, so that a resumed run finds the same duplicates.
+    """
+    seen: set[str] = set()
+    for index, batch in enumerate(batches):
+        duplicates = set()
+        for position, note in enumerate(batch):
+            if note.id_document in seen:
+                duplicates.add(position)
+            seen.add(note.id_document)
+        yield index, batch, frozenset(duplicates)
 
 
 def _stderr(message: str) -> None:
@@ -91,8 +106,8 @@ def weak_label(
     done = prepare_work(work, run_fingerprint(source, options, batch_size, gold), len(lengths), log)
     gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
     jobs = (
-        BatchJob(index, batch, options, str(work), gold_ids)
-        for index, batch in enumerate(source.iter_batches(batch_size))
+        BatchJob(index, batch, options, str(work), gold_ids, duplicates)
+        for index, batch, duplicates in _with_duplicates(source.iter_batches(batch_size))
         if index not in done
     )
     labelled = 0

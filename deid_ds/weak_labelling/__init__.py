@@ -44,16 +44,16 @@ tables), :mod:`.pipeline` (:func:`weak_label`). Every public name is importable 
 
 from __future__ import annotations
 
-from deid_ds.weak_label.batch import BatchJob, WeakLabelOptions, label_batch
-from deid_ds.weak_label.columns import BatchColumns
-from deid_ds.weak_label.gold import read_gold
-from deid_ds.weak_label.note import LabelledNote, bio_tags, label_note, labeller_for, token_ranges
-from deid_ds.weak_label.pipeline import weak_label
-from deid_ds.weak_label.render import flair_token, jsonl_line, render_lines
-from deid_ds.weak_label.report import WeakLabelReport, report_table
-from deid_ds.weak_label.resume import STATE_FILE, STATE_FORMAT, WORK_SUFFIX, part_name, prepare_work, run_fingerprint, work_directory
-from deid_ds.weak_label.schemas import documents_schema, sentences_schema, spans_schema
-from deid_ds.weak_label.split import DEFAULT_SPLIT, NO_PATIENT_PREFIX, SPLITS, assign_splits, keeps_empty_sentence, parse_split, patient_group, unit_hash
+from deid_ds.weak_labelling.batch import BatchJob, WeakLabelOptions, label_batch
+from deid_ds.weak_labelling.columns import BatchColumns
+from deid_ds.weak_labelling.gold import read_gold
+from deid_ds.weak_labelling.note import LabelledNote, bio_tags, label_note, labeller_for, token_ranges
+from deid_ds.weak_labelling.pipeline import weak_label
+from deid_ds.weak_labelling.render import flair_token, jsonl_line, render_lines
+from deid_ds.weak_labelling.report import WeakLabelReport, report_table
+from deid_ds.weak_labelling.resume import STATE_FILE, STATE_FORMAT, WORK_SUFFIX, part_name, prepare_work, run_fingerprint, work_directory
+from deid_ds.weak_labelling.schemas import documents_schema, sentences_schema, spans_schema
+from deid_ds.weak_labelling.split import DEFAULT_SPLIT, NO_PATIENT_PREFIX, SPLITS, assign_splits, keeps_empty_sentence, parse_split, patient_group, unit_hash
 
 __all__ = [
     "BatchColumns",

@@ -12,10 +12,10 @@ from pathlib import Path
 from deid_ds.html_text import ParsedHtml
 from deid_ds.model import Note
 from deid_ds.segment_notes import token_offsets, token_ws
-from deid_ds.weak_label.note import LabelledNote, bio_tags
-from deid_ds.weak_label.render import render_lines
-from deid_ds.weak_label.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
-from deid_ds.weak_label.split import keeps_empty_sentence
+from deid_ds.weak_labelling.note import LabelledNote, bio_tags
+from deid_ds.weak_labelling.render import render_lines
+from deid_ds.weak_labelling.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
+from deid_ds.weak_labelling.split import keeps_empty_sentence
 
 
 class BatchColumns:

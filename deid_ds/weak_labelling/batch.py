@@ -13,10 +13,10 @@ from deid_ds.io_utils import atomic_directory
 from deid_ds.label.labeller import LabelConfig
 from deid_ds.model import Note
 from deid_ds.parallel import relaxed_gc
-from deid_ds.segment_notes import SegmentOptions, segmenter_for
-from deid_ds.weak_label.columns import BatchColumns
-from deid_ds.weak_label.note import label_note, labeller_for
-from deid_ds.weak_label.resume import part_name
+from deid_ds.segment_notes import DocumentStatus, SegmentOptions, segmenter_for
+from deid_ds.weak_labelling.columns import BatchColumns
+from deid_ds.weak_labelling.note import LabelledNote, label_note, labeller_for
+from deid_ds.weak_labelling.resume import part_name
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,13 @@ class BatchJob:
     options: WeakLabelOptions
     work: str
     gold_ids: frozenset[str] | None = None
+    duplicates: frozenset[int] = frozenset()  # positions in ``notes`` whose id an earlier note already had
+
+
+#: Why a note whose ``id_document`` an earlier note of the input already had is not labelled: outputs
+#: are keyed by document id (the split, the gold), so a second note under the same id would be mixed
+#: with the first — possibly another patient's, across train and test.
+DUPLICATE_REASON = "duplicate id_document (an earlier note of the input has the same id)"
 
 
 def label_batch(job: BatchJob) -> int:
@@ -46,8 +53,12 @@ def label_batch(job: BatchJob) -> int:
     use_metadata = job.options.label.use_metadata
     columns = BatchColumns(job.gold_ids)
     with relaxed_gc():
-        for note in job.notes:
-            columns.add(note, label_note(note, segmenter, labeller, use_metadata), job.options.keep_empty)
+        for position, note in enumerate(job.notes):
+            if position in job.duplicates:
+                labelled = LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", DUPLICATE_REASON))
+            else:
+                labelled = label_note(note, segmenter, labeller, use_metadata)
+            columns.add(note, labelled, job.options.keep_empty)
     with atomic_directory(Path(job.work) / part_name(job.index)) as tmp:
         columns.write(tmp)
     return len(job.notes)

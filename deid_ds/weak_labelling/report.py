@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 
 from deid_ds.model import LABELS
 from deid_ds.segment_notes import DocumentTotals
-from deid_ds.weak_label.split import DEFAULT_SPLIT, SPLITS
+from deid_ds.weak_labelling.split import DEFAULT_SPLIT, SPLITS
 
 
 @dataclass

@@ -20,16 +20,21 @@ from deid_ds.io_utils import atomic_write_text
 from deid_ds.notes_io import NotesSource
 
 if TYPE_CHECKING:
-    from deid_ds.weak_label.batch import WeakLabelOptions
+    from deid_ds.weak_labelling.batch import WeakLabelOptions
 
 WORK_SUFFIX = ".partial"
 STATE_FILE = "state.json"
 STATE_FORMAT = "deid-ds-weak-label-work/1"
 _PART = re.compile(r"batch-(\d{6})")
 #: Packages of ``deid_ds`` and modules whose code decides what a batch part holds: a restart after
-#: they changed starts over. The whole ``weak_label`` package counts, whatever its module layout.
-_CODE_PACKAGES = ("label", "weak_label")
-_CODE_MODULES = ("html_text.py", "offsets.py", "tokens.py", "punkt.py", "segment.py", "segment_notes.py")
+#: they changed starts over. Whole packages count, whatever their module layout; the knowledge-base
+#: code the labeller runs (folding, ambiguity, the matcher) and the notes reader (column mapping, batch
+#: slicing) count too.
+_CODE_PACKAGES = ("label", "weak_labelling")
+_CODE_MODULES = (
+    "html_text.py", "offsets.py", "tokens.py", "punkt.py", "segment.py", "segment_notes.py", "encoding.py",
+    "model.py", "notes_io.py", "kb/normalize.py", "kb/ambiguity.py", "kb/matcher.py",
+)
 _PACKAGE = Path(__file__).resolve().parent.parent  # deid_ds/
 
 
@@ -52,7 +57,8 @@ def _file_identity(path: str | Path) -> dict[str, object]:
 def _code_files() -> list[Path]:
     """The source files of :data:`_CODE_PACKAGES` and :data:`_CODE_MODULES`, in a fixed order."""
     files = [file for name in _CODE_PACKAGES for file in sorted((_PACKAGE / name).rglob("*.py"))]
-    return files + [_PACKAGE / name for name in _CODE_MODULES]
+    resources = sorted(p for p in (_PACKAGE / "resources").iterdir() if p.is_file())  # word lists, Punkt parameters
+    return files + [_PACKAGE / name for name in _CODE_MODULES] + resources
 
 
 @functools.cache

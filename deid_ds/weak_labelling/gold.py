@@ -6,8 +6,8 @@ from pathlib import Path
 
 from deid_ds.errors import InputError
 from deid_ds.notes_io import as_identifier
-from deid_ds.weak_label.report import WeakLabelReport
-from deid_ds.weak_label.schemas import spans_schema
+from deid_ds.weak_labelling.report import WeakLabelReport
+from deid_ds.weak_labelling.schemas import spans_schema
 
 
 def read_gold(path: str | Path):
