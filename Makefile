@@ -46,6 +46,7 @@ demo: $(VENV)/.installed
 		$(foreach f,$(wildcard kb/sources/PS_LibreAcces_Personne_activite_*.txt),--health-directory $(f))
 	$(BIN)/deid-ds segment data/notes.parquet --out $(DEMO_OUT)/segment
 	$(BIN)/deid-ds weak-label data/notes.parquet --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/weak --gold data/gold.parquet --quiet
+	$(BIN)/deid-ds campaign $(DEMO_OUT)/weak --out $(DEMO_OUT)/campaign --annotators ann1,ann2,ann3 --per-type 5 --quiet
 
 # pytest exits 5 when it collects no test: that is not a failure of the code under test.
 test: $(VENV)/.installed-dev

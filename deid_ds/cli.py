@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "segment": "deid_ds.segment_cli:segment_command",
     "punkt-train": "deid_ds.segment_cli:punkt_train_command",
     "weak-label": "deid_ds.weak_label_cli:weak_label_command",
+    "campaign": "deid_ds.campaign.cli:campaign_command",
     "agreement": "deid_ds.agreement.cli:agreement_command",
     "gold": "deid_ds.agreement.cli:gold_command",
 }

@@ -1,0 +1,17 @@
+"""The manual correction campaign (issue 6, first half): documents chosen per type, assigned to
+annotators with an overlap for agreement, written as Prodigy tasks; the logic of the Prodigy recipes.
+
+One module per job, pure functions with the I/O at the edges:
+
+* :mod:`.source` reads a weak-label-format directory; :mod:`.sampling` chooses documents per type;
+  :mod:`.assignment` assigns them (primary share and overlap); :mod:`.tasks` builds and checks tasks;
+  :mod:`.build` writes the campaign (``deid-ds campaign``, :mod:`.cli`);
+* :mod:`.components` and :mod:`.review` are what the ``deid.correct`` and ``deid.review`` recipes
+  (``recipes/``) run. Nothing here imports Prodigy.
+"""
+
+from __future__ import annotations
+
+from deid_ds.campaign.build import CampaignReport, campaign_table, prepare_campaign
+
+__all__ = ["CampaignReport", "campaign_table", "prepare_campaign"]
