@@ -18,7 +18,8 @@ from deid_ds.notes_io import parse_column_map
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
 @click.option("--gold", type=click.Path(path_type=str), help="Gold spans (Parquet or JSONL: id_document, label, html_start, html_end) to score the labels against.")
 @column_option
-@click.option("--keep-empty", default=0.0, show_default=True, type=click.FloatRange(0.0, 1.0), metavar="SHARE", help="Share of the sentences without entity to keep (chosen by a hash, deterministic).")
+@click.option("--keep-empty", default=0.0, show_default=True, type=click.FloatRange(0.0, 1.0), metavar="SHARE", help="Share of the sentences without entity to keep in train and dev (chosen by a hash, deterministic).")
+@click.option("--keep-empty-test", default=1.0, show_default=True, type=click.FloatRange(0.0, 1.0), metavar="SHARE", help="Share of the sentences without entity to keep in test (default: all, so that a correction campaign on the test documents shows every sentence).")
 @click.option("--split", "split", default="0.8,0.1,0.1", show_default=True, metavar="TRAIN,DEV,TEST", help="Shares of patients in train, dev and test (all of a patient's notes in one split).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Key of the hash that orders patients for the split.")
 @click.option("--no-metadata", is_flag=True, help="Do not use the patients' metadata columns.")
@@ -27,7 +28,7 @@ from deid_ds.notes_io import parse_column_map
 @click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit of resumption).")
 @quiet_option
 @handle_errors
-def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, split, seed, no_metadata, punkt, max_tokens, batch_size, quiet):
+def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, keep_empty_test, split, seed, no_metadata, punkt, max_tokens, batch_size, quiet):
     """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
 
     NOTES is a Parquet file or directory (the notes table of the README). Writes OUT/spans.parquet,
@@ -47,6 +48,7 @@ def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, split,
         batch_size=batch_size,
         workers=workers or os.cpu_count() or 1,
         keep_empty=keep_empty,
+        keep_empty_test=keep_empty_test,
         split=parse_split(split),
         seed=seed,
         gold=gold,

@@ -252,6 +252,32 @@ def test_campaign_defaults_to_the_test_split_and_reports_short_types(weak_dir, t
     assert any("with fewer documents than --per-type 1000, all taken" in line for line in logged)
 
 
+def test_a_default_weak_label_run_gives_the_campaign_every_sentence_of_the_test_documents(tmp_path):
+    """weak-label keeps every sentence of the test split by default (--keep-empty-test 1), so the
+    gold of the campaign can hold what the rules missed; --keep-empty-test 0 leaves sentences out."""
+    from deid_ds import weak_label
+
+    notes = tmp_path / "notes.parquet"
+    pq.write_table(pq.read_table(NOTES).slice(0, 60), notes)
+    for keep_empty_test in (1.0, 0.0):
+        weak = tmp_path / f"weak-{keep_empty_test}"
+        weak_label(notes, weak, keep_empty_test=keep_empty_test, split=(0.5, 0.1, 0.4), progress=False, workers=1)
+        messages: list[str] = []
+        report = prepare_campaign(weak, tmp_path / f"campaign-{keep_empty_test}", "alice,bob", seed=1, log=messages.append)
+        documents = pq.read_table(weak / "documents.parquet").to_pandas().set_index("id_document")
+        tasks = read_jsonl(tmp_path / f"campaign-{keep_empty_test}" / "tasks.jsonl")
+        chosen = {t["meta"]["id_document"] for t in tasks}
+        assert chosen and set(documents.loc[sorted(chosen), "split"]) == {"test"}
+        if keep_empty_test == 1.0:
+            assert report.sentences_missing == 0 and not any("not in the input" in m for m in messages)
+            assert len(tasks) == documents.loc[sorted(chosen), "n_sentences"].sum()
+            assert chosen == set(documents.query("split == 'test' and n_sentences > 0").index)
+            assert any(not t["spans"] for t in tasks)
+        else:
+            assert report.sentences_missing > 0 and any("--keep-empty-test" in m for m in messages)
+            assert all(t["spans"] for t in tasks)
+
+
 def test_campaign_refuses_bad_input_with_a_message(weak_dir, tmp_path):
     runner = CliRunner()
     base = ["campaign", str(weak_dir), "--out", str(tmp_path / "c")]

@@ -137,7 +137,8 @@ def test_sentences_tags_spans_and_flair_files_agree(sample_run):
             assert [token for token, _ in columns] == [flair_token(t["text"]) for t in line["tokens"]]
     for line in lines:
         check_bio(line["tags"])
-        assert line["spans"], "a sentence without entity was kept with keep_empty=0"
+        if line["split"] != "test":  # the test split keeps every sentence (keep_empty_test=1)
+            assert line["spans"], "a sentence without entity was kept in train/dev with keep_empty=0"
         assert set(line["meta"]) == {"id_document", "id_patient", "doc_type", "sentence_index"}
         tokens = line["tokens"]
         assert [t["id"] for t in tokens] == list(range(len(tokens)))
@@ -207,8 +208,8 @@ def test_output_does_not_depend_on_workers_or_batch_size(kb_dir, subset, tmp_pat
 
 def test_keep_empty_keeps_the_requested_share_of_sentences_without_entity(kb_dir, subset, tmp_path):
     notes = subset(60)
-    none = run(notes, tmp_path / "none", kb=kb_dir)
-    half = run(notes, tmp_path / "half", kb=kb_dir, keep_empty=0.5)
+    none = run(notes, tmp_path / "none", kb=kb_dir, keep_empty_test=0.0)
+    half = run(notes, tmp_path / "half", kb=kb_dir, keep_empty=0.5, keep_empty_test=0.5)
     every = run(notes, tmp_path / "all", kb=kb_dir, keep_empty=1.0)
     empty = none.sentences - none.sentences_kept
     assert empty > 300
@@ -216,11 +217,109 @@ def test_keep_empty_keeps_the_requested_share_of_sentences_without_entity(kb_dir
     assert every.sentences_kept == every.sentences and every.sentences_kept_without_entity == empty
     assert 0.4 < half.sentences_kept_without_entity / empty < 0.6
     assert half.sentences_kept == none.sentences_kept + half.sentences_kept_without_entity
-    again = run(notes, tmp_path / "again", kb=kb_dir, keep_empty=0.5, batch_size=9)
+    again = run(notes, tmp_path / "again", kb=kb_dir, keep_empty=0.5, keep_empty_test=0.5, batch_size=9)
     assert (tmp_path / "half" / "sentences.jsonl").read_bytes() == (tmp_path / "again" / "sentences.jsonl").read_bytes()
     kept_empty = [json.loads(line) for line in (tmp_path / "half" / "sentences.jsonl").read_text().splitlines()]
     assert all(set(line["tags"]) == {"O"} for line in kept_empty if not line["spans"])
     assert again.sentences_kept == half.sentences_kept
+
+
+def read_lines(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "sentences.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def check_kept_counts(out: Path, report) -> None:
+    """``n_sentences_kept`` of documents.parquet and the report's counts are the sentences written."""
+    lines = read_lines(out)
+    documents = pd.read_parquet(out / "documents.parquet")
+    per_document = Counter(line["meta"]["id_document"] for line in lines)
+    assert documents.set_index("id_document")["n_sentences_kept"].to_dict() == {d: per_document.get(d, 0) for d in documents["id_document"]}
+    assert report.sentences_kept == len(lines) == len(pd.read_parquet(out / "sentences.parquet"))
+    assert report.sentences_kept_without_entity == sum(not line["spans"] for line in lines)
+    for name in ("train", "dev", "test"):
+        assert report.splits[name]["sentences"] == sum(line["split"] == name for line in lines) == len(read_flair(out / f"{name}.txt"))
+        assert report.splits[name]["documents"] == len({line["meta"]["id_document"] for line in lines if line["split"] == name})
+    report_file = json.loads((out / "report.json").read_text())
+    assert (report_file["sentences_kept"], report_file["written"]) == (report.sentences_kept, int((documents["n_sentences_kept"] > 0).sum()))
+
+
+def test_the_test_split_keeps_every_sentence_of_its_documents_by_default(sample_run):
+    out, report = sample_run  # keep_empty=0, keep_empty_test=1
+    documents = pd.read_parquet(out / "documents.parquet")
+    lines = read_lines(out)
+    test = documents[documents["split"] == "test"]
+    assert len(test) > 10 and (test["n_sentences_kept"] == test["n_sentences"]).all()
+    indices: dict[str, list[int]] = {}
+    for line in lines:
+        indices.setdefault(line["meta"]["id_document"], []).append(line["meta"]["sentence_index"])
+    for row in test.itertuples():
+        assert indices.get(row.id_document, []) == list(range(row.n_sentences))
+    assert any(not line["spans"] for line in lines if line["split"] == "test")
+    assert all(line["spans"] for line in lines if line["split"] != "test")  # train/dev: entity sentences only
+    train_dev = documents[documents["split"] != "test"]
+    assert (train_dev["n_sentences_kept"] < train_dev["n_sentences"]).any()
+    check_kept_counts(out, report)
+
+
+def test_keep_empty_test_changes_only_the_test_split(kb_dir, subset, tmp_path):
+    notes = subset(40)
+    old = run(notes, tmp_path / "old", kb=kb_dir, keep_empty_test=0.0)  # the behaviour before --keep-empty-test
+    default = run(notes, tmp_path / "default", kb=kb_dir)
+    assert all(line["spans"] for line in read_lines(tmp_path / "old"))
+    for name in ("train.txt", "dev.txt", "spans.parquet"):
+        assert (tmp_path / "old" / name).read_bytes() == (tmp_path / "default" / name).read_bytes(), name
+    old_lines, default_lines = read_lines(tmp_path / "old"), read_lines(tmp_path / "default")
+    assert [line for line in old_lines if line["split"] != "test"] == [line for line in default_lines if line["split"] != "test"]
+    old_test = [line for line in old_lines if line["split"] == "test"]
+    default_test = [line for line in default_lines if line["split"] == "test"]
+    assert len(default_test) > len(old_test) > 0
+    assert [line for line in default_test if line["spans"]] == old_test
+    for out, report in ((tmp_path / "old", old), (tmp_path / "default", default)):
+        check_kept_counts(out, report)
+    assert default.sentences_kept_without_entity == len(default_test) - len(old_test)
+    # Train and dev keep more than test: the filter works the other way round too.
+    reverse = run(notes, tmp_path / "reverse", kb=kb_dir, keep_empty=1.0, keep_empty_test=0.0)
+    assert [line for line in read_lines(tmp_path / "reverse") if line["split"] == "test"] == old_test
+    check_kept_counts(tmp_path / "reverse", reverse)
+    train = pd.read_parquet(tmp_path / "reverse" / "documents.parquet").query("split == 'train' and status == 'ok'")
+    assert (train["n_sentences_kept"] == train["n_sentences"]).all()
+
+
+def test_per_split_shares_match_runs_with_one_share_whatever_the_workers_and_batches(kb_dir, subset, tmp_path):
+    notes = subset(40)
+    mixed = run(notes, tmp_path / "mixed", kb=kb_dir, keep_empty=0.3, keep_empty_test=0.6, batch_size=7)
+    run(notes, tmp_path / "mixed2", kb=kb_dir, keep_empty=0.3, keep_empty_test=0.6, batch_size=13, workers=2)
+    same_outputs(tmp_path / "mixed", tmp_path / "mixed2")
+    check_kept_counts(tmp_path / "mixed", mixed)
+    run(notes, tmp_path / "low", kb=kb_dir, keep_empty=0.3, keep_empty_test=0.3)
+    run(notes, tmp_path / "high", kb=kb_dir, keep_empty=0.6, keep_empty_test=0.6)
+    for split, reference in (("train", "low"), ("dev", "low"), ("test", "high")):
+        assert (tmp_path / "mixed" / f"{split}.txt").read_bytes() == (tmp_path / reference / f"{split}.txt").read_bytes(), split
+        lines = [line for line in read_lines(tmp_path / "mixed") if line["split"] == split]
+        assert lines == [line for line in read_lines(tmp_path / reference) if line["split"] == split]
+    test = [line for line in read_lines(tmp_path / "mixed") if line["split"] == "test"]
+    assert any(not line["spans"] for line in test)
+
+
+def test_a_smaller_share_keeps_a_subset_of_what_a_larger_one_keeps():
+    shares = [0.0, 0.05, 0.1, 0.3, 0.5, 0.6, 0.99, 1.0]
+    for document in ("d1", "DOC-42", "été"):
+        for index in range(200):
+            kept = [wl.keeps_empty_sentence(document, index, share) for share in shares]
+            assert kept == sorted(kept), (document, index)  # False ... False True ... True
+            assert not kept[0] and kept[-1]
+
+
+def test_the_resume_fingerprint_covers_keep_empty_test(subset):
+    from deid_ds.label.labeller import LabelConfig
+    from deid_ds.notes_io import open_notes
+    from deid_ds.segment_notes import SegmentOptions
+
+    source = open_notes(subset(5))
+    options = [wl.WeakLabelOptions(SegmentOptions(None, 200), LabelConfig(None, True), 0.0, share) for share in (1.0, 0.5)]
+    one, other = (wl.run_fingerprint(source, o, 8, None) for o in options)
+    assert {k for k in one if one[k] != other[k]} == {"keep_empty_test"}
+    assert options[1].candidate_share == 0.5 and wl.WeakLabelOptions(options[0].segment, options[0].label, 0.7, 0.2).candidate_share == 0.7
 
 
 # ---------------------------------------------------------------------------------------------- resume
@@ -335,9 +434,13 @@ def test_a_second_note_with_an_already_seen_id_is_failed_not_mixed_with_the_firs
         {"id_document": "d1", "id_patient": "p2", "html": "<p>Revue le 5 février 2021.</p>"},  # another patient, same id
     ]
     out = tmp_path / "out"
-    run(write_notes(rows), out, batch_size=2)
+    run(write_notes(rows), out, batch_size=2, split=(0.5, 0.0, 0.5))  # p1 and p2 in different splits
     documents = pd.read_parquet(out / "documents.parquet")
     assert documents["status"].tolist() == ["ok", "ok", "failed"]  # every input row accounted for
+    assert documents["split"].iloc[0] != documents["split"].iloc[2]
+    lines = [json.loads(line) for line in (out / "sentences.jsonl").read_text().splitlines()]
+    assert {line["split"] for line in lines} == {documents["split"].iloc[0]}  # the first d1's split, not the duplicate's
+    assert documents["n_sentences_kept"].tolist() == [1, 1, 0]
     assert documents["error"].iloc[2].startswith("duplicate id_document")
     spans = pd.read_parquet(out / "spans.parquet")
     assert sorted(spans["text"]) == ["3 février 2021", "4 février 2021"]
@@ -425,6 +528,7 @@ def test_the_command_prints_the_tables_and_refuses_bad_options(kb_dir, subset, t
         (["--kb", str(not_a_kb)], "not a built knowledge base"),
         (["--kb", str(tmp_path / "nowhere")], "knowledge base directory not found"),
         (["--keep-empty", "1.5"], "--keep-empty"),
+        (["--keep-empty-test", "-0.1"], "--keep-empty-test"),
         (["--gold", str(notes)], "gold column(s)"),
     ]
     for extra, message in cases:

@@ -160,7 +160,8 @@ def prepare_campaign(
         if report.sentences_missing:
             log(
                 f"{report.sentences_missing} sentence(s) of the chosen documents are not in the input "
-                "(weak-label keeps sentences without entity only for --keep-empty; use --keep-empty 1 for a campaign)"
+                "(weak-label keeps the sentences without entity of train and dev only for a --keep-empty share, "
+                "of test for --keep-empty-test, 1 by default: a campaign needs them all)"
             )
     return report
 

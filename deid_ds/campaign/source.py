@@ -5,10 +5,12 @@ The input is what ``deid-ds weak-label`` writes — ``sentences.parquet`` (prefe
 ``documents.parquet`` — or anything written in the same format, such as a trained model's predictions,
 which have no ``split`` (choose ``splits=None``, ``--split all``).
 
-Only documents with at least one sentence in the file can be chosen. ``weak-label`` keeps the sentences
-without any entity only for a ``--keep-empty`` share: for a campaign, where annotators must also find
-what the labeller missed, label with ``--keep-empty 1``. The sentences a chosen document lacks are
-counted (``sentences_missing``) from ``documents.parquet``'s ``n_sentences``, and reported.
+Only documents with at least one sentence in the file can be chosen. Annotators must see every
+sentence of a document, those where the labeller found nothing too, or what it missed never gets into
+the gold: ``weak-label`` keeps every sentence of the ``test`` split by default (``--keep-empty-test
+1``), but those without any entity of train and dev only for a ``--keep-empty`` share (use
+``--keep-empty 1`` to draw from them). The sentences a chosen document lacks are counted
+(``sentences_missing``) from ``documents.parquet``'s ``n_sentences``, and reported.
 """
 
 from __future__ import annotations

@@ -17,9 +17,13 @@ or none):
   ``failed`` with its reason) with its counts and split;
 * ``report.json``: the totals of the printed tables (and the ``--gold`` scores).
 
-**Kept sentences.** A sentence with an entity is always kept; one without is kept for a share
-``keep_empty`` of them, chosen by a hash of the document id and sentence index, so that the choice is
-the same whatever the batching, the worker count or the engine.
+**Kept sentences.** A sentence with an entity is always kept; one without is kept for a share of
+them — ``keep_empty`` in train and dev, ``keep_empty_test`` in test (all of them by default: the
+correction campaign's annotators must see every sentence of the test documents) — chosen by a hash of
+the document id and sentence index, so that the choice is the same whatever the batching, the worker
+count or the engine, and a smaller share keeps a subset of what a larger one keeps. The split is known
+only at assembly: the workers keep the sentences the larger share keeps, and the assembly drops those
+their split's share does not (and corrects ``n_sentences_kept``).
 
 **Split.** By patient: every document of a patient lands in the same split. Patients (a note without
 ``id_patient`` is a group of its own, ``document:<id>``) are ranked by a hash keyed by ``seed`` and cut by

@@ -25,7 +25,15 @@ class WeakLabelOptions:
 
     segment: SegmentOptions
     label: LabelConfig
-    keep_empty: float = 0.0
+    keep_empty: float = 0.0  # share of the sentences without entity kept in train and dev
+    keep_empty_test: float = 1.0  # ... and in test
+
+    @property
+    def candidate_share(self) -> float:
+        """The share of sentences without entity a worker keeps: the split is known only at assembly,
+        so every sentence that some split keeps is kept, and assembly drops what its split does not
+        (:func:`~deid_ds.weak_labelling.split.keeps_empty_sentence` keeps a subset for a smaller share)."""
+        return max(self.keep_empty, self.keep_empty_test)
 
 
 @dataclass(frozen=True)
@@ -58,7 +66,7 @@ def label_batch(job: BatchJob) -> int:
                 labelled = LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", DUPLICATE_REASON))
             else:
                 labelled = label_note(note, segmenter, labeller, use_metadata)
-            columns.add(note, labelled, job.options.keep_empty)
+            columns.add(note, labelled, job.options.candidate_share)
     with atomic_directory(Path(job.work) / part_name(job.index)) as tmp:
         columns.write(tmp)
     return len(job.notes)

@@ -39,7 +39,13 @@ class BatchColumns:
         self.gold_tokens: dict[str, list] = {name: [] for name in ("id_document", "html_start", "html_end")}
 
     def add(self, note: Note, labelled: LabelledNote, keep_empty: float) -> None:
-        """Add one note: its document row and, when it was labelled, its entities and kept sentences."""
+        """Add one note: its document row and, when it was labelled, its entities and kept sentences.
+
+        ``keep_empty`` is the share of sentences without entity kept here: the largest of the splits'
+        (the split is known only at assembly, which drops those their split does not keep, and
+        corrects ``n_sentences_kept``). A sentence without entity is the one with no span: no other
+        flag is stored.
+        """
         status = labelled.status
         kept = entities = 0
         if status.status == "ok" and labelled.compact is not None:

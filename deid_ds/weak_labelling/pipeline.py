@@ -66,6 +66,7 @@ def weak_label(
     batch_size: int = DEFAULT_BATCH_SIZE,
     workers: int = 1,
     keep_empty: float = 0.0,
+    keep_empty_test: float = 1.0,
     split: str | Sequence[float] = DEFAULT_SPLIT,
     seed: int = 0,
     gold: str | Path | None = None,
@@ -75,7 +76,10 @@ def weak_label(
 ) -> WeakLabelReport:
     """Label every note of ``notes`` into training sets in ``out`` (see the module docstring).
 
-    ``log`` receives the resume messages (default: standard error when ``progress`` is on).
+    ``keep_empty`` is the share of the sentences without entity kept in train and dev,
+    ``keep_empty_test`` in test (default: all of them, so that a correction campaign on the test
+    documents shows every sentence). ``log`` receives the resume messages (default: standard error
+    when ``progress`` is on).
     """
     from tqdm import tqdm
 
@@ -83,6 +87,8 @@ def weak_label(
     shares = parse_split(split)
     if not 0.0 <= keep_empty <= 1.0:
         raise InputError(f"--keep-empty {keep_empty}: expected a share between 0 and 1")
+    if not 0.0 <= keep_empty_test <= 1.0:
+        raise InputError(f"--keep-empty-test {keep_empty_test}: expected a share between 0 and 1")
     if batch_size < 1 or workers < 1:
         raise InputError("batch size and workers must be at least 1")
     source = open_notes(notes, column_map)
@@ -90,6 +96,7 @@ def weak_label(
         SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
         LabelConfig(_check_kb(kb), use_metadata),
         keep_empty,
+        keep_empty_test,
     )
     gold_frame = None
     if gold is not None:
@@ -117,7 +124,8 @@ def weak_label(
             labelled += n
             bar.update(n)
     report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=len(lengths), batches_resumed=len(done))
-    run = Run(work, len(lengths), source.num_notes, shares, seed, started, labelled)
+    keep_empty_per_split = {"train": keep_empty, "dev": keep_empty, "test": keep_empty_test}
+    run = Run(work, len(lengths), source.num_notes, shares, seed, started, labelled, keep_empty_per_split, options.candidate_share)
     assemble(run, Path(out), gold_frame, report)
     shutil.rmtree(work, ignore_errors=True)
     return report

@@ -92,6 +92,7 @@ def run_fingerprint(source: NotesSource, options: WeakLabelOptions, batch_size: 
             "use_metadata": options.label.use_metadata,
         },
         "keep_empty": options.keep_empty,
+        "keep_empty_test": options.keep_empty_test,
         "gold": _file_identity(gold) if gold else None,
     }
     return json.loads(json.dumps(fingerprint))  # the form it has once read back from state.json
