@@ -84,6 +84,21 @@ def generate_directory(path: Path, lines: int, people: int, rng: random.Random) 
                     return
 
 
+def generate_sources(work: Path, scale: float = 1.0) -> tuple[Path, Path]:
+    """National-size (times ``scale``) BAN and Annuaire Santé files in ``work``, generated unless present."""
+    work.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(1)
+    ban = work / "adresses-france.csv.gz"
+    directory = work / "PS_LibreAcces_Personne_activite_202401010000.txt"
+    if not ban.exists():
+        print("generating BAN…", flush=True)
+        generate_ban(ban, int(26_000_000 * scale), int(35_000 * scale) or 1, int(2_300_000 * scale), rng)
+    if not directory.exists():
+        print("generating Annuaire Santé…", flush=True)
+        generate_directory(directory, int(1_900_000 * scale), int(650_000 * scale), rng)
+    return ban, directory
+
+
 # The measured Python code reports its own peak (RUSAGE_SELF) at exit: RUSAGE_CHILDREN is not reliable
 # here, Linux carries the children's high-water mark over fork into later children.
 _REPORT_PEAK = (
@@ -108,16 +123,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the generated files")
     args = parser.parse_args()
     work = args.workdir
-    work.mkdir(parents=True, exist_ok=True)
-    rng = random.Random(1)
-    ban = work / "adresses-france.csv.gz"
-    directory = work / "PS_LibreAcces_Personne_activite_202401010000.txt"
-    if not ban.exists():
-        print("generating BAN…", flush=True)
-        generate_ban(ban, int(26_000_000 * args.scale), int(35_000 * args.scale) or 1, int(2_300_000 * args.scale), rng)
-    if not directory.exists():
-        print("generating Annuaire Santé…", flush=True)
-        generate_directory(directory, int(1_900_000 * args.scale), int(650_000 * args.scale), rng)
+    ban, directory = generate_sources(work, args.scale)
     out = work / "kb"
     shutil.rmtree(out, ignore_errors=True)
     build_code = "import sys; from deid_ds.kb.build import build_kb; build_kb(sys.argv[3], ban=[sys.argv[1]], health_directory=[sys.argv[2]], progress=False)"
