@@ -369,7 +369,9 @@ def main() -> None:
                 command[stage]["peak_mb"] = max(command[stage]["peak_mb"], big["peak_mb"])
                 results[f"{stage}, {args.copies}× notes"] = ([s / args.copies for s in big["seconds"]], workers)
                 # Marginal rate: extra notes over extra time (fixed costs — start-up, matcher loads, assembly — cancel).
-                marginal[stage] = n * (args.copies - 1) / (min(big["seconds"]) - min(command[stage]["seconds"]))
+                extra = min(big["seconds"]) - min(command[stage]["seconds"])
+                if extra > 0:  # tiny smoke runs can be noise-dominated
+                    marginal[stage] = n * (args.copies - 1) / extra
 
     rows, figures = [], {}
     for stage, (seconds, cores) in results.items():
