@@ -78,6 +78,29 @@ class NotesSource:
             lengths += [batch_size] * full + ([rest] if rest else [])
         return lengths
 
+    def iter_identifiers(self, batch_size: int = 65536) -> Iterator[tuple[str, str | None]]:
+        """``(id_document, id_patient)`` of every note in input order, reading only those columns.
+
+        Stages that must know the whole set of patients before the heavy work (the patient-level
+        split) read this first: a column projection, a small fraction of reading the notes.
+        """
+        if self.kind == "files":
+            for note in self.iter_notes():
+                yield note.id_document, note.id_patient
+            return
+        import pyarrow.parquet as pq
+
+        wanted = [self.columns[name] for name in ("id_document", "id_patient") if name in self.columns]
+        for file in self.files:
+            row = 0
+            for record_batch in pq.ParquetFile(file).iter_batches(batch_size=batch_size, columns=list(dict.fromkeys(wanted))):
+                data = record_batch.to_pydict()
+                documents = data[self.columns["id_document"]]
+                patients = data[self.columns["id_patient"]] if "id_patient" in self.columns else [None] * len(documents)
+                for i, (document, patient) in enumerate(zip(documents, patients)):
+                    yield _document_id(document, file, row + i), as_identifier(patient)
+                row += record_batch.num_rows
+
     def iter_notes(self, batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[Note]:
         for batch in self.iter_batches(batch_size):
             yield from batch
@@ -163,10 +186,14 @@ def _parquet_batches(source: NotesSource, batch_size: int) -> Iterator[list[Note
             yield notes
 
 
+def _document_id(value: object, file: Path, row: int) -> str:
+    """The note's id as a string; a missing one becomes ``FILE#rowN``, accounted for rather than dropped."""
+    id_document = as_identifier(value)
+    return id_document if id_document is not None else f"{file.name}#row{row}"
+
+
 def _note_from_row(get: dict[str, list], i: int, file: Path, row: int) -> Note:
-    id_document = as_identifier(get["id_document"][i])
-    if id_document is None:
-        id_document = f"{file.name}#row{row}"  # accounted for under a synthetic id rather than dropped
+    id_document = _document_id(get["id_document"][i], file, row)
     html = get["html"][i]
     patient = PatientMetadata(**{name: _as_text(get[name][i]) for name in PATIENT_FIELDS if name in get})
     return Note(

@@ -85,3 +85,14 @@ def test_html_files_are_notes_named_after_the_file(tmp_path):
     (tmp_path / "cr_002.txt").write_text("Texte brut", encoding="utf-8")
     notes = list(open_notes(tmp_path).iter_notes())
     assert [n.id_document for n in notes] == ["cr_001", "cr_002"]
+
+
+def test_identifiers_are_read_alone_and_match_the_notes(write_notes):
+    import pyarrow as pa
+
+    schema = pa.schema([("ID", pa.float64()), ("IPP", pa.int64()), ("html", pa.string())])
+    path = write_notes([{"ID": 12.0, "IPP": 7, "html": "a"}, {"ID": None, "IPP": None, "html": "b"}], schema=schema)
+    source = open_notes(path, {"id_document": "ID", "id_patient": "IPP"})
+    ids = list(source.iter_identifiers())
+    assert ids == [("12", "7"), ("notes.parquet#row1", None)]
+    assert ids == [(n.id_document, n.id_patient) for n in source.iter_notes()]

@@ -319,7 +319,9 @@ def test_the_resume_fingerprint_covers_keep_empty_test(subset):
     options = [wl.WeakLabelOptions(SegmentOptions(None, 200), LabelConfig(None, True), 0.0, share) for share in (1.0, 0.5)]
     one, other = (wl.run_fingerprint(source, o, 8, None) for o in options)
     assert {k for k in one if one[k] != other[k]} == {"keep_empty_test"}
-    assert options[1].candidate_share == 0.5 and wl.WeakLabelOptions(options[0].segment, options[0].label, 0.7, 0.2).candidate_share == 0.7
+    assert (options[1].share_for("test"), options[1].share_for("train"), options[1].share_for("dev")) == (0.5, 0.0, 0.0)
+    seeded = [wl.run_fingerprint(source, options[0], 8, None, (0.8, 0.1, 0.1), seed) for seed in (0, 1)]
+    assert {k for k in seeded[0] if seeded[0][k] != seeded[1][k]} == {"seed"}  # the split decides what a part keeps
 
 
 # ---------------------------------------------------------------------------------------------- resume

@@ -19,7 +19,7 @@ from deid_ds.weak_labelling.render import jsonl_line
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.resume import part_name
 from deid_ds.weak_labelling.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
-from deid_ds.weak_labelling.split import SPLITS, assign_splits, keeps_empty_sentence, patient_group
+from deid_ds.weak_labelling.split import SPLITS, patient_group
 
 
 def _part_tables(work: Path, n_batches: int, name: str) -> Iterator:
@@ -36,35 +36,11 @@ def _concat_parts(work: Path, n_batches: int, name: str, schema):
     return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
-def _kept_rows(part, splits: list[str], keep_empty: Mapping[str, float], candidate_share: float) -> list[bool] | None:
-    """Which of a part's sentences their split keeps; ``None`` when all of them.
+def _write_sentences(work: Path, n_batches: int, tmp: Path, doc_split: Mapping[str, str]) -> tuple[dict[str, int], int]:
+    """Stream the parts' sentences into the Parquet, JSONL and Flair outputs (the workers already
+    kept each split's share of sentences without entity: the split was known before labelling).
 
-    The workers kept every sentence without entity that the largest share keeps (``candidate_share``);
-    a split with a smaller share keeps those :func:`keeps_empty_sentence` chooses for it — a subset,
-    since the hash rule is monotone in the share. A sentence without entity is one without spans.
-    """
-    import pyarrow.compute as pc
-
-    if all(keep_empty[name] >= candidate_share for name in set(splits)):
-        return None
-    empty = pc.equal(pc.list_value_length(part.column("spans")), 0).to_pylist()
-    meta = part.column("meta")
-    documents = pc.struct_field(meta, "id_document").to_pylist()
-    indices = pc.struct_field(meta, "sentence_index").to_pylist()
-    return [
-        not is_empty or keep_empty[split] >= candidate_share or keeps_empty_sentence(document, index, keep_empty[split])
-        for is_empty, split, document, index in zip(empty, splits, documents, indices)
-    ]
-
-
-def _write_sentences(
-    work: Path, n_batches: int, tmp: Path, doc_split: Mapping[str, str], keep_empty: Mapping[str, float], candidate_share: float
-) -> tuple[dict[str, int], int, Counter]:
-    """Stream the parts' sentences into the Parquet, JSONL and Flair outputs, each split's share of
-    sentences without entity only (see :func:`_kept_rows`).
-
-    Returns the number of sentences per split, the number of kept sentences without entity, and the
-    number of sentences dropped per document (the parts counted them as kept).
+    Returns the number of sentences per split and the number of kept sentences without entity.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -72,7 +48,6 @@ def _write_sentences(
 
     schema = sentences_schema()
     counts: Counter[str] = Counter()
-    dropped: Counter[str] = Counter()
     without_entity = 0
     writer = pq.ParquetWriter(tmp / "sentences.parquet", schema)
     handles = {name: (tmp / f"{name}.txt").open("w", encoding="utf-8") for name in SPLITS}
@@ -83,12 +58,6 @@ def _write_sentences(
                 lines = pq.read_table(work / part_name(index) / "lines.parquet")
                 documents = pc.struct_field(part.column("meta"), "id_document").to_pylist()
                 splits = [doc_split[d] for d in documents]
-                kept = _kept_rows(part, splits, keep_empty, candidate_share)
-                if kept is not None:
-                    dropped.update(d for d, keep in zip(documents, kept) if not keep)
-                    mask = pa.array(kept, type=pa.bool_())
-                    part, lines = part.filter(mask), lines.filter(mask)
-                    splits = [split for split, keep in zip(splits, kept) if keep]
                 writer.write_table(part.append_column(schema.field("split"), pa.array(splits, type=pa.string())))
                 for body, block, split in zip(lines.column("jsonl").to_pylist(), lines.column("flair").to_pylist(), splits):
                     jsonl.write(jsonl_line(body, split))
@@ -99,7 +68,7 @@ def _write_sentences(
         writer.close()
         for handle in handles.values():
             handle.close()
-    return dict(counts), without_entity, dropped
+    return dict(counts), without_entity
 
 
 @dataclass
@@ -145,8 +114,7 @@ class Run:
     seed: int
     started: float
     labelled: int
-    keep_empty: Mapping[str, float] = field(default_factory=lambda: dict.fromkeys(SPLITS, 0.0))  # share kept per split
-    candidate_share: float = 0.0  # the share the workers kept: the largest of keep_empty's
+    group_split: Mapping[str, str]  # the split of each patient group, decided before labelling
 
 
 def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport) -> None:
@@ -160,18 +128,14 @@ def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport) -> None:
         raise RuntimeError(f"the batch parts hold {documents.num_rows} notes but the input declares {run.n_notes}")
     ids, patients = documents.column("id_document").to_pylist(), documents.column("id_patient").to_pylist()
     groups = [patient_group(d, p) for d, p in zip(ids, patients)]
-    group_split = assign_splits(groups, run.shares, run.seed)
+    group_split = run.group_split
     doc_split: dict[str, str] = {}
     for d, g in zip(ids, groups):  # the first note of an id is the labelled one (a later one is failed)
         doc_split.setdefault(d, group_split[g])
     documents = documents.append_column(documents_schema().field("split"), pa.array([group_split[g] for g in groups], type=pa.string()))
     gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
     with atomic_directory(out) as tmp:
-        sentences_per_split, report.sentences_kept_without_entity, dropped = _write_sentences(work, n_batches, tmp, doc_split, run.keep_empty, run.candidate_share)
-        if dropped:
-            position = documents.schema.get_field_index("n_sentences_kept")
-            kept = [n - dropped.pop(d, 0) for d, n in zip(ids, documents.column(position).to_pylist())]  # first note of an id
-            documents = documents.set_column(position, documents.schema.field(position), pa.array(kept, type=pa.int32()))
+        sentences_per_split, report.sentences_kept_without_entity = _write_sentences(work, n_batches, tmp, doc_split)
         pq.write_table(documents, tmp / "documents.parquet")
         spans = _write_spans(work, n_batches, tmp, doc_split, gold_ids)
         frame = documents.to_pandas().assign(group=groups)

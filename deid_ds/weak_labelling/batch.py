@@ -28,12 +28,9 @@ class WeakLabelOptions:
     keep_empty: float = 0.0  # share of the sentences without entity kept in train and dev
     keep_empty_test: float = 1.0  # ... and in test
 
-    @property
-    def candidate_share(self) -> float:
-        """The share of sentences without entity a worker keeps: the split is known only at assembly,
-        so every sentence that some split keeps is kept, and assembly drops what its split does not
-        (:func:`~deid_ds.weak_labelling.split.keeps_empty_sentence` keeps a subset for a smaller share)."""
-        return max(self.keep_empty, self.keep_empty_test)
+    def share_for(self, split: str) -> float:
+        """The share of sentences without entity kept in ``split``."""
+        return self.keep_empty_test if split == "test" else self.keep_empty
 
 
 @dataclass(frozen=True)
@@ -46,6 +43,7 @@ class BatchJob:
     work: str
     gold_ids: frozenset[str] | None = None
     duplicates: frozenset[int] = frozenset()  # positions in ``notes`` whose id an earlier note already had
+    splits: tuple[str, ...] = ()  # the split of each note (decided before labelling, from the patient ids)
 
 
 #: Why a note whose ``id_document`` an earlier note of the input already had is not labelled: outputs
@@ -66,7 +64,7 @@ def label_batch(job: BatchJob) -> int:
                 labelled = LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", DUPLICATE_REASON))
             else:
                 labelled = label_note(note, segmenter, labeller, use_metadata)
-            columns.add(note, labelled, job.options.candidate_share)
+            columns.add(note, labelled, job.options.share_for(job.splits[position]))
     with atomic_directory(Path(job.work) / part_name(job.index)) as tmp:
         columns.write(tmp)
     return len(job.notes)

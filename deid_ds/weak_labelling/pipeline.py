@@ -20,7 +20,7 @@ from deid_ds.weak_labelling.gold import read_gold
 from deid_ds.weak_labelling.note import labeller_for
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.resume import prepare_work, run_fingerprint, work_directory
-from deid_ds.weak_labelling.split import DEFAULT_SPLIT, parse_split
+from deid_ds.weak_labelling.split import DEFAULT_SPLIT, assign_splits, parse_split, patient_group
 
 
 def _check_kb(kb: str | Path | None) -> str | None:
@@ -110,10 +110,13 @@ def weak_label(
     started = time.perf_counter()
     lengths = source.batch_lengths(batch_size)
     work = work_directory(out)
-    done = prepare_work(work, run_fingerprint(source, options, batch_size, gold), len(lengths), log)
+    done = prepare_work(work, run_fingerprint(source, options, batch_size, gold, shares, seed), len(lengths), log)
     gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
+    # The split depends only on the set of patients: decided from the id columns before labelling, so
+    # that workers keep exactly each split's sentences (and a Spark engine can do the same).
+    group_split = assign_splits({patient_group(d, p) for d, p in source.iter_identifiers()}, shares, seed)
     jobs = (
-        BatchJob(index, batch, options, str(work), gold_ids, duplicates)
+        BatchJob(index, batch, options, str(work), gold_ids, duplicates, tuple(group_split[patient_group(n.id_document, n.id_patient)] for n in batch))
         for index, batch, duplicates in _with_duplicates(source.iter_batches(batch_size))
         if index not in done
     )
@@ -124,8 +127,7 @@ def weak_label(
             labelled += n
             bar.update(n)
     report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=len(lengths), batches_resumed=len(done))
-    keep_empty_per_split = {"train": keep_empty, "dev": keep_empty, "test": keep_empty_test}
-    run = Run(work, len(lengths), source.num_notes, shares, seed, started, labelled, keep_empty_per_split, options.candidate_share)
+    run = Run(work, len(lengths), source.num_notes, shares, seed, started, labelled, group_split)
     assemble(run, Path(out), gold_frame, report)
     shutil.rmtree(work, ignore_errors=True)
     return report

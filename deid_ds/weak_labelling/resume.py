@@ -12,7 +12,7 @@ import hashlib
 import json
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -74,7 +74,9 @@ def _code_digest() -> str:
     return digest.hexdigest()
 
 
-def run_fingerprint(source: NotesSource, options: WeakLabelOptions, batch_size: int, gold: str | Path | None) -> dict:
+def run_fingerprint(
+    source: NotesSource, options: WeakLabelOptions, batch_size: int, gold: str | Path | None, split: Sequence[float] = (), seed: int = 0
+) -> dict:
     """Everything a batch part depends on: a restart resumes only when all of it is unchanged."""
     from deid_ds import __version__
 
@@ -93,6 +95,8 @@ def run_fingerprint(source: NotesSource, options: WeakLabelOptions, batch_size: 
         },
         "keep_empty": options.keep_empty,
         "keep_empty_test": options.keep_empty_test,
+        "split": list(split),  # which sentences a part keeps depends on its notes' split
+        "seed": seed,
         "gold": _file_identity(gold) if gold else None,
     }
     return json.loads(json.dumps(fingerprint))  # the form it has once read back from state.json
