@@ -1,0 +1,111 @@
+"""What every training command needs from torch and Flair: the device, the seed, quiet logs, versions.
+
+Imported only by the command functions (it imports torch and flair at call time, not at import time).
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib import metadata
+
+from deid_ds.errors import InputError
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+def select_device(name: str = "auto") -> str:
+    """Point Flair at ``cpu`` or ``cuda`` (``auto``: CUDA when torch sees a GPU); return what was chosen.
+
+    Flair reads the global ``flair.device`` when it builds embeddings and models, so this must run
+    before anything is built. ``cuda:1`` style names pick a GPU.
+    """
+    import flair
+    import torch
+
+    if name == "auto":
+        chosen = "cuda" if torch.cuda.is_available() else "cpu"
+    elif name.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise InputError(f"--device {name}: torch sees no CUDA device here (use --device cpu or auto)")
+        chosen = name
+    elif name == "cpu":
+        chosen = "cpu"
+    else:
+        raise InputError(f"--device {name}: expected auto, cpu, cuda or cuda:N")
+    flair.device = torch.device(chosen)
+    return chosen
+
+
+def set_threads(threads: int | None) -> int:
+    """Limit torch's CPU threads (None: torch's default, one per core); return the number in use.
+
+    Small models gain nothing from several threads, and when other processes keep the cores busy
+    torch's spinning threads slow training down many times over: one thread is then the faster choice.
+    """
+    import torch
+
+    if threads is not None:
+        if threads < 1:
+            raise InputError(f"--threads {threads}: at least 1")
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
+
+
+def device_description(device: str) -> str:
+    """The device in words for a model card (GPU name when it is one)."""
+    if device.startswith("cuda"):
+        import torch
+
+        return f"{device} ({torch.cuda.get_device_name(torch.device(device))})"
+    return f"cpu ({platform.processor() or platform.machine()})"
+
+
+def seed_everything(seed: int) -> None:
+    """Seed Python's, NumPy's and torch's generators (Flair's ``set_seed``) so runs repeat on one machine."""
+    import flair
+
+    flair.set_seed(seed)
+
+
+@contextmanager
+def flair_console(verbose: bool) -> Iterator[None]:
+    """Keep Flair's own console log (INFO lines every tenth of an epoch) only when ``verbose``.
+
+    Flair's logger also feeds the ``training.log`` file handlers its trainers attach; only the console
+    handlers are raised to WARNING, so the file log stays complete. Flair's deprecation warnings about
+    its own calls into torch (``torch.cuda.amp.GradScaler``) and its ``FastTextEmbeddings`` (deprecated
+    in Flair 0.14, still there in the pinned 0.15) are silenced too: a user can do nothing about them.
+    """
+    logger = logging.getLogger("flair")
+    changed: list[tuple[logging.Handler, int]] = []
+    if not verbose:
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+                changed.append((handler, handler.level))
+                handler.setLevel(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            if not verbose:
+                warnings.filterwarnings("ignore", category=FutureWarning, module=r"flair\.")
+                warnings.filterwarnings("ignore", category=DeprecationWarning, message=r".*FastTextEmbeddings")
+            yield
+    finally:
+        for handler, level in changed:
+            handler.setLevel(level)
+
+
+def package_versions() -> dict[str, str | None]:
+    """Versions of what produced a model: recorded so a model can be reproduced or its loading explained."""
+    from deid_ds import __version__
+
+    versions: dict[str, str | None] = {"deid-ds": __version__, "python": platform.python_version()}
+    for name in ("flair", "torch", "gensim", "numpy"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
