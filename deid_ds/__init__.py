@@ -43,6 +43,7 @@ _API: dict[str, str] = {
     "gold_from_files": "deid_ds.agreement.gold",
     "read_answers": "deid_ds.agreement.readers",
     "fleiss_kappa": "deid_ds.agreement.kappa",
+    "evaluate": "deid_ds.evaluation.evaluate",
 }
 
 __all__ = ["__version__", *_API]

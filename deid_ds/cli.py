@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "campaign": "deid_ds.campaign.cli:campaign_command",
     "agreement": "deid_ds.agreement.cli:agreement_command",
     "gold": "deid_ds.agreement.cli:gold_command",
+    "evaluate": "deid_ds.evaluation.cli:evaluate_command",
 }
 
 
