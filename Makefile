@@ -46,6 +46,10 @@ demo: $(VENV)/.installed
 		$(foreach f,$(wildcard kb/sources/PS_LibreAcces_Personne_activite_*.txt),--health-directory $(f))
 	$(BIN)/deid-ds segment data/notes.parquet --out $(DEMO_OUT)/segment
 	$(BIN)/deid-ds weak-label data/notes.parquet --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/weak --gold data/gold.parquet --quiet
+	# Tiny embeddings and a few epochs, sized for 2 CPU cores (README: "Training" gives real-corpus sizes).
+	$(BIN)/deid-ds embeddings fasttext $(DEMO_OUT)/weak --out $(DEMO_OUT)/fasttext --dim 32 --epochs 5 --bucket 20000 --quiet
+	$(BIN)/deid-ds embeddings flair-lm $(DEMO_OUT)/weak --out $(DEMO_OUT)/flair-lm --hidden 64 --epochs 2 --seq-len 50 --batch 16 --threads 1 --quiet
+	$(BIN)/deid-ds train $(DEMO_OUT)/weak --out $(DEMO_OUT)/model --fasttext $(DEMO_OUT)/fasttext --flair-lm $(DEMO_OUT)/flair-lm --hidden 64 --max-epochs 3 --quiet
 	$(BIN)/deid-ds campaign $(DEMO_OUT)/weak --out $(DEMO_OUT)/campaign --annotators ann1,ann2,ann3 --per-type 5 --quiet
 
 # pytest exits 5 when it collects no test: that is not a failure of the code under test.

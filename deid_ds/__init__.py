@@ -43,6 +43,12 @@ _API: dict[str, str] = {
     "gold_from_files": "deid_ds.agreement.gold",
     "read_answers": "deid_ds.agreement.readers",
     "fleiss_kappa": "deid_ds.agreement.kappa",
+    "train_fasttext": "deid_ds.ner.fasttext",
+    "import_fasttext": "deid_ds.ner.fasttext",
+    "train_flair_lm": "deid_ds.ner.flair_lm",
+    "import_flair_lm": "deid_ds.ner.flair_lm",
+    "train_tagger": "deid_ds.ner.train",
+    "TrainConfig": "deid_ds.ner.train",
     "evaluate": "deid_ds.evaluation.evaluate",
 }
 

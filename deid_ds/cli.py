@@ -24,6 +24,8 @@ COMMANDS: dict[str, str] = {
     "campaign": "deid_ds.campaign.cli:campaign_command",
     "agreement": "deid_ds.agreement.cli:agreement_command",
     "gold": "deid_ds.agreement.cli:gold_command",
+    "embeddings": "deid_ds.ner.embeddings_cli:embeddings_group",
+    "train": "deid_ds.ner.train_cli:train_command",
     "evaluate": "deid_ds.evaluation.cli:evaluate_command",
 }
 

@@ -78,11 +78,18 @@ def flair_console(verbose: bool) -> Iterator[None]:
     Flair's logger also feeds the ``training.log`` file handlers its trainers attach; only the console
     handlers are raised to WARNING, so the file log stays complete. Flair's deprecation warnings about
     its own calls into torch (``torch.cuda.amp.GradScaler``) and its ``FastTextEmbeddings`` (deprecated
-    in Flair 0.14, still there in the pinned 0.15) are silenced too: a user can do nothing about them.
+    in Flair 0.14, still there in the pinned 0.15) are silenced too: a user can do nothing about them,
+    and so are Flair's progress bars (the commands show their own).
     """
+    import flair.file_utils
+
     logger = logging.getLogger("flair")
     changed: list[tuple[logging.Handler, int]] = []
+    bar = flair.file_utils._tqdm
     if not verbose:
+        # Flair's own progress bars (label dictionary, every evaluation) all go through this name.
+        # (Flair passes disable=False itself, so the argument is overridden rather than defaulted.)
+        flair.file_utils._tqdm = lambda *args, **kwargs: bar(*args, **{**kwargs, "disable": True})
         for handler in logger.handlers:
             if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
                 changed.append((handler, handler.level))
@@ -94,6 +101,7 @@ def flair_console(verbose: bool) -> Iterator[None]:
                 warnings.filterwarnings("ignore", category=DeprecationWarning, message=r".*FastTextEmbeddings")
             yield
     finally:
+        flair.file_utils._tqdm = bar
         for handler, level in changed:
             handler.setLevel(level)
 
