@@ -49,6 +49,8 @@ _API: dict[str, str] = {
     "import_flair_lm": "deid_ds.ner.flair_lm",
     "train_tagger": "deid_ds.ner.train",
     "TrainConfig": "deid_ds.ner.train",
+    "predict": "deid_ds.ner.predict",
+    "merge_spans": "deid_ds.ner.hybrid",
     "evaluate": "deid_ds.evaluation.evaluate",
 }
 

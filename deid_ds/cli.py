@@ -26,6 +26,7 @@ COMMANDS: dict[str, str] = {
     "gold": "deid_ds.agreement.cli:gold_command",
     "embeddings": "deid_ds.ner.embeddings_cli:embeddings_group",
     "train": "deid_ds.ner.train_cli:train_command",
+    "predict": "deid_ds.ner.predict_cli:predict_command",
     "evaluate": "deid_ds.evaluation.cli:evaluate_command",
 }
 

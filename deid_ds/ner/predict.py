@@ -1,0 +1,484 @@
+"""``deid-ds predict``: tag notes with a trained Flair tagger, into the weak labeller's ``spans.parquet``.
+
+Each note is parsed and segmented exactly as ``weak-label`` does (:func:`deid_ds.segment_notes.segment_note`
+with the same :class:`~deid_ds.segment.Segmenter` options), so the model sees the tokens it was trained
+on: each sentence becomes a ``flair.data.Sentence`` built from *our* token texts (the same
+:func:`~deid_ds.weak_labelling.render.flair_token` rendering as the training files: whitespace inside a
+token becomes ``_``), never re-tokenised by Flair. The sentences of a whole batch of notes are tagged
+together (``SequenceTagger.predict`` with ``mini_batch_size``; Flair sorts them by length), and each
+predicted entity — a Flair span, or a run of BIO/BIOES token tags (:func:`tags_to_spans`) for a model
+that predicts tags — maps back from token indices to text offsets, then to HTML offsets through the
+note's offset map (``parsed.html_span``).
+
+Output directory (replaced atomically, as a whole):
+
+* ``spans.parquet``: the weak labeller's schema exactly (:func:`~deid_ds.weak_labelling.schemas.spans_schema`),
+  ``source = "model"`` (with ``--with-rules``, the hybrid's source: see :mod:`deid_ds.ner.hybrid`);
+* ``documents.parquet``: one row per input note — ``ok``, ``empty`` or ``failed`` with its reason, and
+  its counts; no content;
+* ``report.json``: documents, sentences, tokens, entities per label (and per source), labels the model
+  predicted outside the eight (dropped, counted), time spent tagging and sentences per second.
+
+Only the eight labels of :data:`deid_ds.model.LABELS` are written. An entity the segmenter cut at a
+sentence boundary (a sentence longer than ``max_tokens`` split in its middle) comes out as two spans,
+as it would from a human reading sentence by sentence.
+
+**Parallelism.** On a GPU, one process (the GPU is the parallelism, and tagging batches of sentences
+keeps it busy). On CPU with ``workers > 1``, batches of notes go to worker processes
+(:func:`deid_ds.parallel.ordered_map`, ``spawn``) that each load the model once and use
+``cores / workers`` torch threads; results come back in input order, so the output does not depend on
+the worker count.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.errors import InputError
+from deid_ds.label.labeller import LabelConfig
+from deid_ds.model import LABELS, Note
+from deid_ds.segment_notes import DocumentStatus, SegmentOptions, segment_note, segmenter_for
+
+MODEL_FILES = ("best-model.pt", "final-model.pt")
+MODEL_SOURCE = "model"
+DEFAULT_MINI_BATCH = 32
+
+#: Why a note whose ``id_document`` an earlier note already had is not tagged: spans are keyed by
+#: document id, so the second note's spans would be mixed with the first's (same reason as weak-label).
+DUPLICATE_REASON = "duplicate id_document (an earlier note of the input has the same id)"
+
+
+# --------------------------------------------------------------------------------------------------
+# Tags and spans (pure)
+
+
+def tags_to_spans(tags: Sequence[str]) -> list[tuple[int, int, str]]:
+    """Entities ``(first token, last token inclusive, label)`` of a sequence of BIO, BIOES or IOB1 tags.
+
+    Lenient on purpose, since a model's output need not be well formed: an ``I-``/``E-`` tag that does
+    not continue an open entity of its label (after ``O``, or after another label) starts a new entity
+    rather than being dropped — dropping it would leave an identifier unmasked; ``B-``/``S-`` always
+    start one; ``S-`` and ``E-`` close it; a bare label (``DATE``) reads as ``I-DATE``; ``O``, empty and
+    ``<unk>``-like tags close any open entity.
+    """
+    spans: list[tuple[int, int, str]] = []
+    open_first = -1
+    open_label: str | None = None
+
+    def close(last: int) -> None:
+        nonlocal open_first, open_label
+        if open_label is not None:
+            spans.append((open_first, last, open_label))
+        open_first, open_label = -1, None
+
+    for i, tag in enumerate(tags):
+        if not tag or tag == "O" or tag.startswith("<"):
+            close(i - 1)
+            continue
+        prefix, sep, label = tag.partition("-")
+        if not sep or prefix not in ("B", "I", "E", "S"):
+            prefix, label = "I", tag
+        if prefix in ("B", "S") or open_label != label:
+            close(i - 1)
+            open_first, open_label = i, label
+        if prefix in ("S", "E"):
+            close(i)
+    close(len(tags) - 1)
+    return spans
+
+
+def sentence_entities(sentence, label_type: str) -> list[tuple[int, int, str]]:
+    """A tagged ``flair.data.Sentence``'s entities as token ranges ``(first, last inclusive, label)``.
+
+    Flair turns a span tagger's BIOES output into spans itself (``get_spans``); a model predicting
+    plain token tags (or ``force_token_predictions``) leaves labels on the tokens, read with
+    :func:`tags_to_spans`.
+    """
+    spans = sentence.get_spans(label_type)
+    if spans:
+        position = {id(token): i for i, token in enumerate(sentence.tokens)}
+        return [(position[id(span.tokens[0])], position[id(span.tokens[-1])], span.get_label(label_type).value) for span in spans]
+    tags = [token.get_label(label_type, zero_tag_value="O").value for token in sentence.tokens]
+    return tags_to_spans(tags)
+
+
+# --------------------------------------------------------------------------------------------------
+# The model, once per process
+
+
+def model_file(model: str | Path) -> Path:
+    """The tagger file of ``model``: the file itself, or ``best-model.pt`` (else ``final-model.pt``) in it."""
+    path = Path(model)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        for name in MODEL_FILES:
+            if (path / name).is_file():
+                return path / name
+        raise InputError(f"{path}: no {' or '.join(MODEL_FILES)} in this directory (train one with deid-ds train WEAKDIR --out {path})")
+    raise InputError(f"{path}: model directory or file not found")
+
+
+_TAGGERS: dict[tuple[str, str], object] = {}
+
+
+def load_tagger(path: str, device: str):
+    """The ``SequenceTagger`` at ``path`` on ``device``, loaded once per process (workers keep theirs)."""
+    key = (path, device)
+    tagger = _TAGGERS.get(key)
+    if tagger is None:
+        from deid_ds.ner.runtime import flair_console, select_device
+
+        select_device(device)
+        with flair_console(False):
+            from flair.models import SequenceTagger
+
+            try:
+                tagger = SequenceTagger.load(path)
+            except Exception as error:  # noqa: BLE001 - torch/pickle raise many types for a wrong file
+                raise InputError(f"{path}: not a Flair SequenceTagger ({type(error).__name__})") from None
+        if not isinstance(tagger, SequenceTagger):
+            raise InputError(f"{path}: holds a {type(tagger).__name__}, not a SequenceTagger")
+        tagger.eval()
+        _TAGGERS[key] = tagger
+    return tagger
+
+
+# --------------------------------------------------------------------------------------------------
+# One batch
+
+
+@dataclass(frozen=True)
+class PredictOptions:
+    """What a worker needs to tag a batch exactly as the parent would (picklable)."""
+
+    model: str
+    segment: SegmentOptions
+    device: str = "cpu"
+    mini_batch_size: int = DEFAULT_MINI_BATCH
+    threads: int | None = None
+    rules: LabelConfig | None = None  # hybrid: the weak labeller's configuration
+
+
+@dataclass(frozen=True)
+class PredictJob:
+    """One input batch (picklable: sent to worker processes)."""
+
+    notes: list[Note]
+    options: PredictOptions
+    duplicates: frozenset[int] = frozenset()
+
+
+@dataclass
+class BatchResult:
+    """A batch's two tables as flat columns, and its counts (cheap to pickle back from a worker)."""
+
+    documents: dict[str, list]
+    spans: dict[str, list]
+    sentences: int = 0
+    tokens: int = 0
+    ignored_labels: dict[str, int] = field(default_factory=dict)
+    seconds_tagging: float = 0.0
+
+
+def documents_schema():
+    """``documents.parquet`` of ``predict``: segment's columns, the document type and the entities written."""
+    import pyarrow as pa
+
+    from deid_ds.segment_notes import document_schema
+
+    fields = list(document_schema())
+    fields.insert(2, pa.field("doc_type", pa.string()))
+    warnings = next(i for i, f in enumerate(fields) if f.name == "warnings")
+    fields.insert(warnings, pa.field("n_entities", pa.int32()))
+    return pa.schema(fields)
+
+
+def _failed(status: DocumentStatus, reason: str) -> DocumentStatus:
+    return DocumentStatus(status.id_document, status.id_patient, "failed", reason, status.n_chars, 0, 0, status.warnings)
+
+
+def predict_batch(job: PredictJob) -> BatchResult:
+    """Segment, tag (and, in hybrid mode, label and merge) one batch of notes. Module level: workers import it."""
+    from flair.data import Sentence
+
+    from deid_ds.parallel import relaxed_gc
+    from deid_ds.weak_labelling.render import flair_token
+    from deid_ds.weak_labelling.schemas import spans_schema
+
+    options = job.options
+    if options.threads:
+        import torch
+
+        if torch.get_num_threads() != options.threads:
+            torch.set_num_threads(options.threads)
+    tagger = load_tagger(options.model, options.device)
+    segmenter = segmenter_for(options.segment)
+    labeller = None
+    if options.rules is not None:
+        from deid_ds.weak_labelling.note import labeller_for
+
+        labeller = labeller_for(options.rules)
+    result = BatchResult({name: [] for name in documents_schema().names}, {name: [] for name in spans_schema().names})
+    notes: list[tuple[Note, DocumentStatus, object, object]] = []
+    sentences = []
+    owners: list[tuple[int, int]] = []  # (note position in ``notes``, index of the sentence's first token)
+    with relaxed_gc():
+        for position, note in enumerate(job.notes):
+            if position in job.duplicates:
+                notes.append((note, DocumentStatus(note.id_document, note.id_patient, "failed", DUPLICATE_REASON), None, None))
+                continue
+            status, parsed, compact = segment_note(note, segmenter)
+            notes.append((note, status, parsed, compact))
+            if status.status != "ok":
+                continue
+            text = parsed.text
+            bounds = compact.bounds
+            for k in range(len(bounds) - 1):
+                a, b = bounds[k], bounds[k + 1]
+                sentences.append(Sentence([flair_token(text[s:e]) for s, e in zip(compact.starts[a:b], compact.ends[a:b])]))
+                owners.append((len(notes) - 1, a))
+        started = time.perf_counter()
+        if sentences:
+            tagger.predict(sentences, mini_batch_size=options.mini_batch_size, verbose=False)
+        result.seconds_tagging = time.perf_counter() - started
+        found: list[list[tuple[int, int, str]]] = [[] for _ in notes]
+        ignored: Counter[str] = Counter()
+        label_type = tagger.label_type
+        for sentence, (owner, a) in zip(sentences, owners):
+            for first, last, label in sentence_entities(sentence, label_type):
+                if label in LABELS:
+                    found[owner].append((a + first, a + last, label))
+                else:
+                    ignored[label] += 1
+        result.ignored_labels = dict(ignored)
+        result.sentences = len(sentences)
+        for (note, status, parsed, compact), entities in zip(notes, found):
+            spans = []
+            if status.status == "ok":
+                spans = [(compact.starts[first], compact.ends[last], label, MODEL_SOURCE) for first, last, label in entities]
+                if labeller is not None:
+                    spans, status = _with_rules(spans, note, status, parsed, compact, labeller, options.rules.use_metadata)
+                result.tokens += status.n_tokens
+            _add_note(result, note, status, parsed, spans)
+    return result
+
+
+def _with_rules(spans, note: Note, status: DocumentStatus, parsed, compact, labeller, use_metadata: bool):
+    """The hybrid: the weak labeller on the same tokens, merged with the model's spans by the policy."""
+    from deid_ds.ner.hybrid import merge_spans
+
+    try:
+        rules = labeller.label(parsed.text, list(zip(compact.starts, compact.ends)), note.patient if use_metadata else None)
+    except Exception as error:  # noqa: BLE001 - one bad note must not stop the run; the reason names the type only
+        return [], _failed(status, f"internal error during labelling ({type(error).__name__})")
+    return merge_spans(spans, [(c.start, c.end, c.label, c.source) for c in rules]), status
+
+
+def _add_note(result: BatchResult, note: Note, status: DocumentStatus, parsed, spans) -> None:
+    text = parsed.text if parsed is not None else ""
+    columns = result.spans
+    for start, end, label, source in spans:
+        html_start, html_end = parsed.html_span(start, end)
+        for name, value in (("id_document", note.id_document), ("id_patient", note.id_patient), ("label", label), ("html_start", html_start),
+                            ("html_end", html_end), ("text_start", start), ("text_end", end), ("text", text[start:end]), ("source", source)):
+            columns[name].append(value)
+    row = {
+        **{name: getattr(status, name) for name in ("id_document", "id_patient", "status", "error", "n_chars", "n_sentences", "n_tokens")},
+        "doc_type": note.doc_type,
+        "n_entities": len(spans) if status.status == "ok" else 0,
+        "warnings": json.dumps(status.warnings, sort_keys=True),
+    }
+    for name, values in result.documents.items():
+        values.append(row[name])
+
+
+# --------------------------------------------------------------------------------------------------
+# The command's function
+
+
+@dataclass
+class PredictReport:
+    """Totals of a ``predict`` run (``report.json`` and the printed table)."""
+
+    model: str = ""
+    device: str = "cpu"
+    workers: int = 1
+    hybrid_kb: str | None = None
+    hybrid: bool = False
+    documents: int = 0
+    ok: int = 0
+    empty: int = 0
+    failed: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+    sentences: int = 0
+    tokens: int = 0
+    entities: int = 0
+    entities_per_label: dict[str, int] = field(default_factory=dict)
+    entities_per_source: dict[str, int] = field(default_factory=dict)
+    ignored_labels: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    seconds_tagging: float = 0.0
+
+    @property
+    def sentences_per_second(self) -> float:
+        """Sentences over the whole run's wall time (reading, segmenting, tagging, writing)."""
+        return self.sentences / self.seconds if self.seconds else 0.0
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "sentences_per_second": self.sentences_per_second}
+
+    def add(self, batch: BatchResult) -> None:
+        documents = batch.documents
+        for status, error in zip(documents["status"], documents["error"]):
+            self.documents += 1
+            setattr(self, status, getattr(self, status) + 1)
+            if error:
+                self.failures[error] = self.failures.get(error, 0) + 1
+        self.sentences += batch.sentences
+        self.tokens += batch.tokens
+        self.seconds_tagging += batch.seconds_tagging
+        self.entities += len(batch.spans["label"])
+        for label in batch.spans["label"]:
+            self.entities_per_label[label] = self.entities_per_label.get(label, 0) + 1
+        for source in batch.spans["source"]:
+            self.entities_per_source[source] = self.entities_per_source.get(source, 0) + 1
+        for label, n in batch.ignored_labels.items():
+            self.ignored_labels[label] = self.ignored_labels.get(label, 0) + n
+
+
+def report_table(report: PredictReport) -> str:
+    """The summary printed at the end of ``deid-ds predict``."""
+    from deid_ds.report import format_table
+
+    rows: list[list[object]] = [
+        ["documents", report.documents],
+        ["  ok", report.ok],
+        ["  empty (no text)", report.empty],
+        ["  failed", report.failed],
+        ["sentences", report.sentences],
+        ["tokens", report.tokens],
+        ["entities", report.entities],
+    ]
+    rows += [[f"  {label}", report.entities_per_label.get(label, 0)] for label in LABELS]
+    rows += [["sentences/s", report.sentences_per_second], ["seconds (tagging)", report.seconds_tagging], ["seconds (total)", report.seconds]]
+    rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
+    rows += [[f"dropped label (not one of the eight): {label}", n] for label, n in sorted(report.ignored_labels.items())]
+    title = f"predict on {report.device}, {report.workers} process(es)" + (", hybrid with the rules" if report.hybrid else "")
+    sections = [format_table(["predict", "count"], rows, title=title)]
+    if report.hybrid:
+        rows = [[source, n] for source, n in sorted(report.entities_per_source.items(), key=lambda item: (-item[1], item[0]))]
+        sections.append(format_table(["source", "spans"], rows))
+    return "\n\n".join(sections)
+
+
+def _jobs(batches: Iterator[list[Note]], options: PredictOptions) -> Iterator[PredictJob]:
+    """One job per input batch, with the positions of notes whose id an earlier note had."""
+    seen: set[str] = set()
+    for batch in batches:
+        duplicates = set()
+        for position, note in enumerate(batch):
+            if note.id_document in seen:
+                duplicates.add(position)
+            seen.add(note.id_document)
+        yield PredictJob(batch, options, frozenset(duplicates))
+
+
+def resolve_device(device: str) -> str:
+    """``auto`` → ``cuda`` when torch sees a GPU, else ``cpu``; a CUDA name is checked."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise InputError(f"--device {device}: torch sees no CUDA device here (use --device cpu or auto)")
+    if device != "cpu" and not device.startswith("cuda"):
+        raise InputError(f"--device {device}: expected auto, cpu, cuda or cuda:N")
+    return device
+
+
+def predict(
+    model: str | Path,
+    notes: str | Path,
+    out: str | Path,
+    *,
+    with_rules: str | Path | None = None,
+    use_metadata: bool = True,
+    column_map: Mapping[str, str] | None = None,
+    punkt: str | Path | None = None,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    mini_batch_size: int = DEFAULT_MINI_BATCH,
+    workers: int = 1,
+    device: str = "auto",
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> PredictReport:
+    """Tag every note of ``notes`` with the tagger of ``model`` into ``out`` (module docstring).
+
+    ``with_rules`` (a ``build-kb`` directory) switches the hybrid mode on: the weak labeller runs on
+    the same notes (with their metadata unless ``use_metadata`` is false) and its spans are merged
+    with the model's (:func:`deid_ds.ner.hybrid.merge_spans`). ``punkt`` and ``max_tokens`` must be
+    those ``weak-label`` used, so the model sees the sentences it was trained on.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from tqdm import tqdm
+
+    from deid_ds.io_utils import atomic_directory
+    from deid_ds.notes_io import open_notes
+    from deid_ds.parallel import ordered_map
+    from deid_ds.weak_labelling.schemas import spans_schema
+
+    log = log or (lambda message: print(message, file=sys.stderr))
+    if batch_size < 1 or workers < 1 or mini_batch_size < 1:
+        raise InputError("batch size, mini-batch size and workers must be at least 1")
+    path = model_file(model)
+    source = open_notes(notes, column_map)
+    chosen = resolve_device(device)
+    rules = None
+    if with_rules is not None:
+        from deid_ds.weak_labelling.pipeline import _check_kb
+
+        rules = LabelConfig(_check_kb(with_rules), use_metadata)
+    if chosen != "cpu" and workers > 1:
+        log(f"predict: one process on {chosen} (--workers {workers} applies to CPU only)")
+        workers = 1
+    threads = max(1, (os.cpu_count() or 1) // workers) if workers > 1 else None
+    options = PredictOptions(str(path.resolve()), SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens), chosen,
+                             mini_batch_size, threads, rules)
+    segmenter_for(options.segment)  # fail fast on a bad Punkt file, before any output exists
+    load_tagger(options.model, chosen)  # ... and on a bad model (workers load their own copy)
+    if rules is not None:
+        from deid_ds.weak_labelling.note import labeller_for
+
+        labeller_for(rules)
+    report = PredictReport(model=str(path), device=chosen, workers=workers, hybrid_kb=rules.kb_dir if rules else None, hybrid=rules is not None)
+    started = time.perf_counter()
+    d_schema, s_schema = documents_schema(), spans_schema()
+    with atomic_directory(out) as tmp:
+        span_writer = pq.ParquetWriter(tmp / "spans.parquet", s_schema)
+        document_writer = pq.ParquetWriter(tmp / "documents.parquet", d_schema)
+        try:
+            with tqdm(total=source.num_notes, unit="note", desc="predict", disable=not progress) as bar:
+                for batch in ordered_map(predict_batch, _jobs(source.iter_batches(batch_size), options), workers):
+                    report.add(batch)
+                    span_writer.write_table(pa.Table.from_pydict(batch.spans, schema=s_schema))
+                    document_writer.write_table(pa.Table.from_pydict(batch.documents, schema=d_schema))
+                    bar.update(len(batch.documents["id_document"]))
+        finally:
+            span_writer.close()
+            document_writer.close()
+        report.seconds = time.perf_counter() - started
+        if report.documents != source.num_notes:  # pragma: no cover - a reader bug, never silent
+            raise RuntimeError(f"read {report.documents} notes but the input declares {source.num_notes}")
+        (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return report

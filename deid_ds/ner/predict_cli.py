@@ -1,0 +1,58 @@
+"""``deid-ds predict``: a thin wrapper over :func:`deid_ds.ner.predict.predict` (torch/flair load at run time)."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from deid_ds.cli_common import column_option, handle_errors, quiet_option
+from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+
+
+@click.command("predict")
+@click.argument("model", type=click.Path(path_type=str))
+@click.argument("notes", type=click.Path(path_type=str))
+@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically): spans.parquet, documents.parquet, report.json.")
+@click.option("--with-rules", "with_rules", type=click.Path(path_type=str), metavar="KB",
+              help="Hybrid mode: also run the weak labeller with this knowledge base (`deid-ds build-kb`) and merge its spans with the model's (policy: README).")
+@click.option("--no-metadata", is_flag=True, help="Hybrid mode: do not use the patients' metadata columns.")
+@click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes on CPU, each loading the model once [default: all cores]; one process on a GPU.")
+@click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit sent to a worker).")
+@click.option("--mini-batch-size", default=32, show_default=True, type=click.IntRange(min=1), help="Sentences per forward pass of the tagger.")
+@click.option("--device", default="auto", show_default=True, help="auto (CUDA when available), cpu, cuda or cuda:N.")
+@column_option
+@click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters, as given to weak-label (default: the shipped ones).")
+@click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens, as for weak-label.")
+@quiet_option
+@handle_errors
+def predict_command(model, notes, out, with_rules, no_metadata, workers, batch_size, mini_batch_size, device, column, punkt, max_tokens, quiet):
+    """Tag HTML notes with a trained tagger (`deid-ds train`) into the weak labeller's spans.parquet.
+
+    \b
+    MODEL is a model directory (best-model.pt, else final-model.pt) or a .pt file; NOTES the notes
+    table. Notes are segmented exactly as weak-label segments them, so the model sees its training
+    tokens. Writes OUT/spans.parquet (same schema as weak-label, source "model"), OUT/documents.parquet
+    (every note: ok, empty or failed with its reason) and OUT/report.json.
+    """
+    from deid_ds.ner.predict import predict, report_table
+    from deid_ds.notes_io import parse_column_map
+
+    report = predict(
+        model,
+        notes,
+        out,
+        with_rules=with_rules,
+        use_metadata=not no_metadata,
+        column_map=parse_column_map(column),
+        punkt=punkt,
+        max_tokens=max_tokens,
+        batch_size=batch_size,
+        mini_batch_size=mini_batch_size,
+        workers=workers or os.cpu_count() or 1,
+        device=device,
+        progress=not quiet,
+        log=click.echo,
+    )
+    click.echo(report_table(report))
+    click.echo(f"written to {out}")
