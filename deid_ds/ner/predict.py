@@ -446,9 +446,9 @@ def predict(
     chosen = resolve_device(device)
     rules = None
     if with_rules is not None:
-        from deid_ds.weak_labelling.pipeline import _check_kb
+        from deid_ds.weak_labelling.pipeline import check_kb
 
-        rules = LabelConfig(_check_kb(with_rules), use_metadata)
+        rules = LabelConfig(check_kb(with_rules), use_metadata)
     if chosen != "cpu" and workers > 1:
         log(f"predict: one process on {chosen} (--workers {workers} applies to CPU only)")
         workers = 1

@@ -23,7 +23,7 @@ from deid_ds.weak_labelling.resume import prepare_work, run_fingerprint, work_di
 from deid_ds.weak_labelling.split import DEFAULT_SPLIT, assign_splits, parse_split, patient_group
 
 
-def _check_kb(kb: str | Path | None) -> str | None:
+def check_kb(kb: str | Path | None) -> str | None:
     """The knowledge base directory, resolved, after checking it was built (manifest present)."""
     if kb is None:
         return None
@@ -94,7 +94,7 @@ def weak_label(
     source = open_notes(notes, column_map)
     options = WeakLabelOptions(
         SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
-        LabelConfig(_check_kb(kb), use_metadata),
+        LabelConfig(check_kb(kb), use_metadata),
         keep_empty,
         keep_empty_test,
     )
