@@ -45,7 +45,7 @@ demo: $(VENV)/.installed
 		$(foreach f,$(sort $(wildcard kb/sources/adresses-*.csv.gz)),--ban $(f)) \
 		$(foreach f,$(wildcard kb/sources/PS_LibreAcces_Personne_activite_*.txt),--health-directory $(f))
 	$(BIN)/deid-ds segment data/notes.parquet --out $(DEMO_OUT)/segment
-	$(BIN)/deid-ds weak-label data/notes.parquet --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/weak --gold data/gold.parquet --quiet
+	$(BIN)/deid-ds weak-label data/notes.parquet --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/weak --gold data/gold.parquet --keep-empty 0.3 --quiet
 	# Tiny embeddings and a few epochs, sized for 2 CPU cores (README: "Training" gives real-corpus sizes).
 	$(BIN)/deid-ds embeddings fasttext $(DEMO_OUT)/weak --out $(DEMO_OUT)/fasttext --dim 32 --epochs 5 --bucket 20000 --quiet
 	$(BIN)/deid-ds embeddings flair-lm $(DEMO_OUT)/weak --out $(DEMO_OUT)/flair-lm --hidden 64 --epochs 2 --seq-len 50 --batch 16 --threads 1 --quiet
