@@ -16,6 +16,32 @@ requires_shared_formats = pytest.mark.skipif(
 )
 
 
+class NetworkUsed(AssertionError):
+    """Raised by :func:`cut_network` when code under test tries to reach the network."""
+
+
+def _refuse(*args, **kwargs):
+    raise NetworkUsed("the code under test tried to reach the network")
+
+
+@pytest.fixture
+def cut_network(monkeypatch):
+    """Sockets, urllib, requests and Flair's downloader all raise :class:`NetworkUsed`: the model
+    commands must run on what was trained or shipped locally, never on a hub download."""
+    import socket
+    import urllib.request
+
+    import flair.embeddings.token
+    import flair.file_utils
+    import requests
+
+    monkeypatch.setattr(socket.socket, "connect", _refuse)
+    monkeypatch.setattr(urllib.request, "urlopen", _refuse)
+    monkeypatch.setattr(requests.Session, "request", _refuse)
+    monkeypatch.setattr(flair.file_utils, "cached_path", _refuse)
+    monkeypatch.setattr(flair.embeddings.token, "cached_path", _refuse)
+
+
 @pytest.fixture
 def write_notes(tmp_path):
     """Write a list of dict rows as a Parquet notes table and return its path."""

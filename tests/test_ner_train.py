@@ -7,7 +7,6 @@ hub name slipping into the embeddings would fail them rather than fetch somethin
 from __future__ import annotations
 
 import json
-import socket
 import struct
 import subprocess
 import sys
@@ -17,38 +16,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import REPO, NetworkUsed
 from deid_ds.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
 SAMPLE_NOTES = 60
 
 CARD_FIELDS = {"data", "embeddings", "hyperparameters", "scores", "epochs", "seconds_per_epoch", "total_seconds", "device", "versions", "selection"}
 
 
-class NetworkUsed(AssertionError):
-    pass
-
-
-def _refuse(*args, **kwargs):
-    raise NetworkUsed("a training command tried to reach the network")
-
-
 @pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    """Make any attempt to reach the network fail loudly."""
-    monkeypatch.setattr(socket.socket, "connect", _refuse)
-    monkeypatch.setattr(urllib.request, "urlopen", _refuse)
-    try:
-        import requests
-
-        monkeypatch.setattr(requests.Session, "request", _refuse)
-    except ImportError:  # pragma: no cover - requests comes with flair
-        pass
-    import flair.embeddings.token
-    import flair.file_utils
-
-    monkeypatch.setattr(flair.file_utils, "cached_path", _refuse)
-    monkeypatch.setattr(flair.embeddings.token, "cached_path", _refuse)
+def no_network(cut_network):
+    """Every test here runs with the network cut (see ``conftest.cut_network``)."""
 
 
 @pytest.fixture(scope="module")

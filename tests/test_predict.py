@@ -10,8 +10,6 @@ import itertools
 import json
 import random
 import shutil
-import socket
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
@@ -30,26 +28,9 @@ from deid_ds.ner.predict import model_file, sentence_entities, tags_to_spans
 N_NOTES = 12
 
 
-class NetworkUsed(AssertionError):
-    pass
-
-
-def _refuse(*args, **kwargs):
-    raise NetworkUsed("predict tried to reach the network")
-
-
 @pytest.fixture(autouse=True)
-def no_network(monkeypatch):
-    monkeypatch.setattr(socket.socket, "connect", _refuse)
-    monkeypatch.setattr(urllib.request, "urlopen", _refuse)
-    import requests
-
-    monkeypatch.setattr(requests.Session, "request", _refuse)
-    import flair.embeddings.token
-    import flair.file_utils
-
-    monkeypatch.setattr(flair.file_utils, "cached_path", _refuse)
-    monkeypatch.setattr(flair.embeddings.token, "cached_path", _refuse)
+def no_network(cut_network):
+    """Every test here runs with the network cut (see ``conftest.cut_network``)."""
 
 
 # ------------------------------------------------------------------------------------ tags → spans

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from deid_ds.agreement.model import Annotation, ReadReport, Span
 from deid_ds.errors import InputError
+from deid_ds.jsonl import iter_json_objects
 from deid_ds.notes_io import as_identifier
 
 FORMATS: tuple[str, ...] = ("prodigy", "doccano", "labelstudio")
@@ -88,33 +89,6 @@ def _first_non_blank(path: Path) -> str | None:
 
 # --------------------------------------------------------------------------------------------------
 # Shared helpers
-
-
-def _lines(path: Path) -> Iterator[tuple[int, dict]]:
-    """``(line number, object)`` of a JSONL file; errors name the file and line."""
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    with handle:
-        number = 0
-        while True:
-            try:
-                line = handle.readline()
-            except UnicodeDecodeError:
-                raise InputError(f"{path}:{number + 1}: not UTF-8 text") from None
-            if not line:
-                return
-            number += 1
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise InputError(f"{path}:{number}: malformed JSON ({error.msg}, column {error.colno})") from None
-            if not isinstance(record, dict):
-                raise InputError(f"{path}:{number}: expected a JSON object, found {type(record).__name__}")
-            yield number, record
 
 
 def _text_of(record: dict, where: str) -> str:
@@ -226,7 +200,7 @@ def read_prodigy(path: str | Path, report: ReadReport) -> list[tuple[Annotation,
     path = Path(path)
     report.files += 1
     out: list[tuple[Annotation, str]] = []
-    for number, record in _lines(path):
+    for number, record in iter_json_objects(path):
         report.lines += 1
         where = f"{path}:{number}"
         answer = record.get("answer")
@@ -299,7 +273,7 @@ def read_doccano(path: str | Path, report: ReadReport, annotator_from: str = "au
     path = Path(path)
     report.files += 1
     out: list[Annotation] = []
-    for number, record in _lines(path):
+    for number, record in iter_json_objects(path):
         report.lines += 1
         where = f"{path}:{number}"
         if record.get("is_confirmed") is False:

@@ -20,12 +20,12 @@ any accepted one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from deid_ds.errors import InputError
+from deid_ds.jsonl import iter_json_objects
 
 SpanKey = tuple[int, int, str]
 
@@ -154,17 +154,9 @@ def review_tasks(answers: Iterable[Mapping[str, Any]], dataset: str | None = Non
 def read_answers_file(path: str | Path) -> list[dict[str, Any]]:
     """The answers of a ``prodigy db-out`` JSONL file (blank lines skipped); a bad line is refused with
     its number, never its content."""
-    path = Path(path)
     answers = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                answer = json.loads(line)
-            except json.JSONDecodeError:
-                raise InputError(f"{path}, line {number}: not valid JSON") from None
-            if not isinstance(answer, dict) or "text" not in answer:
-                raise InputError(f"{path}, line {number}: not a Prodigy answer (no text)")
-            answers.append(answer)
+    for number, answer in iter_json_objects(path):
+        if "text" not in answer:
+            raise InputError(f"{path}, line {number}: not a Prodigy answer (no text)")
+        answers.append(answer)
     return answers

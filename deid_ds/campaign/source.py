@@ -15,13 +15,13 @@ the gold: ``weak-label`` keeps every sentence of the ``test`` split by default (
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from deid_ds.errors import InputError
+from deid_ds.jsonl import iter_json_objects
 
 SENTENCES_PARQUET = "sentences.parquet"
 SENTENCES_JSONL = "sentences.jsonl"
@@ -109,26 +109,12 @@ def _iter_meta(path: Path, need_split: bool) -> Iterator[tuple[dict, str | None]
             splits = batch.column(1).to_pylist() if len(columns) == 2 else [None] * len(metas)
             yield from zip(metas, splits)
         return
-    for number, row in _iter_jsonl(path):
+    for number, row in iter_json_objects(path):
         if not isinstance(row.get("meta"), dict):
             raise InputError(f"{path}, line {number}: no meta object (not in the weak-label sentences format)")
         if need_split and "split" not in row:
             raise InputError(f"{path}, line {number}: the sentence has no split; choose every document with --split all")
         yield row["meta"], row.get("split")
-
-
-def _iter_jsonl(path: Path) -> Iterator[tuple[int, dict]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise InputError(f"{path}, line {number}: not valid JSON") from None
-            if not isinstance(row, dict):
-                raise InputError(f"{path}, line {number}: not a JSON object")
-            yield number, row
 
 
 def read_sentences(directory: str | Path, documents: set[str]) -> dict[str, list[dict[str, Any]]]:
@@ -147,7 +133,7 @@ def read_sentences(directory: str | Path, documents: set[str]) -> dict[str, list
             for row in kept.to_pylist():
                 found.setdefault(str(row["meta"]["id_document"]), []).append(row)
     else:
-        for _, row in _iter_jsonl(path):
+        for _, row in iter_json_objects(path):
             document = str((row.get("meta") or {}).get("id_document"))
             if document in documents:
                 found.setdefault(document, []).append(row)

@@ -65,7 +65,7 @@ def read_spans(path: str | Path, what: str = "spans"):
         raise InputError(f"{file}: not a readable spans table (Parquet or JSONL; {type(error).__name__}) ({what})") from None
     missing = [c for c in SPAN_COLUMNS if c not in frame.columns]
     if missing:
-        raise InputError(f"{file}: column(s) {', '.join(missing)} not found ({what}; columns: {', '.join(map(str, frame.columns))})")
+        raise InputError(f"{file}: {what} column(s) {', '.join(missing)} not found (columns: {', '.join(map(str, frame.columns))})")
     frame = frame.copy()
     frame["id_document"] = [as_identifier(v) for v in frame["id_document"]]
     return frame

@@ -22,7 +22,6 @@ directory of the embedding commands and is deleted when they finish.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -30,6 +29,7 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
+from deid_ds.jsonl import iter_json_objects
 
 #: The file that tells a weak-label output directory from a directory of notes.
 WEAK_LABEL_MARKER = "sentences.jsonl"
@@ -134,20 +134,13 @@ def iter_weak_sentences(
     path = Path(weak_dir) / WEAK_LABEL_MARKER
     wanted = None if splits is None else set(splits)
     documents: set[str] = set()
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise InputError(f"{path}: line {number} is not JSON") from None
-            if wanted is not None and row.get("split") not in wanted:
-                continue
-            tokens = [token_text(token["text"]) for token in row.get("tokens") or []]
-            if tokens:
-                documents.add(str((row.get("meta") or {}).get("id_document")))
-                yield tokens
+    for _, row in iter_json_objects(path):
+        if wanted is not None and row.get("split") not in wanted:
+            continue
+        tokens = [token_text(token["text"]) for token in row.get("tokens") or []]
+        if tokens:
+            documents.add(str((row.get("meta") or {}).get("id_document")))
+            yield tokens
     if stats is not None:
         stats.documents = len(documents)
 

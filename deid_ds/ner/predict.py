@@ -45,7 +45,7 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
 from deid_ds.label.labeller import LabelConfig
 from deid_ds.model import LABELS, Note
-from deid_ds.segment_notes import DocumentStatus, SegmentOptions, segment_note, segmenter_for
+from deid_ds.segment_notes import DocumentStatus, DocumentTotals, SegmentOptions, segment_note, segmenter_for
 
 MODEL_FILES = ("best-model.pt", "final-model.pt")
 MODEL_SOURCE = "model"
@@ -306,7 +306,7 @@ def _add_note(result: BatchResult, note: Note, status: DocumentStatus, parsed, s
 
 
 @dataclass
-class PredictReport:
+class PredictReport(DocumentTotals):
     """Totals of a ``predict`` run (``report.json`` and the printed table)."""
 
     model: str = ""
@@ -314,18 +314,10 @@ class PredictReport:
     workers: int = 1
     hybrid_kb: str | None = None
     hybrid: bool = False
-    documents: int = 0
-    ok: int = 0
-    empty: int = 0
-    failed: int = 0
-    failures: dict[str, int] = field(default_factory=dict)
-    sentences: int = 0
-    tokens: int = 0
     entities: int = 0
     entities_per_label: dict[str, int] = field(default_factory=dict)
     entities_per_source: dict[str, int] = field(default_factory=dict)
     ignored_labels: dict[str, int] = field(default_factory=dict)
-    seconds: float = 0.0
     seconds_tagging: float = 0.0
 
     @property

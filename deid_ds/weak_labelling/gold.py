@@ -4,31 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deid_ds.errors import InputError
-from deid_ds.notes_io import as_identifier
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.schemas import spans_schema
 
 
 def read_gold(path: str | Path):
-    """Gold spans (Parquet or JSONL): ``id_document``, ``label``, ``html_start``, ``html_end`` (+ ``text``)."""
-    import pandas as pd
+    """Gold spans (Parquet or JSONL): ``id_document``, ``label``, ``html_start``, ``html_end`` (+ ``text``).
 
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: gold file not found")
-    try:
-        if path.suffix.lower() in (".jsonl", ".json"):
-            frame = pd.read_json(path, lines=True, dtype={"id_document": str})
-        else:
-            frame = pd.read_parquet(path)
-    except Exception as error:  # noqa: BLE001 - readers raise many types for a wrong file
-        raise InputError(f"{path}: not a readable gold file (Parquet or JSONL; {type(error).__name__})") from None
-    missing = [c for c in ("id_document", "label", "html_start", "html_end") if c not in frame.columns]
-    if missing:
-        raise InputError(f"{path}: gold column(s) {', '.join(missing)} not found (columns: {', '.join(map(str, frame.columns))})")
-    frame = frame.copy()
-    frame["id_document"] = [as_identifier(v) for v in frame["id_document"]]
+    Read as ``deid-ds evaluate`` reads any spans table (:func:`deid_ds.evaluation.evaluate.read_spans`),
+    with labels and offsets typed for scoring.
+    """
+    from deid_ds.evaluation.evaluate import read_spans
+
+    frame = read_spans(path, "gold")
     frame["label"] = frame["label"].astype(str)
     frame["html_start"] = frame["html_start"].astype("int64")
     frame["html_end"] = frame["html_end"].astype("int64")
