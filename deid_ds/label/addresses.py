@@ -18,7 +18,7 @@ import re
 from deid_ds.kb.normalize import street_type_abbreviations, street_type_words
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import CITY_CUE, NOT_NAME, cue_matches
-from deid_ds.label.view import DIGIT, INITIAL, LOWER, TITLE, UPPER, NoteView
+from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, STOP, TITLE, UPPER, NoteView, run_end
 
 _NOT_STREET_TYPES = {"bp", "cs", "cedex"}
 #: Abbreviations that are also ordinary words or tokens of prose (``car``, ``pas``, ``st``): they
@@ -66,29 +66,18 @@ def _street_type_at(view: NoteView, i: int) -> tuple[int, bool] | None:
 
 def _street_name_end(view: NoteView, i: int) -> int:
     """End of the street name starting at token ``i`` (``i`` if none): ends on a name word or a number."""
-    n = len(view)
-    j, end = i, i
-    while j < n and j - i < MAX_STREET_TOKENS:
-        if j > i and not view.joined(j - 1):
-            break
+
+    def kind(j: int, first: bool) -> int:
         f, shape = view.folded[j], view.shapes[j]
         if f in _STREET_PARTICLES:
-            j += 1
-            continue
+            return INNER
         if shape == DIGIT:
-            if len(view.words[j]) == 5 and view.words[j].isdigit():
-                break  # a postcode
-            j += 1
-            end = j
-            continue
+            return STOP if len(view.words[j]) == 5 and view.words[j].isdigit() else CORE  # a postcode ends it
         if shape in (TITLE, UPPER, INITIAL):
-            if f in _STREET_STOP or f in _POSTBOX:
-                break
-            j += 1
-            end = j
-            continue
-        break
-    return end
+            return STOP if f in _STREET_STOP or f in _POSTBOX else CORE
+        return STOP
+
+    return run_end(view, i, MAX_STREET_TOKENS, kind)
 
 
 def _house_number_start(view: NoteView, i: int) -> int:
@@ -138,24 +127,18 @@ def streets(view: NoteView) -> list[Candidate]:
 def _city_end(view: NoteView, i: int) -> int:
     """End of the city name starting at token ``i`` (``i`` if none)."""
     n = len(view)
-    j, end = i, i
-    while j < n and j - i < MAX_CITY_TOKENS:
-        if j > i and not view.joined(j - 1):
-            break
+
+    def kind(j: int, first: bool) -> int:
         f, shape = view.folded[j], view.shapes[j]
         if f in _CITY_STOP:
-            break
-        if j > i and f in _CITY_PARTICLES:
-            j += 1
-            continue
+            return STOP
+        if not first and f in _CITY_PARTICLES:
+            return INNER
         if shape in (TITLE, UPPER) or (shape == INITIAL and j + 1 < n and view.joined(j)):
-            if f in NOT_NAME and f not in _CITY_PARTICLES:
-                break
-            j += 1
-            end = j
-            continue
-        break
-    return end
+            return STOP if f in NOT_NAME and f not in _CITY_PARTICLES else CORE
+        return STOP
+
+    return run_end(view, i, MAX_CITY_TOKENS, kind)
 
 
 def _city_start(view: NoteView, j: int) -> int:

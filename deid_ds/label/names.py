@@ -11,7 +11,7 @@ where it is.
 from __future__ import annotations
 
 from deid_ds.label.cues import NOT_NAME
-from deid_ds.label.view import INITIAL, LOWER, PARTICLES, TITLE, UPPER, NoteView
+from deid_ds.label.view import CORE, INITIAL, INNER, LOWER, PARTICLES, STOP, TITLE, UPPER, NoteView, run_end
 
 #: Longest name, in tokens (``Marie-Claire Anne de La Tour d'Auvergne`` is 7).
 MAX_NAME_TOKENS = 7
@@ -43,28 +43,18 @@ def name_end(view: NoteView, i: int, *, max_tokens: int = MAX_NAME_TOKENS) -> in
     The run holds at least one core token and ends on one: particles and initials only lead into a
     name (``J. Roussel``, ``de Saint-Aubin``).
     """
-    n = len(view)
     shapes, folded = view.shapes, view.folded
-    j, end = i, i
-    while j < n and j - i < max_tokens:
-        if j > i and not view.joined(j - 1):
-            break
+
+    def kind(j: int, first: bool) -> int:
         f = folded[j]
         if is_particle(f):
-            j += 1
-            continue
+            return INNER
         if f in NOT_NAME:
-            break
+            return STOP
         shape = shapes[j]
-        if shape == INITIAL:
-            j += 1
-            continue
-        if shape in (UPPER, TITLE):
-            j += 1
-            end = j
-            continue
-        break
-    return end
+        return INNER if shape == INITIAL else CORE if shape in (UPPER, TITLE) else STOP
+
+    return run_end(view, i, max_tokens, kind)
 
 
 def name_start(view: NoteView, j: int, *, max_tokens: int = MAX_NAME_TOKENS) -> int:

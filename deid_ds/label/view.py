@@ -111,3 +111,31 @@ class NoteView:
     def span(self, i: int, j: int) -> tuple[int, int]:
         """Text offsets of tokens ``i`` to ``j`` (exclusive)."""
         return self.starts[i], self.ends[j - 1]
+
+
+#: What a token is to a run (see :func:`run_end`).
+CORE = 2  # part of the run, and the run may end on it
+INNER = 1  # part of the run only if a core token follows (particles, initials)
+STOP = 0  # ends the run before it
+
+
+def run_end(view: NoteView, i: int, max_tokens: int, kind) -> int:
+    """End (exclusive) of the run of tokens starting at ``i``; ``i`` when no run starts there.
+
+    The shared walk of the name, street-name and city rules: tokens on one line joined by blanks,
+    at most ``max_tokens``, each classified by ``kind(j, first)`` (``first``: ``j == i``) as
+    :data:`CORE`, :data:`INNER` or :data:`STOP`; the run ends on its last core token.
+    """
+    n = len(view)
+    j, end = i, i
+    while j < n and j - i < max_tokens:
+        if j > i and not view.joined(j - 1):
+            break
+        what = kind(j, j == i)
+        if what == STOP:
+            break
+        j += 1
+        if what == CORE:
+            end = j
+    return end
+
