@@ -25,6 +25,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from machine import cpu_model  # noqa: E402
 
 from deid_ds.html_text import html_to_text  # noqa: E402
 from deid_ds.notes_io import open_notes  # noqa: E402
@@ -41,16 +44,6 @@ def load_html(path: Path, min_notes: int) -> list[str]:
     while len(out) < min_notes:
         out.extend(notes)
     return out
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def best_of(repeat: int, fn) -> float:
@@ -108,7 +101,7 @@ def main() -> None:
         ["segment command (Parquet→Parquet)", len(htmls), megabytes, command_s, megabytes / command_s, len(htmls) / command_s],
     ]
     print(format_table(["stage", "notes", "MB", "seconds", "MB/s/core", "notes/s"], rows))
-    print(f"machine: {_cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB")
+    print(f"machine: {cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB")
     print(json.dumps({"parse_mb_s": round(megabytes / parse_s, 2), "segment_mb_s": round(megabytes / segment_s, 2), "command_mb_s": round(megabytes / command_s, 2)}))
 
 

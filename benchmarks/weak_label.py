@@ -52,6 +52,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from build_kb import generate_sources, peak_rss_mb_of  # noqa: E402
+from machine import cpu_model  # noqa: E402
 
 from deid_ds.html_text import html_to_text  # noqa: E402
 from deid_ds.label.labeller import WeakLabeller  # noqa: E402
@@ -81,16 +82,6 @@ def rss_mb() -> float:
 
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def timings(repeat: int, fn) -> list[float]:
