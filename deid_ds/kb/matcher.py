@@ -139,11 +139,15 @@ class GazetteerMatcher:
             set_ids[i] = set_id
         return cls(vocabulary, hashes, lengths, set_ids, category_sets)
 
-    def find_all(self, text: str) -> list[Match]:
-        """Every key found in ``text`` (overlapping matches included), sorted by start, longest first."""
+    def find_all(self, text: str, folded: str | None = None) -> list[Match]:
+        """Every key found in ``text`` (overlapping matches included), sorted by start, longest first.
+
+        ``folded`` is ``fold(text)`` when the caller already has it (the labeller folds each note once).
+        """
         if not len(self._hashes):
             return []
-        folded = fold(text)
+        if folded is None:
+            folded = fold(text)
         spans = [m.span() for m in _TOKEN.finditer(folded)]
         n = len(spans)
         if not n:

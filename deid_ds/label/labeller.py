@@ -66,7 +66,7 @@ class WeakLabeller:
         dates = find_dates(text)
         zips = find_zips(text)
         found: list[Candidate] = find_emails(text) + find_phones(text) + dates + zips
-        matches = self.matcher.find_all(text) if self.matcher is not None else []
+        matches = self.matcher.find_all(text, folded) if self.matcher is not None else []
         directory = directory_names(view, matches)
         found += directory
         found += doctor_context(view, folded) + staff_lists(view, folded) + dictation_initials(text)
