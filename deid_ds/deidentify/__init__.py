@@ -1,0 +1,15 @@
+"""``deid-ds deidentify``: mask or replace the identifiers found in the original HTML notes.
+
+One module per job: :mod:`~deid_ds.deidentify.keyed` (HMAC-driven choices), :mod:`~.pools` (what
+surrogates are drawn from), :mod:`~.context` (scopes and what is never drawn), :mod:`~.names`,
+:mod:`~.places`, :mod:`~.contacts` and :mod:`~.dates_shift` (the surrogates), :mod:`~.surrogates`
+(mask or surrogate per label), :mod:`~.metadata` (metadata columns), :mod:`~.html_replace` (replacing
+inside the HTML), :mod:`~.document` (one note), :mod:`~.leaks` (the residual-leak check),
+:mod:`~.pipeline` (reading and writing) and :mod:`~.cli`. The policies are in the README.
+"""
+
+from __future__ import annotations
+
+from deid_ds.deidentify.pipeline import DeidentifyReport, deidentify
+
+__all__ = ["DeidentifyReport", "deidentify"]

@@ -1,0 +1,71 @@
+"""``deid-ds deidentify``: a thin wrapper over :func:`deid_ds.deidentify.pipeline.deidentify`."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from deid_ds.cli_common import column_option, handle_errors, quiet_option
+from deid_ds.defaults import DEFAULT_BATCH_SIZE
+
+
+@click.command("deidentify")
+@click.argument("notes", type=click.Path(path_type=str))
+@click.option("--spans", "-s", type=click.Path(path_type=str), help="Entities to replace: spans.parquet of weak-label or predict, a gold table (Parquet/JSONL), or their directory.")
+@click.option("--model", "-m", type=click.Path(path_type=str), metavar="MODELDIR", help="Predict the entities with this trained model instead (deid-ds predict, kept in a temporary directory).")
+@click.option("--with-rules", "with_rules", type=click.Path(path_type=str), metavar="KB", help="With --model: merge the weak labeller's spans (hybrid mode of predict).")
+@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically): notes.parquet, audit.parquet, documents.parquet, report.json.")
+@click.option("--mode", type=click.Choice(["mask", "surrogate"]), default="surrogate", show_default=True, help="mask: [LABEL]; surrogate: realistic, consistent replacements.")
+@click.option("--kb", type=click.Path(path_type=str), help="Knowledge base (deid-ds build-kb) to draw surrogate communes, postcodes and streets from [default: a shipped list of Breton communes].")
+@click.option("--key", envvar="DEID_DS_KEY", show_envvar=True, help="Secret key of the surrogate mapping (same key, same output) [default: a random key, never written].")
+@click.option("--keep-metadata", type=click.Choice(["drop", "surrogate"]), default="drop", show_default=True, help="Metadata columns (firstname ... email): dropped, or replaced by the surrogates used in the notes.")
+@click.option("--audit-originals", is_flag=True, help="Also write the original text of each replacement in audit.parquet (for the secure zone only).")
+@click.option("--fail-on-leak", is_flag=True, help="Exit with status 3 when the residual-leak check finds any of the patients' own values in the output.")
+@click.option("--birthdate-year", is_flag=True, help="Write a date equal to the patient's birthdate as its (shifted) year only.")
+@click.option("--mask-format", default="[{label}]", show_default=True, help="Mask mode: the text written for an entity ({label} is the label), e.g. 'XXXX'.")
+@column_option
+@click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
+@click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit sent to a worker).")
+@click.option("--device", default="auto", show_default=True, help="With --model: auto, cpu, cuda or cuda:N.")
+@quiet_option
+@handle_errors
+def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep_metadata, audit_originals, fail_on_leak, birthdate_year,
+                       mask_format, column, workers, batch_size, device, quiet):
+    """Mask or replace the entities of HTML notes in the original HTML, and check nothing is left.
+
+    \b
+    NOTES is the notes table. The entities come from --spans (weak-label, predict, gold) or are
+    predicted with --model. Surrogates are consistent per patient across their notes (names mapped
+    part by part, dates shifted by a per-patient offset, a city with one of its own postcodes) and
+    keyed: the same --key gives byte-identical output. The residual-leak check then looks for each
+    patient's own metadata in their de-identified notes; --fail-on-leak makes any leak an error.
+    """
+    from deid_ds.deidentify.pipeline import deidentify, report_table
+    from deid_ds.notes_io import parse_column_map
+
+    report = deidentify(
+        notes,
+        out,
+        spans=spans,
+        model=model,
+        with_rules=with_rules,
+        mode=mode,
+        kb=kb,
+        key=key,
+        keep_metadata=keep_metadata,
+        audit_originals=audit_originals,
+        birthdate_year=birthdate_year,
+        mask_format=mask_format,
+        column_map=parse_column_map(column),
+        batch_size=batch_size,
+        workers=workers or os.cpu_count() or 1,
+        device=device,
+        progress=not quiet,
+        log=click.echo,
+    )
+    click.echo(report_table(report))
+    click.echo(f"written to {out}")
+    if fail_on_leak and report.leak_total:
+        click.echo(f"--fail-on-leak: {report.leak_total} residual leak(s) found", err=True)
+        raise SystemExit(3)

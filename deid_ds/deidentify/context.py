@@ -1,0 +1,93 @@
+"""The per-document context of surrogate choices: whose note it is, and what must never be drawn.
+
+**Scopes.** Choices are keyed by a *scope*: ``patient:<id_patient>`` for everything about the patient
+(their names and relatives', dates, addresses, phones, e-mails, places), so that a patient's notes stay
+coherent with each other; ``document:<id_document>`` when the note has no patient id; and one scope,
+``doctors``, for health professionals across the whole document set, so that the same doctor keeps the
+same surrogate in every patient's notes (a professional's name is not the patient's secret, and
+keeping "who signed what" is useful to readers).
+
+**Avoidance.** A draw never returns the original itself nor any of the patient's own metadata values
+(or a word within one edit of one, for words of five letters or more): a relative renamed with the
+patient's real first name would put it back in the note, and the residual-leak check would rightly
+flag it. A doctor whose global surrogate happens to be the current patient's name takes the next draw
+in that patient's notes (the only case where a doctor's surrogate is not the same everywhere).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from rapidfuzz.distance import Levenshtein
+
+from deid_ds.deidentify.keyed import Keyring
+from deid_ds.deidentify.pools import Pools
+from deid_ds.kb.normalize import fold_key
+from deid_ds.model import PatientMetadata
+
+T = TypeVar("T")
+
+DOCTOR_SCOPE = "doctors"
+FUZZY_MIN_LENGTH = 5
+
+
+def scope_of(id_patient: str | None, id_document: str) -> str:
+    return f"patient:{id_patient}" if id_patient else f"document:{id_document}"
+
+
+def words_of(value: str | None) -> set[str]:
+    """Folded words of a metadata value (names split on spaces, hyphens and apostrophes)."""
+    if not value:
+        return set()
+    import re
+
+    return {w for w in re.split(r"[\s\-'’.,]+", fold_key(value)) if w}
+
+
+@dataclass
+class Context:
+    """What the surrogate functions of one document need. ``memory`` lives as long as the document."""
+
+    keyring: Keyring
+    pools: Pools
+    scope: str
+    patient: PatientMetadata = field(default_factory=PatientMetadata)
+    birthdate_year: bool = False
+    memory: dict[str, object] = field(default_factory=dict)
+    _avoid: frozenset[str] | None = None
+
+    @property
+    def avoid_words(self) -> frozenset[str]:
+        """Folded words (three letters or more) of the patient's names, address and city."""
+        if self._avoid is None:
+            patient = self.patient
+            words: set[str] = set()
+            for value in (patient.firstname, patient.lastname, patient.city, patient.address):
+                words |= {w for w in words_of(value) if len(w) >= 3}
+            self._avoid = frozenset(words)
+        return self._avoid
+
+    def clashes(self, candidate: str, original: str) -> bool:
+        """True when ``candidate`` would reproduce the original or one of the patient's own words."""
+        key = fold_key(candidate)
+        if key == fold_key(original):
+            return True
+        for word in words_of(candidate):
+            if word in self.avoid_words:
+                return True
+            if len(word) >= FUZZY_MIN_LENGTH:
+                for avoided in self.avoid_words:
+                    if len(avoided) >= FUZZY_MIN_LENGTH and Levenshtein.distance(word, avoided, score_cutoff=1) <= 1:
+                        return True
+        return False
+
+    def draw(self, pool: Sequence[T], parts: tuple[str, ...], original: str, text: Callable[[T], str] = str, scope: str | None = None) -> T:
+        """A keyed choice from ``pool`` that does not clash (next entries in turn when one does)."""
+        start = self.keyring.index(len(pool), scope or self.scope, *parts)
+        for step in range(len(pool)):
+            candidate = pool[(start + step) % len(pool)]
+            if not self.clashes(text(candidate), original):
+                return candidate
+        return pool[start]  # a pool made only of clashes: cannot happen with the shipped pools

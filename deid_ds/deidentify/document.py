@@ -1,0 +1,120 @@
+"""De-identifying one note: its spans checked, replaced in the HTML, and the audit rows of the changes.
+
+Pure apart from the pools it reads: the pipeline calls it per note, in worker processes, and every
+choice depends only on the key, the scope and the entity, so the result does not depend on batching.
+
+A note is refused whole (``failed``, never written) when one of its spans cannot be replaced safely:
+offsets outside the note or not on text, spans that overlap, or a span whose ``text`` column does not
+read as the note does (spans made on another version of the notes). Writing the rest of such a note
+would publish it half de-identified.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from deid_ds.deidentify.context import Context
+from deid_ds.deidentify.html_replace import Edit, SpanError, apply_edits, locate
+from deid_ds.deidentify.names import remember
+from deid_ds.deidentify.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
+from deid_ds.html_text import ParsedHtml
+
+#: Between a postcode and its city: ``35000 RENNES``, ``RENNES (35000)``, ``35000, Rennes``.
+_ZIP_THEN_CITY = re.compile(r"^[\s,\u00a0]{1,3}$")
+_CITY_THEN_ZIP = re.compile(r"^[\s\u00a0]*\(\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class SpanIn:
+    """A span to replace, as read from the spans table (``text`` optional: checked when present)."""
+
+    label: str
+    html_start: int
+    html_end: int
+    source: str | None = None
+    text: str | None = None
+
+
+@dataclass
+class DocumentOutcome:
+    """The new HTML and what changed, or the reason the note was refused."""
+
+    html: str | None
+    error: str | None = None
+    audit: list[dict] = field(default_factory=list)
+    per_label: dict[str, int] = field(default_factory=dict)
+    fallbacks: dict[str, int] = field(default_factory=dict)
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[int, str]:
+    """For each ZIP span (by index), the text of the VILLE span written right next to it."""
+    cities = [(located[i].text_start, located[i].text_end) for i, s in enumerate(spans) if s.label == "VILLE"]
+    pairs: dict[int, str] = {}
+    for i, span in enumerate(spans):
+        if span.label != "ZIP":
+            continue
+        start, end = located[i].text_start, located[i].text_end
+        for city_start, city_end in cities:
+            if city_start >= end and _ZIP_THEN_CITY.match(text[end:city_start]):
+                pairs[i] = text[city_start:city_end]
+                break
+            if city_end <= start and _CITY_THEN_ZIP.match(text[city_end:start]):
+                pairs[i] = text[city_start:city_end]
+                break
+    return pairs
+
+
+def deidentify_document(
+    parsed: ParsedHtml, spans: Sequence[SpanIn], ctx: Context, mode: str, *, mask_format: str = DEFAULT_MASK, audit_originals: bool = False
+) -> DocumentOutcome:
+    """Replace every span of one parsed note (module docstring); ``mode`` is ``mask`` or ``surrogate``."""
+    try:
+        located = [locate(parsed, span.html_start, span.html_end) for span in spans]
+    except SpanError as error:
+        return DocumentOutcome(None, str(error))
+    text = parsed.text
+    for span, where in zip(spans, located):
+        if span.text is not None and _normalised(span.text) != _normalised(text[where.text_start : where.text_end]):
+            return DocumentOutcome(None, "span text does not match the note (spans made on another version of the notes?)")
+    if mode == "surrogate":
+        for span, where in zip(spans, located):
+            if span.label in ("PATIENT", "DOCTOR"):
+                remember(ctx, text[where.text_start : where.text_end], span.label)
+        pairs = _paired_cities(located, spans, text)
+    replacements: list[Replacement] = []
+    for i, (span, where) in enumerate(zip(spans, located)):
+        original = text[where.text_start : where.text_end]
+        if mode == "mask":
+            replacements.append(mask(span.label, mask_format))
+        else:
+            replacements.append(surrogate(ctx, span.label, original, pairs.get(i)))
+    try:
+        html, ranges = apply_edits(parsed, [Edit(where, r.text) for where, r in zip(located, replacements)])
+    except SpanError as error:
+        return DocumentOutcome(None, str(error))
+    outcome = DocumentOutcome(html)
+    for span, where, replacement, (out_start, out_end) in zip(spans, located, replacements, ranges):
+        row = {
+            "label": span.label,
+            "source": span.source,
+            "html_start": span.html_start,
+            "html_end": span.html_end,
+            "out_start": out_start,
+            "out_end": out_end,
+            "replacement": replacement.text,
+            "replacement_length": len(replacement.text),
+            "fallback": replacement.fallback,
+        }
+        if audit_originals:
+            row["original"] = text[where.text_start : where.text_end]
+        outcome.audit.append(row)
+        outcome.per_label[span.label] = outcome.per_label.get(span.label, 0) + 1
+        if replacement.fallback:
+            outcome.fallbacks[replacement.fallback] = outcome.fallbacks.get(replacement.fallback, 0) + 1
+    return outcome

@@ -1,0 +1,231 @@
+"""The residual-leak check: are a patient's own metadata values still in their de-identified notes?
+
+Run on the *output* of de-identification, it looks for what the warehouse knows of the patient — the
+parts of their names (three letters or more, particles excluded), their birthdate in the usual numeric
+and written renderings, their phone number (digits, whatever the separators, national or ``+33``),
+e-mail address, street name, postcode and city — in three views of each note:
+
+* ``text``: the text a reader sees (:func:`deid_ds.html_text.html_to_text`);
+* ``hidden``: content never rendered but present in the file (``<title>``, comments, scripts, styles);
+* ``attribute``: attribute values of the tags (``title="..."``, ``alt``, ``href="mailto:..."``).
+
+Matching is on folded text (case and accents ignored) and whole words. Names are also matched *fuzzily*:
+a word of five letters or more one edit away from a name part of five letters or more (a typo, a
+dropped accent letter) counts, unless it is an ordinary French word (``matin`` is not ``Martin``).
+The check errs on the side of reporting: a name that is also a word used in the note (``Petit``) is
+counted when it appears. It returns counts per field and view, never the values themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from html import unescape
+
+from rapidfuzz.distance import Levenshtein
+
+from deid_ds.html_text import ParsedHtml, html_to_text
+from deid_ds.kb.ambiguity import is_common_word
+from deid_ds.kb.normalize import fold, fold_key, name_particles
+from deid_ds.label.dates import MONTHS
+from deid_ds.model import PatientMetadata
+
+#: Fields searched, in report order.
+LEAK_FIELDS = ("firstname", "lastname", "birthdate", "phone", "email", "address", "zip", "city")
+VIEWS = ("text", "hidden", "attribute")
+MIN_NAME_PART = 3
+FUZZY_MIN = 5
+
+_WORD = re.compile(r"[^\W\d_]+")
+_PHONE_RUN = re.compile(r"\+?\d(?:[\s.\-/()]{0,3}\d){7,}")
+_TAG = re.compile(r"<[A-Za-z][^<>]*>")
+_ATTRIBUTE = re.compile(r"""[\w:-]+\s*=\s*("[^"]*"|'[^']*'|[^\s"'>]+)""")
+_HOUSE = re.compile(r"^\s*\d+\s*(?:bis|ter|quater|[a-d](?![a-z]))?[\s,]*", re.IGNORECASE)
+
+
+@dataclass
+class Needles:
+    """What to look for, prepared once per patient (folded; never printed)."""
+
+    names: dict[str, set[str]] = field(default_factory=dict)  # field -> folded parts
+    patterns: dict[str, re.Pattern[str]] = field(default_factory=dict)  # field -> regex on folded text
+    phone: str | None = None  # national significant number
+
+    def empty(self) -> bool:
+        return not (self.names or self.patterns or self.phone)
+
+
+def national_number(digits: str) -> str:
+    """``0299284321`` / ``33299284321`` / ``0033299284321`` → ``299284321``."""
+    for prefix in ("0033", "33"):
+        if digits.startswith(prefix) and len(digits) - len(prefix) in (9, 10):
+            digits = digits[len(prefix) :]
+            break
+    return digits[1:] if digits.startswith("0") else digits
+
+
+def _name_parts(value: str | None) -> set[str]:
+    if not value:
+        return set()
+    particles = name_particles()
+    return {w for w in _WORD.findall(fold_key(value)) if len(w) >= MIN_NAME_PART and w not in particles}
+
+
+def _phrase(value: str) -> str:
+    """A folded value as a whole-word regex, any run of spaces/hyphens matching any other."""
+    words = [re.escape(w) for w in re.split(r"[\s\-'’]+", fold_key(value)) if w]
+    return r"(?<![\w])" + r"[\s\-'’]+".join(words) + r"(?![\w])"
+
+
+def _birthdate_pattern(value: str) -> str | None:
+    from deid_ds.deidentify.dates_shift import parse_date
+
+    parsed = parse_date(value.strip()[:10])
+    if parsed is None or parsed.kind != "full":
+        return None
+    d, m, y = parsed.date.day, parsed.date.month, parsed.date.year
+    day = rf"0?{d}" if d < 10 else str(d)
+    month = rf"0?{m}" if m < 10 else str(m)
+    year = rf"(?:{y}|{y % 100:02d})"
+    first = r"(?:1\s?er|1|01|premier)" if d == 1 else day
+    alternatives = [
+        rf"{day}\s?(?P<s1>[/.\-])\s?{month}\s?(?P=s1)\s?{year}",
+        rf"{y}(?P<s2>[/.\-]){m:02d}(?P=s2){d:02d}",
+        rf"{first}\s+{fold(MONTHS[m - 1])}\.?\s+{y}",
+    ]
+    return r"(?<![\d])(?:" + "|".join(alternatives) + r")(?![\d])"
+
+
+def needles_for(patient: PatientMetadata) -> Needles:
+    """The patient's values, prepared for :func:`find_leaks`."""
+    needles = Needles()
+    for name in ("firstname", "lastname"):
+        parts = _name_parts(getattr(patient, name))
+        if parts:
+            needles.names[name] = parts
+    if patient.birthdate:
+        pattern = _birthdate_pattern(patient.birthdate)
+        if pattern:
+            needles.patterns["birthdate"] = re.compile(pattern)
+    if patient.phone:
+        digits = "".join(c for c in patient.phone if c.isdigit())
+        if len(digits) >= 8:
+            needles.phone = national_number(digits)
+    if patient.email and "@" in patient.email:
+        needles.patterns["email"] = re.compile(r"(?<![\w.\-])" + re.escape(fold_key(patient.email)) + r"(?![\w\-])")
+    if patient.address:
+        from deid_ds.deidentify.pools import strip_street_type
+
+        _, name = strip_street_type(_HOUSE.sub("", patient.address))
+        if len(_WORD.findall(fold_key(name))) and len(fold_key(name).replace(" ", "")) >= MIN_NAME_PART:
+            needles.patterns["address"] = re.compile(_phrase(name))
+    if patient.zip:
+        code = "".join(patient.zip.split())
+        if code.isdigit():
+            needles.patterns["zip"] = re.compile(rf"(?<!\d){code[:2]}\s?{code[2:]}(?!\d)")
+    if patient.city and len(fold_key(patient.city)) >= MIN_NAME_PART:
+        needles.patterns["city"] = re.compile(_phrase(patient.city))
+    return needles
+
+
+def views(parsed: ParsedHtml) -> dict[str, list[str]]:
+    """The three views of a note searched by the check (module docstring)."""
+    html = parsed.html
+    hidden = [unescape(html[h.html_start : h.html_end]) for h in parsed.hidden]
+    attributes = [unescape(value.strip("\"'")) for tag in _TAG.finditer(html) for value in _ATTRIBUTE.findall(tag.group())]
+    return {"text": [parsed.text], "hidden": hidden, "attribute": attributes}
+
+
+def _count_in(text: str, needles: Needles, counts: dict[str, dict[str, int]]) -> None:
+    folded = fold(text)
+    if needles.names:
+        words = _WORD.findall(folded)
+        for name, parts in needles.names.items():
+            for word in words:
+                if word in parts:
+                    counts[name]["exact"] += 1
+                elif len(word) >= FUZZY_MIN and any(
+                    len(part) >= FUZZY_MIN and Levenshtein.distance(word, part, score_cutoff=1) <= 1 for part in parts
+                ) and not is_common_word(word, accents_known=False):
+                    counts[name]["fuzzy"] += 1
+    for name, pattern in needles.patterns.items():
+        counts[name]["exact"] += sum(1 for _ in pattern.finditer(folded))
+    if needles.phone:
+        for run in _PHONE_RUN.finditer(text):
+            if needles.phone in national_number("".join(c for c in run.group() if c.isdigit())):
+                counts["phone"]["exact"] += 1
+
+
+@dataclass
+class LeakCounts:
+    """Leaks of one note or many: per field ``exact``/``fuzzy`` counts, per view totals."""
+
+    per_field: dict[str, dict[str, int]] = field(default_factory=lambda: {f: {"exact": 0, "fuzzy": 0} for f in LEAK_FIELDS})
+    per_view: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VIEWS, 0))
+
+    @property
+    def total(self) -> int:
+        return sum(c["exact"] + c["fuzzy"] for c in self.per_field.values())
+
+    def add(self, other: LeakCounts) -> None:
+        for name, counts in other.per_field.items():
+            for kind, n in counts.items():
+                self.per_field[name][kind] += n
+        for view, n in other.per_view.items():
+            self.per_view[view] += n
+
+    def to_dict(self) -> dict:
+        return {"total": self.total, "per_field": self.per_field, "per_view": self.per_view}
+
+
+def find_leaks(note: str | ParsedHtml, patient: PatientMetadata | Needles) -> LeakCounts:
+    """Count the patient's own values left in one (de-identified) note. Usable on its own."""
+    parsed = note if isinstance(note, ParsedHtml) else html_to_text(note)
+    needles = patient if isinstance(patient, Needles) else needles_for(patient)
+    result = LeakCounts()
+    if needles.empty():
+        return result
+    for view, texts in views(parsed).items():
+        counts = {f: {"exact": 0, "fuzzy": 0} for f in LEAK_FIELDS}
+        for text in texts:
+            _count_in(text, needles, counts)
+        found = LeakCounts(per_field=counts)
+        found.per_view[view] = found.total
+        result.add(found)
+    return result
+
+
+def check_leaks(
+    deidentified: str,
+    originals: str,
+    *,
+    column_map: dict[str, str] | None = None,
+    batch_size: int = 256,
+) -> tuple[LeakCounts, int]:
+    """The check on its own: a de-identified notes table against the original one's metadata.
+
+    Notes are joined on ``id_document`` (``column_map`` maps the *original* table's columns, as
+    ``--column`` does). Returns the totals and the number of documents with at least one leak.
+    """
+    from deid_ds.notes_io import open_notes
+
+    metadata: dict[str, PatientMetadata] = {}
+    for batch in open_notes(originals, column_map).iter_batches(batch_size):
+        for note in batch:
+            metadata[note.id_document] = note.patient
+    totals, leaky = LeakCounts(), 0
+    for batch in open_notes(deidentified).iter_batches(batch_size):
+        for note in batch:
+            patient = metadata.get(note.id_document)
+            if patient is None or note.html is None:
+                continue
+            found = find_leaks(note.html if isinstance(note.html, str) else html_to_text(note.html), patient)
+            totals.add(found)
+            leaky += found.total > 0
+    return totals, leaky
+
+
+def iter_fields(counts: LeakCounts) -> Iterable[tuple[str, int, int]]:
+    for name in LEAK_FIELDS:
+        yield name, counts.per_field[name]["exact"], counts.per_field[name]["fuzzy"]

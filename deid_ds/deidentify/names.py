@@ -1,0 +1,222 @@
+"""Surrogate person names (PATIENT, DOCTOR): given names and surnames mapped separately, part by part.
+
+A name span is cut into *groups*: hyphen-joined words (``Jean-Pierre``, ``FERREIRA-KERVELLA``), a
+surname with its particles (``LE GALL``, ``de la Tour``), initials (``J.``, ``J.-Y.``). Each group is
+given a role, then each of its parts is mapped on its own, keyed by the folded part:
+
+* ``first`` part ``jeanne`` → a given name of the same sex when the lists know it;
+* ``last`` unit ``le gall`` (particles included) → a surname;
+* an initial → the initial of the surrogate of the given name it stands for when that is known (the
+  patient's metadata, or a given name written with the same surname elsewhere in the document), else a
+  keyed letter.
+
+So ``Mme Le Gall``, ``Jeanne LE GALL``, ``J. Le Gall`` and the metadata ``LE GALL``/``JEANNE`` all map to
+the same ``Le Bihan``/``Claire`` pair, each written in its original's case. The role of a group comes
+from, in order: the patient's metadata (for PATIENT spans), case (in ``Jeanne LE GALL`` the capitals are
+the surname), the name lists (a word only known as a given name), then position (a lone word is a
+surname — ``Dr KERBRAT`` — and in ``Jeanne Le Gall`` the last group is). Dictation initials
+(``YK/CL``) are mapped letter by letter.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from dataclasses import dataclass
+
+from deid_ds.deidentify.casing import apply_case, case_style
+from deid_ds.deidentify.context import DOCTOR_SCOPE, Context, words_of
+from deid_ds.kb.normalize import fold_key, name_particles
+
+_TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+#: Initial letters surrogates use (the commonest initials of French given names).
+INITIALS = tuple("ABCDEFGHIJLMNOPRSTVY")
+
+
+@dataclass
+class _Word:
+    start: int
+    end: int
+    text: str
+    particle: bool = False
+    initial: bool = False
+
+
+@dataclass
+class _Group:
+    words: list[_Word]
+    role: str = ""
+
+    @property
+    def start(self) -> int:
+        return self.words[0].start
+
+    @property
+    def end(self) -> int:
+        return self.words[-1].end
+
+    def units(self) -> list[list[_Word]]:
+        """Parts mapped on their own: particles stay with the word they introduce (``LE GALL``)."""
+        units: list[list[_Word]] = []
+        pending: list[_Word] = []
+        for word in self.words:
+            pending.append(word)
+            if not word.particle:
+                units.append(pending)
+                pending = []
+        if pending:
+            units.append(pending)
+        return units
+
+
+def _groups(text: str) -> list[_Group]:
+    particles = name_particles()
+    words = [_Word(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
+    for i, word in enumerate(words):
+        word.initial = len(word.text) == 1 or (len(word.text) == 2 and word.end < len(text) and text[word.end] == "." and word.text.isupper() and word.text[1].islower())
+        word.particle = fold_key(word.text) in particles and i + 1 < len(words) and not word.initial
+    groups: list[_Group] = []
+    for i, word in enumerate(words):
+        gap = text[words[i - 1].end : word.start] if i else None
+        joined = gap is not None and ("-" in gap and " " not in gap.strip("-. ") and len(gap.strip(". ")) <= 1)
+        if joined or (groups and groups[-1].words[-1].particle):
+            groups[-1].words.append(word)
+        else:
+            groups.append(_Group([word]))
+    return groups
+
+
+def _is_dictation(text: str, groups: list[_Group]) -> bool:
+    return "/" in text and all(len(w.text) <= 3 and w.text.isupper() for g in groups for w in g.words)
+
+
+def _assign_roles(groups: list[_Group], ctx: Context, label: str, forced: str | None) -> None:
+    pools = ctx.pools
+    firsts = words_of(ctx.patient.firstname) if label == "PATIENT" else set()
+    lasts = words_of(ctx.patient.lastname) if label == "PATIENT" else set()
+    for group in groups:
+        if all(w.initial for w in group.words):
+            group.role = "initial"
+        elif forced:
+            group.role = forced
+    undecided = [g for g in groups if not g.role]
+    for group in undecided:
+        keys = {fold_key(w.text) for w in group.words if not w.particle and not w.initial}
+        if keys and keys <= lasts:
+            group.role = "last"
+        elif keys and keys <= firsts:
+            group.role = "first"
+    undecided = [g for g in undecided if not g.role]
+    styles = {case_style("".join(w.text for w in g.words)) for g in groups if g.role != "initial"}
+    if "upper" in styles and "title" in styles:
+        for group in undecided:
+            group.role = "last" if case_style("".join(w.text for w in group.words)) == "upper" else "first"
+        return
+    for group in undecided:
+        keys = {fold_key(w.text) for w in group.words if not w.particle}
+        as_first, as_last = len(keys & pools.first_name_keys), len(keys & pools.surname_keys)
+        if group.words[0].particle or as_last > as_first:
+            group.role = "last"
+        elif as_first > as_last:
+            group.role = "first"
+    named = [g for g in groups if g.role != "initial"]
+    decided = {g.role for g in named if g.role}
+    if len(decided) == 1 and len(named) == 2:  # the other group of a two-group name takes the other role
+        other = "first" if decided == {"last"} else "last"
+        for group in named:
+            group.role = group.role or other
+    for position, group in enumerate(named):
+        if not group.role:
+            group.role = "last" if position == len(named) - 1 or len(named) == 1 else "first"
+
+
+def _scope(ctx: Context, label: str) -> str:
+    return DOCTOR_SCOPE if label == "DOCTOR" else ctx.scope
+
+
+def first_name(ctx: Context, original: str, label: str = "PATIENT") -> str:
+    """The surrogate of one given-name part, same sex when the lists know the original's."""
+    pools = ctx.pools
+    sex = pools.first_name_sex.get(fold_key(original), "*")
+    pool = pools.first_names[sex]
+    return apply_case(ctx.draw(pool, ("first", fold_key(original)), original, scope=_scope(ctx, label)), original)
+
+
+def surname(ctx: Context, original: str, label: str = "PATIENT") -> str:
+    """The surrogate of one surname unit (particles included: ``LE GALL`` is one unit)."""
+    key = fold_key(original)
+    return apply_case(ctx.draw(ctx.pools.surnames, ("last", key), original, scope=_scope(ctx, label)), original)
+
+
+def initial(ctx: Context, letter: str, label: str, last_key: str | None, position: int = 0) -> str:
+    """The initial of the surrogate of the given name the letter stands for, when that is known."""
+    source = None
+    if label == "PATIENT" and ctx.patient.firstname:
+        parts = [p for p in re.split(r"[\s\-]+", ctx.patient.firstname) if p]
+        if position < len(parts) and fold_key(parts[position][0]) == fold_key(letter):
+            source = parts[position]
+    if source is None and last_key is not None:
+        seen = ctx.memory.get(f"firsts:{label}:{last_key}")
+        if isinstance(seen, list) and position < len(seen) and fold_key(seen[position][0]) == fold_key(letter):
+            source = seen[position]
+    if source is not None:
+        return apply_case(first_name(ctx, source, label)[0], letter)
+    drawn = ctx.draw(INITIALS, ("initial", fold_key(letter)), letter, scope=_scope(ctx, label))
+    return drawn if letter.isupper() else drawn.lower()
+
+
+def remember(ctx: Context, text: str, label: str) -> None:
+    """First pass over a document's name spans: which given names are written with which surname."""
+    groups = _groups(text)
+    _assign_roles(groups, ctx, label, None)
+    firsts = [w.text for g in groups if g.role == "first" for w in g.words if not w.particle]
+    lasts = [fold_key(text[u[0].start : u[-1].end]) for g in groups if g.role == "last" for u in g.units()]
+    if firsts:
+        for last in lasts:
+            ctx.memory.setdefault(f"firsts:{label}:{last}", firsts)
+
+
+def surrogate_name(ctx: Context, text: str, label: str = "PATIENT", role: str | None = None) -> str:
+    """The surrogate of a whole name span (separators and layout kept, each part mapped on its own).
+
+    ``role`` forces every group to ``first`` or ``last`` (metadata columns).
+    """
+    groups = _groups(text)
+    if not groups:
+        return text
+    if _is_dictation(text, groups):
+        return _replace(text, [(w.start, w.end, "".join(initial(ctx, c, label, None) for c in w.text)) for g in groups for w in g.words])
+    _assign_roles(groups, ctx, label, role)
+    last_keys = [fold_key(text[u[0].start : u[-1].end]) for g in groups if g.role == "last" for u in g.units()]
+    edits: list[tuple[int, int, str]] = []
+    for group in groups:
+        if group.role == "initial":
+            for position, word in enumerate(group.words):
+                edits.append((word.start, word.end, initial(ctx, word.text[0], label, last_keys[0] if last_keys else None, position) + word.text[1:]))
+            continue
+        for unit in group.units():
+            original = text[unit[0].start : unit[-1].end]
+            if all(w.initial for w in unit):
+                edits.append((unit[0].start, unit[-1].end, initial(ctx, original[0], label, last_keys[0] if last_keys else None)))
+            elif group.role == "first":
+                for word in unit:
+                    edits.append((word.start, word.end, word.text if word.particle else first_name(ctx, word.text, label)))
+            else:
+                edits.append((unit[0].start, unit[-1].end, surname(ctx, original, label)))
+    return _replace(text, edits)
+
+
+def _replace(text: str, edits: list[tuple[int, int, str]]) -> str:
+    out, cursor = [], 0
+    for start, end, replacement in sorted(edits):
+        out.append(text[cursor:start])
+        out.append(replacement)
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out)
+
+
+def random_letters(ctx: Context, parts: tuple[str, ...], length: int) -> str:
+    """Keyed lower-case letters (local parts of e-mail addresses that are not names)."""
+    rng = ctx.keyring.rng(ctx.scope, *parts)
+    return "".join(rng.choice(string.ascii_lowercase) for _ in range(length))

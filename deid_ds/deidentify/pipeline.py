@@ -1,0 +1,421 @@
+"""``deid-ds deidentify``: the I/O around :func:`deid_ds.deidentify.document.deidentify_document`.
+
+Reads the notes table in batches (every column, so that the columns this command does not know are
+written back unchanged), the spans to replace (a ``weak-label``/``predict``/gold table, or the spans a
+model predicts here with :func:`deid_ds.ner.predict.predict`), replaces them note by note on
+``workers`` processes, runs the residual-leak check (:mod:`deid_ds.deidentify.leaks`) on each output
+note, and writes the output directory atomically:
+
+* ``notes.parquet``: ``id_document``, ``id_patient``, the de-identified ``html``, the other columns
+  unchanged, the metadata columns dropped (``keep_metadata="drop"``) or replaced by their surrogates
+  (``"surrogate"``). A note that could not be de-identified safely is **not** written;
+* ``audit.parquet``: one row per replacement — document, patient, label, source, offsets in the input
+  and output HTML, the replacement and its length, and the original text only with ``audit_originals``;
+* ``documents.parquet``: one row per input note — ``ok`` or ``failed`` with a reason that holds no
+  content — with its replacements and leaks;
+* ``report.json``: the totals printed at the end (replacements per label, fallbacks, leaks per field).
+
+The key never leaves memory: ``report.json`` holds only where it came from and a one-way fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from deid_ds.deidentify.context import Context, scope_of
+from deid_ds.deidentify.document import SpanIn, deidentify_document
+from deid_ds.deidentify.keyed import Keyring, resolve_key
+from deid_ds.deidentify.leaks import LEAK_FIELDS, LeakCounts, find_leaks
+from deid_ds.deidentify.surrogates import DEFAULT_MASK, MODES
+from deid_ds.defaults import DEFAULT_BATCH_SIZE
+from deid_ds.errors import InputError
+from deid_ds.model import LABELS, PATIENT_FIELDS, Note
+
+KEEP_METADATA = ("drop", "surrogate")
+DUPLICATE_REASON = "duplicate id_document (an earlier note of the input has the same id)"
+#: Columns written under our names, in this order, before the input's other columns.
+_OWN_COLUMNS = ("id_document", "id_patient", "doc_type", "html")
+
+
+@dataclass(frozen=True)
+class DeidOptions:
+    """What a worker needs (picklable; the key travels to workers through a pipe, never to disk)."""
+
+    mode: str
+    keyring: Keyring
+    kb: str | None = None
+    mask_format: str = DEFAULT_MASK
+    keep_metadata: str = "drop"
+    audit_originals: bool = False
+    birthdate_year: bool = False
+
+
+@dataclass
+class DeidJob:
+    notes: list[Note]
+    extras: object  # the batch's other columns (a pyarrow Table), or None
+    spans: list[list[SpanIn]]
+    duplicates: frozenset[int]
+    options: DeidOptions
+
+
+@dataclass
+class BatchResult:
+    ok: list[int]  # positions of the notes written
+    kept: dict[str, list]  # id_document, id_patient, doc_type of the notes written
+    html: list[str]
+    metadata: dict[str, list]  # surrogate metadata of the written notes
+    extras: object
+    documents: dict[str, list]
+    audit: dict[str, list]
+    per_label: dict[str, int] = field(default_factory=dict)
+    fallbacks: dict[str, int] = field(default_factory=dict)
+    leaks: LeakCounts = field(default_factory=LeakCounts)
+
+
+def documents_schema():
+    import pyarrow as pa
+
+    return pa.schema(
+        [("id_document", pa.string()), ("id_patient", pa.string()), ("doc_type", pa.string()), ("status", pa.string()),
+         ("error", pa.string()), ("n_replacements", pa.int32()), ("n_leaks", pa.int32())]
+    )
+
+
+def audit_schema(with_originals: bool):
+    import pyarrow as pa
+
+    fields = [("id_document", pa.string()), ("id_patient", pa.string()), ("label", pa.string()), ("source", pa.string()),
+              ("html_start", pa.int64()), ("html_end", pa.int64()), ("out_start", pa.int64()), ("out_end", pa.int64()),
+              ("replacement", pa.string()), ("replacement_length", pa.int32()), ("fallback", pa.string())]
+    if with_originals:
+        fields.append(("original", pa.string()))
+    return pa.schema(fields)
+
+
+def deidentify_batch(job: DeidJob) -> BatchResult:
+    """De-identify one batch of notes. Module level: worker processes import it."""
+    from deid_ds.deidentify.metadata import surrogate_metadata
+    from deid_ds.deidentify.pools import load_pools
+    from deid_ds.html_text import html_to_text
+
+    options = job.options
+    pools = load_pools(options.kb)
+    result = BatchResult([], {"id_document": [], "id_patient": [], "doc_type": []}, [], {name: [] for name in PATIENT_FIELDS}, job.extras,
+                         {name: [] for name in documents_schema().names}, {name: [] for name in audit_schema(options.audit_originals).names})
+    for position, (note, spans) in enumerate(zip(job.notes, job.spans)):
+        error, outcome, leaks = None, None, LeakCounts()
+        if position in job.duplicates:
+            error = DUPLICATE_REASON
+        elif note.html is None:
+            error = "html is null"
+        else:
+            ctx = Context(options.keyring, pools, scope_of(note.id_patient, note.id_document), note.patient, options.birthdate_year)
+            try:
+                outcome = deidentify_document(html_to_text(note.html), spans, ctx, options.mode, mask_format=options.mask_format,
+                                              audit_originals=options.audit_originals)
+            except Exception as exc:  # noqa: BLE001 - one bad note must not stop the run; the reason names the type only
+                error = f"internal error during de-identification ({type(exc).__name__})"
+            else:
+                error = outcome.error
+        if error is None and outcome is not None:
+            leaks = find_leaks(outcome.html, note.patient)
+            result.leaks.add(leaks)
+            result.ok.append(position)
+            for name, value in (("id_document", note.id_document), ("id_patient", note.id_patient), ("doc_type", note.doc_type)):
+                result.kept[name].append(value)
+            result.html.append(outcome.html)
+            if options.keep_metadata == "surrogate":
+                fake = surrogate_metadata(ctx)
+                for name in PATIENT_FIELDS:
+                    result.metadata[name].append(fake[name])
+            for row in outcome.audit:
+                row = {**row, "id_document": note.id_document, "id_patient": note.id_patient}
+                for name, values in result.audit.items():
+                    values.append(row.get(name))
+            for label, n in outcome.per_label.items():
+                result.per_label[label] = result.per_label.get(label, 0) + n
+            for reason, n in outcome.fallbacks.items():
+                result.fallbacks[reason] = result.fallbacks.get(reason, 0) + n
+        row = {"id_document": note.id_document, "id_patient": note.id_patient, "doc_type": note.doc_type,
+               "status": "ok" if error is None else "failed", "error": error,
+               "n_replacements": len(outcome.audit) if error is None and outcome is not None else 0, "n_leaks": leaks.total}
+        for name, values in result.documents.items():
+            values.append(row[name])
+    return result
+
+
+# -------------------------------------------------------------------------------------------------- input
+
+
+def read_spans_by_document(path: str | Path) -> dict[str, list[SpanIn]]:
+    """A spans table (``weak-label``, ``predict``, gold: Parquet, JSONL or a directory) grouped by note."""
+    import math
+
+    from deid_ds.evaluation.evaluate import read_spans
+
+    frame = read_spans(path)
+    for name in ("html_start", "html_end"):
+        values = frame[name]
+        if values.isna().any():
+            raise InputError(f"{path}: column {name} has missing values (row {int(values.isna().to_numpy().argmax())})")
+    sources = frame["source"].tolist() if "source" in frame.columns else [None] * len(frame)
+    texts = frame["text"].tolist() if "text" in frame.columns else [None] * len(frame)
+    by_document: dict[str, list[SpanIn]] = {}
+    rows = zip(frame["id_document"], frame["label"], frame["html_start"], frame["html_end"], sources, texts)
+    for id_document, label, start, end, source, text in rows:
+        text = text if isinstance(text, str) else None
+        source = source if isinstance(source, str) else None
+        if not isinstance(label, str) or (isinstance(start, float) and math.isnan(start)):
+            continue
+        by_document.setdefault(id_document, []).append(SpanIn(label, int(start), int(end), source, text))
+    return by_document
+
+
+def _batches(source, batch_size: int) -> Iterator[tuple[list[Note], object]]:
+    """Notes with the batch's other columns (as an Arrow table), reading every column once."""
+    if source.kind == "files":
+        for notes in source.iter_batches(batch_size):
+            yield notes, None
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from deid_ds.notes_io import _note_from_row
+
+    ours = set(source.columns.values())
+    for file in source.files:
+        row = 0
+        for record_batch in pq.ParquetFile(file).iter_batches(batch_size=batch_size):
+            data = {name: record_batch.column(name).to_pylist() for name in dict.fromkeys(source.columns.values())}
+            get = {name: data[theirs] for name, theirs in source.columns.items()}
+            notes = [_note_from_row(get, i, file, row + i) for i in range(record_batch.num_rows)]
+            row += record_batch.num_rows
+            extras = pa.Table.from_batches([record_batch]).drop_columns([c for c in record_batch.schema.names if c in ours])
+            yield notes, extras
+
+
+def _jobs(source, spans: Mapping[str, list[SpanIn]], batch_size: int, options: DeidOptions, seen_spans: set[str]) -> Iterator[DeidJob]:
+    seen: set[str] = set()
+    for notes, extras in _batches(source, batch_size):
+        duplicates = set()
+        for position, note in enumerate(notes):
+            if note.id_document in seen:
+                duplicates.add(position)
+            seen.add(note.id_document)
+        seen_spans.update(note.id_document for note in notes if note.id_document in spans)
+        yield DeidJob(notes, extras, [spans.get(note.id_document, []) for note in notes], frozenset(duplicates), options)
+
+
+def _output_schema(source, keep_metadata: str):
+    """Our columns (strings) then the input's other columns with their own types."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fields = [pa.field(name, pa.string()) for name in _OWN_COLUMNS if name in ("id_document", "id_patient", "html") or name in source.columns]
+    if keep_metadata == "surrogate":
+        fields += [pa.field(name, pa.string()) for name in PATIENT_FIELDS if name in source.columns]
+    if source.kind != "files":
+        ours = set(source.columns.values())
+        fields += [f for f in pq.read_schema(source.files[0]) if f.name not in ours]
+    return pa.schema(fields)
+
+
+def _notes_table(batch: BatchResult, schema):
+    import pyarrow as pa
+
+    columns = {**batch.kept, "html": batch.html, **batch.metadata}
+    arrays = []
+    for f in schema:
+        if f.name in columns:
+            arrays.append(pa.array(columns[f.name], type=f.type))
+        else:
+            arrays.append(batch.extras.column(f.name).take(pa.array(batch.ok, type=pa.int64())).cast(f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+# -------------------------------------------------------------------------------------------------- report
+
+
+@dataclass
+class DeidentifyReport:
+    """Totals of a ``deidentify`` run (``report.json`` and the printed table). Counts only, no content."""
+
+    mode: str = "surrogate"
+    key_origin: str = ""
+    key_fingerprint: str = ""
+    pools: str = ""
+    keep_metadata: str = "drop"
+    documents: int = 0
+    ok: int = 0
+    failed: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+    replacements: int = 0
+    replacements_per_label: dict[str, int] = field(default_factory=dict)
+    fallbacks: dict[str, int] = field(default_factory=dict)
+    documents_without_spans: int = 0
+    spans_for_unknown_documents: int = 0
+    documents_with_leaks: int = 0
+    leaks: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def documents_per_second(self) -> float:
+        return self.documents / self.seconds if self.seconds else 0.0
+
+    @property
+    def leak_total(self) -> int:
+        return int(self.leaks.get("total", 0))
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "documents_per_second": self.documents_per_second}
+
+    def add(self, batch: BatchResult, totals: LeakCounts) -> None:
+        for status, error, n_leaks, n in zip(batch.documents["status"], batch.documents["error"], batch.documents["n_leaks"],
+                                             batch.documents["n_replacements"]):
+            self.documents += 1
+            setattr(self, status, getattr(self, status) + 1)
+            if error:
+                self.failures[error] = self.failures.get(error, 0) + 1
+            self.documents_with_leaks += n_leaks > 0
+            self.documents_without_spans += status == "ok" and n == 0
+        for label, n in batch.per_label.items():
+            self.replacements_per_label[label] = self.replacements_per_label.get(label, 0) + n
+            self.replacements += n
+        for reason, n in batch.fallbacks.items():
+            self.fallbacks[reason] = self.fallbacks.get(reason, 0) + n
+        totals.add(batch.leaks)
+
+
+def report_table(report: DeidentifyReport) -> str:
+    """The summary printed at the end of ``deid-ds deidentify``."""
+    from deid_ds.report import format_table
+
+    rows: list[list[object]] = [
+        ["documents", report.documents],
+        ["  ok (written)", report.ok],
+        ["  failed (not written)", report.failed],
+        ["  ok without any span", report.documents_without_spans],
+        ["replacements", report.replacements],
+    ]
+    labels = [*LABELS, *sorted(set(report.replacements_per_label) - set(LABELS))]
+    rows += [[f"  {label}", report.replacements_per_label.get(label, 0)] for label in labels]
+    rows += [[f"fallback: {reason}", n] for reason, n in sorted(report.fallbacks.items())]
+    rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
+    if report.spans_for_unknown_documents:
+        rows.append(["spans of documents not in the notes", report.spans_for_unknown_documents])
+    rows += [["documents/s", report.documents_per_second], ["seconds", report.seconds]]
+    title = f"deidentify ({report.mode}; key: {report.key_origin}; places: {report.pools})"
+    leak_rows = [[name, report.leaks["per_field"][name]["exact"], report.leaks["per_field"][name]["fuzzy"]] for name in LEAK_FIELDS]
+    leak_rows.append(["total", report.leak_total, ""])
+    leak_title = (f"residual-leak check: {report.leak_total} value(s) of the patients' own metadata left in "
+                  f"{report.documents_with_leaks} document(s) (views: " + ", ".join(f"{v} {n}" for v, n in report.leaks["per_view"].items()) + ")")
+    return format_table(["deidentify", "count"], rows, title=title) + "\n\n" + format_table(["field", "exact", "fuzzy"], leak_rows, title=leak_title)
+
+
+# -------------------------------------------------------------------------------------------------- the command
+
+
+def deidentify(
+    notes: str | Path,
+    out: str | Path,
+    *,
+    spans: str | Path | None = None,
+    model: str | Path | None = None,
+    with_rules: str | Path | None = None,
+    mode: str = "surrogate",
+    kb: str | Path | None = None,
+    key: str | None = None,
+    keep_metadata: str = "drop",
+    audit_originals: bool = False,
+    birthdate_year: bool = False,
+    mask_format: str = DEFAULT_MASK,
+    column_map: Mapping[str, str] | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    workers: int = 1,
+    device: str = "auto",
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> DeidentifyReport:
+    """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
+
+    See the module docstring for the outputs and :mod:`deid_ds.deidentify` for the policies. ``key``
+    (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice.
+    """
+    log = log or (lambda message: print(message, file=sys.stderr))
+    if mode not in MODES:
+        raise InputError(f"--mode {mode}: expected one of {', '.join(MODES)}")
+    if keep_metadata not in KEEP_METADATA:
+        raise InputError(f"--keep-metadata {keep_metadata}: expected one of {', '.join(KEEP_METADATA)}")
+    if (spans is None) == (model is None):
+        raise InputError("give the entities to replace with exactly one of --spans SPANS or --model MODELDIR")
+    if with_rules is not None and model is None:
+        raise InputError("--with-rules is for --model (the spans of --spans are used as they are)")
+    if batch_size < 1 or workers < 1:
+        raise InputError("batch size and workers must be at least 1")
+    if kb is not None:
+        from deid_ds.kb.build import verify_tables
+
+        verify_tables(kb)
+    keyring = resolve_key(key)
+    if mode == "surrogate" and keyring.origin.startswith("random"):
+        log("deidentify: no --key and no DEID_DS_KEY: a random key is used for this run only (the mapping cannot be reproduced)")
+    from deid_ds.notes_io import open_notes
+
+    source = open_notes(notes, column_map)
+    options = DeidOptions(mode, keyring, str(Path(kb).resolve()) if kb else None, mask_format, keep_metadata, audit_originals, birthdate_year)
+    with tempfile.TemporaryDirectory(prefix="deid-ds-predict-") as scratch:
+        if model is not None:
+            from deid_ds.ner.predict import predict
+
+            log("deidentify: predicting the entities with the model first")
+            predict(model, notes, Path(scratch) / "predict", with_rules=with_rules, column_map=column_map, batch_size=batch_size,
+                    workers=workers, device=device, progress=progress, log=log)
+            spans = Path(scratch) / "predict"
+        by_document = read_spans_by_document(spans)
+        return _run(source, by_document, out, options, batch_size, workers, progress)
+
+
+def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions, batch_size: int, workers: int, progress: bool) -> DeidentifyReport:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from tqdm import tqdm
+
+    from deid_ds.deidentify.pools import load_pools
+    from deid_ds.io_utils import atomic_directory
+    from deid_ds.parallel import ordered_map
+
+    load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
+    report = DeidentifyReport(mode=options.mode, key_origin=options.keyring.origin.split(" (")[0], key_fingerprint=options.keyring.fingerprint(),
+                              pools="knowledge base" if options.kb else "shipped fallback list", keep_metadata=options.keep_metadata)
+    if options.mode == "mask":
+        report.pools = "n/a"
+    leaks = LeakCounts()
+    started = time.perf_counter()
+    seen_spans: set[str] = set()
+    schema, d_schema, a_schema = _output_schema(source, options.keep_metadata), documents_schema(), audit_schema(options.audit_originals)
+    with atomic_directory(out) as tmp:
+        writers = [pq.ParquetWriter(tmp / name, s) for name, s in (("notes.parquet", schema), ("documents.parquet", d_schema), ("audit.parquet", a_schema))]
+        try:
+            jobs = _jobs(source, by_document, batch_size, options, seen_spans)
+            with tqdm(total=source.num_notes, unit="note", desc="deidentify", disable=not progress) as bar:
+                for batch in ordered_map(deidentify_batch, jobs, workers):
+                    report.add(batch, leaks)
+                    writers[0].write_table(_notes_table(batch, schema))
+                    writers[1].write_table(pa.Table.from_pydict(batch.documents, schema=d_schema))
+                    writers[2].write_table(pa.Table.from_pydict(batch.audit, schema=a_schema))
+                    bar.update(len(batch.documents["id_document"]))
+        finally:
+            for writer in writers:
+                writer.close()
+        report.spans_for_unknown_documents = sum(len(v) for k, v in by_document.items() if k not in seen_spans)
+        report.leaks = leaks.to_dict()
+        report.seconds = time.perf_counter() - started
+        (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return report

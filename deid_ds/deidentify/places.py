@@ -1,0 +1,113 @@
+"""Surrogate places: cities (VILLE), postcodes (ZIP) and street addresses (STR).
+
+**City and postcode together.** A patient's original commune (by its folded name) maps to a surrogate
+commune drawn from the pools (:mod:`deid_ds.deidentify.pools`), and a postcode maps to one of *that
+commune's* postcodes, so ``35000 RENNES`` becomes e.g. ``29200 BREST``, never a postcode of another
+town. Which commune a postcode stands for is found, in order: the city written next to it in the
+note (``35000 RENNES``, ``RENNES (35000)``), the knowledge base's postcode table, the patient's
+metadata (their ``zip`` with their ``city``); failing all three, the postcode itself is the key
+(still consistent for that postcode, but then its surrogate town is not the one a nearby city
+became).
+
+**Streets.** ``12 bis, avenue du Général de Gaulle``: the house number becomes a keyed number of the
+same number of digits, the repetition index and the punctuation stay, the street type word stays
+(``avenue``: it identifies nobody) and the street's name is replaced by another street name (BAN
+streets with a knowledge base), in the original's case. A line with no type word (a residence, a
+lieu-dit written alone) gets a lieu-dit name; ``BP 123``/``CS 10329`` keep their prefix and get keyed
+digits. The number is keyed by the whole folded address and the name by the folded name, so the
+metadata address ``16 RUE HENRI LE GUILLOUX`` and the note's ``16 Rue Henri Le Guilloux`` agree.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deid_ds.deidentify.casing import apply_case
+from deid_ds.deidentify.context import Context
+from deid_ds.deidentify.pools import Commune, strip_street_type
+from deid_ds.kb.normalize import fold_key
+
+_DIGITS = re.compile(r"\d")
+_HOUSE = re.compile(r"^(?P<num>\d{1,5})(?P<rep>[ \u00a0]?(?:bis|ter|quater|[A-Da-d])(?![^\W\d_]))?(?P<sep>[\s,]+)(?P<rest>\S.*)$", re.IGNORECASE | re.DOTALL)
+_BOX = re.compile(r"^(?P<prefix>(?:B\.?\s?P|C\.?\s?S|TSA)\.?\s*)(?P<num>\d[\d\s]*)(?P<tail>.*)$", re.IGNORECASE | re.DOTALL)
+
+
+def keyed_digits(ctx: Context, parts: tuple[str, ...], original: str, keep_first: int = 0, no_leading_zero: bool = False) -> str:
+    """``original`` with its digits replaced by keyed digits (the first ``keep_first`` kept), layout kept.
+
+    The result always differs from the original when it has a digit that may change.
+    """
+    digits = [c for c in original if c.isdigit()]
+    rng = ctx.keyring.rng(ctx.scope, *parts)
+    new = digits[:keep_first] + [rng.choice("0123456789") for _ in digits[keep_first:]]
+    if no_leading_zero and len(new) > keep_first and keep_first == 0 and new[0] == "0":
+        new[0] = rng.choice("123456789")
+    if new == digits and len(digits) > keep_first:
+        last = int(new[-1])
+        new[-1] = str((last + 1 + rng.randrange(9)) % 10)
+    it = iter(new)
+    return _DIGITS.sub(lambda _: next(it), original)
+
+
+def commune_for(ctx: Context, city_key: str) -> Commune:
+    """The surrogate commune of an original commune (folded name), never the patient's own."""
+    patient_zip = (ctx.patient.zip or "").strip()
+
+    def clashes_label(commune: Commune) -> str:
+        # a commune serving the patient's own postcode would print it back: treat it as a clash
+        return commune.name if patient_zip not in commune.postcodes else (ctx.patient.city or city_key)
+
+    return ctx.draw(ctx.pools.communes, ("VILLE", city_key), city_key, text=clashes_label)
+
+
+def surrogate_city(ctx: Context, text: str) -> str:
+    return apply_case(commune_for(ctx, fold_key(text)).name, text)
+
+
+def city_of_postcode(ctx: Context, code: str, paired_city: str | None) -> str:
+    """The folded commune a postcode stands for (see the module docstring for the order)."""
+    if paired_city:
+        return fold_key(paired_city)
+    known = ctx.pools.commune_of_postcode.get(code)
+    if known:
+        return known
+    patient = ctx.patient
+    if patient.zip and patient.city and "".join(patient.zip.split()) == code:
+        return fold_key(patient.city)
+    return f"zip:{code}"
+
+
+def surrogate_zip(ctx: Context, text: str, paired_city: str | None = None) -> str:
+    """A postcode of the surrogate commune, in the original's layout (``35 000`` stays spaced)."""
+    code = "".join(c for c in text if c.isdigit())
+    if len(code) != 5:
+        return keyed_digits(ctx, ("ZIP", code), text)
+    commune = commune_for(ctx, city_of_postcode(ctx, code, paired_city))
+    new = ctx.keyring.choice(commune.postcodes, ctx.scope, "ZIP", code)
+    it = iter(new)
+    return _DIGITS.sub(lambda _: next(it), text)
+
+
+def _street_name(ctx: Context, name: str, lieu_dit: bool) -> str:
+    pool = ctx.pools.lieux_dits if lieu_dit else ctx.pools.street_names
+    drawn = ctx.draw(pool, ("STR", fold_key(name)), name)
+    return apply_case(drawn, name)
+
+
+def surrogate_street(ctx: Context, text: str) -> str:
+    """The surrogate of a STR span (see the module docstring)."""
+    box = _BOX.match(text)
+    if box:
+        return box.group("prefix") + keyed_digits(ctx, ("BOX", fold_key(text)), box.group("num")) + box.group("tail")
+    house = _HOUSE.match(text)
+    prefix, rest = "", text
+    if house:
+        number = keyed_digits(ctx, ("STR#", fold_key(text)), house.group("num"), no_leading_zero=True)
+        prefix = number + (house.group("rep") or "") + house.group("sep")
+        rest = house.group("rest")
+    street_type, name = strip_street_type(rest)
+    if street_type:
+        gap = rest[len(street_type) : len(rest) - len(name)]
+        is_lieu_dit = fold_key(street_type).startswith("lieu")
+        return prefix + street_type + gap + _street_name(ctx, name, is_lieu_dit)
+    return prefix + _street_name(ctx, rest, lieu_dit=not house)

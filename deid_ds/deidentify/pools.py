@@ -1,0 +1,161 @@
+"""What surrogates are drawn from: given names, surnames, communes with their postcodes, streets.
+
+Names always come from the lists shipped with the package (``deid_ds/synth/resources``: hand-written
+Breton and regional names plus Faker's fr_FR lists), never from the Annuaire Santé: a patient must not
+be renamed after a real, findable health professional.
+
+Places come from a built knowledge base when one is given (``--kb``): communes and their postcodes from
+the BAN-derived ``postcodes`` table (only BAN rows, so that a surrogate city always comes with a postcode
+that really belongs to it), streets and lieux-dits from the BAN ``streets`` table. Without a knowledge
+base, the fallback is the generator's small list of Breton communes with their postcodes (about 150,
+checked for coherence) and its street names: realistic in Brittany, visibly regional elsewhere.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from deid_ds.kb.normalize import fold_key, street_type_abbreviations, street_type_words
+
+#: Most surrogate pools are capped to this many entries (taken at an even stride over the sorted list),
+#: so that a national knowledge base does not cost every worker process hundreds of MB.
+MAX_POOL = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class Commune:
+    """A surrogate commune: its name as the source writes it and the postcodes that serve it."""
+
+    name: str
+    postcodes: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        return fold_key(self.name)
+
+
+@dataclass(frozen=True)
+class Pools:
+    """Every pool a run draws from (sorted tuples: a draw depends only on the key and the pool)."""
+
+    first_names: dict[str, tuple[str, ...]]  # "F", "M" and "*" (both)
+    first_name_sex: dict[str, str]  # folded given name -> "F"/"M" when the lists say so
+    surnames: tuple[str, ...]
+    communes: tuple[Commune, ...]
+    commune_of_postcode: dict[str, str]  # postcode -> folded commune name (the first, for a shared one)
+    street_names: tuple[str, ...]  # street names without their type word ("du Général Leclerc")
+    lieux_dits: tuple[str, ...]
+    source: str  # "kb:<path>" or "fallback"
+    surname_keys: frozenset[str] = field(default=frozenset())
+    first_name_keys: frozenset[str] = field(default=frozenset())
+    squashed_communes: dict[str, str] = field(default_factory=dict)  # "guiprymessac" -> "guipry-messac"
+
+
+def _capped(values: list[str]) -> tuple[str, ...]:
+    values = sorted(set(values))
+    if len(values) > MAX_POOL:
+        step = len(values) / MAX_POOL
+        values = [values[int(i * step)] for i in range(MAX_POOL)]
+    return tuple(values)
+
+
+_TYPE_WORD = re.compile(r"^\s*(\S+?)\.?\s+(?=\S)")
+
+
+def strip_street_type(street: str) -> tuple[str, str]:
+    """``"Rue de la Paix"`` → ``("Rue", "de la Paix")``; ``("", street)`` when no type word leads it."""
+    match = _TYPE_WORD.match(street)
+    if match:
+        word = fold_key(match.group(1))
+        if word in street_type_words() or word in street_type_abbreviations():
+            return street[: match.end()].rstrip(), street[match.end() :]
+    return "", street
+
+
+def _names() -> tuple[dict[str, tuple[str, ...]], dict[str, str], tuple[str, ...]]:
+    from deid_ds.synth import pools as synth
+
+    by_sex = {sex: tuple(sorted(n for n in names if "-" not in n and " " not in n)) for sex, names in synth.first_names().items()}
+    sex_of: dict[str, str] = {}
+    for sex, names in synth.first_names().items():
+        for name in names:
+            sex_of.setdefault(fold_key(name), sex)
+    by_sex["*"] = tuple(sorted(set(by_sex["F"]) | set(by_sex["M"])))
+    surnames = tuple(sorted(n for n in synth.surnames() if "-" not in n))
+    return by_sex, sex_of, surnames
+
+
+def _fallback_places() -> tuple[tuple[Commune, ...], tuple[str, ...], tuple[str, ...]]:
+    import random
+
+    from deid_ds.synth import pools as synth
+
+    communes = tuple(sorted((Commune(c.name, tuple(sorted(c.postcodes))) for c in synth.communes()), key=lambda c: c.name))
+    rng = random.Random(0)  # a fixed list, the same on every run: draws are keyed, not this
+    lieux = _capped([synth.lieu_dit(rng) for _ in range(2000)])
+    return communes, tuple(sorted(n for n in synth.street_names() if not any(c.isdigit() for c in n))), lieux
+
+
+def _kb_places(kb_dir: Path) -> tuple[tuple[Commune, ...], tuple[str, ...], tuple[str, ...]]:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    postcodes = pq.read_table(kb_dir / "postcodes.parquet", columns=["code_postal", "code_insee", "commune", "source"])
+    ban = postcodes.filter(pc.equal(postcodes["source"], "ban"))
+    if ban.num_rows:
+        postcodes = ban
+    by_insee: dict[str, tuple[str, set[str]]] = {}
+    for code, insee, commune in zip(*(postcodes[c].to_pylist() for c in ("code_postal", "code_insee", "commune"))):
+        if code and insee and commune and re.fullmatch(r"\d{5}", code):
+            by_insee.setdefault(insee, (commune, set()))[1].add(code)
+    communes = tuple(sorted((Commune(name, tuple(sorted(codes))) for name, codes in by_insee.values()), key=lambda c: (c.name, c.postcodes)))
+    streets = pq.read_table(kb_dir / "streets.parquet", columns=["surface", "kind", "source"]).to_pydict()
+    names, lieux = [], []
+    for surface, kind, source in zip(streets["surface"], streets["kind"], streets["source"]):
+        if not surface or source != "ban":
+            continue
+        if kind == "lieu-dit":
+            lieux.append(surface)
+        else:
+            street_type, name = strip_street_type(surface)
+            if street_type and name and not any(c.isdigit() for c in name):
+                names.append(name)
+    fallback = _fallback_places()
+    return (communes or fallback[0]), (_capped(names) or fallback[1]), (_capped(lieux) or fallback[2])
+
+
+@lru_cache(maxsize=4)
+def load_pools(kb_dir: str | None) -> Pools:
+    """The pools of a run (cached per process: every worker loads them once)."""
+    by_sex, sex_of, surnames = _names()
+    if kb_dir:
+        communes, streets, lieux = _kb_places(Path(kb_dir))
+        source = f"kb:{kb_dir}"
+    else:
+        communes, streets, lieux = _fallback_places()
+        source = "fallback"
+    commune_of_postcode: dict[str, str] = {}
+    for commune in communes:
+        for code in commune.postcodes:
+            commune_of_postcode.setdefault(code, commune.key)
+    return Pools(
+        first_names=by_sex,
+        first_name_sex=sex_of,
+        surnames=surnames,
+        communes=communes,
+        commune_of_postcode=commune_of_postcode,
+        street_names=streets,
+        lieux_dits=lieux,
+        source=source,
+        surname_keys=frozenset(fold_key(n) for n in surnames),
+        first_name_keys=frozenset(sex_of),
+        squashed_communes={squash(c.key): c.key for c in communes},
+    )
+
+
+def squash(text: str) -> str:
+    """Folded letters only: how a name or a town is written inside an e-mail address or a domain."""
+    return re.sub(r"[^a-z]", "", fold_key(text))
