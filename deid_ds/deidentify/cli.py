@@ -18,7 +18,7 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically): notes.parquet, audit.parquet, documents.parquet, report.json.")
 @click.option("--mode", type=click.Choice(["mask", "surrogate"]), default="surrogate", show_default=True, help="mask: [LABEL]; surrogate: realistic, consistent replacements.")
 @click.option("--kb", type=click.Path(path_type=str), help="Knowledge base (deid-ds build-kb) to draw surrogate communes, postcodes and streets from [default: a shipped list of Breton communes].")
-@click.option("--key", envvar="DEID_DS_KEY", show_envvar=True, help="Secret key of the surrogate mapping (same key, same output) [default: a random key, never written].")
+@click.option("--key", help="Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, else a random key, never written]. Prefer the variable: a command line is visible to other users.")
 @click.option("--keep-metadata", type=click.Choice(["drop", "surrogate"]), default="drop", show_default=True, help="Metadata columns (firstname ... email): dropped, or replaced by the surrogates used in the notes.")
 @click.option("--audit-originals", is_flag=True, help="Also write the original text of each replacement in audit.parquet (for the secure zone only).")
 @click.option("--fail-on-leak", is_flag=True, help="Exit with status 3 when the residual-leak check finds any of the patients' own values in the output.")
