@@ -94,10 +94,17 @@ _GAP_RE = re.compile(
 _BLANK = re.compile(r"[ \t\n\r\f]+")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _MARKUP_PROBE = re.compile(r"<[A-Za-z!/?]")
-# The common tags of clinical notes carry no attribute (<br>, <p>, <b>, </td>...). For exactly that
-# shape every HTMLParser version does the same thing (event streams checked identical on 3.10 to 3.13;
-# the raw-text elements 3.14 treats specially never take the fast path); see _Extractor.parse_starttag.
-_SIMPLE_START_TAG = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)>")
+# The common tags of clinical notes carry no attribute (<br>, <p>, <b>, </td>...) or well-formed ones
+# (<td class="x" colspan=2>, <font face='Arial'>). For exactly those shapes every HTMLParser version does
+# the same thing (event streams checked identical on 3.10 to 3.13; the raw-text elements 3.14 treats
+# specially never take the fast path); see _Extractor.parse_starttag. An attribute value holding "<",
+# ">" or "/" unquoted, a self-closing "/>", or any odd spacing goes through HTMLParser.
+_SIMPLE_START_TAG = re.compile(
+    r"<([a-zA-Z][a-zA-Z0-9]*)"
+    r"(?:[ \t\n\r\f]+[a-zA-Z_:][-a-zA-Z0-9_:.]*"
+    r"(?:[ \t\n\r\f]*=[ \t\n\r\f]*(?:\"[^\"<>]*\"|'[^'<>]*'|[^ \t\n\r\f\"'=<>`/]+))?)*"
+    r"[ \t\n\r\f]*>"
+)
 _SIMPLE_END_TAG = re.compile(r"</([a-zA-Z][a-zA-Z0-9]*)>")
 _FALLBACK_MARKUP = re.compile(r"<[A-Za-z!/?][^<>]*>")
 
@@ -364,13 +371,14 @@ class _Extractor(HTMLParser):
         return j
 
     def parse_starttag(self, i: int) -> int:
-        """A start tag at ``rawdata[i]``: fast path for ``<name>``, else ``HTMLParser``'s own parsing.
+        """A start tag at ``rawdata[i]``: fast path for ``<name>`` and well-formed attributes, else ``HTMLParser``.
 
-        For a start tag with no attribute and no space, every ``HTMLParser`` version records the tag
-        text, lower-cases the name, calls ``handle_starttag(name, [])`` and, for raw-text elements only,
-        switches to CDATA mode. Those elements (:data:`_STDLIB_START_TAGS`) and every other shape go
-        through ``HTMLParser.parse_starttag`` unchanged. This skips the attribute machinery for the
-        tags that make up most of a note (``<br>``, ``<p>``, ``<b>``, ``<td>``).
+        For a start tag of :data:`_SIMPLE_START_TAG`'s shape, every ``HTMLParser`` version records the
+        tag text, lower-cases the name, calls ``handle_starttag(name, attrs)`` and, for raw-text elements
+        only, switches to CDATA mode: those elements (:data:`_STDLIB_START_TAGS`) and every other shape
+        go through ``HTMLParser.parse_starttag`` unchanged. Attributes are never used here, so they are
+        not parsed (the handlers get an empty list). This skips the attribute machinery for the tags
+        that make up most of a note (``<br>``, ``<p>``, ``<b>``, ``<td class="...">``).
         """
         match = _SIMPLE_START_TAG.match(self.rawdata, i)
         if match is not None:

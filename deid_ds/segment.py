@@ -27,7 +27,7 @@ from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from deid_ds.html_text import ParsedHtml, html_to_text
 from deid_ds.model import Sentence, Token
 from deid_ds.punkt import sentence_splitter
-from deid_ds.tokens import CORE_PATTERN, fixup_positions, may_hold_address, pattern_for, tokenize_with
+from deid_ds.tokens import CORE_PATTERN, fixup_positions, may_hold_address, pattern_for, tokenize, tokenize_with
 
 from deid_ds.defaults import DEFAULT_MAX_TOKENS  # noqa: E402 - re-exported
 _SOFT_BREAK_TOKENS = frozenset({";", ",", ":"})
@@ -120,15 +120,50 @@ class Segmenter:
     def token_spans(self, text: str) -> TokenSpans:
         """The segmentation of ``text`` in compact form (no per-token objects).
 
-        What tokenisation needs per range (the pattern, with or without address alternatives; the
-        positions of periods and apostrophes) is computed once for the note and narrowed per sentence.
+        The note is tokenised in one pass and its tokens are dealt out to the sentences: that is the
+        same as tokenising each sentence on its own whenever every gap between two sentences holds
+        whitespace, because no token contains whitespace and the look-arounds of the token pattern
+        read whitespace after a sentence exactly as they read the end of a range (not a letter, digit
+        or hyphen). A note where a gap has no whitespace (Punkt can cut after a bracket) is tokenised
+        sentence by sentence, as before.
         """
+        sentences = list(self.sentence_spans(text))
+        if not sentences:
+            return TokenSpans([0], [], [])
+        if _gaps_hold_whitespace(text, sentences):
+            spans = tokenize(text)
+            return self._deal(text, spans, sentences)
+        return self._per_sentence(text, sentences)
+
+    def _deal(self, text: str, spans: list[tuple[int, int]], sentences: list[tuple[int, int]]) -> TokenSpans:
+        """Group the note's token spans by sentence (cutting long sentences), in compact form."""
+        starts = [s for s, _ in spans]
+        ends = [e for _, e in spans]
+        bounds = [0]
+        max_tokens = self.max_tokens
+        first = 0
+        for sentence_start, sentence_end in sentences:
+            # Tokens lie inside sentences (gaps are whitespace): the sentence's tokens are those that
+            # start before its end.
+            last = bisect_left(starts, sentence_end, first)
+            if last - first > max_tokens:
+                position = first
+                for chunk in _chunks(text, spans[first:last], max_tokens):
+                    position += len(chunk)
+                    bounds.append(position)
+            elif last > first:
+                bounds.append(last)
+            first = last
+        return TokenSpans(bounds, starts, ends)
+
+    def _per_sentence(self, text: str, sentences: list[tuple[int, int]]) -> TokenSpans:
+        """Tokenise sentence by sentence (the general case; see :meth:`token_spans`)."""
         spans: list[tuple[int, int]] = []
         bounds = [0]
         max_tokens = self.max_tokens
         note_may_hold_address = may_hold_address(text)
         fixups = fixup_positions(text)
-        for sentence_start, sentence_end in self.sentence_spans(text):
+        for sentence_start, sentence_end in sentences:
             pattern = pattern_for(text, sentence_start, sentence_end) if note_may_hold_address else CORE_PATTERN
             if fixups:
                 first = bisect_left(fixups, sentence_start)
@@ -181,6 +216,17 @@ class Segmenter:
 
     def segment_html(self, html: str | bytes) -> SegmentedNote:
         return self.segment(html_to_text(html))
+
+
+def _gaps_hold_whitespace(text: str, sentences: list[tuple[int, int]]) -> bool:
+    """Whether the text before, between and after the sentences is whitespace, none of it empty between two."""
+    previous_end = 0
+    for index, (start, end) in enumerate(sentences):
+        gap = text[previous_end:start]
+        if gap.strip() or (index and not gap):
+            return False
+        previous_end = end
+    return not text[previous_end:].strip()
 
 
 def _chunks(text: str, spans: list[tuple[int, int]], max_tokens: int) -> Iterator[list[tuple[int, int]]]:

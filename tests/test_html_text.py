@@ -228,6 +228,9 @@ SIMPLE_TAG_SHAPES = [
     "<template><p>x</p></template><noscript><p>y</p></noscript><iframe><p>z</p></iframe>",
     "<script>unclosed <p>Jean</p>",
     "<p>a<p>b</div></td></br><plaintext><p>c</p>",
+    "<td class=\"x\" colspan=2>a</td><p style='a:b'>b</p><font size=2 face=\"Arial\">c</font>",
+    "<div\nclass=\"c\"\n>d</div><title lang=fr>t</title><style type=\"text/css\">p{}</style><p>e</p>",
+    "<p class=\"a\"/>f<a href=http://x/y>g</a><p a=>h<p a = \"b\">i<td\xa0class=x>j",
 ]
 
 
@@ -249,7 +252,10 @@ _SOUP = [
     "<pre>", "</pre>", "<textarea>", "</textarea>", "<title>", "</title>", "<head>", "</head>", "<script>", "</script>",
     "<style>", "</style>", "<xmp>", "</xmp>", "<template>", "</template>", "<!-- c -->", "<!--", "-->", "<!DOCTYPE html>",
     "<![CDATA[x<y]]>", "<?pi?>", "<", ">", "</", "</>", "<p", "&amp;", "&#", "&#;", "&", "\n", "  ", "Jean", "é", "<h1x>",
-    "<b-c>", "</b c>", "<br\n>", "<a href=\"x>y\">", "</a>",
+    "<b-c>", "</b c>", "<br\n>", "<a href=\"x>y\">", "</a>", "<td class=\"x\" colspan=2>", "<p style='a:b'>",
+    "<font size=2 face=\"Arial\">", "<div\nclass=\"c\"\n>", "<p id=a id='b'>", "<img src=\"a.png\" alt=\"Jean\">",
+    "<p class=\"a\"/>", "<span lang=FR style=\"x\" >", "<a href=http://x/y>", "<p a=>", "<p a = \"b\">",
+    "<title lang=fr>", "<style type=\"text/css\">", "<P CLASS=\"X\">", "<td\xa0class=x>", "<b data-x=\"'\">",
 ]
 
 
