@@ -34,3 +34,19 @@ def handle_errors(command):
             raise click.ClickException(str(error)) from None
 
     return wrapper
+
+
+def engine_options(command):
+    """``--engine local|spark`` and ``--spark-master`` (the engine seam of ``weak-label`` and ``predict``)."""
+    command = click.option(
+        "--spark-master",
+        metavar="URL",
+        help="With --engine spark: the Spark master (local[4], yarn, spark://host:7077...) [default: the active or spark-submit configuration, else local[*]].",
+    )(command)
+    return click.option(
+        "--engine",
+        type=click.Choice(["local", "spark"]),
+        default="local",
+        show_default=True,
+        help="local: worker processes on this machine; spark: Apache Spark (pip install \"deid-ds[spark]\"), notes and outputs on any path Spark reads (hdfs://, s3a://, local).",
+    )(command)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from deid_ds.errors import InputError
 from deid_ds.model import PATIENT_FIELDS, Note, PatientMetadata
@@ -177,22 +177,24 @@ def _parquet_batches(source: NotesSource, batch_size: int) -> Iterator[list[Note
         row = 0
         for record_batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
             data = record_batch.to_pydict()
-            size = record_batch.num_rows
-            get = {ours: data[theirs] for ours, theirs in source.columns.items()}
-            notes = []
-            for i in range(size):
-                notes.append(_note_from_row(get, i, file, row + i))
-            row += size
-            yield notes
+            yield notes_from_columns({ours: data[theirs] for ours, theirs in source.columns.items()}, file, row)
+            row += record_batch.num_rows
 
 
-def _document_id(value: object, file: Path, row: int) -> str:
+def notes_from_columns(get: Mapping[str, list], file: PurePath, first_row: int) -> list[Note]:
+    """Notes from columns under our names (``{"id_document": [...], "html": [...], ...}``) of the rows
+    ``first_row``, ``first_row + 1``... of ``file``: how every engine turns rows into notes
+    (identifiers as strings, a missing id named after the file and row)."""
+    return [_note_from_row(get, i, file, first_row + i) for i in range(len(get["id_document"]))]
+
+
+def _document_id(value: object, file: PurePath, row: int) -> str:
     """The note's id as a string; a missing one becomes ``FILE#rowN``, accounted for rather than dropped."""
     id_document = as_identifier(value)
     return id_document if id_document is not None else f"{file.name}#row{row}"
 
 
-def _note_from_row(get: dict[str, list], i: int, file: Path, row: int) -> Note:
+def _note_from_row(get: Mapping[str, list], i: int, file: PurePath, row: int) -> Note:
     id_document = _document_id(get["id_document"][i], file, row)
     html = get["html"][i]
     patient = PatientMetadata(**{name: _as_text(get[name][i]) for name in PATIENT_FIELDS if name in get})

@@ -6,15 +6,15 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors, quiet_option
+from deid_ds.cli_common import column_option, engine_options, handle_errors, quiet_option
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.notes_io import parse_column_map
 
 
 @click.command("weak-label")
-@click.argument("notes", type=click.Path(path_type=str))
+@click.argument("notes", type=str)
 @click.option("--kb", type=click.Path(path_type=str), help="Knowledge base from `deid-ds build-kb`. Without it the gazetteer rules are off; patterns, context cues and metadata still label.")
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically; work in progress is kept in OUT.partial and resumed).")
+@click.option("--out", "-o", required=True, type=str, help="Output directory (replaced atomically; work in progress is kept in OUT.partial and resumed; with --engine spark, in OUT.spark-partial, not resumed).")
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
 @click.option("--gold", type=click.Path(path_type=str), help="Gold spans (Parquet or JSONL: id_document, label, html_start, html_end) to score the labels against.")
 @column_option
@@ -26,12 +26,15 @@ from deid_ds.notes_io import parse_column_map
 @click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).")
 @click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens; longer ones are cut.")
 @click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit of resumption).")
+@engine_options
 @quiet_option
 @handle_errors
-def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, keep_empty_test, split, seed, no_metadata, punkt, max_tokens, batch_size, quiet):
+def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, keep_empty_test, split, seed, no_metadata, punkt, max_tokens, batch_size,
+                       engine, spark_master, quiet):
     """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
 
-    NOTES is a Parquet file or directory (the notes table of the README). Writes OUT/spans.parquet,
+    NOTES is a Parquet file or directory (the notes table of the README; with --engine spark, any path
+    Spark reads: hdfs://, s3a://, local). Writes OUT/spans.parquet,
     OUT/sentences.parquet and .jsonl, OUT/train.txt, dev.txt, test.txt (Flair, split by patient),
     OUT/documents.parquet (one row per input note) and OUT/report.json. An interrupted run restarted
     with the same inputs and options resumes where it stopped.
@@ -55,6 +58,8 @@ def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, keep_e
         use_metadata=not no_metadata,
         progress=not quiet,
         log=click.echo,
+        engine=engine,
+        spark_master=spark_master,
     )
     click.echo(report_table(report))
     if report.gold_table:

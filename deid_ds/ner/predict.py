@@ -413,8 +413,14 @@ def predict(
     device: str = "auto",
     progress: bool = True,
     log: Callable[[str], None] | None = None,
+    engine: str = "local",
+    spark_master: str | None = None,
 ) -> PredictReport:
     """Tag every note of ``notes`` with the tagger of ``model`` into ``out`` (module docstring).
+
+    ``engine="spark"`` tags the batches on Apache Spark (:mod:`deid_ds.engine.spark_predict`; the
+    model, the knowledge base and the Punkt file shipped to the executors once) with the same outputs;
+    ``workers`` is then Spark's business, and ``device`` is resolved on each executor.
 
     ``with_rules`` (a ``build-kb`` directory) switches the hybrid mode on: the weak labeller runs on
     the same notes (with their metadata unless ``use_metadata`` is false) and its spans are merged
@@ -433,9 +439,13 @@ def predict(
     log = log or (lambda message: print(message, file=sys.stderr))
     if batch_size < 1 or workers < 1 or mini_batch_size < 1:
         raise InputError("batch size, mini-batch size and workers must be at least 1")
+    from deid_ds.engine import check_engine
+
+    check_engine(engine)
     path = model_file(model)
-    source = open_notes(notes, column_map)
-    chosen = resolve_device(device)
+    source = open_notes(notes, column_map) if engine == "local" else None
+    # On Spark the device is the executors' (resolved there); the driver checks the model on its own.
+    chosen = resolve_device(device if engine == "local" or not device.startswith("cuda") else "auto")
     rules = None
     if with_rules is not None:
         from deid_ds.weak_labelling.pipeline import check_kb
@@ -453,6 +463,11 @@ def predict(
         from deid_ds.weak_labelling.note import labeller_for
 
         labeller_for(rules)
+    if engine == "spark":
+        from deid_ds.engine.spark_predict import predict_spark
+
+        options = PredictOptions(options.model, options.segment, device, mini_batch_size, None, rules)
+        return predict_spark(notes, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log)
     report = PredictReport(model=str(path), device=chosen, workers=workers, hybrid_kb=rules.kb_dir if rules else None, hybrid=rules is not None)
     started = time.perf_counter()
     d_schema, s_schema = documents_schema(), spans_schema()

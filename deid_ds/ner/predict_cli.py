@@ -6,14 +6,14 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors, quiet_option
+from deid_ds.cli_common import column_option, engine_options, handle_errors, quiet_option
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 
 
 @click.command("predict")
 @click.argument("model", type=click.Path(path_type=str))
-@click.argument("notes", type=click.Path(path_type=str))
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically): spans.parquet, documents.parquet, report.json.")
+@click.argument("notes", type=str)
+@click.option("--out", "-o", required=True, type=str, help="Output directory (replaced atomically): spans.parquet, documents.parquet, report.json.")
 @click.option("--with-rules", "with_rules", type=click.Path(path_type=str), metavar="KB",
               help="Hybrid mode: also run the weak labeller with this knowledge base (`deid-ds build-kb`) and merge its spans with the model's (policy: README).")
 @click.option("--no-metadata", is_flag=True, help="Hybrid mode: do not use the patients' metadata columns.")
@@ -24,14 +24,17 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 @column_option
 @click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters, as given to weak-label (default: the shipped ones).")
 @click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens, as for weak-label.")
+@engine_options
 @quiet_option
 @handle_errors
-def predict_command(model, notes, out, with_rules, no_metadata, workers, batch_size, mini_batch_size, device, column, punkt, max_tokens, quiet):
+def predict_command(model, notes, out, with_rules, no_metadata, workers, batch_size, mini_batch_size, device, column, punkt, max_tokens, engine,
+                    spark_master, quiet):
     """Tag HTML notes with a trained tagger (`deid-ds train`) into the weak labeller's spans.parquet.
 
     \b
     MODEL is a model directory (best-model.pt, else final-model.pt) or a .pt file; NOTES the notes
-    table. Notes are segmented exactly as weak-label segments them, so the model sees its training
+    table (with --engine spark, any path Spark reads: hdfs://, s3a://, local). Notes are segmented
+    exactly as weak-label segments them, so the model sees its training
     tokens. Writes OUT/spans.parquet (same schema as weak-label, source "model"), OUT/documents.parquet
     (every note: ok, empty or failed with its reason) and OUT/report.json.
     """
@@ -53,6 +56,8 @@ def predict_command(model, notes, out, with_rules, no_metadata, workers, batch_s
         device=device,
         progress=not quiet,
         log=click.echo,
+        engine=engine,
+        spark_master=spark_master,
     )
     click.echo(report_table(report))
     click.echo(f"written to {out}")

@@ -1,4 +1,4 @@
-"""Assembly of the final directory from the batch parts, once all exist.
+"""Assembly of the final directory from the batch parts, once all exist (whichever engine made them).
 
 The split is computed here (it needs every patient), then the split-dependent files are streamed
 from the parts into a temporary directory that replaces ``OUT`` in one move, with the report.
@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from deid_ds.io_utils import atomic_directory
 from deid_ds.weak_labelling.gold import score_gold
@@ -22,21 +23,40 @@ from deid_ds.weak_labelling.schemas import documents_schema, gold_tokens_schema,
 from deid_ds.weak_labelling.split import SPLITS, patient_group
 
 
-def _part_tables(work: Path, n_batches: int, name: str) -> Iterator:
-    import pyarrow.parquet as pq
+class Parts(Protocol):
+    """Where the assembly reads the batches' tables from, in input order, a table (chunk) at a time.
 
-    for index in range(n_batches):
-        yield pq.read_table(work / part_name(index) / name)
+    ``tables(name)`` yields the chunks of the table ``name`` (``documents``, ``spans``, ``sentences``,
+    ``lines``, ``gold_tokens``: :meth:`~deid_ds.weak_labelling.columns.BatchColumns.tables`), in the
+    order of the input notes, with the schema of :mod:`.schemas`; ``sentences`` and ``lines`` are
+    chunked alike (row ``i`` of a ``lines`` chunk renders row ``i`` of the ``sentences`` chunk).
+    """
+
+    def tables(self, name: str) -> Iterator: ...
 
 
-def _concat_parts(work: Path, n_batches: int, name: str, schema):
+@dataclass(frozen=True)
+class BatchParts:
+    """The local engine's parts: one directory per batch in the work directory (:func:`part_name`)."""
+
+    work: Path
+    n_batches: int
+
+    def tables(self, name: str) -> Iterator:
+        import pyarrow.parquet as pq
+
+        for index in range(self.n_batches):
+            yield pq.read_table(self.work / part_name(index) / f"{name}.parquet")
+
+
+def _concat_parts(parts: Parts, name: str, schema):
     import pyarrow as pa
 
-    tables = list(_part_tables(work, n_batches, name))
+    tables = list(parts.tables(name))
     return pa.concat_tables(tables) if tables else schema.empty_table()
 
 
-def _write_sentences(work: Path, n_batches: int, tmp: Path, doc_split: Mapping[str, str]) -> tuple[dict[str, int], int]:
+def _write_sentences(parts: Parts, tmp: Path, doc_split: Mapping[str, str]) -> tuple[dict[str, int], int]:
     """Stream the parts' sentences into the Parquet, JSONL and Flair outputs (the workers already
     kept each split's share of sentences without entity: the split was known before labelling).
 
@@ -53,9 +73,7 @@ def _write_sentences(work: Path, n_batches: int, tmp: Path, doc_split: Mapping[s
     handles = {name: (tmp / f"{name}.txt").open("w", encoding="utf-8") for name in SPLITS}
     try:
         with (tmp / "sentences.jsonl").open("w", encoding="utf-8") as jsonl:
-            for index in range(n_batches):
-                part = pq.read_table(work / part_name(index) / "sentences.parquet")
-                lines = pq.read_table(work / part_name(index) / "lines.parquet")
+            for part, lines in zip(parts.tables("sentences"), parts.tables("lines")):
                 documents = pc.struct_field(part.column("meta"), "id_document").to_pylist()
                 splits = [doc_split[d] for d in documents]
                 writer.write_table(part.append_column(schema.field("split"), pa.array(splits, type=pa.string())))
@@ -83,13 +101,13 @@ class _SpanTotals:
     evaluated: list = field(default_factory=list)  # the gold documents' spans, when there is a gold
 
 
-def _write_spans(work: Path, n_batches: int, tmp: Path, doc_split: Mapping[str, str], gold_ids: frozenset[str] | None) -> _SpanTotals:
+def _write_spans(parts: Parts, tmp: Path, doc_split: Mapping[str, str], gold_ids: frozenset[str] | None) -> _SpanTotals:
     """Stream the parts' spans into ``spans.parquet`` (a national corpus has tens of millions)."""
     import pyarrow.parquet as pq
 
     totals = _SpanTotals()
     with pq.ParquetWriter(tmp / "spans.parquet", spans_schema()) as writer:
-        for part in _part_tables(work, n_batches, "spans.parquet"):
+        for part in parts.tables("spans"):
             writer.write_table(part)
             frame = part.select(["id_document", "label", "source"]).to_pandas()
             splits = frame["id_document"].map(doc_split)
@@ -107,8 +125,7 @@ def _write_spans(work: Path, n_batches: int, tmp: Path, doc_split: Mapping[str, 
 class Run:
     """What the assembly needs to know of the run that produced the parts."""
 
-    work: Path
-    n_batches: int
+    parts: Parts
     n_notes: int
     shares: tuple[float, float, float]
     seed: int
@@ -122,8 +139,7 @@ def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    work, n_batches = run.work, run.n_batches
-    documents = _concat_parts(work, n_batches, "documents.parquet", documents_schema(with_split=False))
+    documents = _concat_parts(run.parts, "documents", documents_schema(with_split=False))
     if documents.num_rows != run.n_notes:  # pragma: no cover - a reader bug or a damaged part, never silent
         raise RuntimeError(f"the batch parts hold {documents.num_rows} notes but the input declares {run.n_notes}")
     ids, patients = documents.column("id_document").to_pylist(), documents.column("id_patient").to_pylist()
@@ -135,13 +151,13 @@ def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport) -> None:
     documents = documents.append_column(documents_schema().field("split"), pa.array([group_split[g] for g in groups], type=pa.string()))
     gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
     with atomic_directory(out) as tmp:
-        sentences_per_split, report.sentences_kept_without_entity = _write_sentences(work, n_batches, tmp, doc_split)
+        sentences_per_split, report.sentences_kept_without_entity = _write_sentences(run.parts, tmp, doc_split)
         pq.write_table(documents, tmp / "documents.parquet")
-        spans = _write_spans(work, n_batches, tmp, doc_split, gold_ids)
+        spans = _write_spans(run.parts, tmp, doc_split, gold_ids)
         frame = documents.to_pandas().assign(group=groups)
         _fill_report(report, frame, spans, sentences_per_split)
         if gold_frame is not None:
-            tokens = _concat_parts(work, n_batches, "gold_tokens.parquet", gold_tokens_schema()).to_pandas()
+            tokens = _concat_parts(run.parts, "gold_tokens", gold_tokens_schema()).to_pandas()
             score_gold(report, gold_frame, frame, spans.evaluated, tokens)
         report.seconds = time.perf_counter() - run.started
         report.notes_per_second = run.labelled / report.seconds if report.seconds else 0.0

@@ -1,11 +1,14 @@
-"""One input batch → one part directory: the job sent to a worker and the worker's function.
+"""One input batch → its tables: the batch function every engine runs, and the local engine's job.
 
-:func:`label_batch` is what the process pool runs: it must stay a module-level function (workers are
-started with ``spawn`` and import it by name).
+:func:`label_notes` is the per-batch work, pure (notes in, Arrow tables out): the local engine runs it
+in :func:`label_batch` and writes a part directory, the Spark engine (:mod:`deid_ds.engine`) in its
+executors. :func:`label_batch` is what the process pool runs: it must stay a module-level function
+(workers are started with ``spawn`` and import it by name).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,19 +55,39 @@ class BatchJob:
 DUPLICATE_REASON = "duplicate id_document (an earlier note of the input has the same id)"
 
 
-def label_batch(job: BatchJob) -> int:
-    """Label one batch and write its part atomically; returns the number of notes (for progress)."""
-    segmenter = segmenter_for(job.options.segment)
-    labeller = labeller_for(job.options.label)
-    use_metadata = job.options.label.use_metadata
-    columns = BatchColumns(job.gold_ids)
+def label_notes(
+    notes: Sequence[Note],
+    options: WeakLabelOptions,
+    splits: Sequence[str],
+    duplicates: frozenset[int] = frozenset(),
+    gold_ids: frozenset[str] | None = None,
+) -> dict:
+    """The per-batch work of every engine: label ``notes`` into the part's Arrow tables by name
+    (:meth:`BatchColumns.tables`). Pure: no file is written, nothing outside the batch is read.
+
+    ``splits`` is each note's split (decided before labelling, from the patient ids); ``duplicates``
+    the positions of notes whose id an earlier note of the input already had (failed, not labelled).
+    """
+    segmenter = segmenter_for(options.segment)
+    labeller = labeller_for(options.label)
+    use_metadata = options.label.use_metadata
+    columns = BatchColumns(gold_ids)
     with relaxed_gc():
-        for position, note in enumerate(job.notes):
-            if position in job.duplicates:
+        for position, note in enumerate(notes):
+            if position in duplicates:
                 labelled = LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", DUPLICATE_REASON))
             else:
                 labelled = label_note(note, segmenter, labeller, use_metadata)
-            columns.add(note, labelled, job.options.share_for(job.splits[position]))
+            columns.add(note, labelled, options.share_for(splits[position]))
+    return columns.tables()
+
+
+def label_batch(job: BatchJob) -> int:
+    """Label one batch and write its part atomically; returns the number of notes (for progress)."""
+    import pyarrow.parquet as pq
+
+    tables = label_notes(job.notes, job.options, job.splits, job.duplicates, job.gold_ids)
     with atomic_directory(Path(job.work) / part_name(job.index)) as tmp:
-        columns.write(tmp)
+        for name, table in tables.items():
+            pq.write_table(table, tmp / f"{name}.parquet")
     return len(job.notes)

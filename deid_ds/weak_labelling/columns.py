@@ -1,13 +1,12 @@
 """The tables of one batch part: documents, spans, sentences (and their rendered lines), gold tokens.
 
-:class:`BatchColumns` gathers them note by note as flat lists and writes them as Arrow at once.
+:class:`BatchColumns` gathers them note by note as flat lists and turns them into Arrow tables at once.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from deid_ds.html_text import ParsedHtml
 from deid_ds.model import Note
@@ -122,18 +121,25 @@ class BatchColumns:
             for values_list, value in zip(spans.values(), values):
                 values_list.append(value)
 
-    def write(self, directory: Path) -> None:
-        """Write the part's tables (always all of them, empty or not, so that readers need no case)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+    def tables(self) -> dict:
+        """The part's Arrow tables by name: ``documents``, ``spans``, ``sentences``, ``lines`` (each
+        sentence's rendered JSONL and Flair text, row for row) and, with a gold, ``gold_tokens``.
 
-        pq.write_table(pa.Table.from_pydict(self.documents, schema=documents_schema(with_split=False)), directory / "documents.parquet")
-        pq.write_table(pa.Table.from_pydict(self.spans, schema=spans_schema()), directory / "spans.parquet")
+        Always all of them, empty or not, so that readers need no case. What every engine gets from a
+        batch: the local one writes them as a part directory, the Spark one as rows of its datasets.
+        """
+        import pyarrow as pa
+
         sentences = self._sentences_table()
-        pq.write_table(sentences, directory / "sentences.parquet")
-        pq.write_table(render_lines(sentences), directory / "lines.parquet")
+        tables = {
+            "documents": pa.Table.from_pydict(self.documents, schema=documents_schema(with_split=False)),
+            "spans": pa.Table.from_pydict(self.spans, schema=spans_schema()),
+            "sentences": sentences,
+            "lines": render_lines(sentences),
+        }
         if self.gold_ids is not None:
-            pq.write_table(pa.Table.from_pydict(self.gold_tokens, schema=gold_tokens_schema()), directory / "gold_tokens.parquet")
+            tables["gold_tokens"] = pa.Table.from_pydict(self.gold_tokens, schema=gold_tokens_schema())
+        return tables
 
     def _sentences_table(self):
         import pyarrow as pa

@@ -14,7 +14,7 @@ from deid_ds.label.labeller import LabelConfig
 from deid_ds.notes_io import open_notes
 from deid_ds.parallel import ordered_map
 from deid_ds.segment_notes import SegmentOptions, segmenter_for
-from deid_ds.weak_labelling.assemble import Run, assemble
+from deid_ds.weak_labelling.assemble import BatchParts, Run, assemble
 from deid_ds.weak_labelling.batch import BatchJob, WeakLabelOptions, label_batch
 from deid_ds.weak_labelling.gold import read_gold
 from deid_ds.weak_labelling.note import labeller_for
@@ -73,16 +73,23 @@ def weak_label(
     use_metadata: bool = True,
     progress: bool = True,
     log: Callable[[str], None] | None = None,
+    engine: str = "local",
+    spark_master: str | None = None,
 ) -> WeakLabelReport:
     """Label every note of ``notes`` into training sets in ``out`` (see the module docstring).
 
     ``keep_empty`` is the share of the sentences without entity kept in train and dev,
     ``keep_empty_test`` in test (default: all of them, so that a correction campaign on the test
     documents shows every sentence). ``log`` receives the resume messages (default: standard error
-    when ``progress`` is on).
+    when ``progress`` is on). ``engine="spark"`` runs the batches on Apache Spark
+    (:mod:`deid_ds.engine`; ``spark_master``, else the active or ``spark-submit`` configuration, else
+    ``local[*]``) with the same outputs; ``workers`` is then Spark's business.
     """
     from tqdm import tqdm
 
+    from deid_ds.engine import check_engine
+
+    check_engine(engine)
     log = log or (_stderr if progress else (lambda message: None))
     shares = parse_split(split)
     if not 0.0 <= keep_empty <= 1.0:
@@ -91,7 +98,7 @@ def weak_label(
         raise InputError(f"--keep-empty-test {keep_empty_test}: expected a share between 0 and 1")
     if batch_size < 1 or workers < 1:
         raise InputError("batch size and workers must be at least 1")
-    source = open_notes(notes, column_map)
+    source = open_notes(notes, column_map) if engine == "local" else None
     options = WeakLabelOptions(
         SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
         LabelConfig(check_kb(kb), use_metadata),
@@ -107,13 +114,18 @@ def weak_label(
             raise DeidError("--gold needs deid_ds.scoring, which this installation lacks") from None
     segmenter_for(options.segment)  # fail fast on a bad Punkt file
     labeller_for(options.label)  # ...and build the matcher cache once, before workers race for it
+    if engine == "spark":
+        from deid_ds.engine.spark_weak_label import weak_label_spark
+
+        return weak_label_spark(notes, out, options, column_map=column_map, batch_size=batch_size, shares=shares, seed=seed,
+                                gold_frame=gold_frame, spark_master=spark_master, log=log)
     started = time.perf_counter()
     lengths = source.batch_lengths(batch_size)
     work = work_directory(out)
     done = prepare_work(work, run_fingerprint(source, options, batch_size, gold, shares, seed), len(lengths), log)
     gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
     # The split depends only on the set of patients: decided from the id columns before labelling, so
-    # that workers keep exactly each split's sentences (and a Spark engine can do the same).
+    # that workers keep exactly each split's sentences (and the Spark engine does the same).
     group_split = assign_splits({patient_group(d, p) for d, p in source.iter_identifiers()}, shares, seed)
     jobs = (
         BatchJob(index, batch, options, str(work), gold_ids, duplicates, tuple(group_split[patient_group(n.id_document, n.id_patient)] for n in batch))
@@ -127,7 +139,7 @@ def weak_label(
             labelled += n
             bar.update(n)
     report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=len(lengths), batches_resumed=len(done))
-    run = Run(work, len(lengths), source.num_notes, shares, seed, started, labelled, group_split)
+    run = Run(BatchParts(work, len(lengths)), source.num_notes, shares, seed, started, labelled, group_split)
     assemble(run, Path(out), gold_frame, report)
     shutil.rmtree(work, ignore_errors=True)
     return report

@@ -1,0 +1,431 @@
+"""The Spark engine's plumbing: session, paths, shipping files to executors, and :func:`run_batches`.
+
+:func:`run_batches` is the whole engine for a command with a per-batch function
+``fn(notes: list[Note], duplicates: frozenset[int]) -> {name: pyarrow.Table}`` (``duplicates``: the
+positions of the notes whose ``id_document`` an earlier note of the input already had): the notes table
+is read by Spark, cut into runs of consecutive rows of one file (at most ``batch_size`` notes, as the
+local engine's batches never span two files), each run turned into notes exactly as the local reader
+does (:func:`deid_ds.notes_io.notes_from_columns`) and given to ``fn`` in the executors
+(``mapInArrow``). Each output row is keyed by its batch's file and first row and its position in the
+batch's table, so that each output table is written — in ``WORK/NAME/part-*.parquet``, part files in
+name order — in the order of the input notes, whatever the partitioning: the order the local engine
+writes in. The driver then streams those Parquet files (:class:`DatasetParts`), never collecting a
+table whole.
+
+"Earlier" is the order of the input: files by path, rows in file order (Spark's ``_metadata.file_path``
+and ``_metadata.row_index``, Spark ≥ 3.5).
+
+Paths: local paths, or any URI Spark's Hadoop file system understands (``hdfs://``, ``s3a://``,
+``file:``). The driver reads the outputs it assembles from a local copy, and publishes a finished
+output directory with the Hadoop file system: written beside the target, then renamed onto it (atomic
+on HDFS and on a local disk; object stores have no atomic rename: the copy is then last-write-wins).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import sys
+import tempfile
+import uuid
+import warnings
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlparse
+
+from deid_ds.engine import require_pyspark
+from deid_ds.errors import InputError
+from deid_ds.notes_io import NOTE_COLUMNS, REQUIRED_COLUMNS, notes_from_columns
+
+#: Columns the engine adds to the notes, and keys of every output row: the note's file and row; for
+#: outputs, the batch's file and first row and the row's position in the batch's table.
+FILE, ROW, POSITION, OUTPUT = "_file", "_row", "_i", "output"
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")  # hdfs://, s3a://, file:/ (not C:\)
+
+
+# -------------------------------------------------------------------------------------------- session
+
+
+def spark_session(master: str | None = None, config: Mapping[str, str] | None = None):
+    """The Spark session to run on: the active one (``spark-submit``, a notebook), else a new one.
+
+    ``master`` (``--spark-master``) wins; without it a session started by ``spark-submit`` keeps its
+    configuration, and a plain ``python``/``deid-ds`` run gets ``local[*]``. With a local master the
+    executors' Python is this interpreter (unless ``PYSPARK_PYTHON`` says otherwise).
+    """
+    require_pyspark()
+    from pyspark.sql import SparkSession
+
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+    active = SparkSession.getActiveSession()
+    if active is not None and (master is None or active.sparkContext.master == master):
+        return active
+    if master is None and "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
+        master = "local[*]"
+    builder = SparkSession.builder.appName("deid-ds")
+    if master is not None:
+        builder = builder.master(master)
+        if master.startswith("local"):
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    for key, value in (config or {}).items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+# ---------------------------------------------------------------------------------------------- paths
+
+
+def is_local(path: str | Path) -> bool:
+    """Whether ``path`` is a plain local path (not a URI: ``hdfs://``, ``s3a://``, ``file:``...)."""
+    return not _URI.match(str(path))
+
+
+def spark_path(path: str | Path) -> str:
+    """``path`` as Spark reads and writes it: a URI as given, a local path as an absolute ``file:`` URI."""
+    return str(path) if not is_local(path) else Path(path).absolute().as_uri()
+
+
+def work_path(out: str | Path) -> str:
+    """Where the engine writes its intermediate datasets: ``OUT.spark-partial`` beside ``OUT``."""
+    return spark_path(out).rstrip("/") + ".spark-partial"
+
+
+def file_name(uri: str) -> str:
+    """The file name of a Spark ``_metadata.file_path`` (URL-decoded), as the local reader names files."""
+    return PurePosixPath(unquote(urlparse(uri).path)).name
+
+
+class HadoopFS:
+    """The few Hadoop ``FileSystem`` calls the engine needs, through the session's JVM."""
+
+    def __init__(self, spark, uri: str) -> None:
+        jvm = spark.sparkContext._jvm
+        self._path = jvm.org.apache.hadoop.fs.Path
+        self.fs = self._path(uri).getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+        self.fs.setWriteChecksum(False)  # no .crc files beside the outputs on a local file system
+
+    def exists(self, uri: str) -> bool:
+        return bool(self.fs.exists(self._path(uri)))
+
+    def delete(self, uri: str) -> None:
+        self.fs.delete(self._path(uri), True)
+
+    def rename(self, source: str, target: str) -> None:
+        if not self.fs.rename(self._path(source), self._path(target)):
+            raise OSError(f"could not rename {source} to {target}")
+
+    def copy_to_local(self, uri: str, local: Path) -> None:
+        self.fs.copyToLocalFile(False, self._path(uri), self._path(local.absolute().as_uri()), True)
+
+    def copy_from_local(self, local: Path, uri: str) -> None:
+        self.fs.copyFromLocalFile(False, True, self._path(local.absolute().as_uri()), self._path(uri))
+
+
+@contextmanager
+def output_directory(spark, out: str | Path) -> Iterator[Path]:
+    """A local path to build the output directory at (atomically, e.g. with
+    :func:`deid_ds.io_utils.atomic_directory`): ``out`` itself when local; else a temporary local
+    directory, published onto ``out`` when the block succeeds — copied beside it, then renamed onto it."""
+    if is_local(out):
+        yield Path(out)
+        return
+    staging = Path(tempfile.mkdtemp(prefix="deid-ds-out-"))
+    try:
+        yield staging / "out"
+        fs = HadoopFS(spark, str(out))
+        parent = str(out).rstrip("/").rsplit("/", 1)[0]
+        tmp, old = f"{parent}/.deid-ds-tmp-{uuid.uuid4().hex}", None
+        fs.copy_from_local(staging / "out", tmp)
+        if fs.exists(str(out)):
+            old = f"{parent}/.deid-ds-tmp-old-{uuid.uuid4().hex}"
+            fs.rename(str(out), old)
+        fs.rename(tmp, str(out))
+        if old is not None:
+            fs.delete(old)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextmanager
+def local_datasets(spark, datasets: Mapping[str, str]) -> Iterator[dict[str, Path]]:
+    """Local directories holding the datasets ``{name: URI}``: themselves when on a local file system,
+    else copies made for the block (streamed to the driver's disk, not its memory)."""
+    if all(uri.startswith("file:") for uri in datasets.values()):
+        yield {name: Path(unquote(urlparse(uri).path)) for name, uri in datasets.items()}
+        return
+    staging = Path(tempfile.mkdtemp(prefix="deid-ds-parts-"))
+    try:
+        local = {}
+        for name, uri in datasets.items():
+            local[name] = staging / name
+            HadoopFS(spark, uri).copy_to_local(uri, local[name])
+        yield local
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def remove(spark, uri: str) -> None:
+    """Delete ``uri`` (a work directory) and everything under it, if it exists."""
+    fs = HadoopFS(spark, uri)
+    if fs.exists(uri):
+        fs.delete(uri)
+
+
+# ------------------------------------------------------------------------------ shipping to executors
+
+_SHIPPED: dict[tuple[str, str], str] = {}  # (application id, local path and its state) -> name shipped as
+
+
+def _state(path: Path) -> str:
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    return "\n".join(f"{p}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
+
+
+def _link_or_copy(source, target) -> None:
+    """A hard link (no copy of a national knowledge base), else a copy (another file system)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def ship(spark, path: str | Path) -> str:
+    """Send a local file or directory (a knowledge base, Punkt parameters, a model) to every executor
+    once (``SparkContext.addFile``); returns the name :func:`shipped` finds it under on an executor.
+
+    The name is unique to the path and its files' sizes and modification times, so a file changed
+    between two runs of one session is shipped again, never served stale.
+    """
+    path = Path(path).resolve()
+    state = _state(path)
+    key = (spark.sparkContext.applicationId, state)
+    name = _SHIPPED.get(key)
+    if name is None:
+        name = f"deid-ds-{hashlib.sha256(state.encode()).hexdigest()[:16]}-{path.name}"
+        staged = Path(tempfile.mkdtemp(prefix="deid-ds-ship-")) / name  # addFile ships under the base name
+        if path.is_dir():
+            shutil.copytree(path, staged, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(path, staged)
+        spark.sparkContext.addFile(str(staged), recursive=path.is_dir())
+        _SHIPPED[key] = name
+    return name
+
+
+def shipped(name: str | None) -> str | None:
+    """On an executor: the local path of what :func:`ship` sent under ``name`` (``None`` stays ``None``)."""
+    if name is None:
+        return None
+    from pyspark import SparkFiles
+
+    return SparkFiles.get(name)
+
+
+# ---------------------------------------------------------------------------------------------- notes
+
+
+@dataclass(frozen=True)
+class SparkNotes:
+    """A notes table read by Spark: our column names (:data:`deid_ds.notes_io.NOTE_COLUMNS` present),
+    plus each note's file and row (:data:`FILE`, :data:`ROW`)."""
+
+    frame: object  # pyspark.sql.DataFrame
+    columns: tuple[str, ...]
+
+
+def read_notes(spark, path: str | Path, column_map: Mapping[str, str] | None = None) -> SparkNotes:
+    """Open a notes table (a Parquet file or directory, local or on any Hadoop file system) with Spark."""
+    from pyspark.sql import functions as F
+
+    column_map = dict(column_map or {})
+    try:
+        frame = spark.read.parquet(spark_path(path))
+    except Exception as error:  # noqa: BLE001 - Spark raises AnalysisException and Py4J errors alike
+        raise InputError(f"{path}: Spark cannot read it as Parquet ({type(error).__name__})") from None
+    names = frame.columns
+    for ours in REQUIRED_COLUMNS:
+        if column_map.get(ours, ours) not in names:
+            hint = f"use --column {ours}=SOURCE_COLUMN" if ours not in column_map else "check the --column mapping"
+            raise InputError(f"{path}: required column {column_map.get(ours, ours)!r} not found (columns: {', '.join(names)}); {hint}")
+    for ours, theirs in column_map.items():
+        if theirs not in names:
+            raise InputError(f"{path}: mapped column {theirs!r} (for {ours}) not found (columns: {', '.join(names)})")
+    present = [ours for ours in NOTE_COLUMNS if column_map.get(ours, ours) in names]
+    selected = [F.col(f"`{column_map.get(ours, ours)}`").alias(ours) for ours in present]
+    selected += [F.col("_metadata.file_path").alias(FILE), F.col("_metadata.row_index").alias(ROW)]
+    return SparkNotes(frame.select(*selected), tuple(present))
+
+
+def _identifiers(columns: tuple[str, ...]) -> Callable:
+    from deid_ds.weak_labelling.split import patient_group
+
+    def identify(batches):
+        import pyarrow as pa
+
+        schema = pa.schema([(name, pa.string()) for name in ("id_document", "id_patient", "group", FILE)] + [(ROW, pa.int64())])
+        for batch in batches:
+            data = batch.to_pydict()
+            ids, patients, groups = [], [], []
+            for file, row, run in _runs(data, columns, len(data[FILE])):
+                for note in notes_from_columns({**run, "html": [None] * len(run["id_document"])}, PurePosixPath(file_name(file)), row):
+                    ids.append(note.id_document)
+                    patients.append(note.id_patient)
+                    groups.append(patient_group(note.id_document, note.id_patient))
+            values = {"id_document": ids, "id_patient": patients, "group": groups, FILE: data[FILE], ROW: data[ROW]}
+            yield pa.RecordBatch.from_pydict(values, schema=schema)
+
+    return identify
+
+
+def identifiers(notes: SparkNotes):
+    """Each note's ``id_document``, ``id_patient`` (as the local reader makes them), patient ``group``
+    (:func:`~deid_ds.weak_labelling.split.patient_group`), file and row: a DataFrame, cached."""
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    wanted = [c for c in ("id_document", "id_patient") if c in notes.columns]
+    schema = StructType([StructField(n, StringType()) for n in ("id_document", "id_patient", "group", FILE)] + [StructField(ROW, LongType())])
+    return notes.frame.select(*wanted, FILE, ROW).mapInArrow(_identifiers(tuple(wanted)), schema).cache()
+
+
+def duplicate_positions(ids) -> frozenset[tuple[str, int]]:
+    """``(file, row)`` of every note whose ``id_document`` an earlier note of the input already had."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    rank = F.row_number().over(Window.partitionBy("id_document").orderBy(FILE, ROW))
+    later = ids.withColumn("rank", rank).where(F.col("rank") > 1).select(FILE, ROW)
+    return frozenset((row[FILE], row[ROW]) for row in later.toLocalIterator())
+
+
+# ------------------------------------------------------------------------------------------- batches
+
+
+def _runs(data: Mapping[str, list], columns: tuple[str, ...], n: int, batch_size: int | None = None) -> Iterator[tuple[str, int, dict]]:
+    """Runs of consecutive rows of one file (at most ``batch_size``) of a column dict: ``(file, first row, columns)``."""
+    files, rows = data[FILE], data[ROW]
+    start = 0
+    for i in range(1, n + 1):
+        if i == n or files[i] != files[start] or rows[i] != rows[i - 1] + 1 or (batch_size and i - start >= batch_size):
+            yield files[start], rows[start], {c: data[c][start:i] for c in columns}
+            start = i
+
+
+def _note_runs(batches, columns: tuple[str, ...], batch_size: int) -> Iterator[tuple[str, int, dict]]:
+    """The runs of :func:`_runs` across Spark's Arrow batches: a run may go on in the next batch."""
+    pending: dict | None = None
+    for record_batch in batches:
+        data = record_batch.to_pydict()
+        if pending is not None:
+            data = {c: pending[c] + data[c] for c in (*columns, FILE, ROW)}
+        n = len(data[FILE])
+        pending = None
+        runs = list(_runs(data, columns, n, batch_size))
+        if runs:
+            file, row, last = runs.pop()  # may go on in the next Arrow batch
+            pending = {**last, FILE: [file] * len(last[columns[0]]), ROW: list(range(row, row + len(last[columns[0]])))}
+        yield from runs
+    if pending is not None:
+        yield from _runs(pending, columns, len(pending[FILE]), batch_size)
+
+
+def spark_type(arrow_type):
+    """The Spark SQL type of an Arrow type (strings, integers, booleans, doubles, lists and structs)."""
+    import pyarrow as pa
+    from pyspark.sql import types as T
+
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return T.StringType()
+    simple = {pa.int32(): T.IntegerType(), pa.int64(): T.LongType(), pa.bool_(): T.BooleanType(), pa.float64(): T.DoubleType()}
+    if arrow_type in simple:
+        return simple[arrow_type]
+    if pa.types.is_list(arrow_type):
+        return T.ArrayType(spark_type(arrow_type.value_type))
+    if pa.types.is_struct(arrow_type):
+        return T.StructType([T.StructField(f.name, spark_type(f.type)) for f in arrow_type])
+    raise TypeError(f"no Spark type for {arrow_type}")
+
+
+def _row_schema(outputs: Mapping):
+    import pyarrow as pa
+
+    keys = [(OUTPUT, pa.string()), (FILE, pa.string()), (ROW, pa.int64()), (POSITION, pa.int64())]
+    return pa.schema(keys + [(name, pa.struct(list(schema))) for name, schema in outputs.items()])
+
+
+def _apply(fn: Callable, outputs: Mapping, columns: tuple[str, ...], batch_size: int, duplicates) -> Callable:
+    """The ``mapInArrow`` function: note runs → ``fn`` → one Arrow batch of keyed rows per output table."""
+
+    def apply(batches):
+        import pyarrow as pa
+
+        schema = _row_schema(outputs)
+        positions = duplicates.value
+        for file, first_row, run in _note_runs(batches, columns, batch_size):
+            notes = notes_from_columns(run, PurePosixPath(file_name(file)), first_row)
+            repeated = frozenset(i for i in range(len(notes)) if (file, first_row + i) in positions)
+            for name, table in fn(notes, repeated).items():
+                n = table.num_rows
+                if not n:
+                    continue
+                values = table.select(outputs[name].names).cast(outputs[name]).combine_chunks()
+                struct = pa.StructArray.from_arrays([values.column(k).chunk(0) for k in range(values.num_columns)], fields=list(outputs[name]))
+                arrays = [pa.array([name] * n), pa.array([file] * n), pa.array([first_row] * n, pa.int64()), pa.array(range(n), pa.int64())]
+                arrays += [struct if other == name else pa.nulls(n, schema.field(other).type) for other in outputs]
+                yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+    return apply
+
+
+def run_batches(notes: SparkNotes, fn: Callable, outputs: Mapping, work: str, batch_size: int,
+                duplicates: Collection[tuple[str, int]] = ()) -> dict[str, str]:
+    """Apply the batch function ``fn`` to every note with Spark; write each of its output tables
+    (``outputs``: name → Arrow schema) as ``WORK/NAME/`` in input order (module docstring).
+
+    ``fn(notes, duplicates)`` runs in the executors: it must be picklable (a module-level function or
+    an instance of a module-level class; what it needs from files, :func:`ship` them first) and return
+    a table per output name (a missing or empty one adds no row). ``duplicates`` are the ``(file, row)``
+    of the notes to flag as repeated ids (:func:`duplicate_positions`). Returns ``{name: URI}``.
+    """
+    from pyspark.sql import functions as F
+
+    spark = notes.frame.sparkSession
+    outputs = dict(outputs)
+    import pyarrow as pa
+
+    row_type = spark_type(pa.struct(list(_row_schema(outputs))))
+    flagged = spark.sparkContext.broadcast(frozenset(duplicates))
+    rows = f"{work}/batches"
+    apply = _apply(fn, outputs, notes.columns, batch_size, flagged)
+    notes.frame.mapInArrow(apply, row_type).write.mode("overwrite").partitionBy(OUTPUT).parquet(rows)
+    written = spark.read.schema(row_type).parquet(rows)
+    datasets = {}
+    for name, schema in outputs.items():
+        fields = [F.col(f"`{name}`.`{field}`").alias(field) for field in schema.names]
+        ordered = written.where(F.col(OUTPUT) == name).select(FILE, ROW, POSITION, *fields).orderBy(FILE, ROW, POSITION)
+        ordered.drop(FILE, ROW, POSITION).write.mode("overwrite").parquet(f"{work}/{name}")
+        datasets[name] = f"{work}/{name}"
+    flagged.unpersist()
+    return datasets
+
+
+@dataclass(frozen=True)
+class DatasetParts:
+    """Tables streamed from local copies of :func:`run_batches`' datasets, part file by part file and
+    row group by row group, in input order, cast to the expected schemas: the assembly's source
+    (:class:`deid_ds.weak_labelling.assemble.Parts`). ``sources`` maps a table name to its dataset
+    directory and schema (two names may read different columns of one dataset, chunked alike)."""
+
+    sources: Mapping[str, tuple[Path, object]]
+
+    def tables(self, name: str) -> Iterator:
+        import pyarrow.parquet as pq
+
+        directory, schema = self.sources[name]
+        for file in sorted(Path(directory).glob("part-*.parquet")):
+            parquet = pq.ParquetFile(file)
+            for group in range(parquet.num_row_groups):
+                yield parquet.read_row_group(group, columns=schema.names).cast(schema)
