@@ -88,12 +88,16 @@ def deidentify_document(
                 remember(ctx, text[where.text_start : where.text_end], span.label)
         pairs = _paired_cities(located, spans, text)
     replacements: list[Replacement] = []
+    seen: dict[tuple, Replacement] = {}  # a note repeats its entities (letterhead, signature): one draw each
     for i, (span, where) in enumerate(zip(spans, located)):
         original = text[where.text_start : where.text_end]
         if mode == "mask":
             replacements.append(mask(span.label, mask_format))
-        else:
-            replacements.append(surrogate(ctx, span.label, original, pairs.get(i)))
+            continue
+        key = (span.label, original, pairs.get(i))
+        if key not in seen:
+            seen[key] = surrogate(ctx, span.label, original, pairs.get(i))
+        replacements.append(seen[key])
     try:
         html, ranges = apply_edits(parsed, [Edit(where, r.text) for where, r in zip(located, replacements)])
     except SpanError as error:

@@ -1,0 +1,92 @@
+"""Benchmark: ``deid-ds deidentify`` throughput (documents per second) on the embedded sample.
+
+    .venv/bin/python benchmarks/deidentify.py [--notes data/notes.parquet] [--spans data/gold.parquet]
+                                              [--kb DIR] [--repeat 3] [--workers 1]
+
+Stages, each timed ``--repeat`` times (best and median reported):
+
+* ``document``: ``deidentify_document`` on notes parsed beforehand (surrogates + HTML replacement);
+* ``leak check``: ``find_leaks`` on the de-identified notes (parsing them again);
+* ``command``: ``deid_ds.deidentify.deidentify`` end to end (Parquet in, notes/audit/documents out),
+  surrogate mode, ``--workers`` processes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from machine import cpu_model  # noqa: E402
+
+from deid_ds.deidentify import deidentify  # noqa: E402
+from deid_ds.deidentify.context import Context, scope_of  # noqa: E402
+from deid_ds.deidentify.document import deidentify_document  # noqa: E402
+from deid_ds.deidentify.keyed import Keyring  # noqa: E402
+from deid_ds.deidentify.leaks import find_leaks  # noqa: E402
+from deid_ds.deidentify.pipeline import read_spans_by_document  # noqa: E402
+from deid_ds.deidentify.pools import load_pools  # noqa: E402
+from deid_ds.html_text import html_to_text  # noqa: E402
+from deid_ds.notes_io import open_notes  # noqa: E402
+
+
+def _timed(fn, repeat: int) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", default=str(REPO / "data" / "notes.parquet"))
+    parser.add_argument("--spans", default=str(REPO / "data" / "gold.parquet"))
+    parser.add_argument("--kb")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
+
+    notes = [note for batch in open_notes(args.notes).iter_batches() for note in batch]
+    spans = read_spans_by_document(args.spans)
+    pools = load_pools(str(Path(args.kb).resolve()) if args.kb else None)
+    keyring = Keyring(b"benchmark")
+    parsed = [html_to_text(note.html) for note in notes]
+    n_spans = sum(len(spans.get(note.id_document, [])) for note in notes)
+    outputs: list[str] = []
+
+    def documents() -> None:
+        outputs.clear()
+        for note, page in zip(notes, parsed):
+            ctx = Context(keyring, pools, scope_of(note.id_patient, note.id_document), note.patient)
+            outputs.append(deidentify_document(page, spans.get(note.id_document, []), ctx, "surrogate").html)
+
+    def leaks() -> None:
+        for note, html in zip(notes, outputs):
+            find_leaks(html, note.patient)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        def command() -> None:
+            deidentify(args.notes, Path(tmp) / "out", spans=args.spans, kb=args.kb, key="benchmark", workers=args.workers, progress=False)
+
+        stages = {"document": _timed(documents, args.repeat), "leak check": _timed(leaks, args.repeat), "command": _timed(command, args.repeat)}
+    megabytes = sum(len(note.html.encode("utf-8")) for note in notes) / 1e6
+    print(f"machine: {cpu_model()}, Python {platform.python_version()}; {len(notes)} notes, {n_spans} spans, {megabytes:.2f} MB of HTML; "
+          f"places: {'kb ' + args.kb if args.kb else 'fallback list'}; command workers: {args.workers}")
+    print(f"{'stage':<12} {'best s':>8} {'median s':>9} {'documents/s (best)':>19} {'spans/s (best)':>15}")
+    for name, times in stages.items():
+        best = min(times)
+        print(f"{name:<12} {best:>8.3f} {statistics.median(times):>9.3f} {len(notes) / best:>19,.0f} {n_spans / best:>15,.0f}")
+
+
+if __name__ == "__main__":
+    main()
