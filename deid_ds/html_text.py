@@ -35,9 +35,12 @@ Warnings are counts per kind (``fallback_decoded_bytes``, ``control_chars``, ``u
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 import re
 from array import array
 from dataclasses import dataclass, field
+from functools import lru_cache
 from html import unescape as _html_unescape
 from html.entities import html5 as _HTML5
 from html.parser import HTMLParser
@@ -107,6 +110,20 @@ _SIMPLE_START_TAG = re.compile(
 )
 _SIMPLE_END_TAG = re.compile(r"</([a-zA-Z][a-zA-Z0-9]*)>")
 _FALLBACK_MARKUP = re.compile(r"<[A-Za-z!/?][^<>]*>")
+_STARTTAG_OPEN = re.compile("<[a-zA-Z]")  # html.parser.starttagopen
+#: sha256 of the source of ``HTMLParser.goahead`` that :meth:`_Extractor._goahead_markup` mirrors
+#: (identical in CPython 3.10.13, 3.11.7, 3.12.1 and 3.13.0; later security releases changed it).
+_MIRRORED_GOAHEAD_SHA256 = "482555522333534ed0d5c112fe13d0d76732a1c38a94d9dcf3f8c228b8678233"
+
+
+@lru_cache(maxsize=1)
+def _KNOWN_GOAHEAD() -> bool:  # noqa: N802 - reads as the constant it is, computed once
+    """Whether this Python's ``HTMLParser.goahead`` is the code the extractor's own loop mirrors."""
+    try:
+        source = inspect.getsource(HTMLParser.goahead)
+    except (OSError, TypeError):  # no source shipped: keep the stdlib loop
+        return False
+    return hashlib.sha256(source.encode()).hexdigest() == _MIRRORED_GOAHEAD_SHA256
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,7 +374,60 @@ class _Extractor(HTMLParser):
     def goahead(self, end: bool) -> None:  # noqa: D401 - HTMLParser internal
         # rawdata holds the not-yet-consumed tail of the source.
         self.base = len(self.source) - len(self.rawdata)
+        if _KNOWN_GOAHEAD():
+            consumed = self._goahead_markup()
+            if consumed:
+                self.rawdata = self.rawdata[consumed:]
+                self.base += consumed
         super().goahead(end)
+
+    def _goahead_markup(self) -> int:
+        """``HTMLParser.goahead``'s own loop for ``convert_charrefs=True``, without the text it decodes.
+
+        The stdlib loop hands every text run to ``handle_data`` after decoding its references; this
+        extractor ignores that text (it reads the source itself), so the loop below does the same
+        dispatch — the same ``parse_*`` calls in the same order, the same ``updatepos`` calls — and
+        skips the decoding. It is used only where ``HTMLParser.goahead`` is exactly the code it mirrors
+        (:func:`_KNOWN_GOAHEAD`: CPython 3.10 to 3.13.0); elsewhere the stdlib loop runs. Wherever the
+        stdlib would stop or recover (trailing text, an incomplete construct, unterminated raw text),
+        this loop stops and the stdlib loop goes on from there: it keeps no state but its position.
+        Returns how much of ``rawdata`` was consumed.
+        """
+        rawdata = self.rawdata
+        n = len(rawdata)
+        find, startswith = rawdata.find, rawdata.startswith
+        starttag_open = _STARTTAG_OPEN.match
+        updatepos = self.updatepos
+        i = 0
+        while i < n:
+            if self.cdata_elem:
+                match = self.interesting.search(rawdata, i)
+                if match is None:
+                    return i
+                j = match.start()
+            else:
+                j = find("<", i)
+                if j < 0:
+                    return i
+            i = updatepos(i, j)  # the text before, if any (handle_data would be a no-op here)
+            if starttag_open(rawdata, i):
+                k = self.parse_starttag(i)
+            elif startswith("</", i):
+                k = self.parse_endtag(i)
+            elif startswith("<!--", i):
+                k = self.parse_comment(i)
+            elif startswith("<?", i):
+                k = self.parse_pi(i)
+            elif startswith("<!", i):
+                k = self.parse_html_declaration(i)
+            elif i + 1 < n:
+                k = i + 1  # a lone "<" is text
+            else:
+                return i
+            if k < 0:
+                return i
+            i = updatepos(i, k)
+        return i
 
     def updatepos(self, i: int, j: int) -> int:
         # Called by HTMLParser after every construct [i, j) of rawdata (text or markup).

@@ -234,6 +234,23 @@ SIMPLE_TAG_SHAPES = [
 ]
 
 
+#: Shapes where the extractor's loop must stop and let HTMLParser's own loop recover.
+NASTY_LOOP_SHAPES = [
+    "text with a trailing &amp",
+    "a < b and c <",
+    "<p>unterminated <b",
+    "<script>never closed",
+    "<!-- never closed <p>x</p>",
+    "<p>x</p><",
+    "<?pi never closed",
+    "<!DOCTYPE never closed",
+    "</",
+    "<p>a &#; b</p><p>e <b>x</b> &#</p><i>y</i>",
+    "<textarea>&eacute;<p></textarea>&eacute;",
+    "<title>a</title  ><style>x</ style><p>y</p>",
+]
+
+
 @pytest.mark.parametrize("html", SIMPLE_TAG_SHAPES)
 def test_the_simple_tag_fast_path_changes_nothing(monkeypatch, html):
     """``<name>`` and ``</name>`` bypass HTMLParser's attribute parsing: same result without the bypass."""
@@ -272,4 +289,41 @@ def test_the_simple_tag_fast_path_changes_nothing_on_tag_soup(parts):
         slow = html_to_text(html)
     finally:
         html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG = saved
+    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
+
+
+def _parse_without_fast_paths(html: str):
+    """html_to_text with HTMLParser's own loop and attribute parsing for every construct."""
+    import deid_ds.html_text as html_text
+
+    saved = html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG, html_text._KNOWN_GOAHEAD
+    html_text._SIMPLE_START_TAG = html_text._SIMPLE_END_TAG = re.compile(r"(?!)")
+    html_text._KNOWN_GOAHEAD = lambda: False
+    try:
+        return html_to_text(html)
+    finally:
+        html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG, html_text._KNOWN_GOAHEAD = saved
+
+
+def test_the_mirrored_parser_loop_is_the_one_that_runs_here():
+    """The extractor's own markup loop mirrors HTMLParser.goahead of CPython 3.10 to 3.13.0 only."""
+    from deid_ds.html_text import _KNOWN_GOAHEAD
+
+    if not _KNOWN_GOAHEAD():
+        pytest.skip("this Python's HTMLParser.goahead differs from the mirrored one: the stdlib loop runs")
+    fast, slow = html_to_text(SIMPLE_TAG_SHAPES[2]), _parse_without_fast_paths(SIMPLE_TAG_SHAPES[2])
+    assert fast.text == slow.text == "x"
+
+
+@pytest.mark.parametrize("html", SIMPLE_TAG_SHAPES + NASTY_LOOP_SHAPES)
+def test_the_parser_loop_and_tag_fast_paths_change_nothing(html):
+    fast, slow = html_to_text(html), _parse_without_fast_paths(html)
+    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_SOUP), max_size=40))
+def test_the_parser_loop_and_tag_fast_paths_change_nothing_on_tag_soup(parts):
+    html = "".join(parts)
+    fast, slow = html_to_text(html), _parse_without_fast_paths(html)
     assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
