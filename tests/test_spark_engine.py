@@ -4,6 +4,7 @@ optional. Spark runs in local mode (``local[2]``), one session for the module.""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -22,9 +23,7 @@ from deid_ds.weak_labelling import weak_label
 from test_predict import model_dir, notes_file  # noqa: F401 - the tiny tagger trained offline, and its notes
 from test_weak_label import GOLD, NOTES, same_outputs
 
-needs_spark = pytest.mark.skipif(
-    subprocess.run([sys.executable, "-c", "import pyspark"], capture_output=True).returncode != 0, reason="pyspark not installed"
-)
+needs_spark = pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="pyspark not installed")
 
 
 @pytest.fixture(scope="module")

@@ -301,6 +301,32 @@ def duplicate_positions(ids) -> frozenset[tuple[str, int]]:
     return frozenset((row[FILE], row[ROW]) for row in later.toLocalIterator())
 
 
+@dataclass(frozen=True)
+class Input:
+    """What a command knows of its notes before the batches run (:func:`open_input`)."""
+
+    spark: object  # pyspark.sql.SparkSession
+    notes: SparkNotes
+    n_notes: int
+    duplicates: frozenset[tuple[str, int]]  # (file, row) of the notes whose id an earlier note had
+    groups: frozenset[str] | None  # the patient groups, when asked for (the split needs them)
+
+
+def open_input(command: str, path: str | Path, column_map: Mapping[str, str] | None, master: str | None,
+               log: Callable[[str], None], *, groups: bool = False) -> Input:
+    """The session, the notes, and what the id columns say (a column projection, read once and cached)."""
+    spark = spark_session(master)
+    log(f"{command} on Spark {spark.version}, master {spark.sparkContext.master}")
+    notes = read_notes(spark, path, column_map)
+    ids = identifiers(notes)
+    try:
+        n_notes = ids.count()
+        found = frozenset(row.group for row in ids.select("group").distinct().toLocalIterator()) if groups else None
+        return Input(spark, notes, n_notes, duplicate_positions(ids), found)
+    finally:
+        ids.unpersist()
+
+
 # ------------------------------------------------------------------------------------------- batches
 
 
@@ -393,6 +419,7 @@ def run_batches(notes: SparkNotes, fn: Callable, outputs: Mapping, work: str, ba
     from pyspark.sql import functions as F
 
     spark = notes.frame.sparkSession
+    remove(spark, work)  # what an earlier, failed run left
     outputs = dict(outputs)
     import pyarrow as pa
 

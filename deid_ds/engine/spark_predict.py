@@ -82,17 +82,11 @@ def predict_spark(
     from deid_ds.weak_labelling.schemas import spans_schema
 
     started = time.perf_counter()
-    spark = engine.spark_session(spark_master)
-    log(f"predict on Spark {spark.version}, master {spark.sparkContext.master}")
-    source = engine.read_notes(spark, notes, column_map)
-    ids = engine.identifiers(source)
-    n_notes = ids.count()
-    duplicates = engine.duplicate_positions(ids)
-    ids.unpersist()
+    read = engine.open_input("predict", notes, column_map, spark_master, log)
+    spark, n_notes = read.spark, read.n_notes
     outputs = {"documents": documents_schema(), "spans": spans_schema(), "stats": stats_schema()}
     work = engine.work_path(out)
-    engine.remove(spark, work)
-    datasets = engine.run_batches(source, PredictBatch(ship_options(spark, options)), outputs, work, batch_size, duplicates)
+    datasets = engine.run_batches(read.notes, PredictBatch(ship_options(spark, options)), outputs, work, batch_size, read.duplicates)
     report = PredictReport(model=options.model, device=options.device, workers=spark.sparkContext.defaultParallelism,
                            hybrid_kb=options.rules.kb_dir if options.rules else None, hybrid=options.rules is not None)
     no_documents: dict[str, list] = {"status": [], "error": []}  # what report.add reads of a batch's tables

@@ -90,14 +90,9 @@ def weak_label_spark(
     import pyarrow as pa
 
     started = time.perf_counter()
-    spark = engine.spark_session(spark_master)
-    log(f"weak-label on Spark {spark.version}, master {spark.sparkContext.master}")
-    source = engine.read_notes(spark, notes, column_map)
-    ids = engine.identifiers(source)
-    n_notes = ids.count()
-    group_split = assign_splits((row.group for row in ids.select("group").distinct().toLocalIterator()), shares, seed)
-    duplicates = engine.duplicate_positions(ids)
-    ids.unpersist()
+    read = engine.open_input("weak-label", notes, column_map, spark_master, log, groups=True)
+    spark, n_notes = read.spark, read.n_notes
+    group_split = assign_splits(read.groups, shares, seed)
     gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
     split_broadcast = spark.sparkContext.broadcast(group_split)
     outputs = {
@@ -108,9 +103,9 @@ def weak_label_spark(
     if gold_ids is not None:
         outputs["gold_tokens"] = gold_tokens_schema()
     work = engine.work_path(out)
-    engine.remove(spark, work)
     try:
-        datasets = engine.run_batches(source, LabelBatch(ship_options(spark, options), split_broadcast, gold_ids), outputs, work, batch_size, duplicates)
+        datasets = engine.run_batches(read.notes, LabelBatch(ship_options(spark, options), split_broadcast, gold_ids), outputs, work, batch_size,
+                                      read.duplicates)
         report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=0, batches_resumed=0)
         with engine.local_datasets(spark, datasets) as local:
             sources = {name: (local[name], schema) for name, schema in outputs.items() if name != "sentences"}
