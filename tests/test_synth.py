@@ -4,6 +4,7 @@ reproducibility, realism traps, and a held-out phrasing family that really is ne
 from __future__ import annotations
 
 import csv
+import json
 import gzip
 import re
 from collections import Counter
@@ -47,6 +48,15 @@ def _spans_by_doc(corpus):
     return by_doc
 
 
+def _spans_in_text(corpus):
+    """(extracted text, gold span, text start, text end) for every gold span."""
+    by_doc = _spans_by_doc(corpus)
+    for note in corpus.notes:
+        parsed = html_to_text(note["html"])
+        for span in by_doc.get(note["id_document"], []):
+            yield (parsed.text, span, *parsed.text_span(span["html_start"], span["html_end"]))
+
+
 def _masked_lines(corpus, family=None):
     """Text lines holding an entity, entities replaced by their label and digits by 0: the wording."""
     by_doc = _spans_by_doc(corpus)
@@ -70,7 +80,7 @@ def _masked_lines(corpus, family=None):
 # -- gold ----------------------------------------------------------------------------------------------
 
 
-def test_every_gold_span_reads_back_exactly_through_html_to_text(corpus):
+def _assert_gold_reads_back(corpus) -> None:
     by_doc = _spans_by_doc(corpus)
     checked = 0
     for note in corpus.notes:
@@ -82,6 +92,10 @@ def test_every_gold_span_reads_back_exactly_through_html_to_text(corpus):
             assert parsed.html_span(start, end) == (span["html_start"], span["html_end"]), span
             checked += 1
     assert checked == len(corpus.gold) > 1000
+
+
+def test_every_gold_span_reads_back_exactly_through_html_to_text(corpus):
+    _assert_gold_reads_back(corpus)
 
 
 def test_spans_never_start_or_end_on_a_tag_a_space_or_nbsp(corpus):
@@ -129,19 +143,15 @@ def test_eponyms_homonyms_times_and_ages_stay_unannotated(corpus):
 
 
 def test_relatives_are_patient_and_nurses_are_doctor(corpus):
-    by_doc = _spans_by_doc(corpus)
     relative_seen = nurse_seen = False
-    for note in corpus.notes:
-        parsed = html_to_text(note["html"])
-        for span in by_doc.get(note["id_document"], []):
-            start, _ = parsed.text_span(span["html_start"], span["html_end"])
-            before = parsed.text[max(0, start - 20) : start]
-            if re.search(r"(sa fille|son fils|son époux|sa sœur|sa voisine)[ ,]+(M\.|Mme)? ?$", before):
-                assert span["label"] == "PATIENT", (before, span)
-                relative_seen = True
-            if re.search(r"(IDE :?|infirmière|infirmier) $", before):
-                assert span["label"] == "DOCTOR", (before, span)
-                nurse_seen = True
+    for text, span, start, _ in _spans_in_text(corpus):
+        before = text[max(0, start - 20) : start]
+        if re.search(r"(sa fille|son fils|son époux|sa sœur|sa voisine)[ ,]+(M\.|Mme)? ?$", before):
+            assert span["label"] == "PATIENT", (before, span)
+            relative_seen = True
+        if re.search(r"(IDE :?|infirmière|infirmier) $", before):
+            assert span["label"] == "DOCTOR", (before, span)
+            nurse_seen = True
     assert relative_seen and nurse_seen
 
 
@@ -343,3 +353,82 @@ def test_committed_sample_matches_its_readme():
     for label in LABELS:
         assert f"| {label} | {counts[label]:,} |" in readme
     assert re.search(r"deid-ds synth --notes \d+ --patients \d+ --seed \d+", readme)
+
+
+# -- family 2: the `unseen` house style -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def unseen():
+    """A small, noisy corpus in the third house style (family 2)."""
+    return generate_corpus(SynthConfig(notes=150, seed=13, noise=0.8, phrasing="unseen", distractor_professionals=0))
+
+
+def test_unseen_gold_reads_back_exactly_and_spans_are_clean(unseen):
+    assert set(unseen.families.values()) == {2}
+    _assert_gold_reads_back(unseen)
+    test_spans_never_start_or_end_on_a_tag_a_space_or_nbsp(unseen)
+    test_spans_never_overlap(unseen)
+
+
+def test_unseen_has_every_label_every_document_type_and_its_own_markup(unseen):
+    assert all(n > 0 for n in unseen.label_counts().values()), unseen.label_counts()
+    assert {n["doc_type"] for n in unseen.notes} == set(DOCUMENT_TYPES)
+    assert all("class=MsoNormal" in n["html"] for n in unseen.notes)
+
+
+def test_unseen_writes_the_constructs_it_promises(unseen):
+    texts = {label: [s["text"] for s in unseen.gold if s["label"] == label] for label in LABELS}
+    assert any(re.fullmatch(r"[A-ZÀ-Ý' -]{2,} [A-Z][a-zà-ÿ-]+", t) for t in texts["PATIENT"])  # NOM Prénom
+    assert any(t == t.lower() and t.isalpha() for t in texts["DOCTOR"])  # "vu avec dr kerbrat"
+    assert any(re.fullmatch(r"\d{1,2}/\d{1,2}/\d\d", t) for t in texts["DATE"])  # 3/2/21
+    assert any(" fév. " in t or " janv. " in t or " déc. " in t for t in texts["DATE"])
+    assert any(t.startswith("+33 (0)") for t in texts["PHONE"])
+    assert any(re.search(r"\b(Av\.|Bld|Chem\.|Rte|Imp\.|Pl\.|LD)\s", t) for t in texts["STR"])
+    full = " ".join(html_to_text(n["html"]).text for n in unseen.notes)
+    for cue in ("Praticien responsable :", "Rédigé par", "Résidant au", "Tél portable", "Destinataires", "IPP"):
+        assert cue in full, cue
+    ipps = re.findall(r"IPP :? (\d{8})", full)
+    assert ipps and not set(ipps) & {s["text"] for s in unseen.gold}  # administrative numbers are not entities
+
+
+def test_unseen_relatives_are_patient_and_roles_after_a_name_are_outside_it(unseen):
+    relative_seen = role_seen = False
+    for text, span, start, end in _spans_in_text(unseen):
+        if re.search(r"(sa fille|son fils|son époux|sa sœur|sa voisine) (M\.|Mme|Madame|Monsieur) $", text[max(0, start - 25) : start]):
+            assert span["label"] == "PATIENT", span
+            relative_seen = True
+        if re.match(r" \((IDE|interne|kiné)\)", text[end : end + 10]):
+            assert span["label"] == "DOCTOR" and "(" not in span["text"], span
+            role_seen = True
+    assert relative_seen and role_seen
+
+
+def test_unseen_wording_is_new_to_both_other_families(unseen):
+    train = _masked_lines(generate_corpus(SynthConfig(notes=120, seed=11, phrasing="train", distractor_professionals=0)))
+    heldout = _masked_lines(generate_corpus(SynthConfig(notes=120, seed=11, phrasing="heldout", distractor_professionals=0)))
+    lines = _masked_lines(unseen, family=2)
+    # what is shared is what every French letter writes alike: bare address lines, "Docteur <DOCTOR>", "CHU de <VILLE>"
+    for reference in (train, heldout):
+        assert sum(n for line, n in lines.items() if line in reference) / sum(lines.values()) < 0.1
+
+
+def test_unseen_is_deterministic_and_leaves_the_other_families_unchanged(unseen):
+    again = generate_corpus(SynthConfig(notes=150, seed=13, noise=0.8, phrasing="unseen", distractor_professionals=0))
+    assert again.notes == unseen.notes and again.gold == unseen.gold
+    # family 2 has its own writers and random stream: the committed sample (family 0) is still what it was
+    data = Path(__file__).resolve().parents[1] / "data"
+    if not (data / "gold.jsonl").exists():
+        pytest.skip("no committed sample")
+    sample = generate_corpus(SynthConfig(notes=300, patients=80, seed=1))
+    committed = [json.loads(line) for line in (data / "gold.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert sample.gold == committed
+    assert [n["html"] for n in sample.notes] == pq.read_table(data / "notes.parquet", columns=["html"]).column("html").to_pylist()
+
+
+def test_synth_command_accepts_unseen_and_its_readme_says_so(tmp_path):
+    result = CliRunner().invoke(main, ["synth", "--notes", "12", "--seed", "4", "--phrasing", "unseen", "--out", str(tmp_path),
+                                       "--distractor-professionals", "0", "--distractor-streets", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    readme = (tmp_path / "README.md").read_text(encoding="utf-8")
+    assert "--phrasing unseen" in readme and "family 2" in readme

@@ -23,8 +23,9 @@ _SHARE = click.FloatRange(0.0, 1.0)
               help="Share of the streets mentioned in notes left out of the BAN files.")
 @click.option("--noise", default=0.3, show_default=True, type=_SHARE,
               help="0 = clean; higher = more character references, markup inside entities, metadata typos and gaps.")
-@click.option("--phrasing", default="train", show_default=True, type=click.Choice(["train", "heldout", "all"]),
-              help="Template family: 'heldout' uses layouts and wordings 'train' never uses (for a generalisation test set).")
+@click.option("--phrasing", default="train", show_default=True, type=click.Choice(["train", "heldout", "all", "unseen"]),
+              help="Template family: 'heldout' uses layouts and wordings 'train' never uses (for a generalisation test set); "
+                   "'all' mixes train and heldout; 'unseen' is a third house style written blind to the rules, a test set only.")
 @click.option("--distractor-professionals", default=2500, show_default=True, type=click.IntRange(min=0),
               help="Directory entries for professionals no note mentions.")
 @click.option("--distractor-streets", default=20, show_default=True, type=click.IntRange(min=0),

@@ -29,7 +29,9 @@ from deid_ds.synth.world import Hospital, Patient, WorldBuilder
 NOTE_COLUMNS: tuple[str, ...] = ("id_document", "id_patient", "doc_type", "html", "firstname", "lastname", "birthdate",
                                  "address", "zip", "city", "phone", "email")
 GOLD_COLUMNS: tuple[str, ...] = ("id_document", "label", "html_start", "html_end", "text")
-PHRASINGS = {"train": (0,), "heldout": (1,), "all": (0, 1)}
+#: Phrasing families per ``--phrasing``: ``unseen`` (family 2, :mod:`deid_ds.synth.unseen`) is a test style kept out
+#: of ``all``, so that ``all`` corpora stay what they were and nothing tuned on them has seen family 2.
+PHRASINGS = {"train": (0,), "heldout": (1,), "all": (0, 1), "unseen": (2,)}
 #: Notes are dated between these days; ages are computed at each note's date.
 FIRST_DAY, LAST_DAY = date(2014, 1, 1), date(2023, 12, 31)
 ANNUAIRE_FILE = "PS_LibreAcces_Personne_activite_202401150830.txt"
@@ -143,7 +145,14 @@ def generate_corpus(config: SynthConfig = SynthConfig(), *, progress: bool = Fal
         if note_rng.random() < 0.3:
             extras["specialist"] = [world.specialists[note_rng.randrange(len(world.specialists))] if world.specialists and note_rng.random() < 0.5
                                     else world.new_specialist(department.name)]
-        ctx = NoteContext(note_rng, family, config.noise, patient, hospital, department, author, when, dates, doc, address, extras)
+        if family == 2:  # its own writers and random stream: families 0 and 1 draw exactly what they drew before it
+            from deid_ds.synth.unseen import WRITERS, UnseenContext
+
+            writer = WRITERS[doc_type]
+            ctx = UnseenContext(random.Random(f"unseen-{seed}-{number}"), family, config.noise, patient, hospital, department, author,
+                                when, dates, doc, address, extras)
+        else:
+            ctx = NoteContext(note_rng, family, config.noise, patient, hospital, department, author, when, dates, doc, address, extras)
         writer(ctx)
         html = doc.html()
         notes.append({"id_document": id_document, "id_patient": patient.id_patient, "doc_type": doc_type, "html": html,

@@ -47,6 +47,15 @@ def _markdown(headers: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
+def _phrasing_note(phrasing: str) -> str:
+    if phrasing == "unseen":
+        return ("- Phrasing family `unseen` (family 2): a third house style (Word-exported pages, `NOM Prénom` names, `Rédigé par`,\n"
+                "  `Destinataires :`, `Résidant au`, abbreviated street types, `3/2/21` and `03 fév. 2021` dates, `+33 (0)6` phones),\n"
+                "  written apart from the `train` and `heldout` families and from the weak labeller's rules: a test set only.")
+    return ("- Two phrasing families: `train` (family 0) and `heldout` (family 1, other layouts and wordings, for a test\n"
+            "  set that measures generalisation); `--phrasing all` mixes them.")
+
+
 def readme_text(corpus: Corpus, command: str, kb_location: str = "kb/") -> str:
     """The README of a generated sample: what it is, how to regenerate it, what it holds."""
     label_rows, doc_rows = summary_rows(corpus)
@@ -93,8 +102,7 @@ Regenerate it byte for byte (same versions of deid-ds and pyarrow) with:
   (PATIENT), nurses and secretaries (DOCTOR); entities split by inline markup and written with character
   references; eponyms (Parkinson, Crohn, Glasgow, Leriche et Fontaine) and ordinary words that are also
   surnames or communes (`petite masse du bras`, `médecin de garde`, `voile du palais`), all unannotated.
-- Two phrasing families: `train` (family 0) and `heldout` (family 1, other layouts and wordings, for a test
-  set that measures generalisation); `--phrasing all` mixes them.
+{_phrasing_note(c.phrasing)}
 
 ## Entities per label
 
