@@ -7,7 +7,7 @@ Stages, each timed ``--repeat`` times (best and median reported):
 
 * ``document``: ``deidentify_document`` on notes parsed beforehand (surrogates + HTML replacement);
 * ``leak check``: ``find_leaks`` on the de-identified notes (parsing them again);
-* ``command``: ``deid_ds.deidentify.deidentify`` end to end (Parquet in, notes/audit/documents out),
+* ``command``: ``deid_ds.deidentification.deidentify`` end to end (Parquet in, notes/audit/documents out),
   surrogate mode, ``--workers`` processes.
 """
 
@@ -18,7 +18,7 @@ import platform
 import statistics
 import sys
 import tempfile
-import time
+import timeit
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,24 +27,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import cpu_model  # noqa: E402
 
-from deid_ds.deidentify import deidentify  # noqa: E402
-from deid_ds.deidentify.context import Context, scope_of  # noqa: E402
-from deid_ds.deidentify.document import deidentify_document  # noqa: E402
-from deid_ds.deidentify.keyed import Keyring  # noqa: E402
-from deid_ds.deidentify.leaks import find_leaks  # noqa: E402
-from deid_ds.deidentify.pipeline import read_spans_by_document  # noqa: E402
-from deid_ds.deidentify.pools import load_pools  # noqa: E402
+from deid_ds.deidentification import deidentify  # noqa: E402
+from deid_ds.deidentification.context import Context, scope_of  # noqa: E402
+from deid_ds.deidentification.document import deidentify_document  # noqa: E402
+from deid_ds.deidentification.keyed import Keyring  # noqa: E402
+from deid_ds.deidentification.leaks import find_leaks  # noqa: E402
+from deid_ds.deidentification.pipeline import read_spans_by_document  # noqa: E402
+from deid_ds.deidentification.pools import load_pools  # noqa: E402
 from deid_ds.html_text import html_to_text  # noqa: E402
 from deid_ds.notes_io import open_notes  # noqa: E402
-
-
-def _timed(fn, repeat: int) -> list[float]:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return times
 
 
 def main() -> None:
@@ -78,7 +69,7 @@ def main() -> None:
         def command() -> None:
             deidentify(args.notes, Path(tmp) / "out", spans=args.spans, kb=args.kb, key="benchmark", workers=args.workers, progress=False)
 
-        stages = {"document": _timed(documents, args.repeat), "leak check": _timed(leaks, args.repeat), "command": _timed(command, args.repeat)}
+        stages = {name: timeit.repeat(fn, number=1, repeat=args.repeat) for name, fn in (("document", documents), ("leak check", leaks), ("command", command))}
     megabytes = sum(len(note.html.encode("utf-8")) for note in notes) / 1e6
     print(f"machine: {cpu_model()}, Python {platform.python_version()}; {len(notes)} notes, {n_spans} spans, {megabytes:.2f} MB of HTML; "
           f"places: {'kb ' + args.kb if args.kb else 'fallback list'}; command workers: {args.workers}")

@@ -52,9 +52,9 @@ _API: dict[str, str] = {
     "predict": "deid_ds.ner.predict",
     "merge_spans": "deid_ds.ner.hybrid",
     "evaluate": "deid_ds.evaluation.evaluate",
-    "deidentify": "deid_ds.deidentify.pipeline",
-    "find_leaks": "deid_ds.deidentify.leaks",
-    "check_leaks": "deid_ds.deidentify.leaks",
+    "deidentify": "deid_ds.deidentification.pipeline",
+    "find_leaks": "deid_ds.deidentification.leaks",
+    "check_leaks": "deid_ds.deidentification.leaks",
 }
 
 __all__ = ["__version__", *_API]

@@ -28,7 +28,7 @@ COMMANDS: dict[str, str] = {
     "train": "deid_ds.ner.train_cli:train_command",
     "predict": "deid_ds.ner.predict_cli:predict_command",
     "evaluate": "deid_ds.evaluation.cli:evaluate_command",
-    "deidentify": "deid_ds.deidentify.cli:deidentify_command",
+    "deidentify": "deid_ds.deidentification.cli:deidentify_command",
 }
 
 

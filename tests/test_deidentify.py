@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from conftest import REPO
 from deid_ds.cli import main
-from deid_ds.deidentify import deidentify
-from deid_ds.deidentify.dates_shift import parse_date
-from deid_ds.deidentify.leaks import LeakCounts, check_leaks, find_leaks
+from deid_ds.deidentification import deidentify
+from deid_ds.deidentification.dates_shift import parse_date
+from deid_ds.deidentification.leaks import LeakCounts, check_leaks, find_leaks
 from deid_ds.html_text import html_to_text
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PATIENT_FIELDS, PatientMetadata

@@ -1,4 +1,4 @@
-"""Replacing entities inside the HTML (``deid_ds.deidentify.html_replace``): offsets, structure, escaping."""
+"""Replacing entities inside the HTML (``deid_ds.deidentification.html_replace``): offsets, structure, escaping."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deid_ds.deidentify.html_replace import Edit, SpanError, apply_edits, locate, split_replacement
+from deid_ds.deidentification.html_replace import Edit, SpanError, apply_edits, locate, split_replacement
 from deid_ds.html_text import html_to_text
 
 

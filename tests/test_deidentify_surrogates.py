@@ -7,15 +7,15 @@ import re
 
 import pytest
 
-from deid_ds.deidentify.context import Context
-from deid_ds.deidentify.contacts import surrogate_email, surrogate_phone
-from deid_ds.deidentify.dates_shift import date_offset, parse_date, shift_date_text
-from deid_ds.deidentify.keyed import KEY_ENV, Keyring, resolve_key
-from deid_ds.deidentify.leaks import find_leaks
-from deid_ds.deidentify.metadata import surrogate_metadata
-from deid_ds.deidentify.names import surrogate_name
-from deid_ds.deidentify.places import surrogate_city, surrogate_street, surrogate_zip
-from deid_ds.deidentify.pools import load_pools
+from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.contacts import surrogate_email, surrogate_phone
+from deid_ds.deidentification.dates_shift import date_offset, parse_date, shift_date_text
+from deid_ds.deidentification.keyed import KEY_ENV, Keyring, resolve_key
+from deid_ds.deidentification.leaks import find_leaks
+from deid_ds.deidentification.metadata import surrogate_metadata
+from deid_ds.deidentification.names import surrogate_name
+from deid_ds.deidentification.places import surrogate_city, surrogate_street, surrogate_zip
+from deid_ds.deidentification.pools import load_pools
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
 

@@ -15,10 +15,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from deid_ds.deidentify.context import Context
-from deid_ds.deidentify.html_replace import Edit, SpanError, apply_edits, locate
-from deid_ds.deidentify.names import remember
-from deid_ds.deidentify.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
+from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.html_replace import Edit, SpanError, apply_edits, locate
+from deid_ds.deidentification.names import remember
+from deid_ds.deidentification.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
 from deid_ds.html_text import ParsedHtml
 
 #: Between a postcode and its city: ``35000 RENNES``, ``RENNES (35000)``, ``35000, Rennes``.

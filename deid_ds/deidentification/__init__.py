@@ -1,6 +1,6 @@
 """``deid-ds deidentify``: mask or replace the identifiers found in the original HTML notes.
 
-One module per job: :mod:`~deid_ds.deidentify.keyed` (HMAC-driven choices), :mod:`~.pools` (what
+One module per job: :mod:`~deid_ds.deidentification.keyed` (HMAC-driven choices), :mod:`~.pools` (what
 surrogates are drawn from), :mod:`~.context` (scopes and what is never drawn), :mod:`~.names`,
 :mod:`~.places`, :mod:`~.contacts` and :mod:`~.dates_shift` (the surrogates), :mod:`~.surrogates`
 (mask or surrogate per label), :mod:`~.metadata` (metadata columns), :mod:`~.html_replace` (replacing
@@ -10,6 +10,6 @@ inside the HTML), :mod:`~.document` (one note), :mod:`~.leaks` (the residual-lea
 
 from __future__ import annotations
 
-from deid_ds.deidentify.pipeline import DeidentifyReport, deidentify
+from deid_ds.deidentification.pipeline import DeidentifyReport, deidentify
 
 __all__ = ["DeidentifyReport", "deidentify"]

@@ -1,7 +1,7 @@
 """Surrogate places: cities (VILLE), postcodes (ZIP) and street addresses (STR).
 
 **City and postcode together.** A patient's original commune (by its folded name) maps to a surrogate
-commune drawn from the pools (:mod:`deid_ds.deidentify.pools`), and a postcode maps to one of *that
+commune drawn from the pools (:mod:`deid_ds.deidentification.pools`), and a postcode maps to one of *that
 commune's* postcodes, so ``35000 RENNES`` becomes e.g. ``29200 BREST``, never a postcode of another
 town. Which commune a postcode stands for is found, in order: the city written next to it in the
 note (``35000 RENNES``, ``RENNES (35000)``), the knowledge base's postcode table, the patient's
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import re
 
-from deid_ds.deidentify.casing import apply_case
-from deid_ds.deidentify.context import Context
-from deid_ds.deidentify.pools import Commune, strip_street_type
+from deid_ds.deidentification.casing import apply_case
+from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.pools import Commune, strip_street_type
 from deid_ds.kb.normalize import fold_key
 
 _DIGITS = re.compile(r"\d")

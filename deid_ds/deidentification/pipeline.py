@@ -1,9 +1,9 @@
-"""``deid-ds deidentify``: the I/O around :func:`deid_ds.deidentify.document.deidentify_document`.
+"""``deid-ds deidentify``: the I/O around :func:`deid_ds.deidentification.document.deidentify_document`.
 
 Reads the notes table in batches (every column, so that the columns this command does not know are
 written back unchanged), the spans to replace (a ``weak-label``/``predict``/gold table, or the spans a
 model predicts here with :func:`deid_ds.ner.predict.predict`), replaces them note by note on
-``workers`` processes, runs the residual-leak check (:mod:`deid_ds.deidentify.leaks`) on each output
+``workers`` processes, runs the residual-leak check (:mod:`deid_ds.deidentification.leaks`) on each output
 note, and writes the output directory atomically:
 
 * ``notes.parquet``: ``id_document``, ``id_patient``, the de-identified ``html``, the other columns
@@ -28,11 +28,11 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from deid_ds.deidentify.context import Context, scope_of
-from deid_ds.deidentify.document import SpanIn, deidentify_document
-from deid_ds.deidentify.keyed import Keyring, resolve_key
-from deid_ds.deidentify.leaks import LEAK_FIELDS, LeakCounts, find_leaks
-from deid_ds.deidentify.surrogates import DEFAULT_MASK, MODES
+from deid_ds.deidentification.context import Context, scope_of
+from deid_ds.deidentification.document import SpanIn, deidentify_document
+from deid_ds.deidentification.keyed import Keyring, resolve_key
+from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts, find_leaks
+from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.errors import InputError
 from deid_ds.model import LABELS, PATIENT_FIELDS, Note
@@ -101,8 +101,8 @@ def audit_schema(with_originals: bool):
 
 def deidentify_batch(job: DeidJob) -> BatchResult:
     """De-identify one batch of notes. Module level: worker processes import it."""
-    from deid_ds.deidentify.metadata import surrogate_metadata
-    from deid_ds.deidentify.pools import load_pools
+    from deid_ds.deidentification.metadata import surrogate_metadata
+    from deid_ds.deidentification.pools import load_pools
     from deid_ds.html_text import html_to_text
 
     options = job.options
@@ -345,7 +345,7 @@ def deidentify(
 ) -> DeidentifyReport:
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
-    See the module docstring for the outputs and :mod:`deid_ds.deidentify` for the policies. ``key``
+    See the module docstring for the outputs and :mod:`deid_ds.deidentification` for the policies. ``key``
     (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice.
     """
     log = log or (lambda message: print(message, file=sys.stderr))
@@ -387,7 +387,7 @@ def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions
     import pyarrow.parquet as pq
     from tqdm import tqdm
 
-    from deid_ds.deidentify.pools import load_pools
+    from deid_ds.deidentification.pools import load_pools
     from deid_ds.io_utils import atomic_directory
     from deid_ds.parallel import ordered_map
 

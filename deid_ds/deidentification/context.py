@@ -22,8 +22,8 @@ from typing import TypeVar
 
 from rapidfuzz.distance import Levenshtein
 
-from deid_ds.deidentify.keyed import Keyring
-from deid_ds.deidentify.pools import Pools
+from deid_ds.deidentification.keyed import Keyring
+from deid_ds.deidentification.pools import Pools
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
 

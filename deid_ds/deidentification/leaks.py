@@ -79,7 +79,7 @@ def _phrase(value: str) -> str:
 
 
 def _birthdate_pattern(value: str) -> str | None:
-    from deid_ds.deidentify.dates_shift import parse_date
+    from deid_ds.deidentification.dates_shift import parse_date
 
     parsed = parse_date(value.strip()[:10])
     if parsed is None or parsed.kind != "full":
@@ -115,7 +115,7 @@ def needles_for(patient: PatientMetadata) -> Needles:
     if patient.email and "@" in patient.email:
         needles.patterns["email"] = re.compile(r"(?<![\w.\-])" + re.escape(fold_key(patient.email)) + r"(?![\w\-])")
     if patient.address:
-        from deid_ds.deidentify.pools import strip_street_type
+        from deid_ds.deidentification.pools import strip_street_type
 
         _, name = strip_street_type(_HOUSE.sub("", patient.address))
         if len(_WORD.findall(fold_key(name))) and len(fold_key(name).replace(" ", "")) >= MIN_NAME_PART:

@@ -21,8 +21,8 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
-from deid_ds.deidentify.casing import apply_case, case_style, strip_accents
-from deid_ds.deidentify.context import Context
+from deid_ds.deidentification.casing import apply_case, case_style, strip_accents
+from deid_ds.deidentification.context import Context
 from deid_ds.label.dates import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, _full_year, _month_number
 
 MIN_SHIFT, MAX_SHIFT = 15, 365

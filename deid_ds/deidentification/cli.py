@@ -1,4 +1,4 @@
-"""``deid-ds deidentify``: a thin wrapper over :func:`deid_ds.deidentify.pipeline.deidentify`."""
+"""``deid-ds deidentify``: a thin wrapper over :func:`deid_ds.deidentification.pipeline.deidentify`."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep
     keyed: the same --key gives byte-identical output. The residual-leak check then looks for each
     patient's own metadata in their de-identified notes; --fail-on-leak makes any leak an error.
     """
-    from deid_ds.deidentify.pipeline import deidentify, report_table
+    from deid_ds.deidentification.pipeline import deidentify, report_table
     from deid_ds.notes_io import parse_column_map
 
     report = deidentify(

@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deid_ds.deidentify.contacts import surrogate_email, surrogate_phone
-from deid_ds.deidentify.context import Context
-from deid_ds.deidentify.dates_shift import shift_date_text
-from deid_ds.deidentify.names import surrogate_name
-from deid_ds.deidentify.places import keyed_digits, surrogate_city, surrogate_street, surrogate_zip
+from deid_ds.deidentification.contacts import surrogate_email, surrogate_phone
+from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.dates_shift import shift_date_text
+from deid_ds.deidentification.names import surrogate_name
+from deid_ds.deidentification.places import keyed_digits, surrogate_city, surrogate_street, surrogate_zip
 from deid_ds.kb.normalize import fold_key
 
 DEFAULT_MASK = "[{label}]"

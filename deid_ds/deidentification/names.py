@@ -24,8 +24,8 @@ import re
 import string
 from dataclasses import dataclass
 
-from deid_ds.deidentify.casing import apply_case, case_style
-from deid_ds.deidentify.context import DOCTOR_SCOPE, Context, words_of
+from deid_ds.deidentification.casing import apply_case, case_style
+from deid_ds.deidentification.context import DOCTOR_SCOPE, Context, words_of
 from deid_ds.kb.normalize import fold_key, name_particles
 
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")

@@ -17,11 +17,11 @@ surname from the pools, so ``secr.medecine@chu-rennes.fr`` still reads as a depa
 from __future__ import annotations
 
 import re
-from deid_ds.deidentify.casing import strip_accents
-from deid_ds.deidentify.context import Context, words_of
-from deid_ds.deidentify.names import first_name, random_letters, surname
-from deid_ds.deidentify.places import commune_for, keyed_digits
-from deid_ds.deidentify.pools import squash
+from deid_ds.deidentification.casing import strip_accents
+from deid_ds.deidentification.context import Context, words_of
+from deid_ds.deidentification.names import first_name, random_letters, surname
+from deid_ds.deidentification.places import commune_for, keyed_digits
+from deid_ds.deidentification.pools import squash
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.normalize import fold_key
 

@@ -8,11 +8,11 @@ of the surrogate ``city``, and the ``birthdate`` is shifted by the patient's off
 
 from __future__ import annotations
 
-from deid_ds.deidentify.contacts import surrogate_email, surrogate_phone
-from deid_ds.deidentify.context import Context
-from deid_ds.deidentify.dates_shift import shift_date_text
-from deid_ds.deidentify.names import surrogate_name
-from deid_ds.deidentify.places import surrogate_city, surrogate_street, surrogate_zip
+from deid_ds.deidentification.contacts import surrogate_email, surrogate_phone
+from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.dates_shift import shift_date_text
+from deid_ds.deidentification.names import surrogate_name
+from deid_ds.deidentification.places import surrogate_city, surrogate_street, surrogate_zip
 from deid_ds.model import PATIENT_FIELDS
 
 
