@@ -187,7 +187,7 @@ def _batches(source, batch_size: int) -> Iterator[tuple[list[Note], object]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from deid_ds.notes_io import _note_from_row
+    from deid_ds.notes_io import notes_from_columns
 
     ours = set(source.columns.values())
     for file in source.files:
@@ -195,7 +195,7 @@ def _batches(source, batch_size: int) -> Iterator[tuple[list[Note], object]]:
         for record_batch in pq.ParquetFile(file).iter_batches(batch_size=batch_size):
             data = {name: record_batch.column(name).to_pylist() for name in dict.fromkeys(source.columns.values())}
             get = {name: data[theirs] for name, theirs in source.columns.items()}
-            notes = [_note_from_row(get, i, file, row + i) for i in range(record_batch.num_rows)]
+            notes = notes_from_columns(get, file, row)
             row += record_batch.num_rows
             extras = pa.Table.from_batches([record_batch]).drop_columns([c for c in record_batch.schema.names if c in ours])
             yield notes, extras
