@@ -401,6 +401,8 @@ def test_unseen_relatives_are_patient_and_roles_after_a_name_are_outside_it(unse
         if re.match(r" \((IDE|interne|kiné)\)", text[end : end + 10]):
             assert span["label"] == "DOCTOR" and "(" not in span["text"], span
             role_seen = True
+        if span["label"] == "STR":  # street type words, "lieu-dit" and "LD" included, are inside the span
+            assert not re.search(r"(lieu-dit|Lieu dit|LD|rue|Av\.) $", text[max(0, start - 10) : start]), span
     assert relative_seen and role_seen
 
 

@@ -230,7 +230,7 @@ class UnseenContext(NoteContext):
     def _slot_street(self, arg: str | None) -> list[Fragment]:
         street = self.address.street
         if street.is_lieu_dit:
-            return ["au lieu-dit ", Ent("STR", street.label)] if self.rng.random() < 0.5 else ["à ", Ent("STR", f"LD {street.label}")]
+            return ["au ", Ent("STR", f"lieu-dit {street.label}")] if self.rng.random() < 0.5 else ["à ", Ent("STR", f"LD {street.label}")]
         return [Ent("STR", f"{self.rng.choice(_STREET_FORMS[street.type_word])} {street.label}")]
 
     def _slot_mail(self, arg: str | None) -> list[Fragment]:
