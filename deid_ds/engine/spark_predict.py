@@ -86,7 +86,7 @@ def predict_spark(
     spark, n_notes = read.spark, read.n_notes
     outputs = {"documents": documents_schema(), "spans": spans_schema(), "stats": stats_schema()}
     work = engine.work_path(out)
-    datasets = engine.run_batches(read.notes, PredictBatch(ship_options(spark, options)), outputs, work, batch_size, read.duplicates)
+    datasets = engine.run_batches(read.notes, PredictBatch(ship_options(spark, options)), outputs, work, batch_size, read.duplicates, log)
     report = PredictReport(model=options.model, device=options.device, workers=spark.sparkContext.defaultParallelism,
                            hybrid_kb=options.rules.kb_dir if options.rules else None, hybrid=options.rules is not None)
     no_documents: dict[str, list] = {"status": [], "error": []}  # what report.add reads of a batch's tables

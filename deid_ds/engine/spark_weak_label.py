@@ -105,7 +105,7 @@ def weak_label_spark(
     work = engine.work_path(out)
     try:
         datasets = engine.run_batches(read.notes, LabelBatch(ship_options(spark, options), split_broadcast, gold_ids), outputs, work, batch_size,
-                                      read.duplicates)
+                                      read.duplicates, log)
         report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=0, batches_resumed=0)
         with engine.local_datasets(spark, datasets) as local:
             sources = {name: (local[name], schema) for name, schema in outputs.items() if name != "sentences"}
@@ -114,8 +114,10 @@ def weak_label_spark(
             if "gold_tokens" not in sources:
                 sources["gold_tokens"] = (local["documents"].parent / "no-gold", gold_tokens_schema())
             run = Run(engine.DatasetParts(sources), n_notes, shares, seed, started, n_notes, group_split)
+            assembling = time.perf_counter()
             with engine.output_directory(spark, out) as target:
                 assemble(run, target, gold_frame, report)
+            log(f"outputs assembled in {time.perf_counter() - assembling:.1f} s")
     finally:
         split_broadcast.unpersist()
     engine.remove(spark, work)
