@@ -1,4 +1,4 @@
-"""``--engine spark``: the sample through both engines gives the same outputs (weak-label and predict),
+"""``--engine spark``: the sample through both engines gives the same outputs (weak-label, predict and deidentify),
 failing notes are accounted for, outputs on a Hadoop URI are replaced atomically, and pyspark stays
 optional. Spark runs in local mode (``local[2]``), one session for the module."""
 
@@ -127,6 +127,51 @@ def test_predict_gives_the_local_engines_spans(spark, model_dir, notes_file, kb_
 
     assert both("model").failed == 2  # no HTML, duplicated id
     assert both("hybrid", with_rules=kb_dir).hybrid
+
+
+@pytest.mark.slow
+@needs_spark
+def test_deidentify_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tmp_path):
+    """Gold spans, surrogates with metadata, two other columns passed through; a planted bad span
+    fails one note, the odd notes of ``b.parquet`` fail as locally, spans of an unknown note are counted."""
+    from deid_ds.deidentification import deidentify
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i, file in enumerate(sorted(notes_dir.glob("*.parquet"))):
+        table = pq.read_table(file)
+        table = table.append_column("stay", pa.array(range(i * 1000, i * 1000 + table.num_rows), pa.int64()))
+        pq.write_table(table.append_column("ward", pa.array([f"w{n % 3}" if n % 4 else None for n in range(table.num_rows)])), notes / file.name,
+                       row_group_size=40)
+    gold = pd.read_parquet(GOLD)
+    bad = gold.iloc[0].to_dict()
+    html = pq.read_table(NOTES).to_pandas().set_index("id_document").loc[bad["id_document"], "html"]
+    tag = html.index("<", bad["html_start"] - 60)  # a span starting inside a tag: the note cannot be de-identified safely
+    gold = pd.concat([gold, pd.DataFrame([{**bad, "html_start": tag + 1, "html_end": tag + 3, "text": None},
+                                          {**bad, "id_document": "nowhere", "html_start": 0, "html_end": 2}])], ignore_index=True)
+    gold.to_parquet(tmp_path / "gold.parquet")
+    runs = {}
+    for engine, batch_size in (("local", 64), ("spark", 25)):
+        args = ["deidentify", str(notes), "--spans", str(tmp_path / "gold.parquet"), "--kb", str(kb_dir), "--key", "k1", "--keep-metadata",
+                "surrogate", "--out", str(tmp_path / engine), "--batch-size", str(batch_size), "--engine", engine, "--quiet"]
+        result = CliRunner().invoke(main, args + (["-j", "1"] if engine == "local" else ["--spark-master", "local[2]"]))
+        assert result.exit_code == 0, result.output
+        assert "k1" not in result.output  # the key is never printed
+        runs[engine] = json.loads((tmp_path / engine / "report.json").read_text())
+    for table in ("notes.parquet", "audit.parquet", "documents.parquet"):
+        assert pq.read_table(tmp_path / "spark" / table).equals(pq.read_table(tmp_path / "local" / table)), table
+    for report in runs.values():
+        del report["seconds"], report["documents_per_second"]
+    assert runs["spark"] == runs["local"]
+    report = runs["spark"]
+    assert report["documents"] == len(pd.read_parquet(notes)) and report["spans_for_unknown_documents"] == 1 and report["replacements"] > 0
+    assert report["failures"]["html is null"] == 1 and sum(n for e, n in report["failures"].items() if e.startswith("duplicate")) == 1
+    assert report["failed"] == 3  # no HTML, duplicated id, the bad span
+    written = pd.read_parquet(tmp_path / "spark" / "notes.parquet")
+    assert list(written.columns[-2:]) == ["stay", "ward"] and bad["id_document"] not in set(written["id_document"])
+    assert not Path(str(tmp_path / "spark") + ".spark-partial").exists()
+    result = CliRunner().invoke(main, ["deidentify", str(notes), "--model", str(tmp_path), "--out", str(tmp_path / "m"), "--engine", "spark"])
+    assert result.exit_code == 1 and "predict --engine spark" in result.output
 
 
 def test_without_pyspark_the_spark_engine_says_how_to_install_it(monkeypatch, tmp_path):

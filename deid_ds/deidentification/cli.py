@@ -6,7 +6,7 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors, quiet_option
+from deid_ds.cli_common import column_option, engine_options, handle_errors, quiet_option
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 
 
@@ -28,10 +28,11 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
 @click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit sent to a worker).")
 @click.option("--device", default="auto", show_default=True, help="With --model: auto, cpu, cuda or cuda:N.")
+@engine_options
 @quiet_option
 @handle_errors
 def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep_metadata, audit_originals, fail_on_leak, birthdate_year,
-                       mask_format, column, workers, batch_size, device, quiet):
+                       mask_format, column, workers, batch_size, device, engine, spark_master, quiet):
     """Mask or replace the entities of HTML notes in the original HTML, and check nothing is left.
 
     \b
@@ -63,6 +64,8 @@ def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep
         device=device,
         progress=not quiet,
         log=click.echo,
+        engine=engine,
+        spark_master=spark_master,
     )
     click.echo(report_table(report))
     click.echo(f"written to {out}")

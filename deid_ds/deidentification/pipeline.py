@@ -293,6 +293,15 @@ class DeidentifyReport:
         totals.add(batch.leaks)
 
 
+def new_report(options: DeidOptions) -> DeidentifyReport:
+    """An empty report for a run with ``options`` (where the key came from and its fingerprint, never the key)."""
+    report = DeidentifyReport(mode=options.mode, key_origin=options.keyring.origin.split(" (")[0], key_fingerprint=options.keyring.fingerprint(),
+                              pools="knowledge base" if options.kb else "shipped fallback list", keep_metadata=options.keep_metadata)
+    if options.mode == "mask":
+        report.pools = "n/a"
+    return report
+
+
 def report_table(report: DeidentifyReport) -> str:
     """The summary printed at the end of ``deid-ds deidentify``."""
     from deid_ds.report import format_table
@@ -342,11 +351,16 @@ def deidentify(
     device: str = "auto",
     progress: bool = True,
     log: Callable[[str], None] | None = None,
+    engine: str = "local",
+    spark_master: str | None = None,
 ) -> DeidentifyReport:
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
     See the module docstring for the outputs and :mod:`deid_ds.deidentification` for the policies. ``key``
     (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice.
+    ``engine="spark"`` runs the batches on Apache Spark (:mod:`deid_ds.engine.spark_deidentify`: the
+    spans joined to the notes, the key shipped inside the tasks) with the same outputs; ``--model`` is
+    not available there yet.
     """
     log = log or (lambda message: print(message, file=sys.stderr))
     if mode not in MODES:
@@ -359,6 +373,12 @@ def deidentify(
         raise InputError("--with-rules is for --model (the spans of --spans are used as they are)")
     if batch_size < 1 or workers < 1:
         raise InputError("batch size and workers must be at least 1")
+    from deid_ds.engine import check_engine
+
+    check_engine(engine)
+    if engine == "spark" and model is not None:
+        raise InputError("--model is not available with --engine spark yet: run `deid-ds predict --engine spark` first, "
+                         "then `deid-ds deidentify --spans PREDICT_OUT --engine spark`")
     if kb is not None:
         from deid_ds.kb.build import verify_tables
 
@@ -366,10 +386,16 @@ def deidentify(
     keyring = resolve_key(key)
     if mode == "surrogate" and keyring.origin.startswith("random"):
         log("deidentify: no --key and no DEID_DS_KEY: a random key is used for this run only (the mapping cannot be reproduced)")
+    options = DeidOptions(mode, keyring, str(Path(kb).resolve()) if kb else None, mask_format, keep_metadata, audit_originals, birthdate_year)
+    if engine == "spark":
+        from deid_ds.deidentification.pools import load_pools
+        from deid_ds.engine.spark_deidentify import deidentify_spark
+
+        load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
+        return deidentify_spark(notes, spans, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log)
     from deid_ds.notes_io import open_notes
 
     source = open_notes(notes, column_map)
-    options = DeidOptions(mode, keyring, str(Path(kb).resolve()) if kb else None, mask_format, keep_metadata, audit_originals, birthdate_year)
     with tempfile.TemporaryDirectory(prefix="deid-ds-predict-") as scratch:
         if model is not None:
             from deid_ds.ner.predict import predict
@@ -392,11 +418,7 @@ def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions
     from deid_ds.parallel import ordered_map
 
     load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
-    report = DeidentifyReport(mode=options.mode, key_origin=options.keyring.origin.split(" (")[0], key_fingerprint=options.keyring.fingerprint(),
-                              pools="knowledge base" if options.kb else "shipped fallback list", keep_metadata=options.keep_metadata)
-    if options.mode == "mask":
-        report.pools = "n/a"
-    leaks = LeakCounts()
+    report, leaks = new_report(options), LeakCounts()
     started = time.perf_counter()
     seen_spans: set[str] = set()
     schema, d_schema, a_schema = _output_schema(source, options.keep_metadata), documents_schema(), audit_schema(options.audit_originals)

@@ -232,14 +232,18 @@ def shipped(name: str | None) -> str | None:
 @dataclass(frozen=True)
 class SparkNotes:
     """A notes table read by Spark: our column names (:data:`deid_ds.notes_io.NOTE_COLUMNS` present),
-    plus each note's file and row (:data:`FILE`, :data:`ROW`)."""
+    plus each note's file and row (:data:`FILE`, :data:`ROW`), plus ``others``: columns handed to the
+    batch function beside the notes (the input's other columns, or columns a command joined on)."""
 
     frame: object  # pyspark.sql.DataFrame
     columns: tuple[str, ...]
+    others: tuple[str, ...] = ()
 
 
-def read_notes(spark, path: str | Path, column_map: Mapping[str, str] | None = None) -> SparkNotes:
-    """Open a notes table (a Parquet file or directory, local or on any Hadoop file system) with Spark."""
+def read_notes(spark, path: str | Path, column_map: Mapping[str, str] | None = None, *, others: bool = False) -> SparkNotes:
+    """Open a notes table (a Parquet file or directory, local or on any Hadoop file system) with Spark;
+    with ``others``, the input's columns that are not notes columns are kept too, under their names
+    (as the local engine's ``deidentify`` keeps them)."""
     from pyspark.sql import functions as F
 
     column_map = dict(column_map or {})
@@ -257,8 +261,11 @@ def read_notes(spark, path: str | Path, column_map: Mapping[str, str] | None = N
             raise InputError(f"{path}: mapped column {theirs!r} (for {ours}) not found (columns: {', '.join(names)})")
     present = [ours for ours in NOTE_COLUMNS if column_map.get(ours, ours) in names]
     selected = [F.col(f"`{column_map.get(ours, ours)}`").alias(ours) for ours in present]
+    used = {column_map.get(ours, ours) for ours in present}
+    kept = tuple(name for name in names if name not in used) if others else ()
+    selected += [F.col(f"`{name}`") for name in kept]
     selected += [F.col("_metadata.file_path").alias(FILE), F.col("_metadata.row_index").alias(ROW)]
-    return SparkNotes(frame.select(*selected), tuple(present))
+    return SparkNotes(frame.select(*selected), tuple(present), kept)
 
 
 def _identifiers(columns: tuple[str, ...]) -> Callable:
@@ -314,12 +321,13 @@ class Input:
 
 
 def open_input(command: str, path: str | Path, column_map: Mapping[str, str] | None, master: str | None,
-               log: Callable[[str], None], *, groups: bool = False) -> Input:
-    """The session, the notes, and what the id columns say (a column projection, read once and cached)."""
+               log: Callable[[str], None], *, groups: bool = False, others: bool = False) -> Input:
+    """The session, the notes (with their other columns when ``others``: :func:`read_notes`), and what
+    the id columns say (a column projection, read once and cached)."""
     spark = spark_session(master)
     log(f"{command} on Spark {spark.version}, master {spark.sparkContext.master}")
     started = time.perf_counter()
-    notes = read_notes(spark, path, column_map)
+    notes = read_notes(spark, path, column_map, others=others)
     ids = identifiers(notes)
     try:
         n_notes = ids.count()
@@ -386,18 +394,20 @@ def _row_schema(outputs: Mapping):
     return pa.schema(keys + [(name, pa.struct(list(schema))) for name, schema in outputs.items()])
 
 
-def _apply(fn: Callable, outputs: Mapping, columns: tuple[str, ...], batch_size: int, duplicates) -> Callable:
-    """The ``mapInArrow`` function: note runs → ``fn`` → one Arrow batch of keyed rows per output table."""
+def _apply(fn: Callable, outputs: Mapping, columns: tuple[str, ...], batch_size: int, duplicates, others: tuple[str, ...] = ()) -> Callable:
+    """The ``mapInArrow`` function: note runs → ``fn`` → one Arrow batch of keyed rows per output table.
+    With ``others``, ``fn`` gets a third argument: those columns of the run, as an Arrow table."""
 
     def apply(batches):
         import pyarrow as pa
 
         schema = _row_schema(outputs)
         positions = duplicates.value
-        for file, first_row, run in _note_runs(batches, columns, batch_size):
-            notes = notes_from_columns(run, PurePosixPath(file_name(file)), first_row)
+        for file, first_row, run in _note_runs(batches, (*columns, *others), batch_size):
+            notes = notes_from_columns({c: run[c] for c in columns}, PurePosixPath(file_name(file)), first_row)
             repeated = frozenset(i for i in range(len(notes)) if (file, first_row + i) in positions)
-            for name, table in fn(notes, repeated).items():
+            extra = (pa.Table.from_pydict({c: run[c] for c in others}),) if others else ()
+            for name, table in fn(notes, repeated, *extra).items():
                 n = table.num_rows
                 if not n:
                     continue
@@ -427,7 +437,8 @@ def run_batches(notes: SparkNotes, fn: Callable, outputs: Mapping, work: str, ba
     """Apply the batch function ``fn`` to every note with Spark; write each of its output tables
     (``outputs``: name → Arrow schema) as ``WORK/NAME/`` in input order (module docstring).
 
-    ``fn(notes, duplicates)`` runs in the executors: it must be picklable (a module-level function or
+    ``fn(notes, duplicates)`` (``fn(notes, duplicates, others)`` when ``notes.others``: those columns
+    of the batch as an Arrow table, row for row) runs in the executors: it must be picklable (a module-level function or
     an instance of a module-level class; what it needs from files, :func:`ship` them first) and return
     a table per output name (a missing or empty one adds no row). ``duplicates`` are the ``(file, row)``
     of the notes to flag as repeated ids (:func:`duplicate_positions`). Returns ``{name: URI}``.
@@ -442,7 +453,7 @@ def run_batches(notes: SparkNotes, fn: Callable, outputs: Mapping, work: str, ba
     row_type = spark_type(pa.struct(list(_row_schema(outputs))))
     flagged = spark.sparkContext.broadcast(frozenset(duplicates))
     rows = f"{work}/batches"
-    apply = _apply(fn, outputs, notes.columns, batch_size, flagged)
+    apply = _apply(fn, outputs, notes.columns, batch_size, flagged, notes.others)
     log = log or (lambda message: None)
     started = time.perf_counter()
     _spread(notes.frame, spark).mapInArrow(apply, row_type).write.mode("overwrite").partitionBy(OUTPUT).parquet(rows)
