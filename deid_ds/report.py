@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+
+def add_counts(total: dict[str, int], counts: Mapping[str, int]) -> None:
+    """Add ``counts`` into ``total`` key by key (the counters reports merge from batches)."""
+    for key, n in counts.items():
+        total[key] = total.get(key, 0) + n
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], title: str | None = None) -> str:

@@ -36,6 +36,7 @@ from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.errors import InputError
 from deid_ds.model import LABELS, PATIENT_FIELDS, Note
+from deid_ds.report import add_counts
 
 KEEP_METADATA = ("drop", "surrogate")
 DUPLICATE_REASON = "duplicate id_document (an earlier note of the input has the same id)"
@@ -139,10 +140,8 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
                 row = {**row, "id_document": note.id_document, "id_patient": note.id_patient}
                 for name, values in result.audit.items():
                     values.append(row.get(name))
-            for label, n in outcome.per_label.items():
-                result.per_label[label] = result.per_label.get(label, 0) + n
-            for reason, n in outcome.fallbacks.items():
-                result.fallbacks[reason] = result.fallbacks.get(reason, 0) + n
+            add_counts(result.per_label, outcome.per_label)
+            add_counts(result.fallbacks, outcome.fallbacks)
         row = {"id_document": note.id_document, "id_patient": note.id_patient, "doc_type": note.doc_type,
                "status": "ok" if error is None else "failed", "error": error,
                "n_replacements": len(outcome.audit) if error is None and outcome is not None else 0, "n_leaks": leaks.total}
@@ -285,11 +284,9 @@ class DeidentifyReport:
                 self.failures[error] = self.failures.get(error, 0) + 1
             self.documents_with_leaks += n_leaks > 0
             self.documents_without_spans += status == "ok" and n == 0
-        for label, n in batch.per_label.items():
-            self.replacements_per_label[label] = self.replacements_per_label.get(label, 0) + n
-            self.replacements += n
-        for reason, n in batch.fallbacks.items():
-            self.fallbacks[reason] = self.fallbacks.get(reason, 0) + n
+        add_counts(self.replacements_per_label, batch.per_label)
+        self.replacements += sum(batch.per_label.values())
+        add_counts(self.fallbacks, batch.fallbacks)
         totals.add(batch.leaks)
 
 

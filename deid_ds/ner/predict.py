@@ -45,6 +45,7 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
 from deid_ds.label.labeller import LabelConfig
 from deid_ds.model import LABELS, Note
+from deid_ds.report import add_counts
 from deid_ds.segment_notes import DocumentStatus, DocumentTotals, SegmentOptions, segment_note, segmenter_for
 
 MODEL_FILES = ("best-model.pt", "final-model.pt")
@@ -343,8 +344,7 @@ class PredictReport(DocumentTotals):
             self.entities_per_label[label] = self.entities_per_label.get(label, 0) + 1
         for source in batch.spans["source"]:
             self.entities_per_source[source] = self.entities_per_source.get(source, 0) + 1
-        for label, n in batch.ignored_labels.items():
-            self.ignored_labels[label] = self.ignored_labels.get(label, 0) + n
+        add_counts(self.ignored_labels, batch.ignored_labels)
 
 
 def report_table(report: PredictReport) -> str:
