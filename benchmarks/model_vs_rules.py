@@ -119,12 +119,50 @@ def error_breakdown(notes: Path, gold: Path, systems: dict[str, Path], top: int 
     return out
 
 
+def training_corpora(spec: str, seed: int, test_seed: int, work: Path, timings: dict[str, float]) -> list[tuple[str, Path | None]]:
+    """The training corpora named by ``--train``: ``sample``, ``N`` (``synth --phrasing train``) or
+    ``STYLE:N`` (``synth --phrasing STYLE``, e.g. ``unseen:300``), comma-separated; each generated corpus
+    gets its own seed (``--train-seed``, then the next ones, never ``--test-seed``), so its notes, patients
+    and people are not the test corpus's. Returns ``(name, directory)``, ``None`` for the embedded sample."""
+    parts: list[tuple[str, Path | None]] = []
+    seeds = (s for s in range(seed, seed + 1000) if s != test_seed)
+    for item in (p.strip() for p in spec.split(",") if p.strip()):
+        if item == "sample":
+            parts.append(("sample", None))
+            continue
+        style, _, count = item.rpartition(":")
+        style = style or "train"
+        name = f"train-{style}-{count}"
+        run(f"synth {name}", ["synth", "--notes", count, "--seed", str(next(seeds)), "--phrasing", style,
+                              "--out", str(work / name), "--quiet"], timings)
+        parts.append((name, work / name))
+    return parts
+
+
+def training_notes(parts: list[tuple[str, Path | None]], work: Path) -> tuple[Path, list[str]]:
+    """One notes input for ``weak-label`` (a file, or a directory of the corpora's Parquet files) and the
+    ``--gold`` flags: gold scores the weak labels of a single corpus for the record; it never feeds training."""
+    import shutil
+
+    files = [(name, REPO / "data" / "notes.parquet" if directory is None else directory / "notes.parquet",
+              REPO / "data" / "gold.parquet" if directory is None else directory / "gold.parquet") for name, directory in parts]
+    if len(files) == 1:
+        return files[0][1], ["--gold", str(files[0][2])]
+    merged = work / "train-notes"
+    if not (RESUME and merged.exists()):
+        shutil.rmtree(merged, ignore_errors=True)
+        merged.mkdir(parents=True)
+        for position, (name, notes, _) in enumerate(files):
+            shutil.copyfile(notes, merged / f"part-{position:02d}-{name}.parquet")
+    return merged, []
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/deid-model-vs-rules"))
     parser.add_argument("--test-notes", type=int, default=300)
     parser.add_argument("--test-seed", type=int, default=3)
-    parser.add_argument("--train", default="sample", help="'sample' (data/notes.parquet) or a number of synth --phrasing train notes")
+    parser.add_argument("--train", default="sample", help="training corpora, comma-separated: 'sample' (data/notes.parquet), N (synth --phrasing train) or STYLE:N (e.g. unseen:300)")
     parser.add_argument("--train-seed", type=int, default=2)
     parser.add_argument("--max-epochs", type=int, default=8)
     parser.add_argument("--seeds", default="0", help="tagger seeds, comma-separated (one model each)")
@@ -148,19 +186,17 @@ def main() -> None:
         run(f"synth {style}", ["synth", "--notes", str(args.test_notes), "--seed", str(args.test_seed), "--phrasing", style,
                                "--out", str(work / style), "--quiet"], timings)
         kb_args += kb_sources(work / style / "kb")
-    if args.train == "sample":
-        train_notes, train_gold = REPO / "data" / "notes.parquet", REPO / "data" / "gold.parquet"
-    else:
-        run("synth train", ["synth", "--notes", args.train, "--seed", str(args.train_seed), "--phrasing", "train",
-                            "--out", str(work / "train"), "--quiet"], timings)
-        train_notes, train_gold = work / "train" / "notes.parquet", work / "train" / "gold.parquet"
-        kb_args += kb_sources(work / "train" / "kb")
+    train_parts = training_corpora(args.train, args.train_seed, args.test_seed, work, timings)
+    for _, directory in train_parts:
+        if directory is not None:
+            kb_args += kb_sources(directory / "kb")
     kb = work / "kb"
     run("build-kb", ["build-kb", "--out", str(kb), "--quiet", *kb_args], timings)
 
     # 3-4. weak labels of the training notes, embeddings and tagger(s), with the demo's sizes
     weak = work / "weak"
-    run("weak-label train", ["weak-label", str(train_notes), "--kb", str(kb), "--out", str(weak), "--gold", str(train_gold),
+    train_notes, gold_args = training_notes(train_parts, work)
+    run("weak-label train", ["weak-label", str(train_notes), "--kb", str(kb), "--out", str(weak), *gold_args,
                              "--keep-empty", "0.3", "--quiet"], timings)
     run("fasttext", ["embeddings", "fasttext", str(weak), "--out", str(work / "fasttext"), "--dim", "32", "--epochs", "5",
                      "--bucket", "20000", "--quiet"], timings)
