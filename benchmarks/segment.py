@@ -12,6 +12,10 @@ segment command run before labelling or writing), and the ``segment`` command en
 Parquet out, one worker). The best of ``--repeat`` runs of each stage is reported, as usual for
 throughput on a shared machine, on two clocks: wall time, and the process's CPU time (``--clock cpu``,
 the default figure), which a neighbour's load on another core does not inflate.
+
+``--parser stdlib`` times the same stages with the HTMLParser-driven extractor for every note (the path
+``html_to_text`` took before the fused scanner, and still takes where the scanner gives up);
+``--parser both`` times both, alternating run by run in one process, and prints the speed-ups.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import resource
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import cpu_model  # noqa: E402
 
+import deid_ds.html_text as html_text_module  # noqa: E402
 from deid_ds.html_text import html_to_text  # noqa: E402
 from deid_ds.notes_io import open_notes  # noqa: E402
 from deid_ds.parallel import relaxed_gc  # noqa: E402
@@ -52,13 +58,29 @@ def load_html(path: Path, min_notes: int) -> list[str]:
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
-def best_of(repeat: int, fn, clock: str = "cpu") -> float:
+@contextmanager
+def parser_mode(name: str):
+    """``fused``: html_to_text as shipped; ``stdlib``: the fused scanner off, every note through HTMLParser."""
+    saved = html_text_module._fused_scanner
+    if name == "stdlib":
+        html_text_module._fused_scanner = lambda: None
+    try:
+        yield
+    finally:
+        html_text_module._fused_scanner = saved
+
+
+def best_of(repeat: int, fn, clock: str = "cpu", parsers: tuple[str, ...] = ("fused",)) -> dict[str, float]:
+    """Best time of ``repeat`` runs of ``fn`` under each parser; parsers alternate run by run (the command)."""
     now = CLOCKS[clock]
-    best = float("inf")
-    for _ in range(repeat):
-        started = now()
-        fn()
-        best = min(best, now() - started)
+    best = {name: float("inf") for name in parsers}
+    for run in range(repeat):
+        order = parsers if run % 2 == 0 else parsers[::-1]
+        for name in order:
+            with parser_mode(name):
+                started = now()
+                fn()
+                best[name] = min(best[name], now() - started)
     return best
 
 
@@ -68,19 +90,36 @@ def main() -> None:
     parser.add_argument("--min-notes", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu", help="cpu: this process's CPU time; wall: elapsed time")
+    parser.add_argument("--parser", choices=["fused", "stdlib", "both"], default="fused",
+                        help="fused: html_to_text as shipped; stdlib: every note through the HTMLParser-driven extractor; both: alternate")
     args = parser.parse_args()
+    parsers = ("fused", "stdlib") if args.parser == "both" else (args.parser,)
 
     htmls = load_html(args.notes, args.min_notes)
     megabytes = sum(len(h.encode("utf-8")) for h in htmls) / 1e6
     segmenter = Segmenter()
     segmenter.segment(html_to_text(htmls[0]))  # warm-up: regexes, Punkt parameters
 
-    # As in the commands, notes are processed in batches under relaxed_gc (see deid_ds.parallel).
+    # As in the commands, notes are processed in batches under relaxed_gc (see deid_ds.parallel). With
+    # two parsers, both run each batch in turn (alternating which goes first), so that a change of the
+    # neighbours' load during a pass weighs on both alike; each pass is the sum of its batches.
+    now = CLOCKS[args.clock]
+
     def batched(fn):
-        def run():
-            for i in range(0, len(htmls), 256):
-                with relaxed_gc():
-                    [fn(h) for h in htmls[i : i + 256]]
+        def run() -> dict[str, float]:
+            best = {name: float("inf") for name in parsers}
+            for _ in range(args.repeat):
+                total = dict.fromkeys(parsers, 0.0)
+                for batch, i in enumerate(range(0, len(htmls), 256)):
+                    for name in parsers if batch % 2 == 0 else parsers[::-1]:
+                        with parser_mode(name):
+                            started = now()
+                            with relaxed_gc():
+                                [fn(h) for h in htmls[i : i + 256]]
+                            total[name] += now() - started
+                for name in parsers:
+                    best[name] = min(best[name], total[name])
+            return best
 
         return run
 
@@ -90,9 +129,9 @@ def main() -> None:
         starts, ends = parsed.offsets.starts, parsed.offsets.ends
         return spans, [starts[s] for s in spans.starts], [ends[e - 1] for e in spans.ends]
 
-    parse_s = best_of(args.repeat, batched(html_to_text), args.clock)
-    segment_s = best_of(args.repeat, batched(lambda h: segmenter.segment(html_to_text(h))), args.clock)
-    compact_s = best_of(args.repeat, batched(compact), args.clock)
+    parse_s = batched(html_to_text)()
+    segment_s = batched(lambda h: segmenter.segment(html_to_text(h)))()
+    compact_s = batched(compact)()
 
     # The command end to end on a table of the same notes, one worker.
     import pyarrow as pa
@@ -103,24 +142,35 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         table = pa.table({"id_document": [str(i) for i in range(len(htmls))], "id_patient": ["p"] * len(htmls), "html": htmls})
         pq.write_table(table, Path(tmp) / "notes.parquet")
-        runs = iter(range(args.repeat))
+        runs = iter(range(args.repeat * len(parsers)))
         command_s = best_of(
             args.repeat,
             lambda: segment_notes(Path(tmp) / "notes.parquet", Path(tmp) / f"out{next(runs)}", progress=False, workers=1),
             args.clock,
+            parsers,
         )
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows = [
-        ["parse (html_to_text)", len(htmls), megabytes, parse_s, megabytes / parse_s, len(htmls) / parse_s],
-        ["parse + segment", len(htmls), megabytes, segment_s, megabytes / segment_s, len(htmls) / segment_s],
-        ["parse + segment, compact", len(htmls), megabytes, compact_s, megabytes / compact_s, len(htmls) / compact_s],
-        ["segment command (Parquet→Parquet)", len(htmls), megabytes, command_s, megabytes / command_s, len(htmls) / command_s],
+    stages = [
+        ("parse (html_to_text)", "parse", parse_s),
+        ("parse + segment", "segment", segment_s),
+        ("parse + segment, compact", "compact", compact_s),
+        ("segment command (Parquet→Parquet)", "command", command_s),
     ]
+    rows = []
+    for label, _, seconds in stages:
+        for name in parsers:
+            s = seconds[name]
+            rows.append([label if len(parsers) == 1 else f"{label} [{name}]", len(htmls), megabytes, s, megabytes / s, len(htmls) / s])
     print(format_table(["stage", "notes", "MB", f"seconds ({args.clock})", "MB/s/core", "notes/s"], rows))
+    if len(parsers) > 1:
+        print("speed-up of the fused scanner: " + ", ".join(f"{key} {seconds['stdlib'] / seconds['fused']:.2f}x" for _, key, seconds in stages))
     print(f"machine: {cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB")
-    print(json.dumps({"clock": args.clock, "parse_mb_s": round(megabytes / parse_s, 2), "segment_mb_s": round(megabytes / segment_s, 2),
-                      "compact_mb_s": round(megabytes / compact_s, 2), "command_mb_s": round(megabytes / command_s, 2)}))
+    summary = {"clock": args.clock}
+    for _, key, seconds in stages:
+        for name in parsers:
+            summary[f"{key}_mb_s" if name == parsers[0] else f"{key}_mb_s_{name}"] = round(megabytes / seconds[name], 2)
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":

@@ -218,6 +218,14 @@ def test_a_bogus_numeric_reference_does_not_stop_markup_parsing():
     assert "<" not in parsed.text
 
 
+def _extractor_only(html: str):
+    """html_to_text through the HTMLParser-driven extractor (whose fast paths these tests check), never
+    the fused scanner (tested against this path in test_html_text_fused.py)."""
+    from deid_ds.html_text import _html_to_text
+
+    return _html_to_text(html, None, fused=False)
+
+
 SIMPLE_TAG_SHAPES = [
     "<p>Jean</p><P>DUPONT</P><br><BR></br><b>x</b><td>1</td><td>2</td></tr>",
     "<title>Jean</title><p>x</p>",
@@ -256,11 +264,11 @@ def test_the_simple_tag_fast_path_changes_nothing(monkeypatch, html):
     """``<name>`` and ``</name>`` bypass HTMLParser's attribute parsing: same result without the bypass."""
     import deid_ds.html_text as html_text
 
-    fast = html_to_text(html)
+    fast = _extractor_only(html)
     never = re.compile(r"(?!)")
     monkeypatch.setattr(html_text, "_SIMPLE_START_TAG", never)
     monkeypatch.setattr(html_text, "_SIMPLE_END_TAG", never)
-    slow = html_to_text(html)
+    slow = _extractor_only(html)
     assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
 
 
@@ -282,11 +290,11 @@ def test_the_simple_tag_fast_path_changes_nothing_on_tag_soup(parts):
     import deid_ds.html_text as html_text
 
     html = "".join(parts)
-    fast = html_to_text(html)
+    fast = _extractor_only(html)
     saved = html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG
     html_text._SIMPLE_START_TAG = html_text._SIMPLE_END_TAG = re.compile(r"(?!)")
     try:
-        slow = html_to_text(html)
+        slow = _extractor_only(html)
     finally:
         html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG = saved
     assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
@@ -300,7 +308,7 @@ def _parse_without_fast_paths(html: str):
     html_text._SIMPLE_START_TAG = html_text._SIMPLE_END_TAG = re.compile(r"(?!)")
     html_text._KNOWN_GOAHEAD = lambda: False
     try:
-        return html_to_text(html)
+        return _extractor_only(html)
     finally:
         html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG, html_text._KNOWN_GOAHEAD = saved
 
@@ -311,13 +319,13 @@ def test_the_mirrored_parser_loop_is_the_one_that_runs_here():
 
     if not _KNOWN_GOAHEAD():
         pytest.skip("this Python's HTMLParser.goahead differs from the mirrored one: the stdlib loop runs")
-    fast, slow = html_to_text(SIMPLE_TAG_SHAPES[2]), _parse_without_fast_paths(SIMPLE_TAG_SHAPES[2])
+    fast, slow = _extractor_only(SIMPLE_TAG_SHAPES[2]), _parse_without_fast_paths(SIMPLE_TAG_SHAPES[2])
     assert fast.text == slow.text == "x"
 
 
 @pytest.mark.parametrize("html", SIMPLE_TAG_SHAPES + NASTY_LOOP_SHAPES)
 def test_the_parser_loop_and_tag_fast_paths_change_nothing(html):
-    fast, slow = html_to_text(html), _parse_without_fast_paths(html)
+    fast, slow = _extractor_only(html), _parse_without_fast_paths(html)
     assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
 
 
@@ -325,5 +333,5 @@ def test_the_parser_loop_and_tag_fast_paths_change_nothing(html):
 @given(st.lists(st.sampled_from(_SOUP), max_size=40))
 def test_the_parser_loop_and_tag_fast_paths_change_nothing_on_tag_soup(parts):
     html = "".join(parts)
-    fast, slow = html_to_text(html), _parse_without_fast_paths(html)
+    fast, slow = _extractor_only(html), _parse_without_fast_paths(html)
     assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
