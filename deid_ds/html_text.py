@@ -750,11 +750,12 @@ def _emit_reference(out: _TextBuilder, ref: str, start: int, preformatted: bool)
 
 # -- The fused scanner ---------------------------------------------------------------------------------
 # One compiled pattern walks the whole document (``finditer``, in C) and classifies every construct:
-# text runs, start and end tags of the fast paths' shapes, raw-text elements with their content,
-# comments, doctypes, processing instructions. Each match is handled in one loop that keeps the text
-# builder's state in local variables (see _fused_extract). Anything it does not model exactly — a tag
-# of another shape, ``<!`` forms other than comments and doctypes, an unterminated construct, a hidden
-# element left open — makes it give up, and the document goes through the HTMLParser-driven extractor
+# text runs, start tags with well-formed attributes (self-closing ``<br/>`` included), ``</name>`` end
+# tags, raw-text elements with their content, comments, doctypes, Word's conditional sections
+# (``<![if ...]>``, ``<![endif]>``), processing instructions. Each match is handled in one loop that keeps
+# the text builder's state in local variables (see _fused_extract). Anything it does not model exactly —
+# a tag of another shape, other ``<!`` forms, an unterminated construct, a hidden element left open —
+# makes it give up, and the document goes through the HTMLParser-driven extractor
 # from the start. Its semantics are those of HTMLParser *as it is written in the stdlib it was checked
 # against*, so it runs only where ``html.parser`` and ``_markupbase`` are exactly those sources.
 
@@ -764,6 +765,15 @@ _FUSED_STDLIB_SHA256 = frozenset({"c679a63e9a349553de6797dac8a05e51db06f817bc890
 #: Text characters that stand for themselves in a collapsed run (not whitespace, control, "&" or "<").
 _PLAIN_CHAR = r"[^\x00-\x20\x7f&<]"
 _MARKUP_START = r"<[a-zA-Z!/?]"  # where HTMLParser's loop sees markup (a lone "<" is text)
+#: An attribute of a start tag as the scanner models it: ASCII name, optional value quoted (no "<" or
+#: ">" inside) or unquoted. An unquoted value stops where attrfind_tolerant's bare value ``[^>\s]*``
+#: stops (at a ``\s`` character, Unicode whitespace included) and may hold "/": like HTMLParser, the
+#: possessive value takes the "/" of ``<a href=x/>``, which is then an ordinary start tag, not a
+#: self-closing one (quotes, "=", "<" and "`" in it are not modelled: such a tag falls back).
+_FUSED_ATTRIBUTE = (
+    r"[ \t\n\r\f]+[a-zA-Z_:][-a-zA-Z0-9_:.]*+"
+    r"(?:[ \t\n\r\f]*+=[ \t\n\r\f]*+(?:\"[^\"<>]*+\"|'[^'<>]*+'|[^\s\"'=<>`]++))?"
+)
 #: The fused scanner's alternatives, in matching order: (kind, pattern). Each becomes the named group
 #: ``kind``, the outer group of its alternative, so ``match.lastindex`` is that group's number.
 _FUSED_ALTERNATIVES = (
@@ -771,11 +781,16 @@ _FUSED_ALTERNATIVES = (
     # closing tag. HTMLParser looks for r"</\s*script\s*>" with re.I, which also matches "</ſcript>", but
     # then parse_endtag's endtagfind wants an ASCII name and reads that one as text: the content ends at
     # the first closing tag whose name is "script" in ASCII letters, any case.
-    ("script", r"<[sS][cC][rR][iI][pP][tT](?:" + _ATTRIBUTE + r")*+[ \t\n\r\f]*>(?s:.*?)</\s*[sS][cC][rR][iI][pP][tT]\s*>"),
-    ("style", r"<[sS][tT][yY][lL][eE](?:" + _ATTRIBUTE + r")*+[ \t\n\r\f]*>(?s:.*?)</\s*[sS][tT][yY][lL][eE]\s*>"),
+    # (A self-closing <script/> is not one: HTMLParser calls handle_startendtag, no raw text; it is a
+    # "start" match below.)
+    ("script", r"<[sS][cC][rR][iI][pP][tT](?:" + _FUSED_ATTRIBUTE + r")*+[ \t\n\r\f]*+>(?s:.*?)</\s*[sS][cC][rR][iI][pP][tT]\s*>"),
+    ("style", r"<[sS][tT][yY][lL][eE](?:" + _FUSED_ATTRIBUTE + r")*+[ \t\n\r\f]*+>(?s:.*?)</\s*[sS][tT][yY][lL][eE]\s*>"),
     # Tag names as HTMLParser's endtagfind reads them (namespaced Word tags such as <o:p> included);
-    # for start tags, tagfind_tolerant takes every character up to whitespace, "/" or ">".
-    ("start", r"<([a-zA-Z][-.a-zA-Z0-9:_]*+)(?:" + _ATTRIBUTE + r")*+[ \t\n\r\f]*>"),  # group +1: the name
+    # for start tags, tagfind_tolerant takes every character up to whitespace, "/" or ">". A start tag
+    # ending in "/>" (after the name, a quoted value, a name without value or blanks: <br/>, <br />,
+    # <img src="x"/>, <o:p/>) is the XHTML empty tag for which parse_starttag calls
+    # handle_startendtag: group +2 is then "/".
+    ("start", r"<([a-zA-Z][-.a-zA-Z0-9:_]*+)(?:" + _FUSED_ATTRIBUTE + r")*+[ \t\n\r\f]*+(/?)>"),  # +1: the name
     ("end", r"</([a-zA-Z][-.a-zA-Z0-9:_]*+)>"),
     # A text run made of blanks, then literal characters with single spaces between them, then blanks,
     # up to the next markup: the common case, decoded without _GAP_RE (groups +1, +2, +3).
@@ -787,6 +802,14 @@ _FUSED_ALTERNATIVES = (
     ("text", r"(?:[^<]|<(?![a-zA-Z!/?]))(?:[^<]++|<(?![a-zA-Z!/?]))*+"),  # any other text run
     ("comment", r"<!--(?s:.*?)--\s*>"),  # _markupbase.parse_comment: the first "--\s*>" after "<!--"
     ("doctype", r"<![dD][oO][cC][tT][yY][pP][eE][^>]*>"),  # parse_html_declaration: up to the first ">"
+    # Word's conditional sections (<![if !supportLists]>, <![endif]>): parse_marked_section reads the
+    # name (_declname_match: ASCII, lower-cased) and, for if/else/endif, ends at the first "]\s*>"
+    # after "<![" (\s: Unicode whitespace, as in _markupbase); unknown_decl then has no effect here.
+    # Other names (CDATA: its content is text; unknown ones: AssertionError, a bogus comment) fall back.
+    (
+        "marked",
+        r"<!\[(?:[iI][fF]|[eE][lL][sS][eE]|[eE][nN][dD][iI][fF])(?![-_.a-zA-Z0-9])(?s:.*?)\]\s*>",
+    ),
     ("pi", r"<\?[^>]*>"),  # parse_pi: up to the first ">"
     ("other", r"<"),  # markup the scanner does not model: give up
 )
@@ -871,7 +894,9 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
     kinds = scanner.groupindex
     script, style, comment, doctype, pi = (kinds[k] for k in ("script", "style", "comment", "doctype", "pi"))
     plain, start_tag, end_tag, other_text = kinds["plain"], kinds["start"], kinds["end"], kinds["text"]
+    marked = kinds["marked"]
     plain_lead, plain_core, plain_trail, start_name, end_name = plain + 1, plain + 2, plain + 3, start_tag + 1, end_tag + 1
+    start_slash = start_tag + 2
     for match in scanner.finditer(source):
         kind = match.lastindex
         if kind == plain:
@@ -911,7 +936,7 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
             if kind == start_tag:
                 tag = match.group(start_name).lower()
                 if hidden_element is not None:
-                    if tag in _FUSED_CDATA:
+                    if tag in _FUSED_CDATA and not match.group(start_slash):
                         return None  # a raw-text element never closed: HTMLParser swallows the rest
                     continue
                 if in_head and tag not in HEAD_ELEMENTS:
@@ -919,13 +944,18 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 code = start_codes(tag)
                 if code is None:  # <b>, <span>, <font>...: no effect
                     continue
+                # <tag/>: handle_startendtag, i.e. _start_element(..., self_closing=True): the same
+                # layout, but no pre_depth and no hidden element
                 if code & 8:
-                    pre_depth += 1
                     code -= 8
+                    if not match.group(start_slash):
+                        pre_depth += 1
                 if code == 5:
                     in_head = True
                     continue
                 if code == 6:
+                    if match.group(start_slash):
+                        continue
                     position = match.start()
                     if tag in _FUSED_CDATA:
                         return None
@@ -1086,7 +1116,7 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                     hidden.append(HiddenRange(content_start, content_end, "script" if kind == script else "style"))
         elif kind == comment:
             hidden.append(HiddenRange(match.start(), match.end(), "comment"))
-        elif kind != doctype and kind != pi:
+        elif kind != doctype and kind != pi and kind != marked:
             return None  # markup the scanner does not model
     if hidden_element is not None:
         return None  # its closing tag was never parsed as one: the extractor keeps the rest as text
