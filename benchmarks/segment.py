@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import cpu_model  # noqa: E402
 
-import deid_ds.html_text as html_text_module  # noqa: E402
+import deid_ds.html_fused as html_fused_module  # noqa: E402
 from deid_ds.html_text import html_to_text  # noqa: E402
 from deid_ds.notes_io import open_notes  # noqa: E402
 from deid_ds.parallel import relaxed_gc  # noqa: E402
@@ -61,13 +61,13 @@ CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 @contextmanager
 def parser_mode(name: str):
     """``fused``: html_to_text as shipped; ``stdlib``: the fused scanner off, every note through HTMLParser."""
-    saved = html_text_module._fused_scanner
+    saved = html_fused_module._fused_scanner
     if name == "stdlib":
-        html_text_module._fused_scanner = lambda: None
+        html_fused_module._fused_scanner = lambda: None
     try:
         yield
     finally:
-        html_text_module._fused_scanner = saved
+        html_fused_module._fused_scanner = saved
 
 
 def best_of(repeat: int, fn, clock: str = "cpu", parsers: tuple[str, ...] = ("fused",)) -> dict[str, float]:

@@ -15,7 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import deid_ds.html_text as html_text
-from deid_ds.html_text import _fused_extract, _fused_scanner, _html_to_text, html_to_text
+import deid_ds.html_fused as html_fused
+from deid_ds.html_fused import _fused_extract, _fused_scanner
+from deid_ds.html_text import _html_to_text, html_to_text
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -325,7 +327,7 @@ def test_the_fused_scanner_changes_nothing_on_random_characters(parts):
 def test_the_reference_path_runs_where_the_stdlib_differs(monkeypatch):
     html = SHAPES[2]
     expected = result(_html_to_text(html, None, fused=False))
-    monkeypatch.setattr(html_text, "_fused_scanner", lambda: None)
+    monkeypatch.setattr(html_fused, "_fused_scanner", lambda: None)
     assert _fused_extract(html) is None
     assert result(html_to_text(html)) == expected
 
@@ -337,5 +339,5 @@ def test_an_error_in_the_fused_scanner_falls_back_to_the_reference(monkeypatch):
     def broken(*args, **kwargs):
         raise IndexError("bug")
 
-    monkeypatch.setattr(html_text, "_fused_extract", broken)
+    monkeypatch.setattr(html_fused, "_fused_extract", broken)
     assert result(html_to_text(html)) == expected
