@@ -190,12 +190,8 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 else:
                     continue
             if pre_depth:
-                out.last, out.trailing_newlines = last, newlines
-                out.pending_space = (space_start, space_end) if space_start >= 0 else None
                 start, end = match.span()
-                _emit_preformatted(out, source, start, end, True)
-                last, newlines = out.last, out.trailing_newlines
-                space_start, space_end = out.pending_space or (-1, -1)
+                last, newlines, space_start, space_end = _preformatted(out, source, start, end, last, newlines, space_start, space_end)
                 continue
             start, end = match.span(plain_lead)
             if core:
@@ -307,11 +303,7 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 else:
                     continue
             if pre_depth:
-                out.last, out.trailing_newlines = last, newlines
-                out.pending_space = (space_start, space_end) if space_start >= 0 else None
-                _emit_preformatted(out, source, start, end, True)
-                last, newlines = out.last, out.trailing_newlines
-                space_start, space_end = out.pending_space or (-1, -1)
+                last, newlines, space_start, space_end = _preformatted(out, source, start, end, last, newlines, space_start, space_end)
                 continue
             # _emit_collapsed (such a run is never blank: "plain" takes those), on the run split at its
             # gaps: [literal, reference, whitespace, literal, reference, whitespace, ..., literal]
@@ -389,7 +381,7 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                     newlines = 0
         elif kind == script or kind == style:
             if hidden_element is None:
-                # the element is hidden from the end of its start tag (no ">" inside: see _ATTRIBUTE)
+                # the element is hidden from the end of its start tag (no ">" inside: see _FUSED_ATTRIBUTE)
                 # to its closing tag (the match's only "<" after its start)
                 content_start = source.find(">", match.start()) + 1
                 content_end = source.rfind("<", content_start, match.end())
@@ -401,6 +393,22 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
             return None  # markup the scanner does not model
     if hidden_element is not None:
         return None  # its closing tag was never parsed as one: the extractor keeps the rest as text
+    _store_state(out, last, newlines, space_start, space_end)
+    return out, hidden
+
+
+def _store_state(out: _TextBuilder, last: str, newlines: int, space_start: int, space_end: int) -> None:
+    """Write the loop's local copy of the builder's scalar state back to the builder (-1: no pending space)."""
     out.last, out.trailing_newlines = last, newlines
     out.pending_space = (space_start, space_end) if space_start >= 0 else None
-    return out, hidden
+
+
+def _preformatted(
+    out: _TextBuilder, source: str, start: int, end: int, last: str, newlines: int, space_start: int, space_end: int
+) -> tuple[str, int, int, int]:
+    """A text run inside ``<pre>`` (rare): the builder's own preformatted path, with the loop's local state
+    written to the builder before and read back after; returns ``(last, newlines, space_start, space_end)``."""
+    _store_state(out, last, newlines, space_start, space_end)
+    _emit_preformatted(out, source, start, end, True)
+    space_start, space_end = out.pending_space or (-1, -1)
+    return out.last, out.trailing_newlines, space_start, space_end
