@@ -78,7 +78,9 @@ class FastPunktToken(PunktToken):
 
     _RE_ELLIPSIS = re.compile(r"\.\.+$")
     _RE_NUMERIC = re.compile(r"^-?[\.,]?\d[\d,\.-]*\.?$")
-    _RE_INITIAL = re.compile(r"[^\W\d]\.$", re.UNICODE)
+    # NLTK's initial is one letter and a period ("J."); French compound first names abbreviate to
+    # hyphenated initials ("J.-P.", "A.-M."), which must not end a sentence before the last name either.
+    _RE_INITIAL = re.compile(r"(?:[^\W\d]\.-)*[^\W\d]\.$", re.UNICODE)
     _RE_ALPHA = re.compile(r"[^\W\d]+$", re.UNICODE)
 
     @property

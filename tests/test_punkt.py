@@ -51,3 +51,24 @@ def test_a_file_that_is_not_punkt_parameters_is_refused(tmp_path):
 
 def test_the_ellipsis_character_ends_a_sentence():
     assert len(sentence_splitter().tokenize("Il hésite\u2026 Puis il accepte.")) == 2
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "24 All. des Rochers - 35615 RENNES Cedex 3",
+        "21, Ch. du Général de Gaulle – 56000 Vannes",
+        "Rés. Ker Avel, 92 Rte. La Bourdonnais",
+    ],
+)
+def test_an_abbreviated_street_type_does_not_end_the_address_line(line):
+    # A split there would cut the STR span in two, and a tagger only sees one sentence at a time.
+    assert sentence_splitter().tokenize(line) == [line]
+
+
+def test_hyphenated_initials_do_not_end_a_sentence_before_the_last_name():
+    splitter = sentence_splitter()
+    assert splitter.tokenize("Médecins : Dr. A.-A. KERDRAON, Dr. J.-F. LEBRETON") == [
+        "Médecins : Dr. A.-A. KERDRAON, Dr. J.-F. LEBRETON"
+    ]
+    assert splitter.tokenize("Vu par J.-P. Morvan. Il va bien.") == ["Vu par J.-P. Morvan.", "Il va bien."]
