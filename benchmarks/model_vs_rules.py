@@ -165,6 +165,7 @@ def main() -> None:
     parser.add_argument("--train", default="sample", help="training corpora, comma-separated: 'sample' (data/notes.parquet), N (synth --phrasing train) or STYLE:N (e.g. unseen:300)")
     parser.add_argument("--train-seed", type=int, default=2)
     parser.add_argument("--max-epochs", type=int, default=8)
+    parser.add_argument("--hidden", type=int, default=64, help="the tagger's LSTM hidden size (the demo's: 64)")
     parser.add_argument("--seeds", default="0", help="tagger seeds, comma-separated (one model each)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for training (1: torch's spinning threads crawl on a shared machine)")
     parser.add_argument("--workers", type=int, default=2, help="predict workers")
@@ -205,7 +206,7 @@ def main() -> None:
     seeds = [int(s) for s in args.seeds.split(",")]
     for seed in seeds:
         run(f"train seed {seed}", ["train", str(weak), "--out", str(work / f"model-{seed}"), "--fasttext", str(work / "fasttext"),
-                                   "--flair-lm", str(work / "flair-lm"), "--hidden", "64", "--max-epochs", str(args.max_epochs),
+                                   "--flair-lm", str(work / "flair-lm"), "--hidden", str(args.hidden), "--max-epochs", str(args.max_epochs),
                                    "--threads", str(args.threads), "--seed", str(seed), "--quiet"], timings)
 
     # 5-6. every system on every test style, side by side, and where each one errs
