@@ -120,12 +120,15 @@ def typos(draw) -> str:
             word = word[:at] + letter + word[at:]
         elif at < len(word):
             word = word[:at] + letter + word[at + 1 :]
+    if draw(st.booleans()):  # a compound (LE GALL-PRIGENT), maybe of a typo, maybe with a stray hyphen
+        word = draw(st.sampled_from(["", "-", "gall-", "jean-", "le-", "x-"])) + word + draw(st.sampled_from(["", "-", "-prigent", "-pierre", "-x"]))
     return word
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=600, deadline=None)
 @given(st.sampled_from(NAMES), st.sampled_from(NAMES), st.lists(typos(), max_size=30))
 def test_names_among_is_kind_on_every_word(last: str, first: str, words: list[str]) -> None:
+    words += ["-", "--", "-gall-", "jean--pierre", "anne-marie", "marie-x"]  # compounds, and hyphens with no part at all
     names = PatientNames.from_metadata(PatientMetadata(lastname=last, firstname=first))
     expected = {w for w in words if PatientNames.from_metadata(PatientMetadata(lastname=last, firstname=first)).kind(w) is not None}
     assert names.names_among(set(words)) == expected

@@ -15,7 +15,7 @@ from bisect import bisect_right
 from itertools import compress
 from operator import not_
 
-from deid_ds.label.cues import NOT_NAME
+from deid_ds.label.cues import CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES
 from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, PARTICLES, PUNCT, STOP, TITLE, UPPER, NoteView, run_end
 
 #: Longest name, in tokens (``Marie-Claire Anne de La Tour d'Auvergne`` is 7).
@@ -36,7 +36,8 @@ def is_particle(folded: str) -> bool:
 
 def is_core(view: NoteView, i: int) -> bool:
     """Whether token ``i`` can be a (non-particle) part of a name: capitalised, not a known non-name."""
-    return core_flags(view)[i]
+    flags = view.cache.get("core")  # core_flags(view), without a second call: the name rules ask this of most tokens
+    return (flags if flags is not None else core_flags(view))[i]
 
 
 def core_flags(view: NoteView) -> list[bool]:
@@ -113,8 +114,6 @@ def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: b
     an ``M.`` before a name is read as the initial of a given name and kept in the run, since a
     professional is not announced with a civility after their title. Returns ``(start, end)`` or None.
     """
-    from deid_ds.label.cues import CIVILITIES, PROFESSIONAL_TITLES
-
     n = len(view)
     skipped = 0
     while True:

@@ -61,16 +61,28 @@ class PatientNames:
         """The folded ``words`` that are one of the patient's names (:meth:`kind` not None).
 
         Asked of a note's distinct name words at once, most of which are no name of the patient's:
-        those are set aside with set lookups before the typo test, which is the costly part.
+        those are set aside with set lookups, and :meth:`kind` (its typo test is the costly part)
+        only asked about the others. A hyphenated word can only be a compound of names if its first
+        part is a name; a word of typo length only a typo if it keeps a name's first or last letters.
         """
-        exact = self._exact
+        exact, heads = self._exact, self._heads
         starts, ends = self._typo_ends
-        maybe = [w for w in words if w not in exact and ("-" in w or (len(w) >= MIN_TYPO_LENGTH and (w[:2] in starts or w[-2:] in ends)))]
+        maybe = [
+            w
+            for w in words
+            if w not in exact
+            and (("-" in w and w.strip("-").partition("-")[0] in heads) or (len(w) >= MIN_TYPO_LENGTH and (w[:2] in starts or w[-2:] in ends)))
+        ]
         return exact.intersection(words).union(w for w in maybe if self.kind(w) is not None)
 
     @cached_property
     def _exact(self) -> frozenset[str]:
         return self.last | self.first
+
+    @cached_property
+    def _heads(self) -> frozenset[str]:
+        """First parts a compound of names can have: a name, or nothing (``-`` alone has no part that is not a name)."""
+        return self._exact | {""}
 
     @cached_property
     def _typo_ends(self) -> tuple[frozenset[str], frozenset[str]]:

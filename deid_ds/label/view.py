@@ -70,7 +70,7 @@ class NoteView:
         self.starts = [s for s, _ in tokens]
         self.ends = [e for _, e in tokens]
         self.words = [text[s:e] for s, e in tokens]
-        self.shapes = [token_shape(w) for w in self.words]
+        self.shapes = list(map(token_shape, self.words))
         self.cache: dict[str, object] = {}  # derived structures rules share (name runs...)
 
     def __len__(self) -> int:
