@@ -10,11 +10,23 @@ where it is.
 
 from __future__ import annotations
 
-from deid_ds.label.cues import NOT_NAME
-from deid_ds.label.view import CORE, INITIAL, INNER, LOWER, PARTICLES, STOP, TITLE, UPPER, NoteView, run_end
+import re
+from bisect import bisect_right
+from itertools import compress
+from operator import not_
+
+from deid_ds.label.cues import CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES
+from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, PARTICLES, PUNCT, STOP, TITLE, UPPER, NoteView, run_end
 
 #: Longest name, in tokens (``Marie-Claire Anne de La Tour d'Auvergne`` is 7).
 MAX_NAME_TOKENS = 7
+
+# What each token is to a name run (:func:`name_end`'s kind), one letter per token: C core, N inner
+# (particle, initial), S stop; lower case when the token does not continue the previous one on its line.
+_KIND_OF_SHAPE = str.maketrans({UPPER: "C", TITLE: "C", INITIAL: "N", LOWER: "S", DIGIT: "S", PUNCT: "S"})
+_KIND_OF_WORD = {**{f: "S" for f in NOT_NAME}, **{f: "N" for f in PARTICLES}}  # particles first, as in name_end
+#: A name run over those letters: at most MAX_NAME_TOKENS tokens on one line, ending on a core one.
+_NAME_RUN = re.compile(r"[Cc](?:[CN]{0,%d}C)?|[Nn][CN]{0,%d}C" % (MAX_NAME_TOKENS - 2, MAX_NAME_TOKENS - 2))
 
 
 def is_particle(folded: str) -> bool:
@@ -24,17 +36,32 @@ def is_particle(folded: str) -> bool:
 
 def is_core(view: NoteView, i: int) -> bool:
     """Whether token ``i`` can be a (non-particle) part of a name: capitalised, not a known non-name."""
-    return core_flags(view)[i]
+    flags = view.cache.get("core")  # core_flags(view), without a second call: the name rules ask this of most tokens
+    return (flags if flags is not None else core_flags(view))[i]
 
 
 def core_flags(view: NoteView) -> list[bool]:
     """:func:`is_core` of every token, computed once per note (every name rule asks it)."""
     flags = view.cache.get("core")
     if flags is None:
-        flags = view.cache["core"] = [
-            shape in (UPPER, TITLE) and f not in NOT_NAME and f not in PARTICLES for shape, f in zip(view.shapes, view.folded)
-        ]
+        flags = view.cache["core"] = list(map("Cc".__contains__, name_kinds(view)))
     return flags
+
+
+def name_kinds(view: NoteView) -> str:
+    """What every token is to a name run, one letter each (``C``, ``N``, ``S``; see ``_NAME_RUN``).
+
+    Built once per note so that every run of the note is one regex match over this string instead of
+    a token-by-token walk: the name rules look for runs at most tokens of most notes.
+    """
+    kinds = view.cache.get("name_kinds")
+    if kinds is None:
+        # a word's kind (particle, non-name) wins over its shape's, as in name_end
+        letters = list(map(_KIND_OF_WORD.get, view.folded, "".join(view.shapes).translate(_KIND_OF_SHAPE)))
+        for k in compress(range(len(letters)), map(not_, [False, *view.joins[:-1]])):
+            letters[k] = letters[k].lower()  # starts a line: a run may start here, not go on across
+        kinds = view.cache["name_kinds"] = "".join(letters)
+    return kinds
 
 
 def name_end(view: NoteView, i: int, *, max_tokens: int = MAX_NAME_TOKENS) -> int:
@@ -43,6 +70,9 @@ def name_end(view: NoteView, i: int, *, max_tokens: int = MAX_NAME_TOKENS) -> in
     The run holds at least one core token and ends on one: particles and initials only lead into a
     name (``J. Roussel``, ``de Saint-Aubin``).
     """
+    if max_tokens == MAX_NAME_TOKENS and i >= 0:
+        match = _NAME_RUN.match(name_kinds(view), i)
+        return match.end() if match else i
     shapes, folded = view.shapes, view.folded
 
     def kind(j: int, first: bool) -> int:
@@ -84,8 +114,6 @@ def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: b
     an ``M.`` before a name is read as the initial of a given name and kept in the run, since a
     professional is not announced with a civility after their title. Returns ``(start, end)`` or None.
     """
-    from deid_ds.label.cues import CIVILITIES, PROFESSIONAL_TITLES
-
     n = len(view)
     skipped = 0
     while True:
@@ -108,8 +136,7 @@ def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: b
 
 def core_tokens(view: NoteView, i: int, j: int) -> list[str]:
     """The folded core tokens of the run ``[i, j)`` (particles and initials left out)."""
-    flags, folded = core_flags(view), view.folded
-    return [folded[k] for k in range(i, j) if flags[k]]
+    return list(compress(view.folded[i:j], core_flags(view)[i:j]))
 
 
 def iter_name_runs(view: NoteView) -> list[tuple[int, int]]:
@@ -119,17 +146,36 @@ def iter_name_runs(view: NoteView) -> list[tuple[int, int]]:
     """
     runs = view.cache.get("name_runs")
     if runs is None:
-        runs = view.cache["name_runs"] = list(_name_runs(view))
+        # left to right, each run starting where the previous one ended: name_end at every token, as one scan
+        runs = view.cache["name_runs"] = [match.span() for match in _NAME_RUN.finditer(name_kinds(view))]
     return runs
 
 
-def _name_runs(view: NoteView):
-    n, i = len(view), 0
-    shapes, folded = view.shapes, view.folded
-    while i < n:
-        end = name_end(view, i) if (shapes[i] in (UPPER, TITLE, INITIAL) or is_particle(folded[i])) else i
-        if end == i:
-            i += 1
-            continue
-        yield i, end
-        i = end
+def runs_with(view: NoteView, words: set[str] | frozenset[str]) -> list[tuple[int, int]]:
+    """The name runs of the note (:func:`iter_name_runs`) holding a core token among ``words`` (folded).
+
+    A rule that only cares about a handful of names (the patient's, those already found) finds the
+    few tokens first, then their runs: most runs of a note share nothing with such names, and
+    classifying each of them would cost more than the search.
+    """
+    if not words:
+        return []
+    folded = view.folded
+    hits = [k for k in compress(range(len(folded)), core_flags(view)) if folded[k] in words]
+    if not hits:
+        return []
+    runs = iter_name_runs(view)
+    starts = view.cache.get("name_run_starts")
+    if starts is None:
+        starts = view.cache["name_run_starts"] = [i for i, _ in runs]
+    found: list[tuple[int, int]] = []
+    for k in hits:
+        r = bisect_right(starts, k) - 1
+        if r >= 0 and k < runs[r][1] and (not found or found[-1] != runs[r]):
+            found.append(runs[r])
+    return found
+
+
+def core_words(view: NoteView) -> set[str]:
+    """The distinct folded core tokens of the note (what a name lexicon can be asked about)."""
+    return set(compress(view.folded, core_flags(view)))

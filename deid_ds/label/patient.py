@@ -18,11 +18,13 @@ not decide (a bare year, a five-digit number, a street written without a street 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from deid_ds.kb.normalize import fold
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.names import is_core, is_particle, iter_name_runs
+from deid_ds.label.names import core_words, is_core, is_particle, runs_with
 from deid_ds.label.view import INITIAL, NoteView
 from deid_ds.model import PatientMetadata
 
@@ -55,6 +57,44 @@ class PatientNames:
             cache[token] = self._kind(token)
         return cache[token]
 
+    def names_among(self, words: Iterable[str]) -> set[str]:
+        """The folded ``words`` that are one of the patient's names (:meth:`kind` not None).
+
+        Asked of a note's distinct name words at once, most of which are no name of the patient's:
+        those are set aside with set lookups, and :meth:`kind` (its typo test is the costly part)
+        only asked about the others. A hyphenated word can only be a compound of names if its first
+        part is a name; a word of typo length only a typo if it keeps a name's first or last letters.
+        """
+        exact, heads = self._exact, self._heads
+        starts, ends = self._typo_ends
+        maybe = [
+            w
+            for w in words
+            if w not in exact
+            and (("-" in w and w.strip("-").partition("-")[0] in heads) or (len(w) >= MIN_TYPO_LENGTH and (w[:2] in starts or w[-2:] in ends)))
+        ]
+        return exact.intersection(words).union(w for w in maybe if self.kind(w) is not None)
+
+    @cached_property
+    def _exact(self) -> frozenset[str]:
+        return self.last | self.first
+
+    @cached_property
+    def _heads(self) -> frozenset[str]:
+        """First parts a compound of names can have: a name, or nothing (``-`` alone has no part that is not a name)."""
+        return self._exact | {""}
+
+    @cached_property
+    def _typo_ends(self) -> tuple[frozenset[str], frozenset[str]]:
+        """First and last two letters of the names long enough for a typo.
+
+        A word one edit away from such a name (five letters or more, as is the word) keeps its first
+        two letters when the edit is after them, and its last two otherwise (three letters or more
+        follow an edit in the first two).
+        """
+        long = [name for name in self._exact if len(name) >= MIN_TYPO_LENGTH]
+        return frozenset(name[:2] for name in long), frozenset(name[-2:] for name in long)
+
     def _kind(self, token: str) -> str | None:
         for names, kind in ((self.last, "last"), (self.first, "first")):
             if token in names or ("-" in token and all(p in names for p in token.split("-") if p)):
@@ -85,7 +125,9 @@ def _name_tokens(value: str | None) -> set[str]:
 def patient_names(view: NoteView, names: PatientNames) -> list[Candidate]:
     """PATIENT candidates for the name runs of the note made of the patient's names."""
     found: list[Candidate] = []
-    for i, end in iter_name_runs(view):
+    # only a run holding one of the patient's names (or a typo of one) can give a candidate
+    named = names.names_among(core_words(view))
+    for i, end in runs_with(view, named):
         run = _classify_run(view, names, i, end)
         if (
             len(run) == 1

@@ -13,9 +13,12 @@ prose (a rock) is not, unless written ``ROCHE``.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+from itertools import compress
+
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.names import core_flags, core_tokens, iter_name_runs
+from deid_ds.label.names import core_flags, core_tokens, runs_with
 from deid_ds.label.view import UPPER, NoteView
 
 PROPAGATED = ("PATIENT", "DOCTOR")
@@ -23,25 +26,15 @@ PROPAGATED = ("PATIENT", "DOCTOR")
 
 def propagate(view: NoteView, spans: list[Candidate]) -> list[Candidate]:
     """Candidates for the repetitions of the names in ``spans`` (the first pass's resolved spans)."""
-    forms: dict[str, set[str]] = {label: set() for label in PROPAGATED}
-    for span in spans:
-        if span.label in forms:
-            i, j = view.index_at(span.start), view.index_before(span.end) + 1
-            forms[span.label].update(t for t in core_tokens(view, i, j) if len(t) >= 2)
-    shared = forms["PATIENT"] & forms["DOCTOR"]
-    for label in PROPAGATED:
-        forms[label] -= shared
+    forms = _name_forms(view, spans)
     if not forms["PATIENT"] and not forms["DOCTOR"]:
         return []
     found: list[Candidate] = []
-    known = forms["PATIENT"] | forms["DOCTOR"]
-    flags, folded = core_flags(view), view.folded
-    for i, j in iter_name_runs(view):
-        if not any(flags[k] and folded[k] in known for k in range(i, j)):
-            continue  # most runs of a note (capitalised words) share nothing with the names found
+    # most runs of a note (capitalised words) share nothing with the names found
+    for i, j in runs_with(view, forms["PATIENT"] | forms["DOCTOR"]):
         cores = core_tokens(view, i, j)
         for label in PROPAGATED:
-            if all(c in forms[label] for c in cores):
+            if forms[label].issuperset(cores):
                 if len(cores) == 1:
                     k = next(k for k in range(i, j) if view.folded[k] == cores[0])
                     if view.shapes[k] != UPPER and is_common_word(view.words[k].lower()):
@@ -49,3 +42,16 @@ def propagate(view: NoteView, spans: list[Candidate]) -> list[Candidate]:
                 found.append(Candidate(view.starts[i], view.ends[j - 1], label, f"propagation:{label.lower()}", 0.75))
                 break
     return found
+
+
+def _name_forms(view: NoteView, spans: list[Candidate]) -> dict[str, set[str]]:
+    """The core words (two letters or more) of the PATIENT and of the DOCTOR spans, less those of both."""
+    forms: dict[str, set[str]] = {label: set() for label in PROPAGATED}
+    starts, ends, folded, flags = view.starts, view.ends, view.folded, core_flags(view)
+    for span in spans:
+        words = forms.get(span.label)
+        if words is not None:
+            i, j = bisect_right(ends, span.start), bisect_left(starts, span.end)  # view.index_at, index_before + 1
+            words.update(compress(folded[i:j], flags[i:j]))  # core_tokens(view, i, j)
+    shared = forms["PATIENT"] & forms["DOCTOR"]
+    return {label: {w for w in words if len(w) >= 2} - shared for label, words in forms.items()}

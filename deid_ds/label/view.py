@@ -48,6 +48,15 @@ def token_shape(token: str) -> str:
     return UPPER if token.isupper() else TITLE
 
 
+@lru_cache(maxsize=1024)
+def blank_gap(gap: str) -> bool:
+    """Whether the text between two tokens keeps them on one line: blanks only, no line break or tab.
+
+    Memoised: the gaps of a note are a handful of distinct strings (``" "``, ``""``, ``"\n"``...).
+    """
+    return (gap == "" or gap.isspace()) and "\n" not in gap and "\t" not in gap
+
+
 class NoteView:
     """Tokens of one note with their text, shape and folded form, and line structure.
 
@@ -61,7 +70,7 @@ class NoteView:
         self.starts = [s for s, _ in tokens]
         self.ends = [e for _, e in tokens]
         self.words = [text[s:e] for s, e in tokens]
-        self.shapes = [token_shape(w) for w in self.words]
+        self.shapes = list(map(token_shape, self.words))
         self.cache: dict[str, object] = {}  # derived structures rules share (name runs...)
 
     def __len__(self) -> int:
@@ -75,16 +84,35 @@ class NoteView:
             return [folded[s:e] for s, e in zip(self.starts, self.ends)]
         return [fold(w) for w in self.words]
 
+    @cached_property
+    def gaps(self) -> list[str]:
+        """``gap(i)`` of every token but the last, sliced once per note (the run walks ask for most)."""
+        text = self.text
+        return [text[e:s] for e, s in zip(self.ends, self.starts[1:])]
+
+    @cached_property
+    def joins(self) -> list[bool]:
+        """``joined(i)`` of every token (False for the last), computed once per note.
+
+        Every name, street and city walk asks it of every token it crosses; a list lookup is what
+        keeps those walks cheap.
+        """
+        return [*map(blank_gap, self.gaps), False] if self.starts else []
+
     def gap(self, i: int) -> str:
         """The characters between token ``i`` and the next one (empty after the last token)."""
         if i + 1 >= len(self.starts):
             return ""
+        if i >= 0:
+            return self.gaps[i]
         return self.text[self.ends[i] : self.starts[i + 1]]
 
     def joined(self, i: int) -> bool:
         """Whether token ``i + 1`` continues token ``i`` on the same line, separated by blanks only."""
-        gap = self.gap(i)
-        return i + 1 < len(self.starts) and (gap == "" or gap.isspace()) and "\n" not in gap and "\t" not in gap
+        if i >= 0:
+            joins = self.joins
+            return i < len(joins) and joins[i]
+        return i + 1 < len(self.starts) and blank_gap(self.gap(i))
 
     def index_at(self, offset: int) -> int:
         """Index of the first token that ends after ``offset`` (the token at or after it)."""
@@ -127,9 +155,10 @@ def run_end(view: NoteView, i: int, max_tokens: int, kind) -> int:
     :data:`CORE`, :data:`INNER` or :data:`STOP`; the run ends on its last core token.
     """
     n = len(view)
+    joined = view.joins.__getitem__ if i >= 0 else view.joined  # the per-note list, unless i counts from the end
     j, end = i, i
     while j < n and j - i < max_tokens:
-        if j > i and not view.joined(j - 1):
+        if j > i and not joined(j - 1):
             break
         what = kind(j, j == i)
         if what == STOP:
