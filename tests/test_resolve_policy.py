@@ -1,0 +1,53 @@
+"""resolve() against a direct reading of its policy (snap each candidate, keep the best per span,
+then take candidates in rank order when they overlap none taken), on random candidates."""
+
+from __future__ import annotations
+
+import random
+from bisect import bisect_right
+
+from deid_ds.label.candidate import Candidate
+from deid_ds.label.resolve import _rank, resolve, snap
+
+SOURCES = ["metadata:lastname", "pattern:email", "pattern:date_written", "address:street", "context:doctor", "propagation:form", "patient:firstname", "pattern:zip", "gazetteer:commune", "other:thing"]
+LABELS = ["NOM", "PRENOM", "VILLE", "STR", "DATE"]
+
+
+def reference(candidates: list[Candidate], tokens: list[tuple[int, int]]) -> list[Candidate]:
+    starts, ends = [s for s, _ in tokens], [e for _, e in tokens]
+    best: dict[tuple[int, int, str], Candidate] = {}
+    for candidate in candidates:
+        if candidate.needs_context:
+            continue
+        snapped = snap(candidate, starts, ends)
+        if snapped is None:
+            continue
+        key = (snapped.start, snapped.end, snapped.label)
+        if key not in best or _rank(snapped) < _rank(best[key]):
+            best[key] = snapped
+    kept: list[Candidate] = []
+    taken: list[tuple[int, int]] = []
+    for candidate in sorted(best.values(), key=_rank):
+        i = bisect_right(taken, (candidate.start, float("inf")))
+        if (i and taken[i - 1][1] > candidate.start) or (i < len(taken) and taken[i][0] < candidate.end):
+            continue
+        taken.insert(i, (candidate.start, candidate.end))
+        kept.append(candidate)
+    return sorted(kept, key=lambda c: (c.start, c.end))
+
+
+def test_resolve_agrees_with_the_reference_on_random_candidates():
+    rng = random.Random(11)
+    for _ in range(300):
+        tokens, offset = [], rng.randint(0, 3)
+        for _ in range(rng.randint(0, 40)):
+            length = rng.randint(1, 6)
+            tokens.append((offset, offset + length))
+            offset += length + rng.randint(0, 2)
+        candidates = []
+        for _ in range(rng.randint(0, 60)):
+            start = rng.randint(0, offset + 2)
+            end = start + rng.randint(1, 20)
+            candidates.append(Candidate(start, end, rng.choice(LABELS), rng.choice(SOURCES), rng.choice([0.5, 0.6, 0.7, 0.9, 1.0]), rng.random() < 0.1))
+        candidates += rng.sample(candidates, len(candidates) // 3)  # the same candidate from several functions
+        assert resolve(candidates, tokens) == reference(candidates, tokens)
