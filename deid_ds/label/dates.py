@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from calendar import monthrange
+from calendar import isleap
 from collections.abc import Iterator
+from functools import lru_cache
 
 from deid_ds.label._text import BLANK, BLANKS, QUANTITY_AFTER, alternation, not_after
 from deid_ds.label.candidate import Candidate
@@ -38,6 +39,7 @@ WEEKDAYS: tuple[str, ...] = ("lundi", "mardi", "mercredi", "jeudi", "vendredi", 
 MIN_YEAR, MAX_YEAR = 1890, 2099
 
 
+@lru_cache(maxsize=256)  # month words repeat from note to note ("mars", "Mars", "MARS")
 def _month_number(word: str) -> int:
     """Month number of a full or abbreviated month name, whatever its case and accents."""
     number = _MONTH_NUMBERS.get(_fold(word.rstrip(".")))
@@ -165,12 +167,16 @@ _MEASURE_BEFORE = re.compile(
 )
 
 
+_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
 def _valid_day(day: int, month: int, year: int | None) -> bool:
+    """Whether ``day`` exists in ``month`` of ``year`` (with no year, the 29th of February does)."""
     if not 1 <= month <= 12 or day < 1:
         return False
-    if year is None:
-        return day <= (29 if month == 2 else monthrange(2001, month)[1])
-    return day <= monthrange(year, month)[1]
+    if month == 2:
+        return day <= (29 if year is None or isleap(year) else 28)
+    return day <= _DAYS_IN_MONTH[month]
 
 
 def _full_year(year: str) -> int:
@@ -244,12 +250,12 @@ def find_dates(text: str) -> list[Candidate]:
             continue
         found.append(Candidate(start, end, LABEL, "pattern:date_written", 0.97))
 
-    for m in _MONTH_YEAR_NUM.finditer(text):
+    for m in _slash_matches(_MONTH_YEAR_NUM, text):
         month, year = int(m.group("month")), int(m.group("year"))
         if 1 <= month <= 12 and MIN_YEAR <= year <= MAX_YEAR:
             found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_monthyear_num", 0.9))
 
-    for m in _DAY_MONTH_NUM.finditer(text):
+    for m in _slash_matches(_DAY_MONTH_NUM, text):
         day, month = int(m.group("day")), int(m.group("month"))
         if not _valid_day(day, month, None):
             continue
@@ -296,6 +302,27 @@ def _written_matches(text: str) -> Iterator[re.Match[str]]:
             return
         yield m
         pos = m.end()
+
+
+def _slash_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose matches hold a "/" one or two characters after
+    their start (``12/03``, ``3/2021``): those starts are tried, left to right, and no others.
+
+    The partial numeric dates start with a digit, which the regex engine stops at all over a note;
+    slashes are few.
+    """
+    end = tried = 0
+    slash = text.find("/")
+    while slash >= 0:
+        for start in (slash - 2, slash - 1):
+            if start < end or start < tried:
+                continue
+            tried = start + 1
+            m = pattern.match(text, start)
+            if m is not None:
+                yield m
+                end = m.end()
+        slash = text.find("/", slash + 1)
 
 
 def _with_weekday(text: str, start: int) -> int:
