@@ -88,6 +88,7 @@ def _groups(matches) -> list[tuple]:
 
 # -- checks ------------------------------------------------------------------------------------------------
 def check_dates(text: str) -> None:
+    assert dates._month_starts(text) == [m.start() for m in dates._MONTH_AT_WORD_START.finditer(text)]
     assert _groups(dates._written_matches(text)) == _groups(_PLAIN_WRITTEN.finditer(text))
     fast = [(m.span(), m.group("sep"), m.group("month"), m.group("year"), m.group("iso_sep"), m.group("iso_month"), m.group("iso_day"))
             for m in dates._NUMERIC.finditer(text)]  # fmt: skip

@@ -93,6 +93,16 @@ _MONTH_AT_WORD_START = re.compile(
     not_after("[jJfFmMaAsSſoOnNdD]", r"[\w]")
     + rf"(?<=(?=(?i:(?:{_MONTH_FULL})(?![\w])|(?:{_MONTH_ABBR})\.?(?![\w]))).)"
 )
+
+
+def _month_stems() -> frozenset[str]:
+    """The first three characters of every spelling of a month that _MONTH_AT_WORD_START reads, lowered:
+    accented, unaccented and decomposed (no month has two accents in its first three letters)."""
+    words = MONTHS + tuple(MONTH_ABBREVIATIONS)
+    return frozenset(spelling[:3] for w in words for spelling in (w, _fold(w), unicodedata.normalize("NFD", w)))
+
+
+_MONTH_STEMS = _month_stems()
 # How far before its month a written date is looked for first (weekday, day and blanks), and the
 # characters such a head can hold, a superset (IGNORECASE: "İ" and "ı" are an "i", "ſ" an "s").
 _HEAD_WINDOW = 24
@@ -287,21 +297,43 @@ def _written_matches(text: str) -> Iterator[re.Match[str]]:
     """``_WRITTEN.finditer(text)``, the same matches, with the regex run only near month names.
 
     Every match holds a month name at a word start; the first one at or after ``pos`` is found with
-    :data:`_MONTH_AT_WORD_START`, and the match is searched for from a few characters before it. That
+    :func:`_month_starts`, and the match is searched for from a few characters before it. That
     finds the leftmost match unless one starts before the window, which would need a weekday, day and
     blanks head covering the whole window: when the window holds a character no head can, there is
     none; otherwise the search starts from ``pos``, as ``finditer`` would.
     """
     pos = 0
-    while (month := _MONTH_AT_WORD_START.search(text, pos)) is not None:
-        start = max(pos, month.start() - _HEAD_WINDOW)
-        if start > pos and not _NOT_IN_HEAD.search(text, start, month.start()):
+    for month in _month_starts(text):
+        if month < pos:
+            continue
+        start = max(pos, month - _HEAD_WINDOW)
+        if start > pos and not _NOT_IN_HEAD.search(text, start, month):
             start = pos
         m = _WRITTEN.search(text, start)  # never None: the month matches on its own
         if m is None:
             return
         yield m
         pos = m.end()
+
+
+def _month_starts(text: str) -> list[int]:
+    """Where _MONTH_AT_WORD_START matches in ``text``, in order.
+
+    Its places are found by looking for the month stems in the lowered note with ``str.find``, then
+    checked with the regex: a regex search stops at every j, f, m, a, s, o, n and d of the note.
+    Lowering keeps offsets and reads letters as IGNORECASE does, except where a note holds "İ" (two
+    characters lowered), "ı" or "ſ" (an i and an s to IGNORECASE only): such a note is searched.
+    """
+    lowered = text.lower()
+    if len(lowered) != len(text) or "ı" in text or "ſ" in text:
+        return [m.start() for m in _MONTH_AT_WORD_START.finditer(text)]
+    places = set()
+    for stem in _MONTH_STEMS:
+        at = lowered.find(stem)
+        while at >= 0:
+            places.add(at)
+            at = lowered.find(stem, at + 1)
+    return [at for at in sorted(places) if _MONTH_AT_WORD_START.match(text, at)]
 
 
 def _slash_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
