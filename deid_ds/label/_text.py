@@ -38,6 +38,17 @@ def accent_tolerant(word: str) -> str:
     return "".join(out)
 
 
+def not_after(char: str, before: str) -> str:
+    r"""``(?<!before)char`` written ``char`` first: ``char(?<!before char)``, the same matches, found faster.
+
+    The regex engine tries a pattern that starts with a lookbehind at every character of a note, and
+    one that starts with a character or a character set only where such a character is (it skips to
+    it): a pattern that starts with a digit, a ``+`` or a month's first letter starts with this.
+    ``char`` matches exactly one character, ``before`` one character.
+    """
+    return f"{char}(?<!{before}{char})"
+
+
 def alternation(words: list[str] | tuple[str, ...]) -> str:
     """Accent-tolerant alternation, longest first so that ``juillet`` wins over ``juil``."""
     return "|".join(accent_tolerant(w) for w in sorted(words, key=len, reverse=True))

@@ -10,6 +10,7 @@ cue. Multi-word cues are regexes over folded text; the labelling functions decid
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 
 from deid_ds.kb.normalize import titles
 
@@ -27,7 +28,8 @@ CIVILITIES: frozenset[str] = _titles("civility")
 
 #: Phrases after which a professional's name follows (signatures, dictation, copies, requests,
 #: letterhead and table fields). Folded regex alternatives, whole words; a separator (``:``, tab,
-#: dash) may follow.
+#: dash) may follow. Like every cue phrase, each starts with a letter (or a choice of words) and has
+#: no ``|`` outside brackets (see :func:`cue_regex`).
 DOCTOR_PHRASES: tuple[str, ...] = (
     r"dict[ee]e? par", r"frapp[ee]e? par", r"tap[ee]e? par", r"saisie? par", r"relue? par",
     r"suivie? par", r"realis[ee]e? par", r"(?:sign|valid)[ee]e?(?: electroniquement)? par",
@@ -88,18 +90,53 @@ CITY_PHRASES: tuple[str, ...] = (
 _WORD_END = r"(?![\w'])"
 
 
+# A choice of words at a phrase's start, "(?:sign|valid)" in "(?:sign|valid)ee? par".
+_LEADING_CHOICE = re.compile(r"\(\?:([a-z' ]+(?:\|[a-z' ]+)+)\)")
+
+
+def cue_regex(phrases: Sequence[str], separator: str) -> re.Pattern[str]:
+    """The regex of a cue for :func:`cue_matches`: any of ``phrases``, tried in order, as whole words in
+    folded text (group ``cue``), then ``separator`` (group ``sep``).
+
+    Written for speed: it matches the character before the phrase, which is not a word character as the
+    phrase is a whole word, and reads the phrase and separator in a lookahead. The regex engine tries a
+    regex that starts with a character set only where such a character is (it skips to it), while one
+    that starts with a lookbehind was tried at every character, each phrase in turn; and the phrases are
+    grouped by first letter (:func:`_by_first_letter`), so that at a word only those of its letter are.
+    """
+    return re.compile(r"[^\w'](?=(?P<cue>" + _by_first_letter(phrases) + ")" + _WORD_END + "(?P<sep>" + separator + "))")
+
+
+def _by_first_letter(phrases: Sequence[str]) -> str:
+    """``phrases`` as one alternation grouped by first letter: ``d(?:ict[ee]e? par|...)|f(?:rapp...)``.
+
+    Phrases that start with different letters never match at the same place, so grouping them changes
+    no match as long as each letter's phrases keep their order. A leading choice of words
+    (``(?:sign|valid)ee? par``) is first spread into one phrase per word, in its order.
+    """
+    groups: dict[str, list[str]] = {}
+    for phrase in phrases:
+        choice = _LEADING_CHOICE.match(phrase)
+        spread = [word + phrase[choice.end() :] for word in choice.group(1).split("|")] if choice else [phrase]
+        for alternative in spread:
+            first, rest = alternative[0], alternative[1:]
+            if not first.isalpha() or rest[:1] in ("?", "*", "+", "{"):
+                raise ValueError(f"a cue phrase must start with a letter or a choice of words: {phrase!r}")
+            groups.setdefault(first, []).append(rest)
+    return "|".join(first + "(?:" + "|".join(rests) + ")" for first, rests in groups.items())
+
+
 def phrase_regex(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    """One regex matching any of ``phrases`` as whole words in folded text, followed by a separator."""
-    alternatives = "|".join(sorted(phrases, key=len, reverse=True))
-    return re.compile(r"(?<![\w'])(?P<cue>" + alternatives + ")" + _WORD_END + "(?P<sep>" + _SEP + ")")
+    """A cue regex (:func:`cue_regex`) for ``phrases``, longest first, followed by a separator."""
+    return cue_regex(sorted(phrases, key=len, reverse=True), _SEP)
 
 
 DOCTOR_CUE = phrase_regex(DOCTOR_PHRASES)
-RECIPIENT_CUE = re.compile(r"(?<![\w'])(?P<cue>" + "|".join(RECIPIENT_PHRASES) + r")" + _WORD_END + r"(?P<sep>[ \t:]*)")
+RECIPIENT_CUE = cue_regex(RECIPIENT_PHRASES, r"[ \t:]*")
 PATIENT_CUE = phrase_regex(PATIENT_PHRASES)
-RELATIVE_CUE = re.compile(
-    r"(?<![\w'])(?P<cue>(?:son|sa|ses|leur)[ \u00a0]+(?:" + "|".join(sorted(RELATIVE_WORDS, key=len, reverse=True)) + r")"
-    r"|" + "|".join(RELATIVE_PHRASES) + r")" + _WORD_END + r"(?P<sep>[ \t\u00a0]*[,:]?[ \t\u00a0]*)"
+RELATIVE_CUE = cue_regex(
+    (r"(?:son|sa|ses|leur)[ \u00a0]+(?:" + "|".join(sorted(RELATIVE_WORDS, key=len, reverse=True)) + ")", *RELATIVE_PHRASES),
+    r"[ \t\u00a0]*[,:]?[ \t\u00a0]*",
 )
 CITY_CUE = phrase_regex(CITY_PHRASES)
 
@@ -121,19 +158,26 @@ NOT_NAME: frozenset[str] = frozenset(
 ) | PROFESSIONAL_TITLES | CIVILITIES | ROLE_WORDS
 
 
-def cue_matches(pattern: re.Pattern[str], folded: str, text: str):
+def cue_matches(pattern: re.Pattern[str], folded: str, text: str) -> Iterator[tuple[int, int]]:
     """``(start, end)`` of a cue's matches in the folded text, cut at the end of the cue's line.
 
-    Folding turns line breaks and tabs into spaces (gazetteer keys must match across them), so the
-    line structure is checked on the original text: a cue phrase never spans two lines, and its
-    trailing separator stops at a line break (``end`` is then the end of the line).
+    ``pattern`` is a :func:`cue_regex`. Its matches do not overlap, each searched for after the last
+    one's separator. Folding turns line breaks and tabs into spaces (gazetteer keys must match across
+    them), so the line structure is checked on the original text: a cue phrase never spans two lines,
+    and its trailing separator stops at a line break (``end`` is then the end of the line).
     """
-    for match in pattern.finditer(folded):
-        if "\n" in text[match.start("cue") : match.end("cue")]:
+    end = 0
+    # The leading space stands for what precedes the note, where a cue may start too: offsets in the
+    # searched string are one more than in the note.
+    for hit in pattern.finditer(" " + folded):
+        start = hit.start("cue") - 1
+        if start < end:
+            continue  # inside the last match
+        cue_end, end = hit.end("cue") - 1, hit.end("sep") - 1
+        if "\n" in text[start:cue_end]:
             continue
-        separator = text[match.end("cue") : match.end()]
-        cut = separator.find("\n")
-        yield match.start(), (match.end() if cut < 0 else match.end("cue") + cut)
+        cut = text.find("\n", cue_end, end)
+        yield start, (end if cut < 0 else cut)
 
 
 def line_end_after(text: str, offset: int) -> bool:

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from calendar import monthrange
+from calendar import isleap
+from collections.abc import Iterator
+from functools import lru_cache
 
-from deid_ds.label._text import BLANK, BLANKS, QUANTITY_AFTER, alternation
+from deid_ds.label._text import BLANK, BLANKS, QUANTITY_AFTER, alternation, not_after
 from deid_ds.label.candidate import Candidate
 
 LABEL = "DATE"
@@ -37,20 +39,31 @@ WEEKDAYS: tuple[str, ...] = ("lundi", "mardi", "mercredi", "jeudi", "vendredi", 
 MIN_YEAR, MAX_YEAR = 1890, 2099
 
 
+@lru_cache(maxsize=256)  # month words repeat from note to note ("mars", "Mars", "MARS")
 def _month_number(word: str) -> int:
     """Month number of a full or abbreviated month name, whatever its case and accents."""
-    key = _fold(word.rstrip("."))
-    for i, name in enumerate(MONTHS):
-        if _fold(name) == key:
-            return i + 1
-    for abbr, number in MONTH_ABBREVIATIONS.items():
-        if _fold(abbr) == key:
-            return number
-    raise KeyError(word)
+    number = _MONTH_NUMBERS.get(_fold(word.rstrip(".")))
+    if number is None:
+        raise KeyError(word)
+    return number
 
 
 def _fold(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFD", word.lower()) if not unicodedata.combining(c))
+
+
+def _month_numbers() -> dict[str, int]:
+    """Folded month name or abbreviation → month number; a full name wins over an abbreviation."""
+    numbers: dict[str, int] = {}
+    for number, name in enumerate(MONTHS, start=1):
+        numbers.setdefault(_fold(name), number)
+    for abbr, number in MONTH_ABBREVIATIONS.items():
+        numbers.setdefault(_fold(abbr), number)
+    return numbers
+
+
+# Built once: looking a month up used to fold all 23 names and abbreviations on every call.
+_MONTH_NUMBERS = _month_numbers()
 
 
 _MONTH_FULL = alternation(MONTHS)
@@ -58,6 +71,8 @@ _MONTH_ABBR = alternation(tuple(MONTH_ABBREVIATIONS))
 _WEEKDAY = alternation(WEEKDAYS)
 # A day number: "1er" (and its superscript or spelled forms), or 1 to 31 with an optional leading zero.
 _DAY = r"(?:1\s?er|1ᵉʳ|1ier|premier|[0-3]?\d)"
+# The first digit of a numeric date, not continuing a number, written digit first (see ``not_after``).
+_FIRST_DIGIT = not_after(r"\d", r"[\d/.,:]")
 
 # -- written dates: [weekday] [day] month [year]; the month alone is never enough ----------------------
 _WRITTEN = re.compile(
@@ -70,33 +85,58 @@ _WRITTEN = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
+# Where a month name starts a word, as every _WRITTEN match has one: _WRITTEN itself starts with a
+# lookbehind and three alternations, which the regex engine tried at every character of the note.
+# A letter that starts a month (any case; "ſ" is an "s" to IGNORECASE), not after a word character,
+# then the month's name read from that letter (a lookahead inside a one-character lookbehind).
+_MONTH_AT_WORD_START = re.compile(
+    not_after("[jJfFmMaAsSſoOnNdD]", r"[\w]")
+    + rf"(?<=(?=(?i:(?:{_MONTH_FULL})(?![\w])|(?:{_MONTH_ABBR})\.?(?![\w]))).)"
+)
+
+
+def _month_stems() -> frozenset[str]:
+    """The first three characters of every spelling of a month that _MONTH_AT_WORD_START reads, lowered:
+    accented, unaccented and decomposed (no month has two accents in its first three letters)."""
+    words = MONTHS + tuple(MONTH_ABBREVIATIONS)
+    return frozenset(spelling[:3] for w in words for spelling in (w, _fold(w), unicodedata.normalize("NFD", w)))
+
+
+_MONTH_STEMS = _month_stems()
+# How far before its month a written date is looked for first (weekday, day and blanks), and the
+# characters such a head can hold, a superset (IGNORECASE: "İ" and "ı" are an "i", "ſ" an "s").
+_HEAD_WINDOW = 24
+_NOT_IN_HEAD = re.compile(r"[^lundimarcejvshpLUNDIMARCEJVSHPİıſᵉʳ\d\s,]")
 
 # -- numeric dates: d/m/y with one separator repeated, 2- or 4-digit years; ISO y-m-d ------------------
+# The first digit comes before the alternatives, so that the pattern starts with it: the day, or the
+# ISO year, runs from the match's start to its separator.
 _NUMERIC = re.compile(
     rf"""
-    (?<![\d/.,:])
+    {_FIRST_DIGIT}
     (?:
-        (?P<day>\d{{1,2}})(?P<sep>[/.\-])(?P<month>\d{{1,2}})(?P=sep)(?P<year>\d{{4}}|\d{{2}})
-      | (?P<iso_year>\d{{4}})(?P<iso_sep>[\-/.])(?P<iso_month>\d{{2}})(?P=iso_sep)(?P<iso_day>\d{{2}})
+        \d?(?P<sep>[/.\-])(?P<month>\d{{1,2}})(?P=sep)(?P<year>\d{{4}}|\d{{2}})
+      | \d{{3}}(?P<iso_sep>[\-/.])(?P<iso_month>\d{{2}})(?P=iso_sep)(?P<iso_day>\d{{2}})
     )
     (?!\d)
     """,
-    re.IGNORECASE | re.VERBOSE,
+    re.VERBOSE,
 )
 
 # -- partial numeric dates: dd/mm and mm/yyyy ----------------------------------------------------------
-_DAY_MONTH_NUM = re.compile(r"(?<![\d/.,:])(?P<day>\d{2})/(?P<month>\d{2})(?![\d]|[/.,:]\d)")
+_DAY_MONTH_NUM = re.compile(rf"(?P<day>{_FIRST_DIGIT}\d)/(?P<month>\d{{2}})(?![\d]|[/.,:]\d)")
 # A weekday just before a numeric date belongs to it ("samedi 21/01/2023"). Looked for only where a
 # numeric date was found: an optional weekday at the head of the date patterns made the regex engine
 # try the seven names at every character of the note.
 _WEEKDAY_BEFORE = re.compile(rf"(?<![\w])(?:{_WEEKDAY}),?{BLANKS}$", re.IGNORECASE)
-_MONTH_YEAR_NUM = re.compile(r"(?<![\d/.,:])(?P<month>\d{1,2})/(?P<year>\d{4})(?![\d]|[/.,:]\d)")
+_MONTH_YEAR_NUM = re.compile(rf"(?P<month>{_FIRST_DIGIT}\d?)/(?P<year>\d{{4}})(?![\d]|[/.,:]\d)")
 
 # -- a year on its own ---------------------------------------------------------------------------------
 # A dash may join two years ("1999-2000", a range, two DATE spans); any other dash, slash or dot
-# attached to the number makes it part of something else (an ISO date, a phone, a version).
+# attached to the number makes it part of something else (an ISO date, a phone, a version). Written
+# first digit first (see ``not_after``), the dash test looking back from it: 18xx, 19xx or 20xx.
 _YEAR = re.compile(
-    r"(?<![\w/.,:+])(?:(?<=\d\d\d\d-)|(?<!-))(?P<year>1[89]\d\d|20\d\d)"
+    r"(?P<year>" + not_after("[12]", r"[\w/.,:+]") + r"(?:(?<=\d\d\d\d-.)|(?<!-.))(?:(?<=1)[89]|(?<=2)0)\d\d)"
     r"(?![\w]|[/.,:]\d|-(?!(?:1[89]|20)\d\d(?!\d))\d)"
 )
 
@@ -137,12 +177,16 @@ _MEASURE_BEFORE = re.compile(
 )
 
 
+_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
 def _valid_day(day: int, month: int, year: int | None) -> bool:
+    """Whether ``day`` exists in ``month`` of ``year`` (with no year, the 29th of February does)."""
     if not 1 <= month <= 12 or day < 1:
         return False
-    if year is None:
-        return day <= (29 if month == 2 else monthrange(2001, month)[1])
-    return day <= monthrange(year, month)[1]
+    if month == 2:
+        return day <= (29 if year is None or isleap(year) else 28)
+    return day <= _DAYS_IN_MONTH[month]
 
 
 def _full_year(year: str) -> int:
@@ -172,15 +216,15 @@ def find_dates(text: str) -> list[Candidate]:
     # nothing inside them is a candidate, not even the year.
     blocked: list[tuple[int, int]] = []
     for m in _NUMERIC.finditer(text):
-        if m.group("day") is not None:
-            day, month, year_text, sep = int(m.group("day")), int(m.group("month")), m.group("year"), m.group("sep")
+        start_digits = m.start()
+        if m.group("sep") is not None:
+            day, month, year_text, sep = int(text[start_digits : m.start("sep")]), int(m.group("month")), m.group("year"), m.group("sep")
             year = _full_year(year_text)
             end_digits = m.end("year")
-            start_digits = m.start("day")
         else:
-            day, month, year = int(m.group("iso_day")), int(m.group("iso_month")), int(m.group("iso_year"))
+            day, month, year = int(m.group("iso_day")), int(m.group("iso_month")), int(text[start_digits : m.start("iso_sep")])
             sep = m.group("iso_sep")
-            end_digits, start_digits = m.end("iso_day"), m.start("iso_year")
+            end_digits = m.end("iso_day")
         if not (MIN_YEAR <= year <= MAX_YEAR and _valid_day(day, month, year)):
             continue
         # part of a longer chain of numbers ("1.02.03.2021", a dashed phone "02-12-05-06-07"): not a date
@@ -188,7 +232,7 @@ def find_dates(text: str) -> list[Candidate]:
             continue
         found.append(Candidate(_with_weekday(text, m.start()), m.end(), LABEL, "pattern:date_numeric", 0.97))
 
-    for m in _WRITTEN.finditer(text):
+    for m in _written_matches(text):
         day_text, year_text = m.group("day"), m.group("year")
         month_word = m.group("month") or m.group("abbr")
         if day_text is None and year_text is None:
@@ -216,12 +260,12 @@ def find_dates(text: str) -> list[Candidate]:
             continue
         found.append(Candidate(start, end, LABEL, "pattern:date_written", 0.97))
 
-    for m in _MONTH_YEAR_NUM.finditer(text):
+    for m in _slash_matches(_MONTH_YEAR_NUM, text):
         month, year = int(m.group("month")), int(m.group("year"))
         if 1 <= month <= 12 and MIN_YEAR <= year <= MAX_YEAR:
             found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_monthyear_num", 0.9))
 
-    for m in _DAY_MONTH_NUM.finditer(text):
+    for m in _slash_matches(_DAY_MONTH_NUM, text):
         day, month = int(m.group("day")), int(m.group("month"))
         if not _valid_day(day, month, None):
             continue
@@ -247,6 +291,70 @@ def find_dates(text: str) -> list[Candidate]:
     if blocked:
         found = [c for c in found if not any(c.start < e and s < c.end for s, e in blocked)]
     return _non_overlapping(found)
+
+
+def _written_matches(text: str) -> Iterator[re.Match[str]]:
+    """``_WRITTEN.finditer(text)``, the same matches, with the regex run only near month names.
+
+    Every match holds a month name at a word start; the first one at or after ``pos`` is found with
+    :func:`_month_starts`, and the match is searched for from a few characters before it. That
+    finds the leftmost match unless one starts before the window, which would need a weekday, day and
+    blanks head covering the whole window: when the window holds a character no head can, there is
+    none; otherwise the search starts from ``pos``, as ``finditer`` would.
+    """
+    pos = 0
+    for month in _month_starts(text):
+        if month < pos:
+            continue
+        start = max(pos, month - _HEAD_WINDOW)
+        if start > pos and not _NOT_IN_HEAD.search(text, start, month):
+            start = pos
+        m = _WRITTEN.search(text, start)  # never None: the month matches on its own
+        if m is None:
+            return
+        yield m
+        pos = m.end()
+
+
+def _month_starts(text: str) -> list[int]:
+    """Where _MONTH_AT_WORD_START matches in ``text``, in order.
+
+    Its places are found by looking for the month stems in the lowered note with ``str.find``, then
+    checked with the regex: a regex search stops at every j, f, m, a, s, o, n and d of the note.
+    Lowering keeps offsets and reads letters as IGNORECASE does, except where a note holds "İ" (two
+    characters lowered), "ı" or "ſ" (an i and an s to IGNORECASE only): such a note is searched.
+    """
+    lowered = text.lower()
+    if len(lowered) != len(text) or "ı" in text or "ſ" in text:
+        return [m.start() for m in _MONTH_AT_WORD_START.finditer(text)]
+    places = set()
+    for stem in _MONTH_STEMS:
+        at = lowered.find(stem)
+        while at >= 0:
+            places.add(at)
+            at = lowered.find(stem, at + 1)
+    return [at for at in sorted(places) if _MONTH_AT_WORD_START.match(text, at)]
+
+
+def _slash_matches(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose matches hold a "/" one or two characters after
+    their start (``12/03``, ``3/2021``): those starts are tried, left to right, and no others.
+
+    The partial numeric dates start with a digit, which the regex engine stops at all over a note;
+    slashes are few.
+    """
+    end = tried = 0
+    slash = text.find("/")
+    while slash >= 0:
+        for start in (slash - 2, slash - 1):
+            if start < end or start < tried:
+                continue
+            tried = start + 1
+            m = pattern.match(text, start)
+            if m is not None:
+                yield m
+                end = m.end()
+        slash = text.find("/", slash + 1)
 
 
 def _with_weekday(text: str, start: int) -> int:

@@ -7,12 +7,14 @@ always starts and ends on a token boundary; a final period belongs to the senten
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from deid_ds.label.candidate import Candidate
 
 LABEL = "EMAIL"
 
 _EMAIL = re.compile(r"(?<![\w.+\-])[\w.+\-]*\w@[\w\-]+(?:\.[\w\-]+)*\.[^\W\d_]{2,}(?![\w@]|-\w)")
+_LOCAL_CHAR = re.compile(r"[\w.+\-]")  # what _EMAIL's lookbehind refuses and its local part is made of
 # "jean.dupont [at] chu-rennes [dot] fr" and "jean.dupont(at)chu-rennes.fr": obfuscated forms seen in
 # mailing lists; rare in notes but trivially identifying.
 _OBFUSCATED = re.compile(
@@ -27,7 +29,7 @@ def find_emails(text: str) -> list[Candidate]:
     # Cheap pre-checks: the address patterns backtrack over every word, and most notes hold no address.
     found = []
     if "@" in text:
-        found = [Candidate(m.start(), m.end(), LABEL, "pattern:email", 0.99) for m in _EMAIL.finditer(text)]
+        found = [Candidate(m.start(), m.end(), LABEL, "pattern:email", 0.99) for m in _addresses(text)]
     if not _OBFUSCATION_HINT.search(text):
         found.sort(key=lambda c: c.start)
         return found
@@ -36,3 +38,22 @@ def find_emails(text: str) -> list[Candidate]:
             found.append(Candidate(m.start(), m.end(), LABEL, "pattern:email_obfuscated", 0.9))
     found.sort(key=lambda c: c.start)
     return found
+
+
+def _addresses(text: str) -> Iterator[re.Match[str]]:
+    """``_EMAIL.finditer(text)``, the same matches, with the regex tried only where one can start.
+
+    A match holds one "@" and starts where the run of local-part characters before it starts (the
+    lookbehind refuses any other start), so it is matched there only: searched for, the pattern was
+    tried at every word of the note and backtracked over each.
+    """
+    end = 0
+    at = text.find("@")
+    while at >= 0:
+        start = at
+        while start > 0 and _LOCAL_CHAR.match(text, start - 1):
+            start -= 1
+        if start >= end and (m := _EMAIL.match(text, start)) is not None:
+            yield m
+            end = m.end()
+        at = text.find("@", at + 1)

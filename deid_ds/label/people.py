@@ -36,7 +36,7 @@ from deid_ds.label.cues import (
     cue_matches,
     line_end_after,
 )
-from deid_ds.label.names import core_tokens, is_core, name_after, name_start
+from deid_ds.label.names import core_flags, core_tokens, name_after, name_start
 from deid_ds.label.view import NoteView
 
 _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
@@ -126,18 +126,30 @@ def directory_names(view: NoteView, matches) -> list[Candidate]:
     either order) is kept when all its tokens are name-shaped and it is not a common-word pair.
     """
     found: list[Candidate] = []
+    # The matcher gives all keys read the same way one shared categories tuple, and both tests depend on
+    # it only: they are made once per tuple and note, remembered by identity (the matches hold the
+    # tuples, so no identity is reused meanwhile).
+    full_name: dict[int, bool] = {}
     for match in matches:
-        if match.ambiguous:
+        categories = match.categories
+        is_full_name = full_name.get(id(categories))
+        if is_full_name is None:
+            is_full_name = full_name[id(categories)] = not match.ambiguous and _is_full_name(categories)
+        if not is_full_name:
             continue
-        if not any(c.table == "names" and c.kind == "fullname" for c in match.categories):
-            continue
+        core = core_flags(view)
         i, j = view.index_at(match.start), view.index_before(match.end) + 1
-        if j - i < 2 or not all(is_core(view, k) or view.shapes[k] == "I" or view.folded[k] in ("de", "le", "la", "d'") for k in range(i, j)):
+        if j - i < 2 or not all(core[k] or view.shapes[k] == "I" or view.folded[k] in ("de", "le", "la", "d'") for k in range(i, j)):
             continue
-        if not (is_core(view, i) or view.shapes[i] == "I") or not is_core(view, j - 1):
+        if not (core[i] or view.shapes[i] == "I") or not core[j - 1]:
             continue
         found.append(Candidate(view.starts[i], view.ends[j - 1], "DOCTOR", "gazetteer:directory", 0.8))
     return found
+
+
+def _is_full_name(categories) -> bool:
+    """Whether one of a key's readings is a full name of the directory (``names`` table)."""
+    return any(c.table == "names" and c.kind == "fullname" for c in categories)
 
 
 def staff_lists(view: NoteView, folded_text: str) -> list[Candidate]:

@@ -10,22 +10,27 @@ from __future__ import annotations
 
 import re
 
+from deid_ds.label._text import not_after
 from deid_ds.label.candidate import Candidate
 
 LABEL = "PHONE"
 
 _SEP = r"[ \u00a0\u202f.\-]"
+# Every pattern starts with its first character ("0" or "+"), the lookbehind written after it, so that
+# the regex engine skips to those characters (see ``not_after``).
+_ZERO = not_after("0", r"[\w+/.,:\-]")
+_PLUS = not_after(r"\+", r"[\w+/.,:\-]")
 # "02 99 28 43 21", "02.99.28.43.21", "0299284321", "02-99-28-43-21", "02 99284321" (any mix of
 # separators between pairs, at most one separator character between two pairs).
-_NATIONAL = re.compile(rf"(?<![\w+/.,:\-])0[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)")
+_NATIONAL = re.compile(rf"{_ZERO}[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)")
 # "+33 2 99 28 43 21", "+33 (0)2 99 28 43 21", "+33299284321", "0033 2 99 28 43 21", "+33 6.12.34.56.78"
 _FRENCH_INTL = re.compile(
-    rf"(?<![\w+/.,:\-])(?:\+|00){_SEP}?33{_SEP}?(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"
+    rf"(?:{_PLUS}|{_ZERO}0){_SEP}?33{_SEP}?(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"
 )
 # Other countries: "+32 2 555 12 34", "+41 22 372 33 11", "+1 (212) 555-0100"; 8 to 13 digits after the
 # country code, in groups.
 _OTHER_INTL = re.compile(
-    rf"(?<![\w+])\+(?!33)[1-9]\d{{0,2}}(?:{_SEP}?\(\d{{1,4}}\))?(?:{_SEP}?\d{{1,4}}){{2,6}}(?!\d|[.,/:\-]\d)"
+    not_after(r"\+", r"[\w+]") + rf"(?!33)[1-9]\d{{0,2}}(?:{_SEP}?\(\d{{1,4}}\))?(?:{_SEP}?\d{{1,4}}){{2,6}}(?!\d|[.,/:\-]\d)"
 )
 # Words announcing a number. They raise confidence; they are not required (letterheads list numbers in
 # table cells with the label in another cell).

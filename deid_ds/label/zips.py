@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import re
 
-from deid_ds.label._text import QUANTITY_AFTER
+from deid_ds.label._text import QUANTITY_AFTER, not_after
 from deid_ds.label.candidate import Candidate
 
 LABEL = "ZIP"
 
-_ZIP = re.compile(r"(?<![\w/.,:\-+])(?P<zip>\d{5})(?![\w]|[/.,:\-]\d)")
+# Written first digit first, so that the regex engine skips to digits (see ``not_after``).
+_ZIP = re.compile(r"(?P<zip>" + not_after(r"\d", r"[\w/.,:\-+]") + r"\d{4})(?![\w]|[/.,:\-]\d)")
 # ... then a city: a capitalised word (Brest, BREST, Saint-Brieuc, L'Hermitage, ST BRIEUC, Le Rheu)
 _CITY_AFTER = re.compile(r"[ \t\u00a0\u202f,\-]*(?P<word>(?:[A-ZÀ-Ý][\w'’\-]*|[Ll]['’]\w+|d['’]\w+))")
 _CEDEX_AFTER = re.compile(r"[ \t\u00a0\u202f]*(?:CEDEX|Cedex|cedex)\b")
