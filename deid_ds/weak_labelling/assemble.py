@@ -42,10 +42,10 @@ class BatchParts:
     n_batches: int
 
     def tables(self, name: str) -> Iterator:
-        import pyarrow.parquet as pq
+        from deid_ds.weak_labelling.batch import PART_SUFFIX, read_part_table
 
         for index in range(self.n_batches):
-            yield pq.read_table(self.work / part_name(index) / f"{name}.parquet")
+            yield read_part_table(self.work / part_name(index) / f"{name}{PART_SUFFIX}")
 
 
 def _concat_parts(parts: Parts, name: str, schema):
