@@ -16,7 +16,6 @@ from typing import Protocol
 
 from deid_ds.io_utils import atomic_directory
 from deid_ds.weak_labelling.gold import score_gold
-from deid_ds.weak_labelling.render import jsonl_line
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.resume import part_name
 from deid_ds.weak_labelling.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
@@ -43,10 +42,10 @@ class BatchParts:
     n_batches: int
 
     def tables(self, name: str) -> Iterator:
-        import pyarrow.parquet as pq
+        from deid_ds.weak_labelling.batch import PART_SUFFIX, read_part_table
 
         for index in range(self.n_batches):
-            yield pq.read_table(self.work / part_name(index) / f"{name}.parquet")
+            yield read_part_table(self.work / part_name(index) / f"{name}{PART_SUFFIX}")
 
 
 def _concat_parts(parts: Parts, name: str, schema):
@@ -60,6 +59,8 @@ def _write_sentences(parts: Parts, tmp: Path, doc_split: Mapping[str, str]) -> t
     """Stream the parts' sentences into the Parquet, JSONL and Flair outputs (the workers already
     kept each split's share of sentences without entity: the split was known before labelling).
 
+    The text files are written a part at a time from the rendered columns' UTF-8 data (:func:`_utf8`),
+    with no Python string per sentence: this runs in the one process that all workers wait for.
     Returns the number of sentences per split and the number of kept sentences without entity.
     """
     import pyarrow as pa
@@ -67,26 +68,52 @@ def _write_sentences(parts: Parts, tmp: Path, doc_split: Mapping[str, str]) -> t
     import pyarrow.parquet as pq
 
     schema = sentences_schema()
+    quoted = {name: json.dumps(name) for name in SPLITS}  # as jsonl_line writes the split
     counts: Counter[str] = Counter()
     without_entity = 0
     writer = pq.ParquetWriter(tmp / "sentences.parquet", schema)
-    handles = {name: (tmp / f"{name}.txt").open("w", encoding="utf-8") for name in SPLITS}
+    handles = {name: (tmp / f"{name}.txt").open("wb") for name in SPLITS}
     try:
-        with (tmp / "sentences.jsonl").open("w", encoding="utf-8") as jsonl:
+        with (tmp / "sentences.jsonl").open("wb") as jsonl:
             for part, lines in zip(parts.tables("sentences"), parts.tables("lines")):
                 documents = pc.struct_field(part.column("meta"), "id_document").to_pylist()
                 splits = [doc_split[d] for d in documents]
-                writer.write_table(part.append_column(schema.field("split"), pa.array(splits, type=pa.string())))
-                for body, block, split in zip(lines.column("jsonl").to_pylist(), lines.column("flair").to_pylist(), splits):
-                    jsonl.write(jsonl_line(body, split))
-                    handles[split].write(block)
-                counts.update(splits)
+                split_column = pa.array(splits, type=pa.string())
+                writer.write_table(part.append_column(schema.field("split"), split_column))
+                jsonl.write(_utf8(_jsonl_lines(lines.column("jsonl"), pa.array([quoted[s] for s in splits], type=pa.string()))))
+                present = Counter(splits)
+                counts.update(present)
+                for name in present:
+                    handles[name].write(_utf8(pc.filter(lines.column("flair"), pc.equal(split_column, name))))
                 without_entity += pc.sum(pc.equal(pc.list_value_length(part.column("spans")), 0)).as_py() or 0
     finally:
         writer.close()
         for handle in handles.values():
             handle.close()
     return dict(counts), without_entity
+
+
+def _jsonl_lines(bodies, splits):
+    """:func:`jsonl_line` of every sentence at once: its body without the closing brace (one character), the split
+    (``splits``: each one already as JSON) as last key, the brace and the newline."""
+    import pyarrow.compute as pc
+
+    return pc.binary_join_element_wise(pc.utf8_slice_codeunits(bodies, 0, -1), ',"split":', splits, "}\n", "")
+
+
+def _utf8(strings) -> memoryview:
+    """The UTF-8 bytes of a string array's values, one after the other (what writing each gives)."""
+    import numpy as np
+    import pyarrow as pa
+
+    array = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
+    if len(array) == 0:
+        return memoryview(b"")
+    if array.null_count:  # pragma: no cover - rendered lines are never null
+        raise ValueError("null rendered line")
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int64 if pa.types.is_large_string(array.type) else np.int32)
+    offsets = offsets[array.offset : array.offset + len(array) + 1]
+    return memoryview(array.buffers()[2])[offsets[0] : offsets[-1]]
 
 
 @dataclass

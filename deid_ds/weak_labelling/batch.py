@@ -82,12 +82,32 @@ def label_notes(
     return columns.tables()
 
 
+#: Suffix of a part's table files: Arrow IPC files, LZ4-compressed. A part is read once, whole, by the
+#: assembly: IPC writes and reads several times faster than Parquet (no encoding, no dictionary
+#: attempts on the rendered lines), and LZ4 keeps the work directory about as small.
+PART_SUFFIX = ".arrow"
+
+
+def write_part_table(table, path: Path) -> None:
+    """Write one table of a batch part (read back by :func:`read_part_table`)."""
+    import pyarrow as pa
+
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer:
+        writer.write_table(table)
+
+
+def read_part_table(path: Path):
+    """A table of a batch part, as :func:`write_part_table` wrote it."""
+    import pyarrow as pa
+
+    with pa.OSFile(str(path), "rb") as source:
+        return pa.ipc.open_file(source).read_all()
+
+
 def label_batch(job: BatchJob) -> int:
     """Label one batch and write its part atomically; returns the number of notes (for progress)."""
-    import pyarrow.parquet as pq
-
     tables = label_notes(job.notes, job.options, job.splits, job.duplicates, job.gold_ids)
     with atomic_directory(Path(job.work) / part_name(job.index)) as tmp:
         for name, table in tables.items():
-            pq.write_table(table, tmp / f"{name}.parquet")
+            write_part_table(table, tmp / f"{name}{PART_SUFFIX}")
     return len(job.notes)
