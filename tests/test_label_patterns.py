@@ -389,3 +389,9 @@ def test_sample_precision_recall_floor() -> None:
         p, r, f = scores.prf(label)
         assert scores.tp[label] > 100, label
         assert f >= floor, (label, p, r, f, scores.table())
+
+
+def test_a_long_s_read_as_s_by_the_month_regex_gives_a_date_not_an_error():
+    # IGNORECASE matches "ſept." as "sept."; the month lookup must fold it the same way.
+    text = "opéré le 3 ſept. 2021"
+    assert [text[c.start : c.end] for c in find_dates(text)] == ["3 ſept. 2021"]

@@ -48,8 +48,14 @@ def _month_number(word: str) -> int:
     return number
 
 
+# The month regexes are IGNORECASE, which also reads "ı" as an "i" and "ſ" as an "s": the fold must too,
+# or a month the regex found ("3 ſept. 2021") has no number.
+_IGNORECASE_LETTERS = str.maketrans({"ı": "i", "ſ": "s"})
+
+
 def _fold(word: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFD", word.lower()) if not unicodedata.combining(c))
+    lowered = word.lower().translate(_IGNORECASE_LETTERS)
+    return "".join(c for c in unicodedata.normalize("NFD", lowered) if not unicodedata.combining(c))
 
 
 def _month_numbers() -> dict[str, int]:
