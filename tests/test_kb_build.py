@@ -17,7 +17,7 @@ from conftest import REPO
 from deid_ds.cli import main
 from deid_ds.errors import InputError
 from deid_ds.kb.build import build_kb, read_table, verify_tables
-from deid_ds.kb.matcher import GazetteerMatcher, Category, load_matcher
+from deid_ds.kb.matcher import GazetteerMatcher, Category, ensure_matcher_cache, load_matcher
 
 SOURCES = REPO / "kb" / "sources"
 BAN_FILES = sorted(str(p) for p in SOURCES.glob("adresses-*.csv.gz"))
@@ -95,6 +95,22 @@ def test_the_compiled_matcher_is_cached_and_rebuilt_only_when_the_gazetteers_cha
     build_kb(out, ban=BAN_FILES[:1], health_directory=[DIRECTORY], progress=False)
     rebuilt = load_matcher(out)
     assert len(rebuilt) > len(first)
+
+
+def test_ensure_matcher_cache_compiles_only_a_missing_or_stale_cache(tmp_path):
+    # What weak-label's parent calls before its workers start: they then all load the same cache.
+    out = tmp_path / "kb"
+    build_kb(out, ban=BAN_FILES[:1], progress=False)
+    for name in ("matcher.npz", "matcher.json"):
+        (out / name).unlink(missing_ok=True)
+    ensure_matcher_cache(out)
+    stamp = (out / "matcher.npz").stat().st_mtime_ns
+    ensure_matcher_cache(out)
+    assert (out / "matcher.npz").stat().st_mtime_ns == stamp
+    build_kb(out, ban=BAN_FILES[:1], health_directory=[DIRECTORY], progress=False)
+    ensure_matcher_cache(out)
+    assert json.loads((out / "matcher.json").read_text())["keys"] == len(load_matcher(out)) > 0
+    assert (out / "matcher.npz").stat().st_mtime_ns != stamp
 
 
 def test_a_table_that_does_not_match_the_manifest_is_refused(tmp_path):

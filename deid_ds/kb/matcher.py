@@ -297,6 +297,33 @@ def _fingerprint(manifest: dict) -> str:
     return hashlib.sha256(f"{MATCHER_FORMAT}\n{tables}".encode()).hexdigest()
 
 
+def _current_cache_meta(kb_dir: Path) -> dict | None:
+    """The matcher cache's metadata when the cache is there and was compiled from these tables, else None."""
+    from deid_ds.kb.build import read_manifest
+
+    meta_path, index_path = kb_dir / MATCHER_META, kb_dir / MATCHER_FILE
+    if not (meta_path.is_file() and index_path.is_file()):
+        return None
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return None
+    if meta.get("format") != MATCHER_FORMAT or meta.get("fingerprint") != _fingerprint(read_manifest(kb_dir)):
+        return None
+    return meta
+
+
+def ensure_matcher_cache(kb_dir: str | Path) -> None:
+    """Compile and cache the matcher unless a current cache exists, without keeping it in memory.
+
+    A parent process that only hands notes to workers calls this before starting them, so that they
+    load the cache instead of all compiling it at once — and the parent does not hold a national-size
+    matcher (~200 MB, most of a second to load) it never uses.
+    """
+    if _current_cache_meta(Path(kb_dir)) is None:
+        load_matcher(kb_dir, rebuild=True)
+
+
 def load_matcher(kb_dir: str | Path, *, rebuild: bool = False) -> GazetteerMatcher:
     """The compiled matcher of a built knowledge base: from its cache, or built (and cached) once."""
     from deid_ds.kb.build import read_manifest, verify_tables
@@ -305,16 +332,12 @@ def load_matcher(kb_dir: str | Path, *, rebuild: bool = False) -> GazetteerMatch
     manifest = read_manifest(kb_dir)
     fingerprint = _fingerprint(manifest)
     meta_path, index_path = kb_dir / MATCHER_META, kb_dir / MATCHER_FILE
-    if not rebuild and meta_path.is_file() and index_path.is_file():
+    meta = None if rebuild else _current_cache_meta(kb_dir)
+    if meta is not None:
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            meta = {}
-        if meta.get("format") == MATCHER_FORMAT and meta.get("fingerprint") == fingerprint:
-            try:
-                return GazetteerMatcher.load(index_path, meta["category_sets"])
-            except (OSError, ValueError, KeyError):
-                pass  # a damaged cache is rebuilt
+            return GazetteerMatcher.load(index_path, meta["category_sets"])
+        except (OSError, ValueError, KeyError):
+            pass  # a damaged cache is rebuilt
     verify_tables(kb_dir)
     matcher = GazetteerMatcher.build(kb_entries(kb_dir))
     category_sets = matcher.save(index_path)
@@ -323,4 +346,4 @@ def load_matcher(kb_dir: str | Path, *, rebuild: bool = False) -> GazetteerMatch
     return matcher
 
 
-__all__ = ["Category", "GazetteerMatcher", "InputError", "Match", "key_tokens", "load_matcher"]
+__all__ = ["Category", "GazetteerMatcher", "InputError", "Match", "ensure_matcher_cache", "key_tokens", "load_matcher"]

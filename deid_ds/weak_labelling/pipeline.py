@@ -10,6 +10,7 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import DeidError, InputError
+from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.labeller import LabelConfig
 from deid_ds.notes_io import open_notes
 from deid_ds.parallel import ordered_map
@@ -113,7 +114,10 @@ def weak_label(
         except ImportError:
             raise DeidError("--gold needs deid_ds.scoring, which this installation lacks") from None
     segmenter_for(options.segment)  # fail fast on a bad Punkt file
-    labeller_for(options.label)  # ...and build the matcher cache once, before workers race for it
+    if engine == "local" and workers <= 1:
+        labeller_for(options.label)  # labels in this process: load (or compile) the matcher now
+    elif options.label.kb_dir is not None:
+        ensure_matcher_cache(options.label.kb_dir)  # compiled once, before workers race for it
     if engine == "spark":
         from deid_ds.engine.spark_weak_label import weak_label_spark
 
