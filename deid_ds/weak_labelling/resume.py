@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 WORK_SUFFIX = ".partial"
 STATE_FILE = "state.json"
-STATE_FORMAT = "deid-ds-weak-label-work/1"
+# /2: batch parts are Arrow IPC files (were Parquet); a /1 work directory is started over, not misread.
+STATE_FORMAT = "deid-ds-weak-label-work/2"
 _PART = re.compile(r"batch-(\d{6})")
 #: Packages of ``deid_ds`` and modules whose code decides what a batch part holds: a restart after
 #: they changed starts over. Whole packages count, whatever their module layout; the knowledge-base
