@@ -16,7 +16,7 @@ from itertools import compress
 from operator import not_
 
 from deid_ds.label.cues import CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES
-from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, PARTICLES, PUNCT, STOP, TITLE, UPPER, NoteView, run_end
+from deid_ds.label.view import DIGIT, INITIAL, LOWER, PARTICLES, PUNCT, TITLE, UPPER, NoteView
 
 #: Longest name, in tokens (``Marie-Claire Anne de La Tour d'Auvergne`` is 7).
 MAX_NAME_TOKENS = 7
@@ -64,27 +64,15 @@ def name_kinds(view: NoteView) -> str:
     return kinds
 
 
-def name_end(view: NoteView, i: int, *, max_tokens: int = MAX_NAME_TOKENS) -> int:
+def name_end(view: NoteView, i: int) -> int:
     """End (exclusive) of the name run starting at token ``i``; ``i`` itself when no name starts there.
 
     The run holds at least one core token and ends on one: particles and initials only lead into a
-    name (``J. Roussel``, ``de Saint-Aubin``).
+    name (``J. Roussel``, ``de Saint-Aubin``), and it stays on one line, at most ``MAX_NAME_TOKENS``
+    long (one match of ``_NAME_RUN`` over :func:`name_kinds`).
     """
-    if max_tokens == MAX_NAME_TOKENS and i >= 0:
-        match = _NAME_RUN.match(name_kinds(view), i)
-        return match.end() if match else i
-    shapes, folded = view.shapes, view.folded
-
-    def kind(j: int, first: bool) -> int:
-        f = folded[j]
-        if is_particle(f):
-            return INNER
-        if f in NOT_NAME:
-            return STOP
-        shape = shapes[j]
-        return INNER if shape == INITIAL else CORE if shape in (UPPER, TITLE) else STOP
-
-    return run_end(view, i, max_tokens, kind)
+    match = _NAME_RUN.match(name_kinds(view), i)
+    return match.end() if match else i
 
 
 def name_start(view: NoteView, j: int, *, max_tokens: int = MAX_NAME_TOKENS) -> int:

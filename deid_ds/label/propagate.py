@@ -13,12 +13,9 @@ prose (a rock) is not, unless written ``ROCHE``.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
-from itertools import compress
-
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.names import core_flags, core_tokens, runs_with
+from deid_ds.label.names import core_tokens, runs_with
 from deid_ds.label.view import UPPER, NoteView
 
 PROPAGATED = ("PATIENT", "DOCTOR")
@@ -47,11 +44,9 @@ def propagate(view: NoteView, spans: list[Candidate]) -> list[Candidate]:
 def _name_forms(view: NoteView, spans: list[Candidate]) -> dict[str, set[str]]:
     """The core words (two letters or more) of the PATIENT and of the DOCTOR spans, less those of both."""
     forms: dict[str, set[str]] = {label: set() for label in PROPAGATED}
-    starts, ends, folded, flags = view.starts, view.ends, view.folded, core_flags(view)
     for span in spans:
         words = forms.get(span.label)
         if words is not None:
-            i, j = bisect_right(ends, span.start), bisect_left(starts, span.end)  # view.index_at, index_before + 1
-            words.update(compress(folded[i:j], flags[i:j]))  # core_tokens(view, i, j)
+            words.update(core_tokens(view, view.index_at(span.start), view.index_before(span.end) + 1))
     shared = forms["PATIENT"] & forms["DOCTOR"]
     return {label: {w for w in words if len(w) >= 2} - shared for label, words in forms.items()}

@@ -77,8 +77,8 @@ def _rank(c: Candidate) -> tuple:
 def resolve(candidates: Iterable[Candidate], tokens: Sequence[tuple[int, int]]) -> list[Candidate]:
     """Apply the policy of the module docstring; returns non-overlapping spans sorted by start.
 
-    Called twice per note on some fifty candidates and two hundred tokens, so :func:`snap` and
-    :func:`_rank` are inlined and each candidate's rank is computed once.
+    Each candidate's rank is computed once and kept with it (the sort and the duplicates' comparison
+    both need it): called twice per note, this is on the labeller's hot path.
     """
     starts = [s for s, _ in tokens]
     ends = [e for _, e in tokens]
@@ -86,18 +86,14 @@ def resolve(candidates: Iterable[Candidate], tokens: Sequence[tuple[int, int]]) 
     for candidate in candidates:
         if candidate.needs_context:
             continue
-        first = bisect_right(ends, candidate.start)  # as in snap()
-        last = bisect_left(starts, candidate.end) - 1
-        if first > last:
+        snapped = snap(candidate, starts, ends)
+        if snapped is None:
             continue
-        start, end, label, source = starts[first], ends[last], candidate.label, candidate.source
-        if start != candidate.start or end != candidate.end:
-            candidate = Candidate(start, end, label, source, candidate.confidence, candidate.needs_context)
-        rank = (tier(source), start - end, -candidate.confidence, start, label, source)  # _rank(candidate)
-        key = (start, end, label)
+        rank = _rank(snapped)
+        key = (snapped.start, snapped.end, snapped.label)
         previous = best.get(key)
         if previous is None or rank < previous[0]:
-            best[key] = (rank, candidate)
+            best[key] = (rank, snapped)
     return _sweep(sorted(best.values(), key=itemgetter(0)))
 
 
