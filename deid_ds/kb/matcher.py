@@ -297,10 +297,9 @@ def _fingerprint(manifest: dict) -> str:
     return hashlib.sha256(f"{MATCHER_FORMAT}\n{tables}".encode()).hexdigest()
 
 
-def _current_cache_meta(kb_dir: Path) -> dict | None:
-    """The matcher cache's metadata when the cache is there and was compiled from these tables, else None."""
-    from deid_ds.kb.build import read_manifest
-
+def _current_cache_meta(kb_dir: Path, fingerprint: str) -> dict | None:
+    """The matcher cache's metadata when the cache is there and was compiled from the tables of
+    ``fingerprint`` (see :func:`_fingerprint`), else None."""
     meta_path, index_path = kb_dir / MATCHER_META, kb_dir / MATCHER_FILE
     if not (meta_path.is_file() and index_path.is_file()):
         return None
@@ -308,7 +307,7 @@ def _current_cache_meta(kb_dir: Path) -> dict | None:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError:
         return None
-    if meta.get("format") != MATCHER_FORMAT or meta.get("fingerprint") != _fingerprint(read_manifest(kb_dir)):
+    if meta.get("format") != MATCHER_FORMAT or meta.get("fingerprint") != fingerprint:
         return None
     return meta
 
@@ -320,7 +319,10 @@ def ensure_matcher_cache(kb_dir: str | Path) -> None:
     load the cache instead of all compiling it at once — and the parent does not hold a national-size
     matcher (~200 MB, most of a second to load) it never uses.
     """
-    if _current_cache_meta(Path(kb_dir)) is None:
+    from deid_ds.kb.build import read_manifest
+
+    kb_dir = Path(kb_dir)
+    if _current_cache_meta(kb_dir, _fingerprint(read_manifest(kb_dir))) is None:
         load_matcher(kb_dir, rebuild=True)
 
 
@@ -332,7 +334,7 @@ def load_matcher(kb_dir: str | Path, *, rebuild: bool = False) -> GazetteerMatch
     manifest = read_manifest(kb_dir)
     fingerprint = _fingerprint(manifest)
     meta_path, index_path = kb_dir / MATCHER_META, kb_dir / MATCHER_FILE
-    meta = None if rebuild else _current_cache_meta(kb_dir)
+    meta = None if rebuild else _current_cache_meta(kb_dir, fingerprint)
     if meta is not None:
         try:
             return GazetteerMatcher.load(index_path, meta["category_sets"])
