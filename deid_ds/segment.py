@@ -27,7 +27,7 @@ from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 from deid_ds.html_text import ParsedHtml, html_to_text
 from deid_ds.model import Sentence, Token
 from deid_ds.punkt import sentence_splitter
-from deid_ds.tokens import CORE_PATTERN, fixup_positions, may_hold_address, pattern_for, tokenize, tokenize_with
+from deid_ds.tokens import fixup_positions, tokenize, tokenize_with
 
 from deid_ds.defaults import DEFAULT_MAX_TOKENS  # noqa: E402 - re-exported
 _SOFT_BREAK_TOKENS = frozenset({";", ",", ":"})
@@ -161,16 +161,14 @@ class Segmenter:
         spans: list[tuple[int, int]] = []
         bounds = [0]
         max_tokens = self.max_tokens
-        note_may_hold_address = may_hold_address(text)
         fixups = fixup_positions(text)
         for sentence_start, sentence_end in sentences:
-            pattern = pattern_for(text, sentence_start, sentence_end) if note_may_hold_address else CORE_PATTERN
             if fixups:
                 first = bisect_left(fixups, sentence_start)
                 sentence_fixups = fixups[first : bisect_left(fixups, sentence_end, first)]
             else:
                 sentence_fixups = fixups
-            sentence = tokenize_with(text, sentence_start, sentence_end, pattern, sentence_fixups)
+            sentence = tokenize_with(text, sentence_start, sentence_end, sentence_fixups)
             if len(sentence) <= max_tokens:
                 if sentence:
                     spans += sentence

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import re
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deid_ds import tokens
 from deid_ds.tokens import token_texts, tokenize
 
 
@@ -57,3 +62,61 @@ def test_decomposed_accents_stay_inside_their_word():
         unicodedata.normalize("NFD", "Hôpital"),
         unicodedata.normalize("NFD", "Jean-Pierre"),
     ]
+
+
+# The token pattern as first written: one flat list of alternatives, the address alternatives first where
+# the range may hold an address. deid_ds.tokens writes the same alternatives grouped by their first
+# character and tries the address alternatives only around an address; the tokens must be the same.
+_L = r"[^\W\d_]"
+_W = r"[^\W\d_]+(?:[\u0300-\u036f]+[^\W\d_]*)*"
+_FLAT_CORE = [
+    rf"{_L}\.(?:-?{_L}\.)+(?!{_L})",
+    rf"{_W}(?:[\-'\u2019]{_W})*",
+    r"\d{2}(?:-\d{2}){4}(?!\d)",
+    r"\d{1,4}-\d{1,2}-\d{1,4}(?![\d-])",
+    r"(?<![\w+])\+\d{1,3}(?!\d)",
+    r"\d+(?:[.,/:]\d+)*",
+    "_+|([^\\w\\s\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\ufeff])\\1*",
+]
+_FLAT_ADDRESSES = [r"[\w.+\-]*\w@[\w\-]+(?:\.[\w\-]+)+", r"(?:https?://|www\.)[^\s<>\"]*[^\s<>\".,;:!?)\]]"]
+_REFERENCE_CORE = re.compile("|".join(f"(?:{a})" for a in _FLAT_CORE))
+_REFERENCE_WITH_ADDRESSES = re.compile("|".join(f"(?:{a})" for a in _FLAT_ADDRESSES + _FLAT_CORE))
+
+
+def _reference_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    pattern = _REFERENCE_WITH_ADDRESSES if re.search(r"@|://|www\.", text[start:end]) else _REFERENCE_CORE
+    return [m.span() for m in pattern.finditer(text, start, end)]
+
+
+_FRAGMENTS = [
+    "jean.dupont@chu-rennes.fr", "a@b", "x.@y.z", "@", "www.", "www.chu.fr", "http://", "https://x.fr/a?b=1).",
+    "J.-P.", "J.P.", "A.-", "Dr.", "l'hôpital", "l\u2019eau", "aujourd'hui", "Jean-Pierre", "o\u0302te\u0301", "\u0301",
+    "02-99-28-43-21", "2021-02-03", "03/02/2021", "1,5", "14:30", "+33", "J+3", "++3", "12nov", "2007])", "----",
+    "___", "...", "«", "»", "\u00ad", "\u200b", "\ufeff", "ß", "Ⅷ", "²", "٣", "_x_", "-", "'", ":", "/", ".", "@@",
+]
+_SEPARATORS = ["", "", " ", "\n", "\t", "\xa0", "\u2028", "  ", ".", "-", "@"]
+
+
+@st.composite
+def _texts_with_ranges(draw):
+    pieces = draw(st.lists(st.tuples(st.sampled_from(_FRAGMENTS), st.sampled_from(_SEPARATORS)), max_size=12))
+    text = "".join(fragment + separator for fragment, separator in pieces)
+    text += draw(st.text(alphabet="aZé1.-'\u2019@:/w+_ \n\t\xa0\u200b\u0301", max_size=20))
+    start = draw(st.integers(0, len(text)))
+    end = draw(st.integers(start, len(text)))
+    return text, start, end
+
+
+@settings(max_examples=2000, deadline=None)
+@given(_texts_with_ranges())
+def test_the_grouped_pattern_finds_the_tokens_of_the_flat_one(case):
+    text, start, end = case
+    assert tokens._pattern_spans(text, start, end) == _reference_spans(text, start, end)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(max_size=40), st.data())
+def test_the_grouped_pattern_finds_the_tokens_of_the_flat_one_on_any_text(text, data):
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    assert tokens._pattern_spans(text, start, end) == _reference_spans(text, start, end)
