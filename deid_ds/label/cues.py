@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from itertools import repeat
 
 from deid_ds.kb.normalize import titles
 
@@ -115,6 +117,13 @@ def _by_first_letter(phrases: Sequence[str]) -> str:
     (``(?:sign|valid)ee? par``) is first spread into one phrase per word, in its order.
     """
     groups: dict[str, list[str]] = {}
+    for first, rest in _first_letter_and_rest(phrases):
+        groups.setdefault(first, []).append(rest)
+    return "|".join(first + "(?:" + "|".join(rests) + ")" for first, rests in groups.items())
+
+
+def _first_letter_and_rest(phrases: Sequence[str]) -> Iterator[tuple[str, str]]:
+    """``(first letter, rest)`` of each of ``phrases``, in order, a leading choice of words spread."""
     for phrase in phrases:
         choice = _LEADING_CHOICE.match(phrase)
         spread = [word + phrase[choice.end() :] for word in choice.group(1).split("|")] if choice else [phrase]
@@ -122,8 +131,7 @@ def _by_first_letter(phrases: Sequence[str]) -> str:
             first, rest = alternative[0], alternative[1:]
             if not first.isalpha() or rest[:1] in ("?", "*", "+", "{"):
                 raise ValueError(f"a cue phrase must start with a letter or a choice of words: {phrase!r}")
-            groups.setdefault(first, []).append(rest)
-    return "|".join(first + "(?:" + "|".join(rests) + ")" for first, rests in groups.items())
+            yield first, rest
 
 
 def phrase_regex(phrases: tuple[str, ...]) -> re.Pattern[str]:
@@ -134,11 +142,30 @@ def phrase_regex(phrases: tuple[str, ...]) -> re.Pattern[str]:
 DOCTOR_CUE = phrase_regex(DOCTOR_PHRASES)
 RECIPIENT_CUE = cue_regex(RECIPIENT_PHRASES, r"[ \t:]*")
 PATIENT_CUE = phrase_regex(PATIENT_PHRASES)
-RELATIVE_CUE = cue_regex(
-    (r"(?:son|sa|ses|leur)[ \u00a0]+(?:" + "|".join(sorted(RELATIVE_WORDS, key=len, reverse=True)) + ")", *RELATIVE_PHRASES),
-    r"[ \t\u00a0]*[,:]?[ \t\u00a0]*",
+_RELATIVE_CUE_PHRASES = (
+    r"(?:son|sa|ses|leur)[ \u00a0]+(?:" + "|".join(sorted(RELATIVE_WORDS, key=len, reverse=True)) + ")",
+    *RELATIVE_PHRASES,
 )
+RELATIVE_CUE = cue_regex(_RELATIVE_CUE_PHRASES, r"[ \t\u00a0]*[,:]?[ \t\u00a0]*")
 CITY_CUE = phrase_regex(CITY_PHRASES)
+
+#: The labeller's cues, which :func:`cue_matches` finds in one pass over a note (see :func:`_known_cue_hits`),
+#: with the first letters of their phrases.
+_KNOWN_CUES: dict[re.Pattern[str], frozenset[str]] = {
+    pattern: frozenset(first for first, _ in _first_letter_and_rest(phrases))
+    for pattern, phrases in (
+        (DOCTOR_CUE, DOCTOR_PHRASES),
+        (RECIPIENT_CUE, RECIPIENT_PHRASES),
+        (PATIENT_CUE, PATIENT_PHRASES),
+        (RELATIVE_CUE, _RELATIVE_CUE_PHRASES),
+        (CITY_CUE, CITY_PHRASES),
+    )
+}
+# Where any phrase of any of them starts a word: a superset of where each matches (a cue's match is one
+# of its phrases, then a word end and a separator, which this does not read), grouped by first letter.
+_ANY_KNOWN_CUE = re.compile(
+    r"[^\w'](?=" + _by_first_letter((*DOCTOR_PHRASES, *RECIPIENT_PHRASES, *PATIENT_PHRASES, *_RELATIVE_CUE_PHRASES, *CITY_PHRASES)) + ")"
+)
 
 #: Words that are capitalised but are never part of a person's name (stop a name run). Folded.
 NOT_NAME: frozenset[str] = frozenset(
@@ -166,18 +193,49 @@ def cue_matches(pattern: re.Pattern[str], folded: str, text: str) -> Iterator[tu
     them), so the line structure is checked on the original text: a cue phrase never spans two lines,
     and its trailing separator stops at a line break (``end`` is then the end of the line).
     """
+    hits = _known_cue_hits(folded)[pattern] if pattern in _KNOWN_CUES else _cue_hits(pattern, " " + folded, None)
     end = 0
-    # The leading space stands for what precedes the note, where a cue may start too: offsets in the
-    # searched string are one more than in the note.
-    for hit in pattern.finditer(" " + folded):
-        start = hit.start("cue") - 1
+    for cue_start, cue_end, sep_end in hits:
+        start = cue_start - 1
         if start < end:
             continue  # inside the last match
-        cue_end, end = hit.end("cue") - 1, hit.end("sep") - 1
+        cue_end, end = cue_end - 1, sep_end - 1
         if "\n" in text[start:cue_end]:
             continue
         cut = text.find("\n", cue_end, end)
         yield start, (end if cut < 0 else cut)
+
+
+def _cue_hits(pattern: re.Pattern[str], padded: str, starts: list[int] | None) -> list[tuple[int, int, int]]:
+    """``(cue start, cue end, separator end)`` of every match of the cue ``pattern`` in ``padded``, the
+    folded note after a space, which stands for what precedes the note, where a cue may start too (offsets
+    there are one more than in the note).
+
+    A cue regex's match is its one leading character, the phrase and separator being read in a
+    lookahead, so ``finditer`` finds it at every place where ``match`` does: with ``starts``, a list
+    of places that holds all of them, only those are tried.
+    """
+    hits = pattern.finditer(padded) if starts is None else filter(None, map(pattern.match, repeat(padded), starts))
+    return [(hit.start("cue"), hit.end("cue"), hit.end("sep")) for hit in hits]
+
+
+@lru_cache(maxsize=1)  # the labeller asks for the five cues of one note in a row, then moves to the next note
+def _known_cue_hits(folded: str) -> dict[re.Pattern[str], list[tuple[int, int, int]]]:
+    """:func:`_cue_hits` of each of the labeller's cues in ``folded``, found in one pass over the note.
+
+    A regex search tries a cue at every non-word character of a note (a fifth of its characters) at a
+    fixed cost each, which made the five cues' searches most of :func:`cue_matches`'s time. One search
+    for the places where any of their phrases starts (:data:`_ANY_KNOWN_CUE`), a few dozen per note,
+    replaces the five, and each cue is matched there only. Cached for the note (keyed by its whole
+    folded text, so a result is never served for another text): the cues are asked for by three
+    labelling functions that each get the note's folded text, not a shared per-note object.
+    """
+    padded = " " + folded
+    starts = [hit.start() for hit in _ANY_KNOWN_CUE.finditer(padded)]
+    return {
+        pattern: _cue_hits(pattern, padded, [q for q in starts if padded[q + 1] in letters])
+        for pattern, letters in _KNOWN_CUES.items()
+    }
 
 
 def line_end_after(text: str, offset: int) -> bool:
