@@ -24,7 +24,7 @@ from deid_ds.label.patient import PatientNames, confirm_with_metadata, patient_n
 from deid_ds.label.people import dictation_initials, directory_names, doctor_context, patient_context, staff_lists
 from deid_ds.label.phones import find_phones
 from deid_ds.label.propagate import propagate
-from deid_ds.label.resolve import resolve
+from deid_ds.label.resolve import rank, winners
 from deid_ds.label.view import NoteView
 from deid_ds.label.zips import find_zips
 from deid_ds.model import PatientMetadata
@@ -90,12 +90,14 @@ class WeakLabeller:
         folded = fold(text)
         view = NoteView(text, tokens, folded)
         found = self._candidates(text, view, folded, patient)
-        first = resolve(found, tokens)
+        ranked = rank(found, view.starts, view.ends, {})
+        first = winners(ranked)
         kept = {(c.start, c.end, c.label) for c in first}
         repeated = [c for c in propagate(view, first) if (c.start, c.end, c.label) not in kept]
         if not repeated:
             return first
-        return resolve(found + repeated, tokens)
+        # resolving found + repeated: the first pass's ranking of found, with repeated ranked into it
+        return winners(rank(repeated, view.starts, view.ends, ranked))
 
 
 def confirm_zips(zips: list[Candidate], cities: list[Candidate]) -> list[Candidate]:
