@@ -213,8 +213,12 @@ def confirm_with_metadata(text: str, candidates: list[Candidate], patient: Patie
     birth_year = (patient.birthdate or "")[:4]
     phone = _digits(patient.phone)[-9:]
     email = (patient.email or "").strip().lower()
+    # what each label is compared with: most candidates (names, places) have nothing to compare
+    compared = {"ZIP": zip_code, "DATE": birth_year, "PHONE": phone, "EMAIL": email}
     out: list[Candidate] = []
     for c in candidates:
+        if not compared.get(c.label):
+            continue
         value = text[c.start : c.end]
         source = None
         if c.label == "ZIP" and zip_code and _digits(value) == zip_code:
