@@ -118,3 +118,30 @@ def test_candidate_behaves_as_the_generated_dataclass() -> None:
         assert not hasattr(c, "__dict__")
     with pytest.raises(TypeError):
         Candidate(1, 2, "DATE")  # type: ignore[call-arg]
+
+
+HEADING_WORDS = ["Secrétariat", "secretaires medicales", "Internes", "INTERNE", "Praticiens hospitaliers", "Chefs de clinique",
+                 "Équipe soignante", "cadre de santé", "sages-femmes", "Attachés", "Dr", "Jeanne", "LE GALL", ":", "-", "et"]
+BLANKS = ["", " ", "  ", "\t", "\u00a0", " \t "]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(BLANKS), st.sampled_from(HEADING_WORDS)), min_size=0, max_size=3), st.sampled_from(BLANKS))
+def test_the_heading_line_test_holds_for_every_heading_line(pieces: list[tuple[str, str]], tail: str) -> None:
+    from deid_ds.label.cues import STAFF_HEADING
+    from deid_ds.label.people import _HEADING_LINE
+
+    line = fold("".join(blank + word for blank, word in pieces) + tail)
+    if STAFF_HEADING.fullmatch(line.strip()):
+        assert _HEADING_LINE.fullmatch(" " + line + " ", 1, len(line) + 1)  # the folded line break on either side
+
+
+def test_the_rule_starts_hold_every_token_a_context_rule_starts_from() -> None:
+    from deid_ds.label.cues import CIVILITIES, PROFESSIONAL_TITLES
+    from deid_ds.label.people import _ROLE_SEPARATORS, _rule_starts
+
+    text = "Dr Morvan, interne — Mme LE GALL ( secrétaire ) M. Kerbrat – cadre ; Pr. A. Roussel - IDE\nMonsieur"
+    view = NoteView(text, tokenize(text), fold(text))
+    wanted = [i for i, (w, f) in enumerate(zip(view.words, view.folded)) if f in PROFESSIONAL_TITLES or f in CIVILITIES or w in _ROLE_SEPARATORS]
+    assert wanted and set(wanted) <= set(_rule_starts(view))
+    assert all(fold(separator) in {",", "-", "("} for separator in _ROLE_SEPARATORS)
