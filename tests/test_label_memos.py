@@ -173,3 +173,14 @@ def test_fold_note_leaves_the_characters_it_cannot_map_to_fold(monkeypatch: pyte
     monkeypatch.setattr(labeller, "_CP1252_UNMAPPED", "É".encode("cp1252"))
     monkeypatch.setattr(labeller, "_CP1252_FOLD", bytes(256))  # would turn every byte into NUL
     assert labeller.fold_note("ÉTÉ à Brest") == fold("ÉTÉ à Brest")
+
+
+def test_the_notes_of_one_patient_share_their_names() -> None:
+    from deid_ds.label.patient import PatientNames
+    from deid_ds.model import PatientMetadata
+
+    first = PatientNames.from_metadata(PatientMetadata(lastname="LE GALL-PRIGENT", firstname="Jeanne Marie"))
+    again = PatientNames.from_metadata(PatientMetadata(lastname="LE GALL-PRIGENT", firstname="Jeanne Marie", zip="35000"))
+    assert first is again and first == PatientNames.of_names("LE GALL-PRIGENT", "Jeanne Marie")
+    assert first.kind("legall") is None and first.kind("prigent") == "last" and first.kind("jeane") == "first"
+    assert first.kind("jeanne") == "first" and PatientNames.from_metadata(PatientMetadata(lastname="Morvan")) != first
