@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from itertools import compress
-from operator import not_
 
+from deid_ds.kb.normalize import fold
 from deid_ds.label.cues import CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES
-from deid_ds.label.view import DIGIT, INITIAL, LOWER, PARTICLES, PUNCT, TITLE, UPPER, NoteView
+from deid_ds.label.view import DIGIT, INITIAL, LOWER, PARTICLES, PUNCT, TITLE, UPPER, NoteView, WordMemo, token_shape
 
 #: Longest name, in tokens (``Marie-Claire Anne de La Tour d'Auvergne`` is 7).
 MAX_NAME_TOKENS = 7
@@ -25,6 +25,8 @@ MAX_NAME_TOKENS = 7
 # (particle, initial), S stop; lower case when the token does not continue the previous one on its line.
 _KIND_OF_SHAPE = str.maketrans({UPPER: "C", TITLE: "C", INITIAL: "N", LOWER: "S", DIGIT: "S", PUNCT: "S"})
 _KIND_OF_WORD = {**{f: "S" for f in NOT_NAME}, **{f: "N" for f in PARTICLES}}  # particles first, as in name_end
+#: ``C`` and ``c`` (a core token) as 1, every other byte as 0: core flags from the kinds in one translate.
+_CORE_BYTES = bytes(1 if byte in b"Cc" else 0 for byte in range(256))
 #: A name run over those letters: at most MAX_NAME_TOKENS tokens on one line, ending on a core one.
 _NAME_RUN = re.compile(r"[Cc](?:[CN]{0,%d}C)?|[Nn][CN]{0,%d}C" % (MAX_NAME_TOKENS - 2, MAX_NAME_TOKENS - 2))
 
@@ -44,8 +46,34 @@ def core_flags(view: NoteView) -> list[bool]:
     """:func:`is_core` of every token, computed once per note (every name rule asks it)."""
     flags = view.cache.get("core")
     if flags is None:
-        flags = view.cache["core"] = list(map("Cc".__contains__, name_kinds(view)))
+        # the kinds are ASCII letters: one bytes translate marks the core ones, instead of a test per token
+        flags = view.cache["core"] = list(map(bool, name_kinds(view).encode("ascii").translate(_CORE_BYTES)))
     return flags
+
+
+def _name_kind(word: str) -> str:
+    """What a token is to a name run, in upper case (``C``, ``N`` or ``S``): its word's kind, else its shape's."""
+    return _KIND_OF_WORD.get(fold(word), token_shape(word).translate(_KIND_OF_SHAPE))
+
+
+#: :func:`_name_kind` memoised: it depends on the word alone, and words repeat from note to note.
+_NAME_KINDS = WordMemo(_name_kind, 1 << 16)
+
+
+def _line_starts(joins: list[bool]) -> list[int]:
+    """Indices of the tokens that start a line: the first one, and each one after a gap that is not blank.
+
+    ``joins`` is :attr:`NoteView.joins` (it ends with False, for the last token); found with
+    ``list.index``, a search in C: most tokens are joined to the next one.
+    """
+    if not joins:
+        return []
+    starts = [0]
+    k = joins.index(False)
+    while k + 1 < len(joins):
+        starts.append(k + 1)
+        k = joins.index(False, k + 1)
+    return starts
 
 
 def name_kinds(view: NoteView) -> str:
@@ -56,9 +84,8 @@ def name_kinds(view: NoteView) -> str:
     """
     kinds = view.cache.get("name_kinds")
     if kinds is None:
-        # a word's kind (particle, non-name) wins over its shape's, as in name_end
-        letters = list(map(_KIND_OF_WORD.get, view.folded, "".join(view.shapes).translate(_KIND_OF_SHAPE)))
-        for k in compress(range(len(letters)), map(not_, [False, *view.joins[:-1]])):
+        letters = list(map(_NAME_KINDS.__getitem__, view.words))
+        for k in _line_starts(view.joins):
             letters[k] = letters[k].lower()  # starts a line: a run may start here, not go on across
         kinds = view.cache["name_kinds"] = "".join(letters)
     return kinds

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from deid_ds.kb.normalize import fold
 from deid_ds.label.candidate import Candidate
@@ -44,9 +44,15 @@ class PatientNames:
 
     @classmethod
     def from_metadata(cls, patient: PatientMetadata | None) -> PatientNames | None:
+        """The names of ``patient``; the same object for the notes of one patient (see :func:`_names_of`)."""
         if patient is None or not (patient.lastname or patient.firstname):
             return None
-        last, first = _name_tokens(patient.lastname), _name_tokens(patient.firstname)
+        return _names_of(patient.lastname, patient.firstname)
+
+    @classmethod
+    def of_names(cls, lastname: str | None, firstname: str | None) -> PatientNames:
+        """The names of a last and a first name, built anew (:meth:`from_metadata` shares them)."""
+        last, first = _name_tokens(lastname), _name_tokens(firstname)
         initials = frozenset(t[0] for t in first if t)
         return cls(frozenset(last), frozenset(first), initials)
 
@@ -107,6 +113,16 @@ class PatientNames:
                     if abs(len(name) - len(token)) <= 1 and len(name) >= MIN_TYPO_LENGTH and Levenshtein.distance(name, token, score_cutoff=1) <= 1:
                         return kind
         return None
+
+
+@lru_cache(maxsize=256)
+def _names_of(lastname: str | None, firstname: str | None) -> PatientNames:
+    """:class:`PatientNames` of a last and first name, kept for the next notes of the same patient.
+
+    A patient has many notes, and a batch often holds several in a row: they share one object, so
+    its memo of :meth:`PatientNames.kind` (and its typo tests) serves them all.
+    """
+    return PatientNames.of_names(lastname, firstname)
 
 
 def _name_tokens(value: str | None) -> set[str]:
@@ -213,8 +229,12 @@ def confirm_with_metadata(text: str, candidates: list[Candidate], patient: Patie
     birth_year = (patient.birthdate or "")[:4]
     phone = _digits(patient.phone)[-9:]
     email = (patient.email or "").strip().lower()
+    # what each label is compared with: most candidates (names, places) have nothing to compare
+    compared = {"ZIP": zip_code, "DATE": birth_year, "PHONE": phone, "EMAIL": email}
     out: list[Candidate] = []
     for c in candidates:
+        if not compared.get(c.label):
+            continue
         value = text[c.start : c.end]
         source = None
         if c.label == "ZIP" and zip_code and _digits(value) == zip_code:

@@ -75,25 +75,40 @@ def _rank(c: Candidate) -> tuple:
 
 
 def resolve(candidates: Iterable[Candidate], tokens: Sequence[tuple[int, int]]) -> list[Candidate]:
-    """Apply the policy of the module docstring; returns non-overlapping spans sorted by start.
-
-    Each candidate's rank is computed once and kept with it (the sort and the duplicates' comparison
-    both need it): called twice per note, this is on the labeller's hot path.
-    """
+    """Apply the policy of the module docstring; returns non-overlapping spans sorted by start."""
     starts = [s for s, _ in tokens]
     ends = [e for _, e in tokens]
-    best: dict[tuple[int, int, str], tuple[tuple, Candidate]] = {}
+    return winners(rank(candidates, starts, ends, {}))
+
+
+#: The best candidate of each ``(start, end, label)`` after snapping, with its rank (see :func:`rank`).
+Ranked = dict[tuple[int, int, str], tuple[tuple, Candidate]]
+
+
+def rank(candidates: Iterable[Candidate], starts: Sequence[int], ends: Sequence[int], best: Ranked) -> Ranked:
+    """Steps 1 to 3 of the policy up to the sweep: ``best`` updated with ``candidates``, and returned.
+
+    Each candidate's rank is computed once and kept with it (the sort and the duplicates' comparison
+    both need it). ``best`` is a fold over the candidates in order, so ranking ``a`` then ``b`` into one
+    dict is ranking ``a + b``: the labeller's second pass adds the propagated candidates to the first
+    pass's dict instead of snapping and ranking every candidate of the note again.
+    """
     for candidate in candidates:
         if candidate.needs_context:
             continue
         snapped = snap(candidate, starts, ends)
         if snapped is None:
             continue
-        rank = _rank(snapped)
         key = (snapped.start, snapped.end, snapped.label)
+        order = _rank(snapped)
         previous = best.get(key)
-        if previous is None or rank < previous[0]:
-            best[key] = (rank, snapped)
+        if previous is None or order < previous[0]:
+            best[key] = (order, snapped)
+    return best
+
+
+def winners(best: Ranked) -> list[Candidate]:
+    """Step 4 of the policy: the non-overlapping winners of the ranked candidates, sorted by start."""
     return _sweep(sorted(best.values(), key=itemgetter(0)))
 
 
