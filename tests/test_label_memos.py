@@ -147,34 +147,6 @@ def test_the_rule_starts_hold_every_token_a_context_rule_starts_from() -> None:
     assert all(fold(separator) in {",", "-", "("} for separator in _ROLE_SEPARATORS)
 
 
-CP1252 = "".join(c for c in map(chr, range(0x3000)) if len(c.encode("cp1252", errors="ignore")) == 1)
-
-
-def test_fold_note_is_fold_on_every_windows_1252_character() -> None:
-    from deid_ds.label.labeller import fold_note
-
-    assert len(CP1252) == 251  # 256 bytes less the 5 cp1252 leaves undefined
-    assert fold_note(CP1252) == fold(CP1252)
-    for char in CP1252:
-        assert fold_note(char) == fold(char)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.sampled_from(CP1252 + "ŁĞ\u2010\u2212\u00a0\u202fμ😀\ud800"), max_size=60))
-def test_fold_note_is_fold(text: str) -> None:
-    from deid_ds.label.labeller import fold_note
-
-    assert fold_note(text) == fold(text)
-
-
-def test_fold_note_leaves_the_characters_it_cannot_map_to_fold(monkeypatch: pytest.MonkeyPatch) -> None:
-    from deid_ds.label import labeller
-
-    monkeypatch.setattr(labeller, "_CP1252_UNMAPPED", "É".encode("cp1252"))
-    monkeypatch.setattr(labeller, "_CP1252_FOLD", bytes(256))  # would turn every byte into NUL
-    assert labeller.fold_note("ÉTÉ à Brest") == fold("ÉTÉ à Brest")
-
-
 def test_the_notes_of_one_patient_share_their_names() -> None:
     from deid_ds.label.patient import PatientNames
     from deid_ds.model import PatientMetadata

@@ -57,7 +57,7 @@ class WeakLabeller:
 
     def candidates(self, text: str, tokens: Sequence[tuple[int, int]], patient: PatientMetadata | None = None) -> list[Candidate]:
         """Every labelling function's proposals, overlapping and unresolved (for debugging rules)."""
-        folded = fold_note(text)
+        folded = fold(text)
         return self._candidates(text, NoteView(text, tokens, folded), folded, patient)
 
     def _candidates(self, text: str, view: NoteView, folded: str, patient: PatientMetadata | None) -> list[Candidate]:
@@ -87,7 +87,7 @@ class WeakLabeller:
         Two passes: the candidates are resolved once, the names kept are propagated to their
         repetitions in the note (:mod:`deid_ds.label.propagate`), and everything is resolved again.
         """
-        folded = fold_note(text)
+        folded = fold(text)
         view = NoteView(text, tokens, folded)
         found = self._candidates(text, view, folded, patient)
         ranked = rank(found, view.starts, view.ends, {})
@@ -98,48 +98,6 @@ class WeakLabeller:
             return first
         # resolving found + repeated: the first pass's ranking of found, with repeated ranked into it
         return winners(rank(repeated, view.starts, view.ends, ranked))
-
-
-def _cp1252_fold_table() -> tuple[bytes, bytes]:
-    """:func:`fold` of each Windows-1252 character as a byte table, and the bytes it cannot map.
-
-    Made from ``fold`` itself, one character at a time (it maps each character to one character). A
-    byte is left out when its character has no Windows-1252 character for its folded form.
-    """
-    table, unmapped = bytearray(range(256)), bytearray()
-    for byte in range(256):
-        try:
-            char = bytes([byte]).decode("cp1252")
-        except UnicodeDecodeError:
-            continue  # a byte cp1252 leaves undefined: encoding never produces it
-        try:
-            folded = fold(char).encode("cp1252")
-        except UnicodeEncodeError:
-            folded = b""
-        if len(folded) == 1:
-            table[byte] = folded[0]
-        else:
-            unmapped.append(byte)
-    return bytes(table), bytes(unmapped)
-
-
-_CP1252_FOLD, _CP1252_UNMAPPED = _cp1252_fold_table()
-
-
-def fold_note(text: str) -> str:
-    """``fold(text)``, computed through bytes when the note is written in Windows-1252 characters.
-
-    ``str.translate`` looks every character of a non-ASCII text up in a dict; most notes are French
-    text that Windows-1252 encodes (accents, ``’``, ``œ``, dashes), and its encoding, a ``bytes.translate``
-    through a table made from ``fold`` and the decoding give the same string five times faster.
-    """
-    try:
-        raw = text.encode("cp1252")
-    except UnicodeEncodeError:
-        return fold(text)
-    if _CP1252_UNMAPPED and len(raw.translate(None, _CP1252_UNMAPPED)) != len(raw):
-        return fold(text)
-    return raw.translate(_CP1252_FOLD).decode("cp1252")
 
 
 def confirm_zips(zips: list[Candidate], cities: list[Candidate]) -> list[Candidate]:
