@@ -52,7 +52,7 @@ def test_word_memo_is_its_function_and_stays_bounded() -> None:
 @given(notes())
 def test_view_tokens_are_the_slices_of_the_folded_text(text: str) -> None:
     tokens = tokenize(text)
-    view = NoteView(text, tokens, fold(text))
+    view = NoteView(text, tokens)
     folded = fold(text)
     assert view.folded == [folded[s:e] for s, e in tokens]
     assert view.shapes == [_shape(w) for w in view.words]
@@ -141,7 +141,7 @@ def test_the_rule_starts_hold_every_token_a_context_rule_starts_from() -> None:
     from deid_ds.label.people import _ROLE_SEPARATORS, _rule_starts
 
     text = "Dr Morvan, interne — Mme LE GALL ( secrétaire ) M. Kerbrat – cadre ; Pr. A. Roussel - IDE\nMonsieur"
-    view = NoteView(text, tokenize(text), fold(text))
+    view = NoteView(text, tokenize(text))
     wanted = [i for i, (w, f) in enumerate(zip(view.words, view.folded)) if f in PROFESSIONAL_TITLES or f in CIVILITIES or w in _ROLE_SEPARATORS]
     assert wanted and set(wanted) <= set(_rule_starts(view))
     assert all(fold(separator) in {",", "-", "("} for separator in _ROLE_SEPARATORS)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deid_ds.kb.normalize import fold
 from deid_ds.label.cues import NOT_NAME
 from deid_ds.label.names import (
     MAX_NAME_TOKENS,
@@ -39,7 +38,7 @@ def notes(draw) -> str:
 
 
 def view_of(text: str) -> NoteView:
-    return NoteView(text, tokenize(text), fold(text))
+    return NoteView(text, tokenize(text))
 
 
 def walked_name_end(view: NoteView, i: int) -> int:

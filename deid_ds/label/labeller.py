@@ -58,7 +58,7 @@ class WeakLabeller:
     def candidates(self, text: str, tokens: Sequence[tuple[int, int]], patient: PatientMetadata | None = None) -> list[Candidate]:
         """Every labelling function's proposals, overlapping and unresolved (for debugging rules)."""
         folded = fold(text)
-        return self._candidates(text, NoteView(text, tokens, folded), folded, patient)
+        return self._candidates(text, NoteView(text, tokens), folded, patient)
 
     def _candidates(self, text: str, view: NoteView, folded: str, patient: PatientMetadata | None) -> list[Candidate]:
         if not self.config.use_metadata:
@@ -88,7 +88,7 @@ class WeakLabeller:
         repetitions in the note (:mod:`deid_ds.label.propagate`), and everything is resolved again.
         """
         folded = fold(text)
-        view = NoteView(text, tokens, folded)
+        view = NoteView(text, tokens)
         found = self._candidates(text, view, folded, patient)
         ranked = rank(found, view.starts, view.ends, {})
         first = winners(ranked)

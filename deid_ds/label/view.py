@@ -94,11 +94,11 @@ class NoteView:
     """Tokens of one note with their text, shape and folded form, and line structure.
 
     ``gap(i)`` is the text between token ``i`` and token ``i + 1``; rules use it to refuse runs that
-    cross a line break, a tab (a table cell) or punctuation. ``folded_text`` (``fold(text)``) is
-    accepted for the callers that have it, and not needed: tokens are folded one word at a time.
+    cross a line break, a tab (a table cell) or punctuation. Tokens are folded one word at a time
+    (:attr:`folded`), not sliced from the note's folded text.
     """
 
-    def __init__(self, text: str, tokens: Sequence[tuple[int, int]], folded_text: str | None = None) -> None:
+    def __init__(self, text: str, tokens: Sequence[tuple[int, int]]) -> None:
         self.text = text
         self.starts = [s for s, _ in tokens]
         self.ends = [e for _, e in tokens]
