@@ -191,3 +191,27 @@ def test_entity_html_offsets_skip_characters_without_source():
     spans = columns.tables()["spans"]
     assert list(zip(spans["html_start"].to_pylist(), spans["html_end"].to_pylist())) == expected
     assert any(a == b for a, b in expected)  # some entities have no source character at all
+
+
+def test_a_lone_surrogate_outside_the_written_text_does_not_fail_the_batch():
+    segmenter = segmenter_for(SegmentOptions())
+    rng = random.Random(3)
+    notes = [_note(rng, segmenter, i) for i in range(1, 12)]
+    note, labelled = notes[1]
+    assert labelled.compact is not None and labelled.compact.starts
+    parsed = labelled.parsed
+    text = parsed.text + " \ud800"  # after the last token: in no sentence, token or entity
+    from deid_ds.html_text import ParsedHtml
+    from deid_ds.offsets import OffsetMap
+
+    starts, ends = parsed.offsets.starts, parsed.offsets.ends
+    end = ends[-1] if len(ends) else 0
+    offsets = OffsetMap(starts + type(starts)("q", [end, end]), ends + type(ends)("q", [end + 1, end + 1]))
+    notes[1] = (note, LabelledNote(labelled.status, ParsedHtml(parsed.html, text, offsets), labelled.compact, labelled.candidates, labelled.ranges))
+    fast, reference = BatchColumns(), ReferenceColumns()
+    for note, labelled in notes:
+        fast.add(note, labelled, 1.0)
+        reference.add(note, labelled, 1.0)
+    got, expected = fast.tables(), reference.tables()
+    for name, table in expected.items():
+        assert got[name].to_pylist() == table.to_pylist(), name

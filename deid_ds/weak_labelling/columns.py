@@ -29,9 +29,6 @@ class BatchColumns:
     Python work per token or per sentence here is paid on top of the labelling by every worker.
     """
 
-    SPAN_FIELDS = ("start", "end", "token_start", "token_end", "label", "source")
-    META_FIELDS = ("id_document", "id_patient", "doc_type", "sentence_index")
-
     def __init__(self, gold_ids: frozenset[str] | None = None) -> None:
         self.documents: dict[str, list] = {name: [] for name in documents_schema(with_split=False).names}
         self.gold_ids = gold_ids
@@ -145,9 +142,12 @@ class _Batch:
         self.id_patient = pa.array(note["id_patient"], type=pa.string())
         self.doc_type = pa.array(note["doc_type"], type=pa.string())
         self.text = text = "".join(columns._texts)
-        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+        codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         self.codes = codes
-        self.utf8 = pa.py_buffer(text.encode("utf-8"))
+        # A lone surrogate has no UTF-8 form: substrings are then cut in Python, one by one, and fail
+        # (as Arrow does) only if one that is written holds one.
+        self.surrogates = bool(((codes >= 0xD800) & (codes < 0xE000)).any())
+        self.utf8 = pa.py_buffer(text.encode("utf-8", "surrogatepass"))
         widths = 1 + (codes >= 0x80).astype(np.int64) + (codes >= 0x800) + (codes >= 0x10000)
         self.byte_at = np.zeros(len(codes) + 1, dtype=np.int64)  # UTF-8 offset of each character
         np.cumsum(widths, out=self.byte_at[1:])
@@ -202,7 +202,7 @@ class _Batch:
         offsets = np.empty(2 * len(starts), dtype=np.int64)
         offsets[0::2] = self.byte_at[starts]
         offsets[1::2] = self.byte_at[ends]
-        if (np.diff(offsets) < 0).any():  # pragma: no cover - overlapping or unsorted ranges: one by one
+        if self.surrogates or (np.diff(offsets) < 0).any():  # overlapping or unsorted ranges (never): one by one
             return pa.array([self.text[s:e] for s, e in zip(starts.tolist(), ends.tolist())], type=pa.string())
         interleaved = pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets), self.utf8)
         return interleaved.take(pa.array(np.arange(0, len(offsets), 2))).cast(pa.string())
