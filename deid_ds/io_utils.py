@@ -63,10 +63,20 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    replace_directory(tmp, path)
+
+
+def replace_directory(new: str | Path, path: str | Path) -> None:
+    """Move the finished directory ``new`` onto ``path`` (same filesystem), removing the previous one.
+
+    An existing ``path`` is moved aside first and removed once the new one is in place: ``path`` is
+    never a mix of both.
+    """
+    path = Path(path)
     old = None
     if path.exists():
         old = path.with_name(f"{TMP_PREFIX}old-{path.name}-{os.getpid()}")
         os.replace(path, old)
-    os.replace(tmp, path)
+    os.replace(new, path)
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

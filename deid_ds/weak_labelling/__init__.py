@@ -21,9 +21,8 @@ or none):
 them — ``keep_empty`` in train and dev, ``keep_empty_test`` in test (all of them by default: the
 correction campaign's annotators must see every sentence of the test documents) — chosen by a hash of
 the document id and sentence index, so that the choice is the same whatever the batching, the worker
-count or the engine, and a smaller share keeps a subset of what a larger one keeps. The split is known
-only at assembly: the workers keep the sentences the larger share keeps, and the assembly drops those
-their split's share does not (and corrects ``n_sentences_kept``).
+count or the engine, and a smaller share keeps a subset of what a larger one keeps. The split is
+decided before labelling (from the patient ids), so each worker keeps exactly its notes' split's share.
 
 **Split.** By patient: every document of a patient lands in the same split. Patients (a note without
 ``id_patient`` is a group of its own, ``document:<id>``) are ranked by a hash keyed by ``seed`` and cut by
@@ -35,9 +34,10 @@ rank).
 the inputs (files, sizes, modification times), the column map, the options, the knowledge base
 manifest and the labelling code, and one directory per finished input batch, each written atomically.
 A restart with the same fingerprint skips the finished batches (batches are fixed slices of the input,
-see :meth:`~deid_ds.notes_io.NotesSource.batch_lengths`); another fingerprint starts over. The split
-and every split-dependent file are computed from the batch parts once all exist; then ``OUT`` is
-replaced in one move and the work directory removed.
+see :meth:`~deid_ds.notes_io.NotesSource.batch_lengths`); another fingerprint starts over. The output
+files are built in the work directory from the batch parts, in input order, as the batches finish
+(finished ones are read again on a restart); once the last is in, ``OUT`` is replaced in one move and
+the work directory removed.
 
 Modules, one job each: :mod:`.schemas` (Arrow schemas), :mod:`.split` (kept sentences and split, pure),
 :mod:`.note` (one note: label, check, BIO), :mod:`.columns` (one batch's tables), :mod:`.render` (JSONL

@@ -1,7 +1,11 @@
-"""Assembly of the final directory from the batch parts, once all exist (whichever engine made them).
+"""Assembly of the final directory from the batch parts (whichever engine made them).
 
-The split is computed here (it needs every patient), then the split-dependent files are streamed
-from the parts into a temporary directory that replaces ``OUT`` in one move, with the report.
+:class:`Assembly` streams the parts, in input order, into the output files of a temporary directory,
+then writes the documents table and the report: the split was decided before labelling (from the
+patient ids), so each part can be written as soon as it exists. The local engine feeds it each batch
+as its worker finishes (the assembly overlaps the labelling instead of running after it on one core);
+:func:`assemble` feeds it every part at once, once all exist (the Spark engine), into a temporary
+directory that replaces ``OUT`` in one move.
 """
 
 from __future__ import annotations
@@ -42,55 +46,14 @@ class BatchParts:
     n_batches: int
 
     def tables(self, name: str) -> Iterator:
+        for index in range(self.n_batches):
+            yield self.table(index, name)
+
+    def table(self, index: int, name: str):
+        """The table ``name`` of batch ``index``."""
         from deid_ds.weak_labelling.batch import PART_SUFFIX, read_part_table
 
-        for index in range(self.n_batches):
-            yield read_part_table(self.work / part_name(index) / f"{name}{PART_SUFFIX}")
-
-
-def _concat_parts(parts: Parts, name: str, schema):
-    import pyarrow as pa
-
-    tables = list(parts.tables(name))
-    return pa.concat_tables(tables) if tables else schema.empty_table()
-
-
-def _write_sentences(parts: Parts, tmp: Path, doc_split: Mapping[str, str]) -> tuple[dict[str, int], int]:
-    """Stream the parts' sentences into the Parquet, JSONL and Flair outputs (the workers already
-    kept each split's share of sentences without entity: the split was known before labelling).
-
-    The text files are written a part at a time from the rendered columns' UTF-8 data (:func:`_utf8`),
-    with no Python string per sentence: this runs in the one process that all workers wait for.
-    Returns the number of sentences per split and the number of kept sentences without entity.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    schema = sentences_schema()
-    quoted = {name: json.dumps(name) for name in SPLITS}  # as jsonl_line writes the split
-    counts: Counter[str] = Counter()
-    without_entity = 0
-    writer = pq.ParquetWriter(tmp / "sentences.parquet", schema)
-    handles = {name: (tmp / f"{name}.txt").open("wb") for name in SPLITS}
-    try:
-        with (tmp / "sentences.jsonl").open("wb") as jsonl:
-            for part, lines in zip(parts.tables("sentences"), parts.tables("lines")):
-                documents = pc.struct_field(part.column("meta"), "id_document").to_pylist()
-                splits = [doc_split[d] for d in documents]
-                split_column = pa.array(splits, type=pa.string())
-                writer.write_table(part.append_column(schema.field("split"), split_column))
-                jsonl.write(_utf8(_jsonl_lines(lines.column("jsonl"), pa.array([quoted[s] for s in splits], type=pa.string()))))
-                present = Counter(splits)
-                counts.update(present)
-                for name in present:
-                    handles[name].write(_utf8(pc.filter(lines.column("flair"), pc.equal(split_column, name))))
-                without_entity += pc.sum(pc.equal(pc.list_value_length(part.column("spans")), 0)).as_py() or 0
-    finally:
-        writer.close()
-        for handle in handles.values():
-            handle.close()
-    return dict(counts), without_entity
+        return read_part_table(self.work / part_name(index) / f"{name}{PART_SUFFIX}")
 
 
 def _jsonl_lines(bodies, splits):
@@ -128,26 +91,6 @@ class _SpanTotals:
     evaluated: list = field(default_factory=list)  # the gold documents' spans, when there is a gold
 
 
-def _write_spans(parts: Parts, tmp: Path, doc_split: Mapping[str, str], gold_ids: frozenset[str] | None) -> _SpanTotals:
-    """Stream the parts' spans into ``spans.parquet`` (a national corpus has tens of millions)."""
-    import pyarrow.parquet as pq
-
-    totals = _SpanTotals()
-    with pq.ParquetWriter(tmp / "spans.parquet", spans_schema()) as writer:
-        for part in parts.tables("spans"):
-            writer.write_table(part)
-            frame = part.select(["id_document", "label", "source"]).to_pandas()
-            splits = frame["id_document"].map(doc_split)
-            totals.entities += len(frame)
-            totals.per_label.update(frame["label"].value_counts().to_dict())
-            totals.per_source.update(frame["source"].value_counts().to_dict())
-            totals.per_split.update(splits.value_counts().to_dict())
-            totals.per_label_and_split.update(frame.groupby([frame["label"], splits]).size().to_dict())
-            if gold_ids is not None:
-                totals.evaluated.append(part.to_pandas().loc[lambda spans: spans["id_document"].isin(gold_ids)])
-    return totals
-
-
 @dataclass(frozen=True)
 class Run:
     """What the assembly needs to know of the run that produced the parts."""
@@ -161,34 +104,144 @@ class Run:
     group_split: Mapping[str, str]  # the split of each patient group, decided before labelling
 
 
-def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport) -> None:
-    """Build OUT from the batch parts (split, split-dependent files, report) and swap it in."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class Assembly:
+    """The output files of a run, written part by part in input order (see the module docstring).
 
-    documents = _concat_parts(run.parts, "documents", documents_schema(with_split=False))
-    if documents.num_rows != run.n_notes:  # pragma: no cover - a reader bug or a damaged part, never silent
-        raise RuntimeError(f"the batch parts hold {documents.num_rows} notes but the input declares {run.n_notes}")
-    ids, patients = documents.column("id_document").to_pylist(), documents.column("id_patient").to_pylist()
-    groups = [patient_group(d, p) for d, p in zip(ids, patients)]
-    group_split = run.group_split
-    doc_split: dict[str, str] = {}
-    for d, g in zip(ids, groups):  # the first note of an id is the labelled one (a later one is failed)
-        doc_split.setdefault(d, group_split[g])
-    documents = documents.append_column(documents_schema().field("split"), pa.array([group_split[g] for g in groups], type=pa.string()))
-    gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
-    with atomic_directory(out) as tmp:
-        sentences_per_split, report.sentences_kept_without_entity = _write_sentences(run.parts, tmp, doc_split)
-        pq.write_table(documents, tmp / "documents.parquet")
-        spans = _write_spans(run.parts, tmp, doc_split, gold_ids)
-        frame = documents.to_pandas().assign(group=groups)
-        _fill_report(report, frame, spans, sentences_per_split)
+    A part's documents must be added before its sentences and spans (they give each document's
+    split). The text files are written from the rendered columns' UTF-8 data (:func:`_utf8`), with
+    no Python string per sentence, and the counts are taken from plain lists: this runs in the one
+    process that also feeds the workers.
+    """
+
+    def __init__(self, tmp: Path, group_split: Mapping[str, str], gold_ids: frozenset[str] | None) -> None:
+        import pyarrow.parquet as pq
+
+        self.tmp = tmp
+        self.group_split = group_split
+        self.gold_ids = gold_ids
+        self.documents: list = []  # the parts' documents tables
+        self.groups: list[str] = []  # each document's patient group
+        self.doc_split: dict[str, str] = {}  # the split of each id (its first note's: a later one is failed)
+        self.sentences_per_split: Counter[str] = Counter()
+        self.without_entity = 0
+        self.spans = _SpanTotals()
+        self.gold_tokens: list = []
+        self._quoted = {name: json.dumps(name) for name in SPLITS}  # as jsonl_line writes the split
+        self._sentences = pq.ParquetWriter(tmp / "sentences.parquet", sentences_schema())
+        self._spans = pq.ParquetWriter(tmp / "spans.parquet", spans_schema())
+        self._jsonl = (tmp / "sentences.jsonl").open("wb")
+        self._flair = {name: (tmp / f"{name}.txt").open("wb") for name in SPLITS}
+
+    def add_part(self, parts: BatchParts, index: int) -> None:
+        """Add every table of batch ``index`` of the local engine's ``parts``."""
+        self.add_documents(parts.table(index, "documents"))
+        self.add_sentences(parts.table(index, "sentences"), parts.table(index, "lines"))
+        self.add_spans(parts.table(index, "spans"))
+        if self.gold_ids is not None:
+            self.add_gold_tokens(parts.table(index, "gold_tokens"))
+
+    def add_documents(self, table) -> None:
+        """The next documents (their rows of ``documents.parquet`` are written by :meth:`finish`)."""
+        ids, patients = table.column("id_document").to_pylist(), table.column("id_patient").to_pylist()
+        groups = [patient_group(d, p) for d, p in zip(ids, patients)]
+        group_split, doc_split = self.group_split, self.doc_split
+        for d, g in zip(ids, groups):
+            doc_split.setdefault(d, group_split[g])
+        self.groups += groups
+        self.documents.append(table)
+
+    def add_sentences(self, part, lines) -> None:
+        """The next sentences into the Parquet, JSONL and Flair outputs (``lines`` renders ``part``,
+        row for row; the workers already kept each split's share of sentences without entity)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        schema = sentences_schema()
+        documents = pc.struct_field(part.column("meta"), "id_document").to_pylist()
+        splits = [self.doc_split[d] for d in documents]
+        split_column = pa.array(splits, type=pa.string())
+        self._sentences.write_table(part.append_column(schema.field("split"), split_column))
+        quoted = self._quoted
+        self._jsonl.write(_utf8(_jsonl_lines(lines.column("jsonl"), pa.array([quoted[s] for s in splits], type=pa.string()))))
+        present = Counter(splits)
+        self.sentences_per_split.update(present)
+        for name in present:
+            self._flair[name].write(_utf8(pc.filter(lines.column("flair"), pc.equal(split_column, name))))
+        self.without_entity += pc.sum(pc.equal(pc.list_value_length(part.column("spans")), 0)).as_py() or 0
+
+    def add_spans(self, part) -> None:
+        """The next spans into ``spans.parquet`` (a national corpus has tens of millions), counted
+        with :class:`Counter` over plain lists (C loops), not a data frame per part."""
+        totals = self.spans
+        self._spans.write_table(part)
+        labels, sources = part.column("label").to_pylist(), part.column("source").to_pylist()
+        splits = [self.doc_split[d] for d in part.column("id_document").to_pylist()]
+        totals.entities += part.num_rows
+        totals.per_label.update(labels)
+        totals.per_source.update(sources)
+        totals.per_split.update(splits)
+        totals.per_label_and_split.update(zip(labels, splits))
+        if self.gold_ids is not None:
+            totals.evaluated.append(part.to_pandas().loc[lambda spans: spans["id_document"].isin(self.gold_ids)])
+
+    def add_gold_tokens(self, table) -> None:
+        """The next tokens of the gold's documents (scored by :meth:`finish`)."""
+        self.gold_tokens.append(table)
+
+    def close(self) -> None:
+        """Close the output files (after the last part, or on failure)."""
+        self._sentences.close()
+        self._spans.close()
+        self._jsonl.close()
+        for handle in self._flair.values():
+            handle.close()
+
+    def finish(self, run: Run, gold_frame, report: WeakLabelReport) -> None:
+        """Close the files, write ``documents.parquet`` and ``report.json`` (and score the gold)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self.close()
+        documents = pa.concat_tables(self.documents) if self.documents else documents_schema(with_split=False).empty_table()
+        if documents.num_rows != run.n_notes:  # pragma: no cover - a reader bug or a damaged part, never silent
+            raise RuntimeError(f"the batch parts hold {documents.num_rows} notes but the input declares {run.n_notes}")
+        group_split = self.group_split
+        documents = documents.append_column(documents_schema().field("split"), pa.array([group_split[g] for g in self.groups], type=pa.string()))
+        report.sentences_kept_without_entity = self.without_entity
+        pq.write_table(documents, self.tmp / "documents.parquet")
+        totals = self.spans
+        for counter in (totals.per_label, totals.per_source, totals.per_split):
+            counter.pop(None, None)  # entities without a label or source are not counted (as value counts would)
+        for key in [key for key in totals.per_label_and_split if None in key]:
+            del totals.per_label_and_split[key]
+        frame = documents.to_pandas().assign(group=self.groups)
+        _fill_report(report, frame, totals, self.sentences_per_split)
         if gold_frame is not None:
-            tokens = _concat_parts(run.parts, "gold_tokens", gold_tokens_schema()).to_pandas()
-            score_gold(report, gold_frame, frame, spans.evaluated, tokens)
+            tokens = (pa.concat_tables(self.gold_tokens) if self.gold_tokens else gold_tokens_schema().empty_table()).to_pandas()
+            score_gold(report, gold_frame, frame, totals.evaluated, tokens)
         report.seconds = time.perf_counter() - run.started
         report.notes_per_second = run.labelled / report.seconds if report.seconds else 0.0
-        (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        (self.tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport) -> None:
+    """Build OUT from all the batch parts of ``run`` (:class:`Assembly`, a table at a time) and swap it in."""
+    gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
+    with atomic_directory(out) as tmp:
+        assembly = Assembly(tmp, run.group_split, gold_ids)
+        try:
+            for table in run.parts.tables("documents"):
+                assembly.add_documents(table)
+            for part, lines in zip(run.parts.tables("sentences"), run.parts.tables("lines")):
+                assembly.add_sentences(part, lines)
+            for part in run.parts.tables("spans"):
+                assembly.add_spans(part)
+            if gold_ids is not None:
+                for table in run.parts.tables("gold_tokens"):
+                    assembly.add_gold_tokens(table)
+        finally:
+            assembly.close()
+        assembly.finish(run, gold_frame, report)
 
 
 def _fill_report(report: WeakLabelReport, documents, spans: _SpanTotals, sentences_per_split: Mapping[str, int]) -> None:

@@ -4,24 +4,31 @@ from __future__ import annotations
 
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import closing
 from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import DeidError, InputError
+from deid_ds.io_utils import replace_directory
 from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.labeller import LabelConfig
 from deid_ds.notes_io import open_notes
 from deid_ds.parallel import ordered_map
 from deid_ds.segment_notes import SegmentOptions, segmenter_for
-from deid_ds.weak_labelling.assemble import BatchParts, Run, assemble
+from deid_ds.weak_labelling.assemble import Assembly, BatchParts, Run
 from deid_ds.weak_labelling.batch import BatchJob, WeakLabelOptions, label_batch
 from deid_ds.weak_labelling.gold import read_gold
 from deid_ds.weak_labelling.note import labeller_for
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.resume import prepare_work, run_fingerprint, work_directory
 from deid_ds.weak_labelling.split import DEFAULT_SPLIT, assign_splits, parse_split, patient_group
+
+
+#: Name prefix of the directory, in the work directory, where the outputs are built before they replace ``OUT``.
+ASSEMBLY_PREFIX = "assembly-"
 
 
 def check_kb(kb: str | Path | None) -> str | None:
@@ -136,14 +143,30 @@ def weak_label(
         for index, batch, duplicates in _with_duplicates(source.iter_batches(batch_size))
         if index not in done
     )
+    report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=len(lengths), batches_resumed=len(done))
+    parts = BatchParts(work, len(lengths))
+    # The outputs are built in the work directory as the batches finish, in input order (a resumed
+    # run reads its finished batches' parts again): assembling runs alongside the labelling instead of
+    # after it on one core. A crash leaves them there, and the next run starts them afresh.
+    for stale in work.glob(f"{ASSEMBLY_PREFIX}*"):
+        shutil.rmtree(stale, ignore_errors=True)
+    tmp = Path(tempfile.mkdtemp(prefix=ASSEMBLY_PREFIX, dir=work))
+    assembly = Assembly(tmp, group_split, gold_ids)
     labelled = 0
     already = sum(lengths[i] for i in done)
-    with tqdm(total=source.num_notes, initial=already, unit="note", desc="weak-label", disable=not progress) as bar:
-        for n in ordered_map(label_batch, jobs, workers):
-            labelled += n
-            bar.update(n)
-    report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=len(lengths), batches_resumed=len(done))
-    run = Run(BatchParts(work, len(lengths)), source.num_notes, shares, seed, started, labelled, group_split)
-    assemble(run, Path(out), gold_frame, report)
+    try:
+        with tqdm(total=source.num_notes, initial=already, unit="note", desc="weak-label", disable=not progress) as bar, \
+                closing(ordered_map(label_batch, jobs, workers)) as results:
+            for index in range(len(lengths)):
+                if index not in done:
+                    n = next(results)
+                    labelled += n
+                    bar.update(n)
+                assembly.add_part(parts, index)
+    finally:
+        assembly.close()
+    run = Run(parts, source.num_notes, shares, seed, started, labelled, group_split)
+    assembly.finish(run, gold_frame, report)
+    replace_directory(tmp, Path(out))
     shutil.rmtree(work, ignore_errors=True)
     return report
