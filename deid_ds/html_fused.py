@@ -21,6 +21,7 @@ import hashlib
 import inspect
 import re
 from functools import lru_cache
+from itertools import islice
 
 from deid_ds.html_text import (
     _END_TAGS_WITH_EFFECT,
@@ -46,6 +47,9 @@ _FUSED_STDLIB_SHA256 = frozenset({"c679a63e9a349553de6797dac8a05e51db06f817bc890
 #: Text characters that stand for themselves in a collapsed run (not whitespace, control, "&" or "<").
 _PLAIN_CHAR = r"[^\x00-\x20\x7f&<]"
 _MARKUP_START = r"<[a-zA-Z!/?]"  # where HTMLParser's loop sees markup (a lone "<" is text)
+#: A complete character reference, with its ";": exactly what _GAP_RE's ``ref`` group takes at that "&".
+_COMPLETE_REFERENCE = r"&(?:#[xX][0-9a-fA-F]++|#[0-9]++|[A-Za-z][A-Za-z0-9]*+);"
+_RICH_UNIT = r"(?:" + _PLAIN_CHAR + r"|" + _COMPLETE_REFERENCE + r")"
 #: An attribute of a start tag as the scanner models it: ASCII name, optional value quoted (no "<" or
 #: ">" inside) or unquoted. An unquoted value stops where attrfind_tolerant's bare value ``[^>\s]*``
 #: stops (at a ``\s`` character, Unicode whitespace included) and may hold "/": like HTMLParser, the
@@ -78,6 +82,17 @@ _FUSED_ALTERNATIVES = (
     (
         "plain",
         r"(?=[^<])([ \t\n\r\f]*+)((?:" + _PLAIN_CHAR + r"++(?: " + _PLAIN_CHAR + r"++)*+)?)([ \t\n\r\f]*+)"
+        r"(?=" + _MARKUP_START + r"|\Z)",
+    ),
+    # A text run whose core also holds complete character references ("&eacute;", "&#233;", "&#xE9;")
+    # and single "\n" (a paragraph written on several lines) between its characters (groups +1, +2,
+    # +3). _GAP_RE splits a core at each of them; where every reference decodes to non-blank text (see
+    # _simple_reference) the result is one identity run per literal stretch, each single "\n" in it
+    # read as a space mapped to itself (collapsible_space, flushed by the next literal), and one run
+    # per reference (``mapped``). A blank, unknown or legacy reference sends the run to _collapsed_run.
+    (
+        "rich",
+        r"(?=[^<])([ \t\n\r\f]*+)(" + _RICH_UNIT + r"++(?:[ \n]" + _RICH_UNIT + r"++)*+)([ \t\n\r\f]*+)"
         r"(?=" + _MARKUP_START + r"|\Z)",
     ),
     ("text", r"(?:[^<]|<(?![a-zA-Z!/?]))(?:[^<]++|<(?![a-zA-Z!/?]))*+"),  # any other text run
@@ -140,7 +155,38 @@ _FUSED_START_CODES = {tag: _layout_code(tag, True) for tag in _START_TAGS_WITH_E
 _FUSED_END_CODES = {tag: _layout_code(tag, False) for tag in _END_TAGS_WITH_EFFECT}
 #: Elements whose content this stdlib's HTMLParser reads as raw text (its CDATA_CONTENT_ELEMENTS).
 _FUSED_CDATA = frozenset({"script", "style"})
+#: reference → (decoded text, characters it stands for, whether it decodes to a blank or to nothing),
+#: filled by _decoded_reference, bounded: notes use few distinct references.
 _REFERENCE_CACHE: dict[str, tuple[str, int, bool]] = {}
+#: complete reference without its "&" ("eacute;", "#233;") → its decoded text where a rich core may hold
+#: it, "" where it may not; filled by _simple_reference, bounded as _REFERENCE_CACHE.
+_SIMPLE_REFERENCES: dict[str, str] = {}
+
+
+def _decoded_reference(ref: str) -> tuple[str, int, bool]:
+    """``decode_reference(ref)`` and whether it is blank (as _emit_reference tests it), cached."""
+    decoded = _REFERENCE_CACHE.get(ref)
+    if decoded is None:
+        value, consumed = decode_reference(ref)
+        decoded = (value, consumed, value == "" or (len(value) == 1 and value in _WHITESPACE))
+        if len(_REFERENCE_CACHE) < 4096:
+            _REFERENCE_CACHE[ref] = decoded
+    return decoded
+
+
+def _simple_reference(name: str) -> str:
+    """The decoded text of the complete reference ``"&" + name`` if a rich core may hold it, else "".
+
+    _emit_reference maps such a reference's whole text to the whole reference (``mapped``), and neither
+    its first nor its last character changes how a following blank collapses. Not simple: a reference
+    that stands for fewer characters than it has (a legacy prefix such as "&ampx;" or an unknown name:
+    the rest is literal) or that decodes to a blank or to nothing ("&#10;", "&#1;": collapsible).
+    """
+    value, consumed, is_space = _decoded_reference("&" + name)
+    simple = value if consumed == len(name) + 1 and not is_space and value[-1] not in "\n\t " else ""
+    if len(_SIMPLE_REFERENCES) < 4096:
+        _SIMPLE_REFERENCES[name] = simple
+    return simple
 
 
 def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[HiddenRange]] | None:
@@ -169,13 +215,13 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
     in_head = False
     closing_tags: dict[str, list[int]] = {}
     start_codes, end_codes = _FUSED_START_CODES.get, _FUSED_END_CODES.get
-    split_gaps = _GAP_RE.split
-    references = _REFERENCE_CACHE
     # kinds (match.lastindex) and group numbers as local variables: this loop runs once per construct
     kinds = scanner.groupindex
     script, style, comment, doctype, pi = (kinds[k] for k in ("script", "style", "comment", "doctype", "pi"))
     plain, start_tag, end_tag, other_text = kinds["plain"], kinds["start"], kinds["end"], kinds["text"]
-    marked = kinds["marked"]
+    marked, rich = kinds["marked"], kinds["rich"]
+    rich_lead, rich_core, rich_trail = rich + 1, rich + 2, rich + 3
+    simple_references = _SIMPLE_REFERENCES
     plain_lead, plain_core, plain_trail, start_name, end_name = plain + 1, plain + 2, plain + 3, start_tag + 1, end_tag + 1
     start_slash = start_tag + 2
     for match in scanner.finditer(source):
@@ -209,6 +255,55 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                     space_start, space_end = start, end
             elif space_start < 0 and last not in "\n\t ":
                 space_start, space_end = start, end
+        elif kind == rich:
+            if hidden_element is not None:
+                continue
+            in_head = False  # text in <head> closes it (a rich core is never blank)
+            if pre_depth:
+                start, end = match.span()
+                last, newlines, space_start, space_end = _preformatted(out, source, start, end, last, newlines, space_start, space_end)
+                continue
+            start, end = match.span(rich_lead)
+            # collapsible_space(leading blanks), then the core: flush the pending space (as for "plain");
+            # parts and runs go in pairs, so len(parts) marks where this run's output starts
+            rollback = len(parts), space_start
+            if space_start >= 0:
+                add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
+                space_start = -1
+            elif end > start and last not in "\n\t ":
+                add_part(" "); add_length(1); add_start(start); add_end(end)
+            # each single "\n" collapses to a space mapped to itself: an identity run
+            chunks = match.group(rich_core).replace("\n", " ").split("&")
+            position = end
+            literal = chunks[0]
+            if literal:
+                add_part(literal); add_length(len(literal)); add_start(position); add_end(-1)
+                position += len(literal)
+            # each "&" starts a complete reference: [reference minus "&", literal] in every other chunk
+            for chunk in islice(chunks, 1, None):
+                name_end = chunk.index(";") + 1
+                value = simple_references.get(chunk[:name_end]) or _simple_reference(chunk[:name_end])
+                if not value:
+                    break
+                add_part(value); add_length(len(value)); add_start(position)
+                position += name_end + 1
+                add_end(position)
+                literal = chunk[name_end:]
+                if literal:
+                    add_part(literal); add_length(len(literal)); add_start(position); add_end(-1)
+                    position += len(literal)
+            else:
+                last = parts[-1][-1]
+                newlines = 0
+                start, end = match.span(rich_trail)
+                if end > start:
+                    space_start, space_end = start, end
+                continue
+            # a reference that is blank, unknown or legacy: undo, and decode the run the general way
+            length, space_start = rollback
+            del parts[length:], run_lengths[length:], run_starts[length:], run_ends[length:]
+            start, end = match.span()
+            last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
         elif kind == start_tag or kind == end_tag:
             if kind == start_tag:
                 tag = match.group(start_name).lower()
@@ -305,80 +400,7 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
             if pre_depth:
                 last, newlines, space_start, space_end = _preformatted(out, source, start, end, last, newlines, space_start, space_end)
                 continue
-            # _emit_collapsed (such a run is never blank: "plain" takes those), on the run split at its
-            # gaps: [literal, reference, whitespace, literal, reference, whitespace, ..., literal]
-            pieces = split_gaps(source[start:end])
-            pieces.append(None)
-            pieces.append(None)
-            triples = iter(pieces)
-            position = start
-            for text, ref, blank in zip(triples, triples, triples):
-                if text:
-                    # _collapsed_literal(text, position)
-                    text_end = position + len(text)
-                    if text[0] == " " and (space_start >= 0 or last in "\n\t "):
-                        text = text[1:]
-                        position += 1
-                    if text:
-                        if text[-1] == " " and len(text) > 1 and space_start < 0:
-                            add_part(text[:-1]); add_length(len(text) - 1); add_start(position); add_end(-1)
-                            last = text[-2]
-                            newlines = 0
-                            if last not in "\n\t ":
-                                space_start, space_end = text_end - 1, text_end
-                        elif text == " ":
-                            if space_start < 0 and last not in "\n\t ":
-                                space_start, space_end = position, text_end
-                        else:
-                            if space_start >= 0:
-                                add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
-                                space_start = -1
-                            add_part(text); add_length(len(text)); add_start(position); add_end(-1)
-                            last = text[-1]
-                            newlines = 0
-                    position = text_end
-                if ref is None:
-                    if blank is None:
-                        break  # the final literal
-                    # collapsible_space(whitespace)
-                    blank_end = position + len(blank)
-                    if space_start < 0 and last not in "\n\t ":
-                        space_start, space_end = position, blank_end
-                    position = blank_end
-                    continue
-                # _emit_reference(ref, position, preformatted=False)
-                ref_start = position
-                position += len(ref)
-                decoded = references.get(ref)
-                if decoded is None:
-                    value, consumed = decode_reference(ref)
-                    decoded = (value, consumed, value == "" or (len(value) == 1 and value in _WHITESPACE))
-                    if len(references) < 4096:
-                        references[ref] = decoded
-                value, consumed, is_space = decoded
-                if space_start >= 0 and (consumed == 0 or not is_space):
-                    add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
-                    space_start = -1
-                if consumed == 0:  # an unknown name: literal
-                    add_part(ref); add_length(len(ref)); add_start(ref_start); add_end(-1)
-                    last = ref[-1]
-                    newlines = 0
-                    continue
-                ref_end = ref_start + consumed
-                if is_space:
-                    if space_start < 0 and last not in "\n\t ":
-                        space_start, space_end = ref_start, ref_end
-                else:
-                    add_part(value); add_length(len(value)); add_start(ref_start); add_end(ref_end)
-                    last = value[-1]
-                    newlines = 0
-                if ref_end < position:  # a legacy reference without ";": the rest is literal
-                    if space_start >= 0:
-                        add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
-                        space_start = -1
-                    add_part(ref[consumed:]); add_length(position - ref_end); add_start(ref_end); add_end(-1)
-                    last = ref[-1]
-                    newlines = 0
+            last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
         elif kind == script or kind == style:
             if hidden_element is None:
                 # the element is hidden from the end of its start tag (no ">" inside: see _FUSED_ATTRIBUTE)
@@ -412,3 +434,83 @@ def _preformatted(
     _emit_preformatted(out, source, start, end, True)
     space_start, space_end = out.pending_space or (-1, -1)
     return out.last, out.trailing_newlines, space_start, space_end
+
+
+def _collapsed_run(
+    out: _TextBuilder, source: str, start: int, end: int, last: str, newlines: int, space_start: int, space_end: int
+) -> tuple[str, int, int, int]:
+    """A text run outside ``<pre>`` that neither "plain" nor "rich" takes (blank or legacy references, runs
+    of blanks, control characters, a stray "<"): _emit_collapsed restated on the loop's local state;
+    returns ``(last, newlines, space_start, space_end)``."""
+    parts, run_lengths, run_starts, run_ends = out.parts, out.run_lengths, out.run_starts, out.run_ends
+    add_part, add_length, add_start, add_end = parts.append, run_lengths.append, run_starts.append, run_ends.append
+    references = _REFERENCE_CACHE
+    # _emit_collapsed (such a run is never blank: "plain" takes those), on the run split at its
+    # gaps: [literal, reference, whitespace, literal, reference, whitespace, ..., literal]
+    pieces = _GAP_RE.split(source[start:end])
+    pieces.append(None)
+    pieces.append(None)
+    triples = iter(pieces)
+    position = start
+    for text, ref, blank in zip(triples, triples, triples):
+        if text:
+            # _collapsed_literal(text, position)
+            text_end = position + len(text)
+            if text[0] == " " and (space_start >= 0 or last in "\n\t "):
+                text = text[1:]
+                position += 1
+            if text:
+                if text[-1] == " " and len(text) > 1 and space_start < 0:
+                    add_part(text[:-1]); add_length(len(text) - 1); add_start(position); add_end(-1)
+                    last = text[-2]
+                    newlines = 0
+                    if last not in "\n\t ":
+                        space_start, space_end = text_end - 1, text_end
+                elif text == " ":
+                    if space_start < 0 and last not in "\n\t ":
+                        space_start, space_end = position, text_end
+                else:
+                    if space_start >= 0:
+                        add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
+                        space_start = -1
+                    add_part(text); add_length(len(text)); add_start(position); add_end(-1)
+                    last = text[-1]
+                    newlines = 0
+            position = text_end
+        if ref is None:
+            if blank is None:
+                break  # the final literal
+            # collapsible_space(whitespace)
+            blank_end = position + len(blank)
+            if space_start < 0 and last not in "\n\t ":
+                space_start, space_end = position, blank_end
+            position = blank_end
+            continue
+        # _emit_reference(ref, position, preformatted=False)
+        ref_start = position
+        position += len(ref)
+        value, consumed, is_space = references.get(ref) or _decoded_reference(ref)
+        if space_start >= 0 and (consumed == 0 or not is_space):
+            add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
+            space_start = -1
+        if consumed == 0:  # an unknown name: literal
+            add_part(ref); add_length(len(ref)); add_start(ref_start); add_end(-1)
+            last = ref[-1]
+            newlines = 0
+            continue
+        ref_end = ref_start + consumed
+        if is_space:
+            if space_start < 0 and last not in "\n\t ":
+                space_start, space_end = ref_start, ref_end
+        else:
+            add_part(value); add_length(len(value)); add_start(ref_start); add_end(ref_end)
+            last = value[-1]
+            newlines = 0
+        if ref_end < position:  # a legacy reference without ";": the rest is literal
+            if space_start >= 0:
+                add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
+                space_start = -1
+            add_part(ref[consumed:]); add_length(position - ref_end); add_start(ref_end); add_end(-1)
+            last = ref[-1]
+            newlines = 0
+    return last, newlines, space_start, space_end

@@ -341,3 +341,31 @@ def test_an_error_in_the_fused_scanner_falls_back_to_the_reference(monkeypatch):
 
     monkeypatch.setattr(html_fused, "_fused_extract", broken)
     assert result(html_to_text(html)) == expected
+
+
+#: Pieces of text runs: words, complete references (simple or not: blank, unknown, legacy prefix),
+#: single and repeated blanks, characters _GAP_RE treats as gaps.
+RUN_PIECES = [
+    "Jean", "é", "02", "(x)", "-", ".", "\xa0", "&eacute;", "&#233;", "&#xE9;", "&#XE9;", "&nbsp;", "&ndash;", "&lt;",
+    "&amp;", "&NotNestedGreaterGreater;", "&#128;", "&#0;", "&#10;", "&#13;", "&#32;", "&#9;", "&#1;", "&#127;",
+    "&NewLine;", "&Tab;", "&foo;", "&ampx;", "&eacutex;", "&eacute", "&#233", "&#x;", "&#;", "&", ";", " ", "  ", "\n",
+    "\n\n", "\r", "\r\n", "\t", "\f", "\x0b", "\x01", "<", "< x",
+]
+#: Markup around the runs (layout, no effect, preformatted, hidden).
+RUN_CONTEXT = ["<p>", "</p>", "<br>", "<b>", "</b>", "<td>", "</td>", "<pre>", "</pre>", "<head>", "<title>", "</title>", ""]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.lists(st.sampled_from(RUN_PIECES), min_size=1, max_size=8), st.sampled_from(RUN_CONTEXT)), max_size=12))
+def test_text_runs_with_references_and_line_breaks_read_as_the_reference_does(parts):
+    """The "rich" runs (complete references, single "\\n" in the core) and the runs that fall back from
+    them (a blank, unknown or legacy reference) give the reference result."""
+    assert_same("<p>" + "".join(p if isinstance(p, str) else "".join(p) for p in parts))
+
+
+@needs_fused
+def test_rich_runs_are_read_by_the_scanner():
+    html = "<p>Tel. 02&nbsp;29&nbsp;11\nFax &#233;t&#xE9; &NotNestedGreaterGreater; x</p><p>a &#10; b &ampx; c</p>"
+    assert assert_same(html)
+    kinds = {match.lastgroup for match in _fused_scanner().finditer(html)}
+    assert "rich" in kinds
