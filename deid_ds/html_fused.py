@@ -204,8 +204,8 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
     if scanner is None:
         return None
     out = _TextBuilder()
-    parts, run_lengths, run_starts, run_ends = out.parts, out.run_lengths, out.run_starts, out.run_ends
-    add_part, add_length, add_start, add_end = parts.append, run_lengths.append, run_starts.append, run_ends.append
+    parts, runs = out.parts, out.runs
+    add_part, add_run = parts.append, runs.extend
     last = ""  # out.last
     newlines = 0  # out.trailing_newlines
     space_start = space_end = -1  # out.pending_space, -1 for None
@@ -243,11 +243,11 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
             if core:
                 # collapsible_space(leading blanks), then literal(core): flush the pending space
                 if space_start >= 0:
-                    add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
+                    add_part(" "); add_run((1, space_start, space_end))
                     space_start = -1
                 elif end > start and last not in "\n\t ":  # ("" is in it too)
-                    add_part(" "); add_length(1); add_start(start); add_end(end)
-                add_part(core); add_length(len(core)); add_start(end); add_end(-1)
+                    add_part(" "); add_run((1, start, end))
+                add_part(core); add_run((len(core), end, -1))
                 last = core[-1]
                 newlines = 0
                 start, end = match.span(plain_trail)
@@ -265,19 +265,18 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 continue
             start, end = match.span(rich_lead)
             # collapsible_space(leading blanks), then the core: flush the pending space (as for "plain");
-            # parts and runs go in pairs, so len(parts) marks where this run's output starts
             rollback = len(parts), space_start
             if space_start >= 0:
-                add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
+                add_part(" "); add_run((1, space_start, space_end))
                 space_start = -1
             elif end > start and last not in "\n\t ":
-                add_part(" "); add_length(1); add_start(start); add_end(end)
+                add_part(" "); add_run((1, start, end))
             # each single "\n" collapses to a space mapped to itself: an identity run
             chunks = match.group(rich_core).replace("\n", " ").split("&")
             position = end
             literal = chunks[0]
             if literal:
-                add_part(literal); add_length(len(literal)); add_start(position); add_end(-1)
+                add_part(literal); add_run((len(literal), position, -1))
                 position += len(literal)
             # each "&" starts a complete reference: [reference minus "&", literal] in every other chunk
             for chunk in islice(chunks, 1, None):
@@ -285,12 +284,11 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 value = simple_references.get(chunk[:name_end]) or _simple_reference(chunk[:name_end])
                 if not value:
                     break
-                add_part(value); add_length(len(value)); add_start(position)
+                add_part(value); add_run((len(value), position, position + name_end + 1))
                 position += name_end + 1
-                add_end(position)
                 literal = chunk[name_end:]
                 if literal:
-                    add_part(literal); add_length(len(literal)); add_start(position); add_end(-1)
+                    add_part(literal); add_run((len(literal), position, -1))
                     position += len(literal)
             else:
                 last = parts[-1][-1]
@@ -301,7 +299,7 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 continue
             # a reference that is blank, unknown or legacy: undo, and decode the run the general way
             length, space_start = rollback
-            del parts[length:], run_lengths[length:], run_starts[length:], run_ends[length:]
+            del parts[length:], runs[3 * length:]  # one run per part
             start, end = match.span()
             last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
         elif kind == start_tag or kind == end_tag:
@@ -370,22 +368,22 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 last = out.last
             if code == 1:
                 if last != "" and newlines < 2:
-                    add_part("\n"); add_length(1); add_start(position); add_end(position)
+                    add_part("\n"); add_run((1, position, position))
                     newlines += 1
                     last = "\n"
             elif code == 4:
                 if last not in "\n\t":  # ("" is in it too)
-                    add_part("\t"); add_length(1); add_start(position); add_end(position)
+                    add_part("\t"); add_run((1, position, position))
                     newlines = 0
                     last = "\t"
             elif last != "":
-                if last == "\t" and run_starts[-1] == run_ends[-1]:
+                if last == "\t" and runs[-2] == runs[-1]:
                     # _drop_last of an inserted cell separator: its own part and run
-                    parts.pop(); run_lengths.pop(); run_starts.pop(); run_ends.pop()
+                    parts.pop(); del runs[-3:]
                     last = parts[-1][-1] if parts else ""
                 count = 2 if code == 2 else 1
                 while newlines < count:
-                    add_part("\n"); add_length(1); add_start(position); add_end(position)
+                    add_part("\n"); add_run((1, position, position))
                     newlines += 1
                     last = "\n"
         elif kind == other_text:
@@ -442,8 +440,7 @@ def _collapsed_run(
     """A text run outside ``<pre>`` that neither "plain" nor "rich" takes (blank or legacy references, runs
     of blanks, control characters, a stray "<"): _emit_collapsed restated on the loop's local state;
     returns ``(last, newlines, space_start, space_end)``."""
-    parts, run_lengths, run_starts, run_ends = out.parts, out.run_lengths, out.run_starts, out.run_ends
-    add_part, add_length, add_start, add_end = parts.append, run_lengths.append, run_starts.append, run_ends.append
+    add_part, add_run = out.parts.append, out.runs.extend
     references = _REFERENCE_CACHE
     # _emit_collapsed (such a run is never blank: "plain" takes those), on the run split at its
     # gaps: [literal, reference, whitespace, literal, reference, whitespace, ..., literal]
@@ -461,7 +458,7 @@ def _collapsed_run(
                 position += 1
             if text:
                 if text[-1] == " " and len(text) > 1 and space_start < 0:
-                    add_part(text[:-1]); add_length(len(text) - 1); add_start(position); add_end(-1)
+                    add_part(text[:-1]); add_run((len(text) - 1, position, -1))
                     last = text[-2]
                     newlines = 0
                     if last not in "\n\t ":
@@ -471,9 +468,9 @@ def _collapsed_run(
                         space_start, space_end = position, text_end
                 else:
                     if space_start >= 0:
-                        add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
+                        add_part(" "); add_run((1, space_start, space_end))
                         space_start = -1
-                    add_part(text); add_length(len(text)); add_start(position); add_end(-1)
+                    add_part(text); add_run((len(text), position, -1))
                     last = text[-1]
                     newlines = 0
             position = text_end
@@ -491,10 +488,10 @@ def _collapsed_run(
         position += len(ref)
         value, consumed, is_space = references.get(ref) or _decoded_reference(ref)
         if space_start >= 0 and (consumed == 0 or not is_space):
-            add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
+            add_part(" "); add_run((1, space_start, space_end))
             space_start = -1
         if consumed == 0:  # an unknown name: literal
-            add_part(ref); add_length(len(ref)); add_start(ref_start); add_end(-1)
+            add_part(ref); add_run((len(ref), ref_start, -1))
             last = ref[-1]
             newlines = 0
             continue
@@ -503,14 +500,14 @@ def _collapsed_run(
             if space_start < 0 and last not in "\n\t ":
                 space_start, space_end = ref_start, ref_end
         else:
-            add_part(value); add_length(len(value)); add_start(ref_start); add_end(ref_end)
+            add_part(value); add_run((len(value), ref_start, ref_end))
             last = value[-1]
             newlines = 0
         if ref_end < position:  # a legacy reference without ";": the rest is literal
             if space_start >= 0:
-                add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
+                add_part(" "); add_run((1, space_start, space_end))
                 space_start = -1
-            add_part(ref[consumed:]); add_length(position - ref_end); add_start(ref_end); add_end(-1)
+            add_part(ref[consumed:]); add_run((position - ref_end, ref_end, -1))
             last = ref[-1]
             newlines = 0
     return last, newlines, space_start, space_end
