@@ -44,12 +44,10 @@ from deid_ds.html_text import (
 #: sha256 of ``inspect.getsource(html.parser) + inspect.getsource(_markupbase)`` for which the fused
 #: scanner reproduces the HTMLParser-driven extractor (differential tests; CPython 3.11.7).
 _FUSED_STDLIB_SHA256 = frozenset({"c679a63e9a349553de6797dac8a05e51db06f817bc890deab96fd57a13146adc"})
-#: Text characters that stand for themselves in a collapsed run (not whitespace, control, "&" or "<").
-_PLAIN_CHAR = r"[^\x00-\x20\x7f&<]"
 _MARKUP_START = r"<[a-zA-Z!/?]"  # where HTMLParser's loop sees markup (a lone "<" is text)
-#: A complete character reference, with its ";": exactly what _GAP_RE's ``ref`` group takes at that "&".
-_COMPLETE_REFERENCE = r"&(?:#[xX][0-9a-fA-F]++|#[0-9]++|[A-Za-z][A-Za-z0-9]*+);"
-_RICH_UNIT = r"(?:" + _PLAIN_CHAR + r"|" + _COMPLETE_REFERENCE + r")"
+#: The name of a complete character reference, with its ";" (what follows its "&"): exactly what
+#: _GAP_RE's ``ref`` group takes there.
+_REFERENCE_NAME = re.compile(r"(?:#[xX][0-9a-fA-F]+|#[0-9]+|[A-Za-z][A-Za-z0-9]*);")
 #: An attribute of a start tag as the scanner models it: ASCII name, optional value quoted (no "<" or
 #: ">" inside) or unquoted. An unquoted value stops where attrfind_tolerant's bare value ``[^>\s]*``
 #: stops (at a ``\s`` character, Unicode whitespace included) and may hold "/": like HTMLParser, the
@@ -77,22 +75,14 @@ _FUSED_ALTERNATIVES = (
     # handle_startendtag: group +2 is then "/".
     ("start", r"<([a-zA-Z][-.a-zA-Z0-9:_]*+)(?:" + _FUSED_ATTRIBUTE + r")*+[ \t\n\r\f]*+(/?)>"),  # +1: the name
     ("end", r"</([a-zA-Z][-.a-zA-Z0-9:_]*+)>"),
-    # A text run made of blanks, then literal characters with single spaces between them, then blanks,
-    # up to the next markup: the common case, decoded without _GAP_RE (groups +1, +2, +3).
+    # A text run: blanks, a core that starts and ends with a character that is not a blank, blanks, up
+    # to the next markup (groups +1, +2, +3). The core holds no control character other than "\n" (nor
+    # "\t", "\r", "\f"): such runs are "text". The loop decodes the common cores itself (see
+    # _fused_extract) and hands the others to _collapsed_run. Matching any such core, and telling the
+    # cases apart with str methods, costs the regex engine far less than spelling the cases out.
     (
-        "plain",
-        r"(?=[^<])([ \t\n\r\f]*+)((?:" + _PLAIN_CHAR + r"++(?: " + _PLAIN_CHAR + r"++)*+)?)([ \t\n\r\f]*+)"
-        r"(?=" + _MARKUP_START + r"|\Z)",
-    ),
-    # A text run whose core also holds complete character references ("&eacute;", "&#233;", "&#xE9;")
-    # and single "\n" (a paragraph written on several lines) between its characters (groups +1, +2,
-    # +3). _GAP_RE splits a core at each of them; where every reference decodes to non-blank text (see
-    # _simple_reference) the result is one identity run per literal stretch, each single "\n" in it
-    # read as a space mapped to itself (collapsible_space, flushed by the next literal), and one run
-    # per reference (``mapped``). A blank, unknown or legacy reference sends the run to _collapsed_run.
-    (
-        "rich",
-        r"(?=[^<])([ \t\n\r\f]*+)(" + _RICH_UNIT + r"++(?:[ \n]" + _RICH_UNIT + r"++)*+)([ \t\n\r\f]*+)"
+        "run",
+        r"(?=[^<])([ \t\n\r\f]*+)((?:[^\x00-\x09\x0b-\x1f\x7f<]*[^\x00-\x20\x7f<])?)([ \t\n\r\f]*+)"
         r"(?=" + _MARKUP_START + r"|\Z)",
     ),
     ("text", r"(?:[^<]|<(?![a-zA-Z!/?]))(?:[^<]++|<(?![a-zA-Z!/?]))*+"),  # any other text run
@@ -158,8 +148,8 @@ _FUSED_CDATA = frozenset({"script", "style"})
 #: reference → (decoded text, characters it stands for, whether it decodes to a blank or to nothing),
 #: filled by _decoded_reference, bounded: notes use few distinct references.
 _REFERENCE_CACHE: dict[str, tuple[str, int, bool]] = {}
-#: complete reference without its "&" ("eacute;", "#233;") → its decoded text where a rich core may hold
-#: it, "" where it may not; filled by _simple_reference, bounded as _REFERENCE_CACHE.
+#: what follows an "&" up to ";" ("eacute;", "#233;") → the decoded text of that reference where a run's
+#: core may hold it, "" where it may not; filled by _simple_reference, bounded as _REFERENCE_CACHE.
 _SIMPLE_REFERENCES: dict[str, str] = {}
 
 
@@ -175,15 +165,21 @@ def _decoded_reference(ref: str) -> tuple[str, int, bool]:
 
 
 def _simple_reference(name: str) -> str:
-    """The decoded text of the complete reference ``"&" + name`` if a rich core may hold it, else "".
+    """The decoded text of the reference ``"&" + name`` if a run's core may hold it, else "".
+
+    ``name`` is what follows an "&" up to the first ";" (included), or "" where no ";" follows: not
+    simple unless it is a complete reference's name (_REFERENCE_NAME), i.e. what _GAP_RE reads there.
 
     _emit_reference maps such a reference's whole text to the whole reference (``mapped``), and neither
     its first nor its last character changes how a following blank collapses. Not simple: a reference
     that stands for fewer characters than it has (a legacy prefix such as "&ampx;" or an unknown name:
     the rest is literal) or that decodes to a blank or to nothing ("&#10;", "&#1;": collapsible).
     """
-    value, consumed, is_space = _decoded_reference("&" + name)
-    simple = value if consumed == len(name) + 1 and not is_space and value[-1] not in "\n\t " else ""
+    simple = ""
+    if _REFERENCE_NAME.fullmatch(name):
+        value, consumed, is_space = _decoded_reference("&" + name)
+        if consumed == len(name) + 1 and not is_space and value[-1] not in "\n\t ":
+            simple = value
     if len(_SIMPLE_REFERENCES) < 4096:
         _SIMPLE_REFERENCES[name] = simple
     return simple
@@ -197,8 +193,9 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
     (``hidden_element``, ``in_head``, ``pre_depth``), the same builder operations. The builder's
     scalar state (last character, trailing newlines, pending space) lives in local variables and is
     written back to the builder around the calls that need it (preformatted text, dropping a space).
-    Text runs are decoded as _emit_collapsed does: a run of the ``plain`` shape without _GAP_RE, any
-    other one split at _GAP_RE's gaps.
+    Text runs are decoded as _emit_collapsed does: a "run" whose core has single spaces only, or also
+    single "\n" and simple references (_simple_reference), without _GAP_RE; any other one split at
+    _GAP_RE's gaps (_collapsed_run).
     """
     scanner = _fused_scanner()
     if scanner is None:
@@ -218,18 +215,16 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
     # kinds (match.lastindex) and group numbers as local variables: this loop runs once per construct
     kinds = scanner.groupindex
     script, style, comment, doctype, pi = (kinds[k] for k in ("script", "style", "comment", "doctype", "pi"))
-    plain, start_tag, end_tag, other_text = kinds["plain"], kinds["start"], kinds["end"], kinds["text"]
-    marked, rich = kinds["marked"], kinds["rich"]
-    rich_lead, rich_core, rich_trail = rich + 1, rich + 2, rich + 3
+    run, start_tag, end_tag, other_text, marked = kinds["run"], kinds["start"], kinds["end"], kinds["text"], kinds["marked"]
+    run_lead, run_core, run_trail, start_name, end_name = run + 1, run + 2, run + 3, start_tag + 1, end_tag + 1
     simple_references = _SIMPLE_REFERENCES
-    plain_lead, plain_core, plain_trail, start_name, end_name = plain + 1, plain + 2, plain + 3, start_tag + 1, end_tag + 1
     start_slash = start_tag + 2
     for match in scanner.finditer(source):
         kind = match.lastindex
-        if kind == plain:
+        if kind == run:
             if hidden_element is not None:
                 continue
-            core = match.group(plain_core)
+            core = match.group(run_core)
             if in_head:
                 if core:
                     in_head = False  # text in <head> closes it
@@ -239,69 +234,68 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 start, end = match.span()
                 last, newlines, space_start, space_end = _preformatted(out, source, start, end, last, newlines, space_start, space_end)
                 continue
-            start, end = match.span(plain_lead)
-            if core:
-                # collapsible_space(leading blanks), then literal(core): flush the pending space
-                if space_start >= 0:
-                    add_part(" "); add_run((1, space_start, space_end))
-                    space_start = -1
-                elif end > start and last not in "\n\t ":  # ("" is in it too)
-                    add_part(" "); add_run((1, start, end))
-                add_part(core); add_run((len(core), end, -1))
-                last = core[-1]
-                newlines = 0
-                start, end = match.span(plain_trail)
-                if end > start:
+            start, end = match.span(run_lead)
+            if not core:
+                if space_start < 0 and last not in "\n\t ":  # collapsible_space(blanks) ("" is in it too)
                     space_start, space_end = start, end
-            elif space_start < 0 and last not in "\n\t ":
-                space_start, space_end = start, end
-        elif kind == rich:
-            if hidden_element is not None:
                 continue
-            in_head = False  # text in <head> closes it (a rich core is never blank)
-            if pre_depth:
-                start, end = match.span()
-                last, newlines, space_start, space_end = _preformatted(out, source, start, end, last, newlines, space_start, space_end)
-                continue
-            start, end = match.span(rich_lead)
-            # collapsible_space(leading blanks), then the core: flush the pending space (as for "plain");
-            rollback = len(parts), space_start
-            if space_start >= 0:
-                add_part(" "); add_run((1, space_start, space_end))
-                space_start = -1
-            elif end > start and last not in "\n\t ":
-                add_part(" "); add_run((1, start, end))
-            # each single "\n" collapses to a space mapped to itself: an identity run
-            chunks = match.group(rich_core).replace("\n", " ").split("&")
-            position = end
-            literal = chunks[0]
-            if literal:
-                add_part(literal); add_run((len(literal), position, -1))
-                position += len(literal)
-            # each "&" starts a complete reference: [reference minus "&", literal] in every other chunk
-            for chunk in islice(chunks, 1, None):
-                name_end = chunk.index(";") + 1
-                value = simple_references.get(chunk[:name_end]) or _simple_reference(chunk[:name_end])
-                if not value:
-                    break
-                add_part(value); add_run((len(value), position, position + name_end + 1))
-                position += name_end + 1
-                literal = chunk[name_end:]
+            if "&" in core or "\n" in core or "  " in core:
+                # references, line breaks or runs of blanks in the core
+                if "  " in core or "\n" in core and ("\n\n" in core or " \n" in core or "\n " in core):
+                    start, end = match.span()  # runs of blanks: _GAP_RE's gaps
+                    last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
+                    continue
+                # single "\n" and complete references: one identity run per literal stretch, each single
+                # "\n" in it read as a space mapped to itself (collapsible_space, flushed by the next
+                # literal), one run per reference (``mapped``), i.e. what _GAP_RE's split would give
+                rollback = len(parts)  # one run per part
+                if space_start >= 0:  # collapsible_space(leading blanks), then the core (as below)
+                    add_part(" "); add_run((1, space_start, space_end))
+                elif end > start and last not in "\n\t ":
+                    add_part(" "); add_run((1, start, end))
+                chunks = core.replace("\n", " ").split("&")
+                position = end
+                literal = chunks[0]
                 if literal:
                     add_part(literal); add_run((len(literal), position, -1))
                     position += len(literal)
-            else:
-                last = parts[-1][-1]
-                newlines = 0
-                start, end = match.span(rich_trail)
-                if end > start:
-                    space_start, space_end = start, end
+                # each chunk after the first: a reference without its "&" (up to ";"), then a literal
+                for chunk in islice(chunks, 1, None):
+                    name = chunk[: chunk.find(";") + 1]  # "" where no ";" follows
+                    value = simple_references.get(name) or _simple_reference(name)
+                    if not value:
+                        break
+                    add_part(value); add_run((len(value), position, position + len(name) + 1))
+                    position += len(name) + 1
+                    literal = chunk[len(name):]
+                    if literal:
+                        add_part(literal); add_run((len(literal), position, -1))
+                        position += len(literal)
+                else:
+                    last = parts[-1][-1]
+                    newlines = 0
+                    space_start = -1
+                    start, end = match.span(run_trail)
+                    if end > start:
+                        space_start, space_end = start, end
+                    continue
+                # a reference that is not simple: undo, and decode the run the general way
+                del parts[rollback:], runs[3 * rollback:]
+                start, end = match.span()
+                last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
                 continue
-            # a reference that is blank, unknown or legacy: undo, and decode the run the general way
-            length, space_start = rollback
-            del parts[length:], runs[3 * length:]  # one run per part
-            start, end = match.span()
-            last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
+            # a core with single spaces only: collapsible_space(leading blanks), then literal(core)
+            if space_start >= 0:  # flush the pending space
+                add_part(" "); add_run((1, space_start, space_end))
+            elif end > start and last not in "\n\t ":  # ("" is in it too)
+                add_part(" "); add_run((1, start, end))
+            add_part(core); add_run((len(core), end, -1))
+            last = core[-1]
+            newlines = 0
+            space_start = -1
+            start, end = match.span(run_trail)
+            if end > start:
+                space_start, space_end = start, end
         elif kind == start_tag or kind == end_tag:
             if kind == start_tag:
                 tag = match.group(start_name).lower()
@@ -437,12 +431,12 @@ def _preformatted(
 def _collapsed_run(
     out: _TextBuilder, source: str, start: int, end: int, last: str, newlines: int, space_start: int, space_end: int
 ) -> tuple[str, int, int, int]:
-    """A text run outside ``<pre>`` that neither "plain" nor "rich" takes (blank or legacy references, runs
-    of blanks, control characters, a stray "<"): _emit_collapsed restated on the loop's local state;
+    """A text run outside ``<pre>`` whose core the loop does not decode itself (blank, unknown or legacy
+    references, runs of blanks, control characters, a stray "<"): _emit_collapsed restated on the loop's local state;
     returns ``(last, newlines, space_start, space_end)``."""
     add_part, add_run = out.parts.append, out.runs.extend
     references = _REFERENCE_CACHE
-    # _emit_collapsed (such a run is never blank: "plain" takes those), on the run split at its
+    # _emit_collapsed (such a run is never blank: "run" takes those), on the run split at its
     # gaps: [literal, reference, whitespace, literal, reference, whitespace, ..., literal]
     pieces = _GAP_RE.split(source[start:end])
     pieces.append(None)

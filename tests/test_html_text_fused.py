@@ -364,8 +364,19 @@ def test_text_runs_with_references_and_line_breaks_read_as_the_reference_does(pa
 
 
 @needs_fused
-def test_rich_runs_are_read_by_the_scanner():
-    html = "<p>Tel. 02&nbsp;29&nbsp;11\nFax &#233;t&#xE9; &NotNestedGreaterGreater; x</p><p>a &#10; b &ampx; c</p>"
-    assert assert_same(html)
-    kinds = {match.lastgroup for match in _fused_scanner().finditer(html)}
-    assert "rich" in kinds
+def test_runs_with_references_and_line_breaks_are_decoded_by_the_loop(monkeypatch):
+    """Such runs are "run" matches; those with simple references and single blanks never reach
+    _collapsed_run, the others do (and give the reference result either way)."""
+    simple = "<p>Tel. 02&nbsp;29&nbsp;11\nFax &#233;t&#xE9; &NotNestedGreaterGreater; x &lt;b&gt;</p>"
+    assert assert_same(simple)
+    assert {match.lastgroup for match in _fused_scanner().finditer(simple)} == {"start", "run", "end"}
+    for html in ["<p>a &#10; b</p>", "<p>a &ampx; c</p>", "<p>a &foo; c</p>", "<p>a & b;</p>", "<p>a  b &eacute;</p>",
+                 "<p>a\n\nb &eacute;</p>", "<p>a \nb</p>", "<p>a&#x41g; b</p>", "<p>&eacute</p>"]:
+        assert assert_same(html), html
+    calls = []
+    original = html_fused._collapsed_run
+    monkeypatch.setattr(html_fused, "_collapsed_run", lambda *args: calls.append(args) or original(*args))
+    _fused_extract(simple)
+    assert not calls
+    _fused_extract("<p>a &#10; b</p>")
+    assert calls
