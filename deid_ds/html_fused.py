@@ -143,6 +143,18 @@ def _layout_code(tag: str, start: bool) -> int:
 
 _FUSED_START_CODES = {tag: _layout_code(tag, True) for tag in _START_TAGS_WITH_EFFECT}
 _FUSED_END_CODES = {tag: _layout_code(tag, False) for tag in _END_TAGS_WITH_EFFECT}
+#: A tag name as written ("br", "BR", "o:p") → its start (end) layout code, 0 for no effect: one lookup
+#: per tag, without lower-casing the name. Filled by _code_of_name, bounded: notes use few spellings.
+_START_CODE_OF_NAME: dict[str, int] = {}
+_END_CODE_OF_NAME: dict[str, int] = {}
+
+
+def _code_of_name(name: str, cache: dict[str, int], codes: dict[str, int]) -> int:
+    """The layout code (``codes``: _FUSED_START_CODES or _FUSED_END_CODES) of the tag written ``name``, cached."""
+    code = codes.get(name.lower(), 0)
+    if len(cache) < 4096:
+        cache[name] = code
+    return code
 #: Elements whose content this stdlib's HTMLParser reads as raw text (its CDATA_CONTENT_ELEMENTS).
 _FUSED_CDATA = frozenset({"script", "style"})
 #: reference → (decoded text, characters it stands for, whether it decodes to a blank or to nothing),
@@ -211,7 +223,7 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
     hidden_start = 0
     in_head = False
     closing_tags: dict[str, list[int]] = {}
-    start_codes, end_codes = _FUSED_START_CODES.get, _FUSED_END_CODES.get
+    start_codes, end_codes = _START_CODE_OF_NAME.get, _END_CODE_OF_NAME.get
     # kinds (match.lastindex) and group numbers as local variables: this loop runs once per construct
     kinds = scanner.groupindex
     script, style, comment, doctype, pi = (kinds[k] for k in ("script", "style", "comment", "doctype", "pi"))
@@ -298,59 +310,66 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 space_start, space_end = start, end
         elif kind == start_tag or kind == end_tag:
             if kind == start_tag:
-                tag = match.group(start_name).lower()
+                name = match.group(start_name)
                 if hidden_element is not None:
-                    if tag in _FUSED_CDATA and not match.group(start_slash):
+                    if name.lower() in _FUSED_CDATA and not match.group(start_slash):
                         return None  # a raw-text element never closed: HTMLParser swallows the rest
                     continue
-                if in_head and tag not in HEAD_ELEMENTS:
+                if in_head and name.lower() not in HEAD_ELEMENTS:
                     in_head = False
-                code = start_codes(tag)
-                if code is None:  # <b>, <span>, <font>...: no effect
+                code = start_codes(name)
+                if code is None:
+                    code = _code_of_name(name, _START_CODE_OF_NAME, _FUSED_START_CODES)
+                if not code:  # <b>, <span>, <font>...: no effect
                     continue
-                # <tag/>: handle_startendtag, i.e. _start_element(..., self_closing=True): the same
-                # layout, but no pre_depth and no hidden element
-                if code & 8:
-                    code -= 8
-                    if not match.group(start_slash):
-                        pre_depth += 1
-                if code == 5:
-                    in_head = True
-                    continue
-                if code == 6:
-                    if match.group(start_slash):
+                if code > 4:  # preformatted, <head>, hidden elements: not only a layout code
+                    tag = name.lower()
+                    # <tag/>: handle_startendtag, i.e. _start_element(..., self_closing=True): the same
+                    # layout, but no pre_depth and no hidden element
+                    if code & 8:
+                        code -= 8
+                        if not match.group(start_slash):
+                            pre_depth += 1
+                    if code == 5:
+                        in_head = True
                         continue
-                    position = match.start()
-                    if tag in _FUSED_CDATA:
-                        return None
-                    closings = closing_tags.get(tag)
-                    if closings is None:  # as _Extractor._is_closed_later (title, template)
-                        pattern = re.compile(r"</%s(?![\w-])" % tag, re.I)
-                        closings = closing_tags[tag] = [m.start() for m in pattern.finditer(source)]
-                    if not closings or closings[-1] <= position:
-                        return None  # kept as text by the extractor, with a warning
-                    hidden_element = tag
-                    hidden_start = match.end()
-                    continue
+                    if code == 6:
+                        if match.group(start_slash):
+                            continue
+                        position = match.start()
+                        if tag in _FUSED_CDATA:
+                            return None
+                        closings = closing_tags.get(tag)
+                        if closings is None:  # as _Extractor._is_closed_later (title, template)
+                            pattern = re.compile(r"</%s(?![\w-])" % tag, re.I)
+                            closings = closing_tags[tag] = [m.start() for m in pattern.finditer(source)]
+                        if not closings or closings[-1] <= position:
+                            return None  # kept as text by the extractor, with a warning
+                        hidden_element = tag
+                        hidden_start = match.end()
+                        continue
             else:
-                tag = match.group(end_name).lower()
+                name = match.group(end_name)
                 if hidden_element is not None:
-                    if tag == hidden_element:
+                    if name.lower() == hidden_element:
                         position = match.start()
                         if position > hidden_start:
-                            hidden.append(HiddenRange(hidden_start, position, tag))
+                            hidden.append(HiddenRange(hidden_start, position, hidden_element))
                         hidden_element = None
                     continue
-                code = end_codes(tag)
+                code = end_codes(name)
                 if code is None:
+                    code = _code_of_name(name, _END_CODE_OF_NAME, _FUSED_END_CODES)
+                if not code:
                     continue
-                if code & 8:
-                    code -= 8
-                    if pre_depth:
-                        pre_depth -= 1  # after the line break in the extractor, which ignores pre_depth
-                if code == 5:
-                    in_head = False
-                    continue
+                if code > 4:  # preformatted elements, <head>
+                    if code & 8:
+                        code -= 8
+                        if pre_depth:
+                            pre_depth -= 1  # after the line break in the extractor, which ignores pre_depth
+                    if code == 5:
+                        in_head = False
+                        continue
             if not code:
                 continue
             # forced_break / line_break / cell_separator
