@@ -192,7 +192,7 @@ def _simple_reference(name: str) -> str:
         value, consumed, is_space = _decoded_reference("&" + name)
         if consumed == len(name) + 1 and not is_space and value[-1] not in "\n\t ":
             simple = value
-    if len(_SIMPLE_REFERENCES) < 4096:
+    if len(_SIMPLE_REFERENCES) < 4096 and len(name) <= 64:  # (names of references are short)
         _SIMPLE_REFERENCES[name] = simple
     return simple
 
