@@ -76,10 +76,10 @@ _FUSED_ALTERNATIVES = (
     ("start", r"<([a-zA-Z][-.a-zA-Z0-9:_]*+)(?:" + _FUSED_ATTRIBUTE + r")*+[ \t\n\r\f]*+(/?)>"),  # +1: the name
     ("end", r"</([a-zA-Z][-.a-zA-Z0-9:_]*+)>"),
     # A text run: blanks, a core that starts and ends with a character that is not a blank, blanks, up
-    # to the next markup (groups +1, +2, +3). The core holds no control character other than "\n" (nor
-    # "\t", "\r", "\f"): such runs are "text". The loop decodes the common cores itself (see
-    # _fused_extract) and hands the others to _collapsed_run. Matching any such core, and telling the
-    # cases apart with str methods, costs the regex engine far less than spelling the cases out.
+    # to the next markup (groups +1, +2, +3). The only control character the core may hold is "\n" (a
+    # run with "\t", "\r", "\f" or another one inside is "text"). The loop decodes the common cores
+    # itself (see _fused_extract) and hands the others to _collapsed_run: matching any such core and
+    # telling the cases apart with str methods costs the regex engine far less than spelling them out.
     (
         "run",
         r"(?=[^<])([ \t\n\r\f]*+)((?:[^\x00-\x09\x0b-\x1f\x7f<]*[^\x00-\x20\x7f<])?)([ \t\n\r\f]*+)"
@@ -155,6 +155,8 @@ def _code_of_name(name: str, cache: dict[str, int], codes: dict[str, int]) -> in
     if len(cache) < 4096:
         cache[name] = code
     return code
+
+
 #: Elements whose content this stdlib's HTMLParser reads as raw text (its CDATA_CONTENT_ELEMENTS).
 _FUSED_CDATA = frozenset({"script", "style"})
 #: reference → (decoded text, characters it stands for, whether it decodes to a blank or to nothing),
