@@ -21,6 +21,7 @@ import hashlib
 import inspect
 import re
 from functools import lru_cache
+from itertools import islice
 
 from deid_ds.html_text import (
     _END_TAGS_WITH_EFFECT,
@@ -43,9 +44,10 @@ from deid_ds.html_text import (
 #: sha256 of ``inspect.getsource(html.parser) + inspect.getsource(_markupbase)`` for which the fused
 #: scanner reproduces the HTMLParser-driven extractor (differential tests; CPython 3.11.7).
 _FUSED_STDLIB_SHA256 = frozenset({"c679a63e9a349553de6797dac8a05e51db06f817bc890deab96fd57a13146adc"})
-#: Text characters that stand for themselves in a collapsed run (not whitespace, control, "&" or "<").
-_PLAIN_CHAR = r"[^\x00-\x20\x7f&<]"
 _MARKUP_START = r"<[a-zA-Z!/?]"  # where HTMLParser's loop sees markup (a lone "<" is text)
+#: The name of a complete character reference, with its ";" (what follows its "&"): exactly what
+#: _GAP_RE's ``ref`` group takes there.
+_REFERENCE_NAME = re.compile(r"(?:#[xX][0-9a-fA-F]+|#[0-9]+|[A-Za-z][A-Za-z0-9]*);")
 #: An attribute of a start tag as the scanner models it: ASCII name, optional value quoted (no "<" or
 #: ">" inside) or unquoted. An unquoted value stops where attrfind_tolerant's bare value ``[^>\s]*``
 #: stops (at a ``\s`` character, Unicode whitespace included) and may hold "/": like HTMLParser, the
@@ -73,11 +75,14 @@ _FUSED_ALTERNATIVES = (
     # handle_startendtag: group +2 is then "/".
     ("start", r"<([a-zA-Z][-.a-zA-Z0-9:_]*+)(?:" + _FUSED_ATTRIBUTE + r")*+[ \t\n\r\f]*+(/?)>"),  # +1: the name
     ("end", r"</([a-zA-Z][-.a-zA-Z0-9:_]*+)>"),
-    # A text run made of blanks, then literal characters with single spaces between them, then blanks,
-    # up to the next markup: the common case, decoded without _GAP_RE (groups +1, +2, +3).
+    # A text run: blanks, a core that starts and ends with a character that is not a blank, blanks, up
+    # to the next markup (groups +1, +2, +3). The only control character the core may hold is "\n" (a
+    # run with "\t", "\r", "\f" or another one inside is "text"). The loop decodes the common cores
+    # itself (see _fused_extract) and hands the others to _collapsed_run: matching any such core and
+    # telling the cases apart with str methods costs the regex engine far less than spelling them out.
     (
-        "plain",
-        r"(?=[^<])([ \t\n\r\f]*+)((?:" + _PLAIN_CHAR + r"++(?: " + _PLAIN_CHAR + r"++)*+)?)([ \t\n\r\f]*+)"
+        "run",
+        r"(?=[^<])([ \t\n\r\f]*+)((?:[^\x00-\x09\x0b-\x1f\x7f<]*[^\x00-\x20\x7f<])?)([ \t\n\r\f]*+)"
         r"(?=" + _MARKUP_START + r"|\Z)",
     ),
     ("text", r"(?:[^<]|<(?![a-zA-Z!/?]))(?:[^<]++|<(?![a-zA-Z!/?]))*+"),  # any other text run
@@ -138,9 +143,60 @@ def _layout_code(tag: str, start: bool) -> int:
 
 _FUSED_START_CODES = {tag: _layout_code(tag, True) for tag in _START_TAGS_WITH_EFFECT}
 _FUSED_END_CODES = {tag: _layout_code(tag, False) for tag in _END_TAGS_WITH_EFFECT}
+#: A tag name as written ("br", "BR", "o:p") → its start (end) layout code, 0 for no effect: one lookup
+#: per tag, without lower-casing the name. Filled by _code_of_name, bounded: notes use few spellings.
+_START_CODE_OF_NAME: dict[str, int] = {}
+_END_CODE_OF_NAME: dict[str, int] = {}
+
+
+def _code_of_name(name: str, cache: dict[str, int], codes: dict[str, int]) -> int:
+    """The layout code (``codes``: _FUSED_START_CODES or _FUSED_END_CODES) of the tag written ``name``, cached."""
+    code = codes.get(name.lower(), 0)
+    if len(cache) < 4096:
+        cache[name] = code
+    return code
+
+
 #: Elements whose content this stdlib's HTMLParser reads as raw text (its CDATA_CONTENT_ELEMENTS).
 _FUSED_CDATA = frozenset({"script", "style"})
+#: reference → (decoded text, characters it stands for, whether it decodes to a blank or to nothing),
+#: filled by _decoded_reference, bounded: notes use few distinct references.
 _REFERENCE_CACHE: dict[str, tuple[str, int, bool]] = {}
+#: what follows an "&" up to ";" ("eacute;", "#233;") → the decoded text of that reference where a run's
+#: core may hold it, "" where it may not; filled by _simple_reference, bounded as _REFERENCE_CACHE.
+_SIMPLE_REFERENCES: dict[str, str] = {}
+
+
+def _decoded_reference(ref: str) -> tuple[str, int, bool]:
+    """``decode_reference(ref)`` and whether it is blank (as _emit_reference tests it), cached."""
+    decoded = _REFERENCE_CACHE.get(ref)
+    if decoded is None:
+        value, consumed = decode_reference(ref)
+        decoded = (value, consumed, value == "" or (len(value) == 1 and value in _WHITESPACE))
+        if len(_REFERENCE_CACHE) < 4096:
+            _REFERENCE_CACHE[ref] = decoded
+    return decoded
+
+
+def _simple_reference(name: str) -> str:
+    """The decoded text of the reference ``"&" + name`` if a run's core may hold it, else "".
+
+    ``name`` is what follows an "&" up to the first ";" (included), or "" where no ";" follows: not
+    simple unless it is a complete reference's name (_REFERENCE_NAME), i.e. what _GAP_RE reads there.
+
+    _emit_reference maps such a reference's whole text to the whole reference (``mapped``), and neither
+    its first nor its last character changes how a following blank collapses. Not simple: a reference
+    that stands for fewer characters than it has (a legacy prefix such as "&ampx;" or an unknown name:
+    the rest is literal) or that decodes to a blank or to nothing ("&#10;", "&#1;": collapsible).
+    """
+    simple = ""
+    if _REFERENCE_NAME.fullmatch(name):
+        value, consumed, is_space = _decoded_reference("&" + name)
+        if consumed == len(name) + 1 and not is_space and value[-1] not in "\n\t ":
+            simple = value
+    if len(_SIMPLE_REFERENCES) < 4096 and len(name) <= 64:  # (names of references are short)
+        _SIMPLE_REFERENCES[name] = simple
+    return simple
 
 
 def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[HiddenRange]] | None:
@@ -151,15 +207,16 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
     (``hidden_element``, ``in_head``, ``pre_depth``), the same builder operations. The builder's
     scalar state (last character, trailing newlines, pending space) lives in local variables and is
     written back to the builder around the calls that need it (preformatted text, dropping a space).
-    Text runs are decoded as _emit_collapsed does: a run of the ``plain`` shape without _GAP_RE, any
-    other one split at _GAP_RE's gaps.
+    Text runs are decoded as _emit_collapsed does: a "run" whose core has single spaces only, or also
+    single "\n" and simple references (_simple_reference), without _GAP_RE; any other one split at
+    _GAP_RE's gaps (_collapsed_run).
     """
     scanner = _fused_scanner()
     if scanner is None:
         return None
     out = _TextBuilder()
-    parts, run_lengths, run_starts, run_ends = out.parts, out.run_lengths, out.run_starts, out.run_ends
-    add_part, add_length, add_start, add_end = parts.append, run_lengths.append, run_starts.append, run_ends.append
+    parts, runs = out.parts, out.runs
+    add_part, add_run = parts.append, runs.extend
     last = ""  # out.last
     newlines = 0  # out.trailing_newlines
     space_start = space_end = -1  # out.pending_space, -1 for None
@@ -168,22 +225,20 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
     hidden_start = 0
     in_head = False
     closing_tags: dict[str, list[int]] = {}
-    start_codes, end_codes = _FUSED_START_CODES.get, _FUSED_END_CODES.get
-    split_gaps = _GAP_RE.split
-    references = _REFERENCE_CACHE
+    start_codes, end_codes = _START_CODE_OF_NAME.get, _END_CODE_OF_NAME.get
     # kinds (match.lastindex) and group numbers as local variables: this loop runs once per construct
     kinds = scanner.groupindex
     script, style, comment, doctype, pi = (kinds[k] for k in ("script", "style", "comment", "doctype", "pi"))
-    plain, start_tag, end_tag, other_text = kinds["plain"], kinds["start"], kinds["end"], kinds["text"]
-    marked = kinds["marked"]
-    plain_lead, plain_core, plain_trail, start_name, end_name = plain + 1, plain + 2, plain + 3, start_tag + 1, end_tag + 1
+    run, start_tag, end_tag, other_text, marked = kinds["run"], kinds["start"], kinds["end"], kinds["text"], kinds["marked"]
+    run_lead, run_core, run_trail, start_name, end_name = run + 1, run + 2, run + 3, start_tag + 1, end_tag + 1
+    simple_references = _SIMPLE_REFERENCES
     start_slash = start_tag + 2
     for match in scanner.finditer(source):
         kind = match.lastindex
-        if kind == plain:
+        if kind == run:
             if hidden_element is not None:
                 continue
-            core = match.group(plain_core)
+            core = match.group(run_core)
             if in_head:
                 if core:
                     in_head = False  # text in <head> closes it
@@ -193,77 +248,130 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 start, end = match.span()
                 last, newlines, space_start, space_end = _preformatted(out, source, start, end, last, newlines, space_start, space_end)
                 continue
-            start, end = match.span(plain_lead)
-            if core:
-                # collapsible_space(leading blanks), then literal(core): flush the pending space
-                if space_start >= 0:
-                    add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
-                    space_start = -1
-                elif end > start and last not in "\n\t ":  # ("" is in it too)
-                    add_part(" "); add_length(1); add_start(start); add_end(end)
-                add_part(core); add_length(len(core)); add_start(end); add_end(-1)
-                last = core[-1]
-                newlines = 0
-                start, end = match.span(plain_trail)
-                if end > start:
+            start, end = match.span(run_lead)
+            if not core:
+                if space_start < 0 and last not in "\n\t ":  # collapsible_space(blanks) ("" is in it too)
                     space_start, space_end = start, end
-            elif space_start < 0 and last not in "\n\t ":
+                continue
+            if "&" in core or "\n" in core or "  " in core:
+                # references, line breaks or runs of blanks in the core
+                if "  " in core or "\n" in core and ("\n\n" in core or " \n" in core or "\n " in core):
+                    start, end = match.span()  # runs of blanks: _GAP_RE's gaps
+                    last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
+                    continue
+                # single "\n" and complete references: one identity run per literal stretch, each single
+                # "\n" in it read as a space mapped to itself (collapsible_space, flushed by the next
+                # literal), one run per reference (``mapped``), i.e. what _GAP_RE's split would give
+                rollback = len(parts)  # one run per part
+                if space_start >= 0:  # collapsible_space(leading blanks), then the core (as below)
+                    add_part(" "); add_run((1, space_start, space_end))
+                elif end > start and last not in "\n\t ":
+                    add_part(" "); add_run((1, start, end))
+                chunks = core.replace("\n", " ").split("&")
+                position = end
+                literal = chunks[0]
+                if literal:
+                    add_part(literal); add_run((len(literal), position, -1))
+                    position += len(literal)
+                # each chunk after the first: a reference without its "&" (up to ";"), then a literal
+                for chunk in islice(chunks, 1, None):
+                    name = chunk[: chunk.find(";") + 1]  # "" where no ";" follows
+                    value = simple_references.get(name) or _simple_reference(name)
+                    if not value:
+                        break
+                    add_part(value); add_run((len(value), position, position + len(name) + 1))
+                    position += len(name) + 1
+                    literal = chunk[len(name):]
+                    if literal:
+                        add_part(literal); add_run((len(literal), position, -1))
+                        position += len(literal)
+                else:
+                    last = parts[-1][-1]
+                    newlines = 0
+                    space_start = -1
+                    start, end = match.span(run_trail)
+                    if end > start:
+                        space_start, space_end = start, end
+                    continue
+                # a reference that is not simple: undo, and decode the run the general way
+                del parts[rollback:], runs[3 * rollback:]
+                start, end = match.span()
+                last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
+                continue
+            # a core with single spaces only: collapsible_space(leading blanks), then literal(core)
+            if space_start >= 0:  # flush the pending space
+                add_part(" "); add_run((1, space_start, space_end))
+            elif end > start and last not in "\n\t ":  # ("" is in it too)
+                add_part(" "); add_run((1, start, end))
+            add_part(core); add_run((len(core), end, -1))
+            last = core[-1]
+            newlines = 0
+            space_start = -1
+            start, end = match.span(run_trail)
+            if end > start:
                 space_start, space_end = start, end
         elif kind == start_tag or kind == end_tag:
             if kind == start_tag:
-                tag = match.group(start_name).lower()
+                name = match.group(start_name)
                 if hidden_element is not None:
-                    if tag in _FUSED_CDATA and not match.group(start_slash):
+                    if name.lower() in _FUSED_CDATA and not match.group(start_slash):
                         return None  # a raw-text element never closed: HTMLParser swallows the rest
                     continue
-                if in_head and tag not in HEAD_ELEMENTS:
+                if in_head and name.lower() not in HEAD_ELEMENTS:
                     in_head = False
-                code = start_codes(tag)
-                if code is None:  # <b>, <span>, <font>...: no effect
+                code = start_codes(name)
+                if code is None:
+                    code = _code_of_name(name, _START_CODE_OF_NAME, _FUSED_START_CODES)
+                if not code:  # <b>, <span>, <font>...: no effect
                     continue
-                # <tag/>: handle_startendtag, i.e. _start_element(..., self_closing=True): the same
-                # layout, but no pre_depth and no hidden element
-                if code & 8:
-                    code -= 8
-                    if not match.group(start_slash):
-                        pre_depth += 1
-                if code == 5:
-                    in_head = True
-                    continue
-                if code == 6:
-                    if match.group(start_slash):
+                if code > 4:  # preformatted, <head>, hidden elements: not only a layout code
+                    tag = name.lower()
+                    # <tag/>: handle_startendtag, i.e. _start_element(..., self_closing=True): the same
+                    # layout, but no pre_depth and no hidden element
+                    if code & 8:
+                        code -= 8
+                        if not match.group(start_slash):
+                            pre_depth += 1
+                    if code == 5:
+                        in_head = True
                         continue
-                    position = match.start()
-                    if tag in _FUSED_CDATA:
-                        return None
-                    closings = closing_tags.get(tag)
-                    if closings is None:  # as _Extractor._is_closed_later (title, template)
-                        pattern = re.compile(r"</%s(?![\w-])" % tag, re.I)
-                        closings = closing_tags[tag] = [m.start() for m in pattern.finditer(source)]
-                    if not closings or closings[-1] <= position:
-                        return None  # kept as text by the extractor, with a warning
-                    hidden_element = tag
-                    hidden_start = match.end()
-                    continue
+                    if code == 6:
+                        if match.group(start_slash):
+                            continue
+                        position = match.start()
+                        if tag in _FUSED_CDATA:
+                            return None
+                        closings = closing_tags.get(tag)
+                        if closings is None:  # as _Extractor._is_closed_later (title, template)
+                            pattern = re.compile(r"</%s(?![\w-])" % tag, re.I)
+                            closings = closing_tags[tag] = [m.start() for m in pattern.finditer(source)]
+                        if not closings or closings[-1] <= position:
+                            return None  # kept as text by the extractor, with a warning
+                        hidden_element = tag
+                        hidden_start = match.end()
+                        continue
             else:
-                tag = match.group(end_name).lower()
+                name = match.group(end_name)
                 if hidden_element is not None:
-                    if tag == hidden_element:
+                    if name.lower() == hidden_element:
                         position = match.start()
                         if position > hidden_start:
-                            hidden.append(HiddenRange(hidden_start, position, tag))
+                            hidden.append(HiddenRange(hidden_start, position, hidden_element))
                         hidden_element = None
                     continue
-                code = end_codes(tag)
+                code = end_codes(name)
                 if code is None:
+                    code = _code_of_name(name, _END_CODE_OF_NAME, _FUSED_END_CODES)
+                if not code:
                     continue
-                if code & 8:
-                    code -= 8
-                    if pre_depth:
-                        pre_depth -= 1  # after the line break in the extractor, which ignores pre_depth
-                if code == 5:
-                    in_head = False
-                    continue
+                if code > 4:  # preformatted elements, <head>
+                    if code & 8:
+                        code -= 8
+                        if pre_depth:
+                            pre_depth -= 1  # after the line break in the extractor, which ignores pre_depth
+                    if code == 5:
+                        in_head = False
+                        continue
             if not code:
                 continue
             # forced_break / line_break / cell_separator
@@ -275,22 +383,22 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 last = out.last
             if code == 1:
                 if last != "" and newlines < 2:
-                    add_part("\n"); add_length(1); add_start(position); add_end(position)
+                    add_part("\n"); add_run((1, position, position))
                     newlines += 1
                     last = "\n"
             elif code == 4:
                 if last not in "\n\t":  # ("" is in it too)
-                    add_part("\t"); add_length(1); add_start(position); add_end(position)
+                    add_part("\t"); add_run((1, position, position))
                     newlines = 0
                     last = "\t"
             elif last != "":
-                if last == "\t" and run_starts[-1] == run_ends[-1]:
+                if last == "\t" and runs[-2] == runs[-1]:
                     # _drop_last of an inserted cell separator: its own part and run
-                    parts.pop(); run_lengths.pop(); run_starts.pop(); run_ends.pop()
+                    parts.pop(); del runs[-3:]
                     last = parts[-1][-1] if parts else ""
                 count = 2 if code == 2 else 1
                 while newlines < count:
-                    add_part("\n"); add_length(1); add_start(position); add_end(position)
+                    add_part("\n"); add_run((1, position, position))
                     newlines += 1
                     last = "\n"
         elif kind == other_text:
@@ -305,80 +413,7 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
             if pre_depth:
                 last, newlines, space_start, space_end = _preformatted(out, source, start, end, last, newlines, space_start, space_end)
                 continue
-            # _emit_collapsed (such a run is never blank: "plain" takes those), on the run split at its
-            # gaps: [literal, reference, whitespace, literal, reference, whitespace, ..., literal]
-            pieces = split_gaps(source[start:end])
-            pieces.append(None)
-            pieces.append(None)
-            triples = iter(pieces)
-            position = start
-            for text, ref, blank in zip(triples, triples, triples):
-                if text:
-                    # _collapsed_literal(text, position)
-                    text_end = position + len(text)
-                    if text[0] == " " and (space_start >= 0 or last in "\n\t "):
-                        text = text[1:]
-                        position += 1
-                    if text:
-                        if text[-1] == " " and len(text) > 1 and space_start < 0:
-                            add_part(text[:-1]); add_length(len(text) - 1); add_start(position); add_end(-1)
-                            last = text[-2]
-                            newlines = 0
-                            if last not in "\n\t ":
-                                space_start, space_end = text_end - 1, text_end
-                        elif text == " ":
-                            if space_start < 0 and last not in "\n\t ":
-                                space_start, space_end = position, text_end
-                        else:
-                            if space_start >= 0:
-                                add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
-                                space_start = -1
-                            add_part(text); add_length(len(text)); add_start(position); add_end(-1)
-                            last = text[-1]
-                            newlines = 0
-                    position = text_end
-                if ref is None:
-                    if blank is None:
-                        break  # the final literal
-                    # collapsible_space(whitespace)
-                    blank_end = position + len(blank)
-                    if space_start < 0 and last not in "\n\t ":
-                        space_start, space_end = position, blank_end
-                    position = blank_end
-                    continue
-                # _emit_reference(ref, position, preformatted=False)
-                ref_start = position
-                position += len(ref)
-                decoded = references.get(ref)
-                if decoded is None:
-                    value, consumed = decode_reference(ref)
-                    decoded = (value, consumed, value == "" or (len(value) == 1 and value in _WHITESPACE))
-                    if len(references) < 4096:
-                        references[ref] = decoded
-                value, consumed, is_space = decoded
-                if space_start >= 0 and (consumed == 0 or not is_space):
-                    add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
-                    space_start = -1
-                if consumed == 0:  # an unknown name: literal
-                    add_part(ref); add_length(len(ref)); add_start(ref_start); add_end(-1)
-                    last = ref[-1]
-                    newlines = 0
-                    continue
-                ref_end = ref_start + consumed
-                if is_space:
-                    if space_start < 0 and last not in "\n\t ":
-                        space_start, space_end = ref_start, ref_end
-                else:
-                    add_part(value); add_length(len(value)); add_start(ref_start); add_end(ref_end)
-                    last = value[-1]
-                    newlines = 0
-                if ref_end < position:  # a legacy reference without ";": the rest is literal
-                    if space_start >= 0:
-                        add_part(" "); add_length(1); add_start(space_start); add_end(space_end)
-                        space_start = -1
-                    add_part(ref[consumed:]); add_length(position - ref_end); add_start(ref_end); add_end(-1)
-                    last = ref[-1]
-                    newlines = 0
+            last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
         elif kind == script or kind == style:
             if hidden_element is None:
                 # the element is hidden from the end of its start tag (no ">" inside: see _FUSED_ATTRIBUTE)
@@ -412,3 +447,82 @@ def _preformatted(
     _emit_preformatted(out, source, start, end, True)
     space_start, space_end = out.pending_space or (-1, -1)
     return out.last, out.trailing_newlines, space_start, space_end
+
+
+def _collapsed_run(
+    out: _TextBuilder, source: str, start: int, end: int, last: str, newlines: int, space_start: int, space_end: int
+) -> tuple[str, int, int, int]:
+    """A text run outside ``<pre>`` whose core the loop does not decode itself (blank, unknown or legacy
+    references, runs of blanks, control characters, a stray "<"): _emit_collapsed restated on the loop's local state;
+    returns ``(last, newlines, space_start, space_end)``."""
+    add_part, add_run = out.parts.append, out.runs.extend
+    references = _REFERENCE_CACHE
+    # _emit_collapsed (such a run is never blank: "run" takes those), on the run split at its
+    # gaps: [literal, reference, whitespace, literal, reference, whitespace, ..., literal]
+    pieces = _GAP_RE.split(source[start:end])
+    pieces.append(None)
+    pieces.append(None)
+    triples = iter(pieces)
+    position = start
+    for text, ref, blank in zip(triples, triples, triples):
+        if text:
+            # _collapsed_literal(text, position)
+            text_end = position + len(text)
+            if text[0] == " " and (space_start >= 0 or last in "\n\t "):
+                text = text[1:]
+                position += 1
+            if text:
+                if text[-1] == " " and len(text) > 1 and space_start < 0:
+                    add_part(text[:-1]); add_run((len(text) - 1, position, -1))
+                    last = text[-2]
+                    newlines = 0
+                    if last not in "\n\t ":
+                        space_start, space_end = text_end - 1, text_end
+                elif text == " ":
+                    if space_start < 0 and last not in "\n\t ":
+                        space_start, space_end = position, text_end
+                else:
+                    if space_start >= 0:
+                        add_part(" "); add_run((1, space_start, space_end))
+                        space_start = -1
+                    add_part(text); add_run((len(text), position, -1))
+                    last = text[-1]
+                    newlines = 0
+            position = text_end
+        if ref is None:
+            if blank is None:
+                break  # the final literal
+            # collapsible_space(whitespace)
+            blank_end = position + len(blank)
+            if space_start < 0 and last not in "\n\t ":
+                space_start, space_end = position, blank_end
+            position = blank_end
+            continue
+        # _emit_reference(ref, position, preformatted=False)
+        ref_start = position
+        position += len(ref)
+        value, consumed, is_space = references.get(ref) or _decoded_reference(ref)
+        if space_start >= 0 and (consumed == 0 or not is_space):
+            add_part(" "); add_run((1, space_start, space_end))
+            space_start = -1
+        if consumed == 0:  # an unknown name: literal
+            add_part(ref); add_run((len(ref), ref_start, -1))
+            last = ref[-1]
+            newlines = 0
+            continue
+        ref_end = ref_start + consumed
+        if is_space:
+            if space_start < 0 and last not in "\n\t ":
+                space_start, space_end = ref_start, ref_end
+        else:
+            add_part(value); add_run((len(value), ref_start, ref_end))
+            last = value[-1]
+            newlines = 0
+        if ref_end < position:  # a legacy reference without ";": the rest is literal
+            if space_start >= 0:
+                add_part(" "); add_run((1, space_start, space_end))
+                space_start = -1
+            add_part(ref[consumed:]); add_run((position - ref_end, ref_end, -1))
+            last = ref[-1]
+            newlines = 0
+    return last, newlines, space_start, space_end

@@ -187,25 +187,20 @@ class _TextBuilder:
     Source ranges are recorded per *run* of characters rather than per character — an identity run
     (``length`` characters copied from ``html[start:start + length]``) or a constant run (every
     character maps to ``[start, end)``: a reference, a collapsed space, an inserted character) — and
-    expanded to per-character arrays once, with numpy, in :meth:`build`.
+    expanded to per-character arrays once, with numpy, in :meth:`build`. Each part of the text is one
+    run: ``runs`` holds ``length, start, end`` for each part in turn (``end`` -1 for an identity run),
+    one flat list because one ``extend`` per part costs less than three ``append``.
     """
 
-    __slots__ = ("parts", "run_lengths", "run_starts", "run_ends", "last", "trailing_newlines", "pending_space", "collapsing")
+    __slots__ = ("parts", "runs", "last", "trailing_newlines", "pending_space", "collapsing")
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.run_lengths: list[int] = []
-        self.run_starts: list[int] = []
-        self.run_ends: list[int] = []  # -1 for an identity run
+        self.runs: list[int] = []  # length, start, end (-1: identity) of each part
         self.last = ""  # last character emitted ("" at the start)
         self.trailing_newlines = 0
         self.pending_space: tuple[int, int] | None = None
         self.collapsing = True  # False while emitting preformatted text
-
-    def _run(self, length: int, start: int, end: int) -> None:
-        self.run_lengths.append(length)
-        self.run_starts.append(start)
-        self.run_ends.append(end)
 
     # -- characters backed by the source ------------------------------------------------------------
     def _flush_space(self) -> None:
@@ -213,7 +208,7 @@ class _TextBuilder:
             start, end = self.pending_space
             self.pending_space = None
             self.parts.append(" ")
-            self._run(1, start, end)
+            self.runs += (1, start, end)
             self.last = " "
 
     def literal(self, text: str, start: int) -> None:
@@ -221,10 +216,7 @@ class _TextBuilder:
         if self.pending_space is not None:
             self._flush_space()
         self.parts.append(text)
-        # _run inlined: this is the hottest call of the extractor
-        self.run_lengths.append(len(text))
-        self.run_starts.append(start)
-        self.run_ends.append(-1)
+        self.runs += (len(text), start, -1)
         self.last = text[-1]
         self.trailing_newlines = 0
 
@@ -232,7 +224,7 @@ class _TextBuilder:
         """Characters that all stand for ``html[start:end]`` (a character reference)."""
         self._flush_space()
         self.parts.append(chars)
-        self._run(len(chars), start, end)
+        self.runs += (len(chars), start, end)
         self.last = chars[-1]
         self.trailing_newlines = 0
 
@@ -255,7 +247,7 @@ class _TextBuilder:
             elif char not in _WHITESPACE:
                 char = " "  # control characters
             self.parts.append(char)
-            self._run(1, start + i, start + i + width)
+            self.runs += (1, start + i, start + i + width)
             self.trailing_newlines = self.trailing_newlines + 1 if char == "\n" else 0
             self.last = char
             i += width
@@ -265,20 +257,18 @@ class _TextBuilder:
         self._flush_space()
         char = "\n" if char in "\r\n" else char
         self.parts.append(char)
-        self._run(1, start, end)
+        self.runs += (1, start, end)
         self.trailing_newlines = self.trailing_newlines + 1 if char == "\n" else 0
         self.last = char
 
     # -- characters inserted for layout --------------------------------------------------------------
     def _insert(self, char: str, position: int) -> None:
         self.parts.append(char)
-        self.run_lengths.append(1)
-        self.run_starts.append(position)
-        self.run_ends.append(position)
+        self.runs += (1, position, position)
         self.last = char
 
     def _last_is_inserted(self) -> bool:
-        return bool(self.run_ends) and self.run_starts[-1] == self.run_ends[-1]
+        return bool(self.runs) and self.runs[-2] == self.runs[-1]
 
     def line_break(self, position: int, count: int) -> None:
         """Make sure the text ends with ``count`` newlines (nothing at the very start)."""
@@ -317,39 +307,41 @@ class _TextBuilder:
         last_part = self.parts[-1]
         if len(last_part) == 1:
             self.parts.pop()
+            del self.runs[-3:]
         else:
             self.parts[-1] = last_part[:-1]
-        self.run_lengths[-1] -= 1
-        if self.run_lengths[-1] == 0:
-            self.run_lengths.pop()
-            self.run_starts.pop()
-            self.run_ends.pop()
+            self.runs[-3] -= 1
         self.last = self.parts[-1][-1] if self.parts else ""
 
     def build(self) -> tuple[str, OffsetMap]:
         self._drop_trailing_space()
         while self.last in ("\n", "\t") and self._last_is_inserted():
             self._drop_last()  # inserted layout characters at the very end carry nothing
-        return "".join(self.parts), _expand_runs(self.run_lengths, self.run_starts, self.run_ends)
+        return "".join(self.parts), _expand_runs(self.runs)
 
 
-def _expand_runs(lengths: list[int], run_starts: list[int], run_ends: list[int]) -> OffsetMap:
-    """Per-character ``starts``/``ends`` arrays from runs (vectorised: notes have many short runs)."""
+def _expand_runs(runs: list[int]) -> OffsetMap:
+    """Per-character ``starts``/``ends`` arrays from runs (vectorised: notes have many short runs).
+
+    Each numpy call costs microseconds whatever its size, so the per-run values a character needs
+    (its run's base, whether the run is an identity one, its width) are repeated per character in one
+    call: an identity run's character ``i`` of the text starts at ``base + i`` (base: the run's start
+    minus its first character's position in the text), any other at ``base`` (the run's start).
+    """
     starts, ends = array("q"), array("q")
-    if not lengths:
+    if not runs:
         return OffsetMap(starts, ends)
-    n_runs = len(lengths)
-    length = np.fromiter(lengths, dtype=np.int64, count=n_runs)
-    run_start = np.fromiter(run_starts, dtype=np.int64, count=n_runs)
-    run_end = np.fromiter(run_ends, dtype=np.int64, count=n_runs)
-    run_of_char = np.repeat(np.arange(n_runs), length)
-    first_char_of_run = np.cumsum(length) - length
-    offset_in_run = np.arange(len(run_of_char), dtype=np.int64) - first_char_of_run[run_of_char]
-    identity = (run_end < 0)[run_of_char]
-    char_starts = run_start[run_of_char] + np.where(identity, offset_in_run, 0)
-    char_ends = np.where(identity, char_starts + 1, run_end[run_of_char])
-    starts.frombytes(char_starts.astype("=i8").tobytes())
-    ends.frombytes(char_ends.astype("=i8").tobytes())
+    length, run_start, run_end = np.fromiter(runs, dtype=np.int64, count=len(runs)).reshape(-1, 3).T
+    identity = run_end < 0
+    first_char = np.cumsum(length)
+    first_char -= length
+    base = np.where(identity, run_start - first_char, run_start)
+    width = np.where(identity, 1, run_end - run_start)
+    base_of_char, identity_of_char, width_of_char = np.repeat(np.array((base, identity, width)), length, axis=1)
+    char_starts = base_of_char + np.arange(len(base_of_char)) * identity_of_char
+    char_ends = char_starts + width_of_char
+    starts.frombytes(char_starts.tobytes())
+    ends.frombytes(char_ends.tobytes())
     return OffsetMap(starts, ends)
 
 

@@ -341,3 +341,42 @@ def test_an_error_in_the_fused_scanner_falls_back_to_the_reference(monkeypatch):
 
     monkeypatch.setattr(html_fused, "_fused_extract", broken)
     assert result(html_to_text(html)) == expected
+
+
+#: Pieces of text runs: words, complete references (simple or not: blank, unknown, legacy prefix),
+#: single and repeated blanks, characters _GAP_RE treats as gaps.
+RUN_PIECES = [
+    "Jean", "é", "02", "(x)", "-", ".", "\xa0", "&eacute;", "&#233;", "&#xE9;", "&#XE9;", "&nbsp;", "&ndash;", "&lt;",
+    "&amp;", "&NotNestedGreaterGreater;", "&#128;", "&#0;", "&#10;", "&#13;", "&#32;", "&#9;", "&#1;", "&#127;",
+    "&NewLine;", "&Tab;", "&foo;", "&ampx;", "&eacutex;", "&eacute", "&#233", "&#x;", "&#;", "&", ";", " ", "  ", "\n",
+    "\n\n", "\r", "\r\n", "\t", "\f", "\x0b", "\x01", "<", "< x",
+]
+#: Markup around the runs (layout, no effect, preformatted, hidden).
+RUN_CONTEXT = ["<p>", "</p>", "<br>", "<b>", "</b>", "<td>", "</td>", "<pre>", "</pre>", "<head>", "<title>", "</title>", ""]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.lists(st.sampled_from(RUN_PIECES), min_size=1, max_size=8), st.sampled_from(RUN_CONTEXT)), max_size=12))
+def test_text_runs_with_references_and_line_breaks_read_as_the_reference_does(parts):
+    """The "rich" runs (complete references, single "\\n" in the core) and the runs that fall back from
+    them (a blank, unknown or legacy reference) give the reference result."""
+    assert_same("<p>" + "".join(p if isinstance(p, str) else "".join(p) for p in parts))
+
+
+@needs_fused
+def test_runs_with_references_and_line_breaks_are_decoded_by_the_loop(monkeypatch):
+    """Such runs are "run" matches; those with simple references and single blanks never reach
+    _collapsed_run, the others do (and give the reference result either way)."""
+    simple = "<p>Tel. 02&nbsp;29&nbsp;11\nFax &#233;t&#xE9; &NotNestedGreaterGreater; x &lt;b&gt;</p>"
+    assert assert_same(simple)
+    assert {match.lastgroup for match in _fused_scanner().finditer(simple)} == {"start", "run", "end"}
+    for html in ["<p>a &#10; b</p>", "<p>a &ampx; c</p>", "<p>a &foo; c</p>", "<p>a & b;</p>", "<p>a  b &eacute;</p>",
+                 "<p>a\n\nb &eacute;</p>", "<p>a \nb</p>", "<p>a&#x41g; b</p>", "<p>&eacute</p>"]:
+        assert assert_same(html), html
+    calls = []
+    original = html_fused._collapsed_run
+    monkeypatch.setattr(html_fused, "_collapsed_run", lambda *args: calls.append(args) or original(*args))
+    _fused_extract(simple)
+    assert not calls
+    _fused_extract("<p>a &#10; b</p>")
+    assert calls
