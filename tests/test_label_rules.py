@@ -123,6 +123,15 @@ def test_the_last_name_alone_is_propagated_once_the_full_name_was_seen() -> None
     assert spans(text, patient=PATIENT) == [("PATIENT", "Jeanne LE GALL"), ("PATIENT", "Le Gall")]
 
 
+def test_the_tokens_may_be_given_as_two_offset_lists_as_the_segmenter_keeps_them(gazetteer: WeakLabeller) -> None:
+    text = "Dr Yann KERBRAT a vu Mme Jeanne LE GALL le 3 mars 2021 au 12 rue de Brest, 35000 Rennes. KERBRAT"
+    tokens = tokenize(text)
+    starts, ends = [s for s, _ in tokens], [e for _, e in tokens]
+    patient = PatientMetadata(lastname="Le Gall", firstname="Jeanne")
+    assert gazetteer.label_offsets(text, starts, ends, patient) == gazetteer.label(text, tokens, patient)
+    assert (starts, ends) == ([s for s, _ in tokens], [e for _, e in tokens])  # read, not modified
+
+
 def test_a_doctor_sharing_the_patient_first_name_stays_a_doctor() -> None:
     text = "Patiente Jeanne LE GALL vue par le Dr Jeanne Morvan."
     assert spans(text, patient=PATIENT) == [("PATIENT", "Jeanne LE GALL"), ("DOCTOR", "Jeanne Morvan")]

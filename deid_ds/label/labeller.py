@@ -87,8 +87,15 @@ class WeakLabeller:
         Two passes: the candidates are resolved once, the names kept are propagated to their
         repetitions in the note (:mod:`deid_ds.label.propagate`), and everything is resolved again.
         """
+        return self._label(text, NoteView(text, tokens), patient)
+
+    def label_offsets(self, text: str, starts: list[int], ends: list[int], patient: PatientMetadata | None = None) -> list[Candidate]:
+        """:meth:`label` of the tokens given as two offset lists (the segmenter's :class:`TokenSpans`
+        form), without pairing them up; the lists are read, not modified."""
+        return self._label(text, NoteView.of_offsets(text, starts, ends), patient)
+
+    def _label(self, text: str, view: NoteView, patient: PatientMetadata | None) -> list[Candidate]:
         folded = fold(text)
-        view = NoteView(text, tokens)
         found = self._candidates(text, view, folded, patient)
         ranked = rank(found, view.starts, view.ends, {})
         first = winners(ranked)

@@ -99,10 +99,24 @@ class NoteView:
     """
 
     def __init__(self, text: str, tokens: Sequence[tuple[int, int]]) -> None:
+        self._build(text, [s for s, _ in tokens], [e for _, e in tokens])
+
+    @classmethod
+    def of_offsets(cls, text: str, starts: list[int], ends: list[int]) -> NoteView:
+        """The view of tokens given as two offset lists (the segmenter's compact form), used as they are.
+
+        The pipeline has the offsets in this form already: pairing them up for :meth:`__init__` only
+        to split them again cost a tuple per token.
+        """
+        view = cls.__new__(cls)
+        view._build(text, starts, ends)
+        return view
+
+    def _build(self, text: str, starts: list[int], ends: list[int]) -> None:
         self.text = text
-        self.starts = [s for s, _ in tokens]
-        self.ends = [e for _, e in tokens]
-        self.words = [text[s:e] for s, e in tokens]
+        self.starts = starts
+        self.ends = ends
+        self.words = [text[s:e] for s, e in zip(starts, ends)]
         self.shapes = list(map(_SHAPES.__getitem__, self.words))
         self.cache: dict[str, object] = {}  # derived structures rules share (name runs...)
 

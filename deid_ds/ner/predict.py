@@ -278,7 +278,7 @@ def _with_rules(spans, note: Note, status: DocumentStatus, parsed, compact, labe
     from deid_ds.ner.hybrid import merge_spans
 
     try:
-        rules = labeller.label(parsed.text, list(zip(compact.starts, compact.ends)), note.patient if use_metadata else None)
+        rules = labeller.label_offsets(parsed.text, compact.starts, compact.ends, note.patient if use_metadata else None)
     except Exception as error:  # noqa: BLE001 - one bad note must not stop the run; the reason names the type only
         return [], _failed(status, f"internal error during labelling ({type(error).__name__})")
     return merge_spans(spans, [(c.start, c.end, c.label, c.source) for c in rules]), status

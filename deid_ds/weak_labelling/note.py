@@ -70,7 +70,7 @@ def label_note(note: Note, segmenter: Segmenter, labeller: WeakLabeller, use_met
     if compact is None or not compact.starts:
         return LabelledNote(status, parsed, compact)
     try:
-        candidates = labeller.label(parsed.text, list(zip(compact.starts, compact.ends)), note.patient if use_metadata else None)
+        candidates = labeller.label_offsets(parsed.text, compact.starts, compact.ends, note.patient if use_metadata else None)
         ranges = token_ranges(candidates, compact.starts, compact.ends)
     except DocumentError as error:
         return LabelledNote(_failed(status, str(error)))
