@@ -403,14 +403,14 @@ def test_a_failing_note_is_counted_with_a_reason_and_never_printed(kb_dir, write
         {"id_document": "d5", "id_patient": "p2", "html": "<p>&nbsp;</p>", "lastname": "QUÉMÉNEUR"},
     ]
     notes = write_notes(rows, schema=schema)
-    real = WeakLabeller.label
+    real = WeakLabeller.label_offsets  # what the pipeline calls: the segmenter's offset lists
 
-    def label(self, text, tokens, patient=None):
+    def label(self, text, starts, ends, patient=None):
         if "QUÉMÉNEUR" in text:
             raise ValueError(f"cannot label {text}")
-        return real(self, text, tokens, patient)
+        return real(self, text, starts, ends, patient)
 
-    monkeypatch.setattr(WeakLabeller, "label", label)
+    monkeypatch.setattr(WeakLabeller, "label_offsets", label)
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["weak-label", str(notes), "--kb", str(kb_dir), "--out", str(out), "-j", "1", "--batch-size", "2"])
     assert result.exit_code == 0, result.output
@@ -455,12 +455,12 @@ def test_an_entity_cut_by_a_sentence_boundary_restarts_with_b_in_the_next_senten
     html = "<p>Vu le 3</p><p>février 2021 au CHU.</p>"
     notes = write_notes([{"id_document": "d1", "id_patient": "p1", "html": html}])
 
-    def label(self, text, tokens, patient=None):
-        start = next(s for s, e in tokens if text[s:e] == "3")
-        end = next(e for s, e in tokens if text[s:e] == "2021")
+    def label(self, text, starts, ends, patient=None):
+        start = next(s for s, e in zip(starts, ends) if text[s:e] == "3")
+        end = next(e for s, e in zip(starts, ends) if text[s:e] == "2021")
         return [Candidate(start, end, "DATE", "test:cross")]
 
-    monkeypatch.setattr(WeakLabeller, "label", label)
+    monkeypatch.setattr(WeakLabeller, "label_offsets", label)
     report = run(notes, tmp_path / "out")
     lines = [json.loads(line) for line in (tmp_path / "out" / "sentences.jsonl").read_text().splitlines()]
     assert [line["tags"] for line in lines] == [["O", "O", "B-DATE"], ["B-DATE", "I-DATE", "O", "O", "O"]]
