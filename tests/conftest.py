@@ -1,10 +1,12 @@
-"""Shared fixtures: paths to the shared format samples and a writer of small notes tables."""
+"""Shared fixtures: paths to the shared format samples, a writer of small notes tables, and the
+generated name-like notes of the labeller's property tests."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -15,6 +17,20 @@ requires_shared_formats = pytest.mark.skipif(
     not (SHARED / "formats").is_dir(), reason="official format samples not found at ../shared/formats beside this checkout"
 )
 
+
+#: Words and separators of :func:`name_notes`: names in every casing, particles, initials, titles,
+#: words that stop a name run, digits and punctuation, joined by blanks, line breaks and tabs.
+NAME_WORDS = ["Jeanne", "LE", "GALL", "Le", "Gall", "de", "d'", "J.", "J.-P.", "M.", "Dr", "Mme", "Saint-Brieuc", "janvier",
+              "Janvier", "CEDEX", "le", "la", "12", "35000", ",", ":", "-", "Morvan", "MORVAN", "Kerbrat", "von", "A", "Ø"]
+NAME_SEPARATORS = [" ", " ", " ", "  ", "", "\n", "\t", " \n ", "\u00a0", "\r"]
+
+
+@st.composite
+def name_notes(draw, extra_words: tuple[str, ...] = ()) -> str:
+    """A short text of :data:`NAME_WORDS` (and ``extra_words``), each followed by a separator."""
+    words = draw(st.lists(st.sampled_from(NAME_WORDS + list(extra_words)), min_size=0, max_size=40))
+    seps = draw(st.lists(st.sampled_from(NAME_SEPARATORS), min_size=len(words), max_size=len(words)))
+    return "".join(w + s for w, s in zip(words, seps))
 
 class NetworkUsed(AssertionError):
     """Raised by :func:`cut_network` when code under test tries to reach the network."""

@@ -2,15 +2,14 @@
 
 :class:`NoteView` folds and shapes tokens through bounded dict memos (:class:`WordMemo`) instead of
 slicing the folded text, the name kinds come from a memo per word and the line starts from a search in
-``joins``, :class:`Candidate` sets its slots itself, and the labeller's second resolution pass ranks the
-propagated candidates into the first pass's ranking. Each is checked against the form it replaces.
+``joins``, :class:`Candidate` sets its slots itself. Each is checked against the form it replaces (the labeller's
+two-pass resolution: ``test_resolve_policy``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import pickle
-import random
 from itertools import compress
 from operator import not_
 
@@ -18,26 +17,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import name_notes
+
 from deid_ds.kb.normalize import fold
 from deid_ds.label import names
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.resolve import rank, resolve, winners
 from deid_ds.label.view import NoteView, WordMemo, _shape
 from deid_ds.tokens import tokenize
-
-SOURCES = ["metadata:lastname", "pattern:email", "pattern:date_written", "address:street", "context:doctor", "propagation:form", "patient:firstname", "pattern:zip", "gazetteer:commune"]
-LABELS = ["NOM", "PRENOM", "VILLE", "STR", "DATE"]
-WORDS = ["Jeanne", "LE", "GALL", "Le", "Gall", "de", "d'", "J.", "J.-P.", "M.", "Dr", "Mme", "Saint-Brieuc", "janvier",
-         "Janvier", "CEDEX", "le", "la", "12", "35000", ",", ":", "-", "Morvan", "MORVAN", "Kerbrat", "von", "A", "Ø", "ÉLODIE", "Œuvre"]
-SEPARATORS = [" ", " ", " ", "  ", "", "\n", "\t", " \n ", "\u00a0", "\r"]
-
-
-@st.composite
-def notes(draw) -> str:
-    words = draw(st.lists(st.sampled_from(WORDS), min_size=0, max_size=40))
-    seps = draw(st.lists(st.sampled_from(SEPARATORS), min_size=len(words), max_size=len(words)))
-    return "".join(w + s for w, s in zip(words, seps))
-
 
 def test_word_memo_is_its_function_and_stays_bounded() -> None:
     calls: list[str] = []
@@ -49,7 +35,7 @@ def test_word_memo_is_its_function_and_stays_bounded() -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(notes())
+@given(name_notes(("ÉLODIE", "Œuvre")))
 def test_view_tokens_are_the_slices_of_the_folded_text(text: str) -> None:
     tokens = tokenize(text)
     view = NoteView(text, tokens)
@@ -69,40 +55,10 @@ def test_line_starts_are_the_tokens_after_a_break(joins: list[bool]) -> None:
     assert names._line_starts(joins) == list(compress(range(len(joins)), map(not_, [False, *joins[:-1]])))
 
 
-def test_ranking_in_two_steps_is_resolving_everything_at_once() -> None:
-    rng = random.Random(5)
-    for _ in range(300):
-        tokens, offset = [], rng.randint(0, 3)
-        for _ in range(rng.randint(0, 40)):
-            length = rng.randint(1, 6)
-            tokens.append((offset, offset + length))
-            offset += length + rng.randint(0, 2)
-        starts, ends = [s for s, _ in tokens], [e for _, e in tokens]
-
-        def some(count: int) -> list[Candidate]:
-            out = []
-            for _ in range(count):
-                start = rng.randint(0, offset + 2)
-                out.append(Candidate(start, start + rng.randint(1, 20), rng.choice(LABELS), rng.choice(SOURCES), rng.choice([0.5, 0.75, 1.0]), rng.random() < 0.1))
-            return out
-
-        first, second = some(rng.randint(0, 40)), some(rng.randint(0, 10))
-        second += rng.sample(first, min(len(first), 3))  # a repetition the first pass already had
-        ranked = rank(first, starts, ends, {})
-        assert winners(ranked) == resolve(first, tokens)
-        assert winners(rank(second, starts, ends, ranked)) == resolve(first + second, tokens)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Generated:
-    """Candidate as the dataclass decorator alone would make it."""
-
-    start: int
-    end: int
-    label: str
-    source: str
-    confidence: float = 1.0
-    needs_context: bool = False
+#: Candidate as the dataclass decorator alone would make it, from the same fields.
+_Generated = dataclasses.make_dataclass(
+    "_Generated", [(f.name, f.type, dataclasses.field(default=f.default)) for f in dataclasses.fields(Candidate)], frozen=True, slots=True
+)
 
 
 def test_candidate_behaves_as_the_generated_dataclass() -> None:

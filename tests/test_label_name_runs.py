@@ -10,6 +10,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import name_notes
+
 from deid_ds.label.cues import NOT_NAME
 from deid_ds.label.names import (
     MAX_NAME_TOKENS,
@@ -24,18 +26,6 @@ from deid_ds.label.patient import PatientNames
 from deid_ds.label.view import CORE, INITIAL, INNER, STOP, TITLE, UPPER, NoteView, run_end
 from deid_ds.model import PatientMetadata
 from deid_ds.tokens import tokenize
-
-WORDS = ["Jeanne", "LE", "GALL", "Le", "Gall", "de", "d'", "J.", "J.-P.", "M.", "Dr", "Mme", "Saint-Brieuc", "janvier",
-         "Janvier", "CEDEX", "le", "la", "12", "35000", ",", ":", "-", "Morvan", "MORVAN", "Kerbrat", "von", "A", "Ø"]
-SEPARATORS = [" ", " ", " ", "  ", "", "\n", "\t", " \n ", "\u00a0", "\r"]
-
-
-@st.composite
-def notes(draw) -> str:
-    words = draw(st.lists(st.sampled_from(WORDS), min_size=0, max_size=40))
-    seps = draw(st.lists(st.sampled_from(SEPARATORS), min_size=len(words), max_size=len(words)))
-    return "".join(w + s for w, s in zip(words, seps))
-
 
 def view_of(text: str) -> NoteView:
     return NoteView(text, tokenize(text))
@@ -57,7 +47,7 @@ def walked_name_end(view: NoteView, i: int) -> int:
 
 
 @settings(max_examples=300, deadline=None)
-@given(notes())
+@given(name_notes())
 def test_gaps_and_joins_are_the_text_between_tokens(text: str) -> None:
     view = view_of(text)
     n = len(view)
@@ -69,7 +59,7 @@ def test_gaps_and_joins_are_the_text_between_tokens(text: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(notes())
+@given(name_notes())
 def test_name_runs_are_the_token_walk(text: str) -> None:
     view = view_of(text)
     n = len(view)

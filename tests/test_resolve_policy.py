@@ -1,5 +1,6 @@
 """resolve() against a direct reading of its policy (snap each candidate, keep the best per span,
-then take candidates in rank order when they overlap none taken), on random candidates."""
+then take candidates in rank order when they overlap none taken), on random candidates; and the
+labeller's two-pass ranking against resolving everything at once."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import random
 from bisect import bisect_right
 
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.resolve import _rank, resolve, snap
+from deid_ds.label.resolve import _rank, rank, resolve, snap, winners
 
 SOURCES = ["metadata:lastname", "pattern:email", "pattern:date_written", "address:street", "context:doctor", "propagation:form", "patient:firstname", "pattern:zip", "gazetteer:commune", "other:thing"]
 LABELS = ["NOM", "PRENOM", "VILLE", "STR", "DATE"]
@@ -36,18 +37,44 @@ def reference(candidates: list[Candidate], tokens: list[tuple[int, int]]) -> lis
     return sorted(kept, key=lambda c: (c.start, c.end))
 
 
+def random_tokens(rng: random.Random) -> tuple[list[tuple[int, int]], int]:
+    """Up to 40 token spans with gaps of 0 to 2 characters, and the offset after the last one."""
+    tokens, offset = [], rng.randint(0, 3)
+    for _ in range(rng.randint(0, 40)):
+        length = rng.randint(1, 6)
+        tokens.append((offset, offset + length))
+        offset += length + rng.randint(0, 2)
+    return tokens, offset
+
+
+def random_candidates(rng: random.Random, count: int, offset: int, confidences: list[float]) -> list[Candidate]:
+    """``count`` candidates starting anywhere up to ``offset + 2``, aligned to tokens or not, some needing context."""
+    candidates = []
+    for _ in range(count):
+        start = rng.randint(0, offset + 2)
+        end = start + rng.randint(1, 20)
+        candidates.append(Candidate(start, end, rng.choice(LABELS), rng.choice(SOURCES), rng.choice(confidences), rng.random() < 0.1))
+    return candidates
+
+
 def test_resolve_agrees_with_the_reference_on_random_candidates():
     rng = random.Random(11)
     for _ in range(300):
-        tokens, offset = [], rng.randint(0, 3)
-        for _ in range(rng.randint(0, 40)):
-            length = rng.randint(1, 6)
-            tokens.append((offset, offset + length))
-            offset += length + rng.randint(0, 2)
-        candidates = []
-        for _ in range(rng.randint(0, 60)):
-            start = rng.randint(0, offset + 2)
-            end = start + rng.randint(1, 20)
-            candidates.append(Candidate(start, end, rng.choice(LABELS), rng.choice(SOURCES), rng.choice([0.5, 0.6, 0.7, 0.9, 1.0]), rng.random() < 0.1))
+        tokens, offset = random_tokens(rng)
+        candidates = random_candidates(rng, rng.randint(0, 60), offset, [0.5, 0.6, 0.7, 0.9, 1.0])
         candidates += rng.sample(candidates, len(candidates) // 3)  # the same candidate from several functions
         assert resolve(candidates, tokens) == reference(candidates, tokens)
+
+
+def test_ranking_in_two_steps_is_resolving_everything_at_once() -> None:
+    """The labeller's second pass ranks the propagated candidates into the first pass's ranking."""
+    rng = random.Random(5)
+    for _ in range(300):
+        tokens, offset = random_tokens(rng)
+        starts, ends = [s for s, _ in tokens], [e for _, e in tokens]
+        first = random_candidates(rng, rng.randint(0, 40), offset, [0.5, 0.75, 1.0])
+        second = random_candidates(rng, rng.randint(0, 10), offset, [0.5, 0.75, 1.0])
+        second += rng.sample(first, min(len(first), 3))  # a repetition the first pass already had
+        ranked = rank(first, starts, ends, {})
+        assert winners(ranked) == resolve(first, tokens)
+        assert winners(rank(second, starts, ends, ranked)) == resolve(first + second, tokens)
