@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable
 from itertools import compress
 
+from deid_ds.kb.normalize import fold
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import (
     CIVILITIES,
@@ -46,9 +47,8 @@ _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
 #: pattern has no anchor or lookaround), and tested on the folded text between the line's offsets, with
 #: no slice or strip: most lines of a note fail it, and only the others are given the heading's own test.
 _HEADING_LINE = re.compile(r"\s*(?:%s)\s*" % STAFF_HEADING.pattern, STAFF_HEADING.flags)
-#: The folded tokens the title, civility and role rules start from; the role separators fold to
-#: ``,``, ``-`` and ``(``.
-_START_WORDS = PROFESSIONAL_TITLES | CIVILITIES | frozenset({",", "-", "("})
+#: The folded tokens the title, civility and role rules start from.
+_START_WORDS = PROFESSIONAL_TITLES | CIVILITIES | frozenset(map(fold, _ROLE_SEPARATORS))
 
 
 def _rule_starts(view: NoteView) -> list[int]:
