@@ -7,6 +7,10 @@ A note is refused whole (``failed``, never written) when one of its spans cannot
 offsets outside the note or not on text, spans that overlap, or a span whose ``text`` column does not
 read as the note does (spans made on another version of the notes). Writing the rest of such a note
 would publish it half de-identified.
+
+After the spans, the note's other views (title, comments, attribute values, scripts...) are handled by
+:mod:`deid_ds.deidentification.other_views` under the ``hidden`` policy; their audit rows say which
+``view`` they changed (``text`` for the spans).
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deid_ds.deidentification.context import Context
-from deid_ds.deidentification.html_replace import Edit, SpanError, apply_edits, locate
+from deid_ds.deidentification.html_replace import Edit, SpanError, apply_all, locate
 from deid_ds.deidentification.names import remember
+from deid_ds.deidentification.other_views import Replacer, view_edits
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
 from deid_ds.html_text import ParsedHtml
 
@@ -46,6 +51,8 @@ class DocumentOutcome:
     audit: list[dict] = field(default_factory=list)
     per_label: dict[str, int] = field(default_factory=dict)
     fallbacks: dict[str, int] = field(default_factory=dict)
+    per_view: dict[str, int] = field(default_factory=dict)  # replacements outside the visible text, per view
+    blanked: dict[str, int] = field(default_factory=dict)  # regions emptied, per kind (comment, script...)
 
 
 def _normalised(text: str) -> str:
@@ -71,9 +78,11 @@ def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[in
 
 
 def deidentify_document(
-    parsed: ParsedHtml, spans: Sequence[SpanIn], ctx: Context, mode: str, *, mask_format: str = DEFAULT_MASK, audit_originals: bool = False
+    parsed: ParsedHtml, spans: Sequence[SpanIn], ctx: Context, mode: str, *, mask_format: str = DEFAULT_MASK, audit_originals: bool = False,
+    hidden: str = "deidentify",
 ) -> DocumentOutcome:
-    """Replace every span of one parsed note (module docstring); ``mode`` is ``mask`` or ``surrogate``."""
+    """Replace every span of one parsed note, then its other views under the ``hidden`` policy (module
+    docstring); ``mode`` is ``mask`` or ``surrogate``."""
     try:
         located = [locate(parsed, span.html_start, span.html_end) for span in spans]
     except SpanError as error:
@@ -98,8 +107,12 @@ def deidentify_document(
         if key not in seen:
             seen[key] = surrogate(ctx, span.label, original, pairs.get(i))
         replacements.append(seen[key])
+    originals = [text[where.text_start : where.text_end] for where in located]
+    replacer = Replacer(((s.label, o, r.text) for s, o, r in zip(spans, originals, replacements)), ctx, mode, mask_format)
+    others = view_edits(parsed, replacer, hidden)
     try:
-        html, ranges = apply_edits(parsed, [Edit(where, r.text) for where, r in zip(located, replacements)])
+        html, ranges, other_ranges = apply_all(parsed, [Edit(where, r.text) for where, r in zip(located, replacements)],
+                                               [(e.start, e.end, e.written) for e in others])
     except SpanError as error:
         return DocumentOutcome(None, str(error))
     outcome = DocumentOutcome(html)
@@ -114,6 +127,7 @@ def deidentify_document(
             "replacement": replacement.text,
             "replacement_length": len(replacement.text),
             "fallback": replacement.fallback,
+            "view": "text",
         }
         if audit_originals:
             row["original"] = text[where.text_start : where.text_end]
@@ -121,4 +135,16 @@ def deidentify_document(
         outcome.per_label[span.label] = outcome.per_label.get(span.label, 0) + 1
         if replacement.fallback:
             outcome.fallbacks[replacement.fallback] = outcome.fallbacks.get(replacement.fallback, 0) + 1
+    for edit, (out_start, out_end) in zip(others, other_ranges):
+        row = {"label": edit.label, "source": edit.source, "html_start": edit.start, "html_end": edit.end, "out_start": out_start,
+               "out_end": out_end, "replacement": edit.replacement, "replacement_length": len(edit.replacement), "fallback": None,
+               "view": edit.view}
+        if audit_originals:
+            row["original"] = edit.original
+        outcome.audit.append(row)
+        if edit.label is None:
+            outcome.blanked[edit.kind] = outcome.blanked.get(edit.kind, 0) + 1
+        else:
+            outcome.per_label[edit.label] = outcome.per_label.get(edit.label, 0) + 1
+            outcome.per_view[edit.view] = outcome.per_view.get(edit.view, 0) + 1
     return outcome

@@ -126,30 +126,48 @@ def apply_edits(parsed: ParsedHtml, edits: Sequence[Edit]) -> tuple[str, list[tu
     Raises :class:`SpanError` if two edits overlap. Everything outside the edits' text segments is
     copied unchanged.
     """
+    html, ranges, _ = apply_all(parsed, edits, ())
+    return html, ranges
+
+
+def apply_all(
+    parsed: ParsedHtml, edits: Sequence[Edit], raw: Sequence[tuple[int, int, str]]
+) -> tuple[str, list[tuple[int, int]], list[tuple[int, int]]]:
+    """:func:`apply_edits` plus ``raw`` edits outside the text: ``html[start:end]`` becomes the given
+    string, written as it is (already escaped for its place: an attribute value, a ``<title>``...).
+
+    Returns the new HTML and the new ranges of ``edits`` and of ``raw``, each in its given order.
+    A raw edit may lie inside a span's HTML range (an attribute of a tag the span holds) but never on
+    one of its text segments; any overlap raises :class:`SpanError`.
+    """
     html = parsed.html
     order = sorted(range(len(edits)), key=lambda k: (edits[k].span.html_start, edits[k].span.html_end))
     for a, b in zip(order, order[1:]):
         if edits[b].span.html_start < edits[a].span.html_end:
             raise SpanError("overlapping spans")
-    out: list[str] = []
-    length = 0
-    cursor = 0
-    ranges: list[tuple[int, int]] = [(0, 0)] * len(edits)
     text = parsed.text
+    pieces: list[tuple[int, int, str, int]] = []  # source start, end, written text, owner (edit k, or -1 - raw index)
     for k in order:
         span = edits[k].span
-        pieces = split_replacement(text[span.text_start : span.text_end], span.cuts, edits[k].text)
-        first = None
-        for (start, end), piece in zip(span.segments, pieces):
-            kept = html[cursor:start]
-            escaped = escape(piece, quote=False)
-            out.append(kept)
-            out.append(escaped)
-            length += len(kept)
-            if first is None:
-                first = length
-            length += len(escaped)
-            cursor = end
-        ranges[k] = (first if first is not None else length, length)
+        parts = split_replacement(text[span.text_start : span.text_end], span.cuts, edits[k].text)
+        pieces += [(start, end, escape(piece, quote=False), k) for (start, end), piece in zip(span.segments, parts)]
+    pieces += [(start, end, written, -1 - r) for r, (start, end, written) in enumerate(raw)]
+    pieces.sort(key=lambda p: (p[0], p[1]))
+    out: list[str] = []
+    length = cursor = 0
+    firsts: dict[int, int] = {}
+    lasts: dict[int, int] = {}
+    for start, end, written, owner in pieces:
+        if start < cursor:
+            raise SpanError("overlapping edits")
+        kept = html[cursor:start]
+        out += (kept, written)
+        length += len(kept)
+        firsts.setdefault(owner, length)
+        length += len(written)
+        lasts[owner] = length
+        cursor = end
     out.append(html[cursor:])
-    return "".join(out), ranges
+    ranges = [(firsts.get(k, 0), lasts.get(k, 0)) for k in range(len(edits))]
+    raw_ranges = [(firsts[-1 - r], lasts[-1 - r]) for r in range(len(raw))]
+    return "".join(out), ranges, raw_ranges

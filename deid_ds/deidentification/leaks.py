@@ -3,17 +3,26 @@
 Run on the *output* of de-identification, it looks for what the warehouse knows of the patient — the
 parts of their names (three letters or more, particles excluded), their birthdate in the usual numeric
 and written renderings, their phone number (digits, whatever the separators, national or ``+33``),
-e-mail address, street name, postcode and city — in three views of each note:
+e-mail address, street name, postcode and city — everywhere a person reading or parsing the file could
+find them (:mod:`deid_ds.deidentification.regions`):
 
 * ``text``: the text a reader sees (:func:`deid_ds.html_text.html_to_text`);
 * ``hidden``: content never rendered but present in the file (``<title>``, comments, scripts, styles);
-* ``attribute``: attribute values of the tags (``title="..."``, ``alt``, ``href="mailto:..."``).
+* ``attribute``: attribute values of the tags (``title="..."``, ``alt``, ``href="mailto:..."``, ``src``);
+* ``markup``: tag and attribute names, junk in end tags (``</p Dupont>``), the doctype, processing
+  instructions.
 
+Every view is read decoded (character references) and with soft hyphens and zero-width characters
+dropped, so ``Du&shy;pont`` and ``Du\u200bpont`` read ``Dupont``; where such a character stood between
+two words it is also read as a space, and the larger count of the two readings is kept.
 Matching is on folded text (case and accents ignored) and whole words. Names are also matched *fuzzily*:
 a word of five letters or more one edit away from a name part of five letters or more (a typo, a
 dropped accent letter) counts, unless it is an ordinary French word (``matin`` is not ``Martin``).
 The check errs on the side of reporting: a name that is also a word used in the note (``Petit``) is
 counted when it appears. It returns counts per field and view, never the values themselves.
+
+A patient without any metadata cannot be checked: the result then says so (``checked`` false), and the
+callers report such notes as "not checked", never as "0 left".
 """
 
 from __future__ import annotations
@@ -21,10 +30,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from html import unescape
 
 from rapidfuzz.distance import Levenshtein
 
+from deid_ds.deidentification.regions import INVISIBLE_RE, VIEWS, view_texts
 from deid_ds.html_text import ParsedHtml, html_to_text
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.normalize import fold, fold_key, name_particles
@@ -33,14 +42,11 @@ from deid_ds.model import PatientMetadata
 
 #: Fields searched, in report order.
 LEAK_FIELDS = ("firstname", "lastname", "birthdate", "phone", "email", "address", "zip", "city")
-VIEWS = ("text", "hidden", "attribute")
 MIN_NAME_PART = 3
 FUZZY_MIN = 5
 
 _WORD = re.compile(r"[^\W\d_]+")
 _PHONE_RUN = re.compile(r"\+?\d(?:[\s.\-/()]{0,3}\d){7,}")
-_TAG = re.compile(r"<[A-Za-z][^<>]*>")
-_ATTRIBUTE = re.compile(r"""[\w:-]+\s*=\s*("[^"]*"|'[^']*'|[^\s"'>]+)""")
 _HOUSE = re.compile(r"^\s*\d+\s*(?:bis|ter|quater|[a-d](?![a-z]))?[\s,]*", re.IGNORECASE)
 
 
@@ -130,14 +136,28 @@ def needles_for(patient: PatientMetadata) -> Needles:
 
 
 def views(parsed: ParsedHtml) -> dict[str, list[str]]:
-    """The three views of a note searched by the check (module docstring)."""
-    html = parsed.html
-    hidden = [unescape(html[h.html_start : h.html_end]) for h in parsed.hidden]
-    attributes = [unescape(value.strip("\"'")) for tag in _TAG.finditer(html) for value in _ATTRIBUTE.findall(tag.group())]
-    return {"text": [parsed.text], "hidden": hidden, "attribute": attributes}
+    """The views of a note searched by the check (module docstring), decoded."""
+    return view_texts(parsed)
 
 
 def _count_in(text: str, needles: Needles, counts: dict[str, dict[str, int]]) -> None:
+    """Count the needles in ``text``, read without its invisible characters and, if it has some, with them
+    as spaces too: the larger count of the two readings is kept per field (a name cut by a soft hyphen,
+    two names joined by a zero-width space)."""
+    if not INVISIBLE_RE.search(text):
+        _count_in_reading(text, needles, counts)
+        return
+    readings = []
+    for reading in (INVISIBLE_RE.sub("", text), INVISIBLE_RE.sub(" ", text)):
+        found = {f: {"exact": 0, "fuzzy": 0} for f in LEAK_FIELDS}
+        _count_in_reading(reading, needles, found)
+        readings.append(found)
+    for name in LEAK_FIELDS:
+        for kind in ("exact", "fuzzy"):
+            counts[name][kind] += max(r[name][kind] for r in readings)
+
+
+def _count_in_reading(text: str, needles: Needles, counts: dict[str, dict[str, int]]) -> None:
     folded = fold(text)
     if needles.names:
         words = _WORD.findall(folded)
@@ -163,6 +183,7 @@ class LeakCounts:
 
     per_field: dict[str, dict[str, int]] = field(default_factory=lambda: {f: {"exact": 0, "fuzzy": 0} for f in LEAK_FIELDS})
     per_view: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VIEWS, 0))
+    checked: bool = True  # False: the patient has no metadata to look for (not "0 left")
 
     @property
     def total(self) -> int:
@@ -173,7 +194,7 @@ class LeakCounts:
             for kind, n in counts.items():
                 self.per_field[name][kind] += n
         for view, n in other.per_view.items():
-            self.per_view[view] += n
+            self.per_view[view] = self.per_view.get(view, 0) + n
 
     def to_dict(self) -> dict:
         return {"total": self.total, "per_field": self.per_field, "per_view": self.per_view}
@@ -185,6 +206,7 @@ def find_leaks(note: str | ParsedHtml, patient: PatientMetadata | Needles) -> Le
     needles = patient if isinstance(patient, Needles) else needles_for(patient)
     result = LeakCounts()
     if needles.empty():
+        result.checked = False
         return result
     for view, texts in views(parsed).items():
         counts = {f: {"exact": 0, "fuzzy": 0} for f in LEAK_FIELDS}

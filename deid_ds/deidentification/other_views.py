@@ -1,0 +1,190 @@
+"""De-identifying the views of a note besides its visible text (``--hidden``).
+
+The spans to replace are offsets in the visible text; a name can also sit in the ``<title>``, a comment,
+``<meta content>``, an ``alt``/``title`` attribute, a ``mailto:`` link, a ``data-*`` attribute, a script.
+After the spans, every region outside the visible text (:mod:`deid_ds.deidentification.regions`) is
+handled by kind, with the default policy ``deidentify``:
+
+* **blanked** (content removed, the delimiters kept): comments and ``<script>`` content. A comment can
+  hold anything (commented-out HTML, a dictation header) and a script hides values behind string escapes
+  no search reads reliably; neither is ever shown to a reader, so removing them loses nothing visible;
+* **searched and replaced**: ``<title>``, ``<style>``, ``<template>`` content, attribute values, junk in end
+  tags, the doctype and processing instructions, read decoded (references, soft hyphens and zero-width
+  characters dropped) and folded (case, accents). What is searched for: (1) every text a span covered
+  in the visible text, whole or, for a name, word by word, replaced by the *same* replacement as in the
+  text; (2) the patient's own metadata values (what the residual-leak check looks for); (3) the e-mail,
+  phone and date patterns of the weak labeller (:mod:`deid_ds.label`), which need no knowledge base.
+  The replacement is escaped for where it is written (an unquoted attribute value keeps its one word);
+* **left alone**: tag and attribute *names* (renaming them would change the document's structure; the
+  leak check still reads them and reports what it finds there).
+
+``blank`` also blanks ``<title>``, ``<style>`` and ``<template>`` content (attribute values are still
+searched: blanking them would break links and images); ``keep`` leaves every view as it was (the
+residual-leak check still reads them all). Pure functions apart from the pools the surrogates read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from html import escape
+
+from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.leaks import needles_for, national_number
+from deid_ds.deidentification.regions import Decoded, Region, decode, regions
+from deid_ds.deidentification.surrogates import DEFAULT_MASK, mask, surrogate
+from deid_ds.html_text import ParsedHtml
+from deid_ds.kb.normalize import fold, fold_key, name_particles
+
+HIDDEN_POLICIES = ("deidentify", "blank", "keep")
+#: Kinds of region whose content ``deidentify`` removes rather than searches (module docstring).
+BLANKED = frozenset({"comment", "script"})
+#: Kinds of hidden region ``blank`` also removes.
+BLANKED_TOO = frozenset({"title", "style", "template"})
+#: Kinds searched and replaced (the others are read by the leak check only).
+SEARCHED = frozenset({"title", "style", "template", "attribute", "unquoted", "end-tag", "declaration", "pi"})
+#: Metadata fields of :func:`deid_ds.deidentification.leaks.needles_for` and the label of their entities.
+_FIELD_LABELS = {"firstname": "PATIENT", "lastname": "PATIENT", "birthdate": "DATE", "email": "EMAIL", "address": "STR",
+                 "zip": "ZIP", "city": "VILLE"}
+_NAME_LABELS = ("PATIENT", "DOCTOR")
+_WORD = re.compile(r"[^\W\d_]+")
+_PHONE_RUN = re.compile(r"\+?\d(?:[\s.\-/()]{0,3}\d){7,}")
+_MIN_LENGTH = 3
+_UNQUOTED_UNSAFE = re.compile(r"[\s=`]")
+
+
+@dataclass(frozen=True, slots=True)
+class ViewEdit:
+    """One change outside the visible text: ``html[start:end]`` becomes ``written`` (already escaped)."""
+
+    start: int
+    end: int
+    written: str
+    view: str
+    kind: str
+    label: str | None  # None: blanked content
+    source: str  # what found it: span, metadata, a pattern, or blank
+    original: str  # decoded, for the audit with --audit-originals only
+    replacement: str  # unescaped
+
+
+@dataclass(frozen=True, slots=True)
+class _Match:
+    start: int  # decoded offsets
+    end: int
+    label: str
+    source: str
+    replacement: str | None = None  # known already (a span's); else drawn from the matched text
+
+
+def _phrase(key: str) -> re.Pattern[str]:
+    """A folded value as a whole-word regex, any run of spaces/hyphens/apostrophes matching any other."""
+    words = [re.escape(w) for w in re.split(r"[\s\-'’]+", key) if w]
+    return re.compile(r"(?<![\w])" + r"[\s\-'’]+".join(words) + r"(?![\w])")
+
+
+class Replacer:
+    """What one note's other views are searched for, and with what each match is replaced."""
+
+    def __init__(self, known: Iterable[tuple[str, str, str]], ctx: Context, mode: str, mask_format: str = DEFAULT_MASK) -> None:
+        """``known``: ``(label, original, replacement)`` of the note's spans, as replaced in its text."""
+        self.ctx, self.mode, self.mask_format = ctx, mode, mask_format
+        self.cache: dict[tuple[str, str], str] = {}
+        particles = name_particles()
+        phrases: dict[str, tuple[str, str]] = {}
+        self.words: dict[str, tuple[str, str | None, str]] = {}  # folded word -> label, replacement, source
+        for label, original, replacement in known:
+            key = fold_key(original)
+            if len(key.replace(" ", "")) >= _MIN_LENGTH and key not in phrases:
+                phrases[key] = (label, replacement)
+            if label in _NAME_LABELS:
+                for word in _WORD.findall(key):
+                    if len(word) >= _MIN_LENGTH and word not in particles:
+                        self.words.setdefault(word, (label, None, "span"))
+        self.phrases = [(_phrase(key), label, replacement) for key, (label, replacement) in
+                        sorted(phrases.items(), key=lambda item: -len(item[0]))]
+        needles = needles_for(ctx.patient)
+        for name, parts in needles.names.items():
+            for part in parts:
+                self.words.setdefault(part, ("PATIENT", None, "metadata"))
+        self.patterns = [(pattern, _FIELD_LABELS[name]) for name, pattern in needles.patterns.items()]
+        self.phone = needles.phone
+
+    def replacement(self, label: str, original: str) -> str:
+        """The same replacement the text would get for ``original`` labelled ``label`` (cached per note)."""
+        key = (label, fold_key(original))
+        if key not in self.cache:
+            if self.mode == "mask":
+                self.cache[key] = mask(label, self.mask_format).text
+            else:
+                paired = self.ctx.patient.city if label == "ZIP" else None
+                self.cache[key] = surrogate(self.ctx, label, original, paired).text
+        return self.cache[key]
+
+    def matches(self, text: str) -> list[_Match]:
+        """Non-overlapping matches in a decoded region (longest first where they overlap)."""
+        from deid_ds.label.dates import find_dates
+        from deid_ds.label.emails import find_emails
+        from deid_ds.label.phones import find_phones
+
+        folded = fold(text)
+        found: list[_Match] = []
+        for pattern, label, replacement in self.phrases:
+            found += [_Match(m.start(), m.end(), label, "span", replacement) for m in pattern.finditer(folded)]
+        for m in _WORD.finditer(folded):
+            hit = self.words.get(m.group())
+            if hit is not None:
+                found.append(_Match(m.start(), m.end(), hit[0], hit[2], hit[1]))
+        for pattern, label in self.patterns:
+            found += [_Match(m.start(), m.end(), label, "metadata") for m in pattern.finditer(folded)]
+        if self.phone:
+            for m in _PHONE_RUN.finditer(text):
+                if self.phone in national_number("".join(c for c in m.group() if c.isdigit())):
+                    found.append(_Match(m.start(), m.end(), "PHONE", "metadata"))
+        for finder in (find_emails, find_phones, find_dates):
+            found += [_Match(c.start, c.end, c.label, c.source) for c in finder(text) if not c.needs_context]
+        found.sort(key=lambda m: (m.start, -(m.end - m.start)))
+        kept: list[_Match] = []
+        for match in found:
+            if not kept or match.start >= kept[-1].end:
+                kept.append(match)
+        return kept
+
+
+def _written(text: str, kind: str) -> str:
+    """``text`` escaped for the place it is written (an unquoted attribute value stays one word)."""
+    if kind == "unquoted":
+        return _UNQUOTED_UNSAFE.sub(lambda m: f"&#{ord(m.group())};", escape(text, quote=True))
+    return escape(text, quote=kind not in ("title", "style", "template"))
+
+
+def _search(html: str, region: Region, replacer: Replacer) -> list[ViewEdit]:
+    decoded: Decoded = decode(html, region.start, region.end)
+    if region.view == "attribute" and decoded.text.lstrip().lower().startswith("data:"):
+        return []  # an embedded image or file: its bytes are no text (the leak check still reads it)
+    edits = []
+    for match in replacer.matches(decoded.text):
+        original = decoded.text[match.start : match.end]
+        replacement = match.replacement if match.replacement is not None else replacer.replacement(match.label, original)
+        start, end = decoded.source(match.start, match.end)
+        edits.append(ViewEdit(start, end, _written(replacement, region.kind), region.view, region.kind, match.label,
+                              f"view:{match.source}", original, replacement))
+    return edits
+
+
+def view_edits(parsed: ParsedHtml, replacer: Replacer, policy: str = "deidentify") -> list[ViewEdit]:
+    """The changes to make outside the visible text of ``parsed`` under ``policy`` (module docstring)."""
+    if policy == "keep":
+        return []
+    html = parsed.html
+    edits: list[ViewEdit] = []
+    for region in regions(parsed):
+        if region.kind in BLANKED or (policy == "blank" and region.kind in BLANKED_TOO):
+            if html[region.start : region.end].strip():
+                edits.append(ViewEdit(region.start, region.end, "", region.view, region.kind, None, "view:blank",
+                                      decode(html, region.start, region.end).text, ""))
+        elif region.kind in SEARCHED:
+            edits += _search(html, region, replacer)
+    return edits
+

@@ -1,0 +1,239 @@
+"""Every view of an HTML note besides its visible text: where a value can hide, and how it reads there.
+
+The visible text is what :func:`deid_ds.html_text.html_to_text` extracts; its characters map to
+*text segments* of the source. Everything else of the file is one of:
+
+* ``hidden`` content, never rendered but in the file: comments, ``<title>``, ``<script>``, ``<style>``,
+  ``<template>`` (the parser's :attr:`~deid_ds.html_text.ParsedHtml.hidden` ranges);
+* ``attribute`` values of start tags (``title``, ``alt``, ``href="mailto:..."``, ``src``, ``data-*``,
+  ``<meta content>``);
+* ``markup``: the rest of the tags (their names, attribute names, junk in end tags ``</p foo>``), the
+  doctype and other declarations, processing instructions ``<?...?>``.
+
+:func:`regions` cuts a parsed note into those regions (source ranges, with what kind each is);
+:func:`decode` reads a region the way a person or a parser would — character references decoded, soft
+hyphens and zero-width characters dropped — keeping the source range of each character, so that a value
+found in the decoded reading can be replaced in the source. Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from deid_ds.html_text import ParsedHtml, decode_reference
+
+#: Characters that are invisible inside a word and split it for a naive search: soft hyphen, zero-width
+#: space / non-joiner / joiner, word joiner, byte-order mark (``Du&shy;pont`` reads ``Dupont``).
+INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+INVISIBLE_RE = re.compile(f"[{INVISIBLE}]")
+VIEWS = ("text", "hidden", "attribute", "markup")
+
+_REFERENCE = re.compile(rf"&(?:#[xX][0-9a-fA-F]+;?|#[0-9]+;?|[A-Za-z][A-Za-z0-9]*;?)|[{INVISIBLE}]")
+# Markup constructs inside the parts of the source that are not text (comments are hidden ranges already).
+_CONSTRUCT = re.compile(
+    r"""(?P<end></[^>]*>?)|(?P<decl><![^>]*>?)|(?P<pi><\?[^>]*>?)"""
+    r"""|(?P<start><[A-Za-z][^\s/>]*(?:"[^"]*"|'[^']*'|[^'">])*>?)""",
+    re.S,
+)
+_TAG_NAME = re.compile(r"</?[A-Za-z]?[^\s/>]*")
+_ATTRIBUTE = re.compile(r"""([^\s/>"'=][^\s/>=]*)(?:\s*=\s*("[^"]*"|'[^']*'|[^\s>]+))?""")
+_COMMENT = re.compile(r"<!--(.*?)(?:--!?>)?\Z|<[!?/](.*?)>?\Z", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A source range ``[start, end)`` outside the visible text.
+
+    ``view`` is ``hidden``, ``attribute`` or ``markup``; ``kind`` says more: the hidden element or
+    ``comment``, ``attribute``/``unquoted`` (an attribute value and how it is delimited), ``end-tag``
+    (what follows an end tag's name), ``declaration`` (doctype), ``pi``, or ``tag`` (a tag's name and
+    attribute names: searched by the leak check, never rewritten, since a changed name changes the
+    document's structure).
+    """
+
+    start: int
+    end: int
+    view: str
+    kind: str
+
+
+@dataclass
+class Decoded:
+    """A region as it reads: ``text`` and, per character, its source range in the HTML."""
+
+    text: str = ""
+    starts: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+
+    def source(self, i: int, j: int) -> tuple[int, int]:
+        """Source range of the decoded characters ``[i, j)`` (what lies between them included)."""
+        return self.starts[i], self.ends[j - 1]
+
+
+def _text_ranges(parsed: ParsedHtml) -> list[tuple[int, int]]:
+    """The merged source ranges of the visible text's characters (inserted layout characters have none)."""
+    starts = np.frombuffer(parsed.offsets.starts, dtype=np.int64)
+    ends = np.frombuffer(parsed.offsets.ends, dtype=np.int64)
+    real = ends > starts
+    starts, ends = starts[real], ends[real]
+    if not len(starts):
+        return []
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], np.maximum.accumulate(ends[order])
+    breaks = np.flatnonzero(starts[1:] > ends[:-1]) + 1
+    run_starts = starts[np.concatenate(([0], breaks))]
+    run_ends = ends[np.concatenate((breaks - 1, [len(ends) - 1]))]
+    return list(zip(run_starts.tolist(), run_ends.tolist()))
+
+
+def _gaps(parsed: ParsedHtml) -> list[tuple[int, int]]:
+    """What is neither visible text nor hidden content: the markup, as source ranges."""
+    covered = sorted([*_text_ranges(parsed), *((h.html_start, h.html_end) for h in parsed.hidden)])
+    gaps, cursor = [], 0
+    for start, end in covered:
+        if start > cursor:
+            gaps.append((cursor, start))
+        cursor = max(cursor, end)
+    if cursor < len(parsed.html):
+        gaps.append((cursor, len(parsed.html)))
+    return gaps
+
+
+def _hidden_region(html: str, start: int, end: int, reason: str) -> Region:
+    """A hidden range; for a comment, its content only (the delimiters stay, so blanking keeps a comment)."""
+    if reason == "comment":
+        match = _COMMENT.match(html, start, end)
+        if match is not None:
+            group = 1 if match.group(1) is not None else 2
+            return Region(match.start(group), match.end(group), "hidden", "comment")
+    return Region(start, end, "hidden", reason)
+
+
+def _tag_regions(html: str, start: int, end: int) -> list[Region]:
+    """A start tag cut into its name and attribute names (``tag``) and its attribute values."""
+    name = _TAG_NAME.match(html, start, end)
+    cursor = name.end() if name else start + 1
+    inner_end = end - 1 if html[end - 1] == ">" else end
+    regions = [Region(start, cursor, "markup", "tag")]
+    for match in _ATTRIBUTE.finditer(html, cursor, inner_end):
+        value = match.group(2)
+        if value is None:
+            continue
+        value_start, value_end = match.span(2)
+        if value[0] in "\"'":
+            value_start, value_end, kind = value_start + 1, value_end - 1, "attribute"
+        else:
+            kind = "unquoted"
+        regions.append(Region(cursor, value_start, "markup", "tag"))
+        if value_end > value_start:
+            regions.append(Region(value_start, value_end, "attribute", kind))
+        cursor = value_end
+    regions.append(Region(cursor, end, "markup", "tag"))
+    return [r for r in regions if r.end > r.start]
+
+
+def _markup_regions(html: str, start: int, end: int) -> list[Region]:
+    """The constructs of one stretch of markup (see the module docstring for the kinds)."""
+    regions: list[Region] = []
+    cursor = start
+    for match in _CONSTRUCT.finditer(html, start, end):
+        if match.start() > cursor:
+            regions.append(Region(cursor, match.start(), "markup", "tag"))
+        kind = match.lastgroup
+        m_start, m_end = match.span()
+        if kind == "start":
+            regions += _tag_regions(html, m_start, m_end)
+        else:
+            opener = _TAG_NAME.match(html, m_start, m_end).end() if kind == "end" else m_start + 2
+            closer = m_end - 1 if html[m_end - 1] == ">" else m_end
+            regions.append(Region(m_start, opener, "markup", "tag"))
+            regions.append(Region(opener, closer, "markup", {"end": "end-tag", "decl": "declaration", "pi": "pi"}[kind]))
+            regions.append(Region(closer, m_end, "markup", "tag"))
+        cursor = m_end
+    if end > cursor:
+        regions.append(Region(cursor, end, "markup", "tag"))
+    return [r for r in regions if r.end > r.start]
+
+
+def regions(parsed: ParsedHtml) -> list[Region]:
+    """Every source range of the note outside its visible text, in source order (module docstring)."""
+    html = parsed.html
+    found = [_hidden_region(html, h.html_start, h.html_end, h.reason) for h in parsed.hidden]
+    for start, end in _gaps(parsed):
+        found += _markup_regions(html, start, end)
+    return sorted(found, key=lambda r: (r.start, r.end))
+
+
+def decode(html: str, start: int, end: int) -> Decoded:
+    """``html[start:end]`` as it reads: references decoded, invisible characters dropped (module docstring)."""
+    out = Decoded()
+    parts: list[str] = []
+    cursor = start
+    for match in _REFERENCE.finditer(html, start, end):
+        m_start = match.start()
+        if m_start > cursor:
+            parts.append(html[cursor:m_start])
+            out.starts.extend(range(cursor, m_start))
+            out.ends.extend(range(cursor + 1, m_start + 1))
+        token = match.group()
+        cursor = match.end()
+        if token in INVISIBLE:
+            continue
+        value, consumed = decode_reference(token)
+        if consumed == 0:
+            value, consumed = token, len(token)
+            parts.append(value)
+            out.starts.extend(range(m_start, cursor))
+            out.ends.extend(range(m_start + 1, cursor + 1))
+            continue
+        value = INVISIBLE_RE.sub("", value)
+        parts.append(value)
+        out.starts.extend([m_start] * len(value))
+        out.ends.extend([m_start + consumed] * len(value))
+        if consumed < len(token):  # a legacy reference without ";" followed by literal letters
+            parts.append(token[consumed:])
+            out.starts.extend(range(m_start + consumed, cursor))
+            out.ends.extend(range(m_start + consumed + 1, cursor + 1))
+    if end > cursor:
+        parts.append(html[cursor:end])
+        out.starts.extend(range(cursor, end))
+        out.ends.extend(range(cursor + 1, end + 1))
+    out.text = "".join(parts)
+    return out
+
+
+def readable(text: str) -> str:
+    """A decoded string with the invisible characters dropped (``Du\\u00adpont`` → ``Dupont``)."""
+    return INVISIBLE_RE.sub("", text) if INVISIBLE_RE.search(text) else text
+
+
+def view_texts(parsed: ParsedHtml) -> dict[str, list[str]]:
+    """The text of each view (:data:`VIEWS`), decoded as :func:`decode` does, for the leak check.
+
+    The ``markup`` view joins the tag parts of one gap with a space where an attribute value was cut
+    out, so that no word is made of a name and a value.
+    """
+    html = parsed.html
+    texts: dict[str, list[str]] = {view: [] for view in VIEWS}
+    texts["text"].append(parsed.text)
+    markup: list[str] = []
+    previous_end = -1
+    for region in regions(parsed):
+        text = decode(html, region.start, region.end).text
+        if region.view == "markup":
+            if region.start != previous_end and markup:
+                texts["markup"].append("".join(markup))
+                markup = []
+            markup.append(text)
+            previous_end = region.end
+        else:
+            texts[region.view].append(text)
+            if markup:
+                markup.append(" ")
+            previous_end = region.end
+    if markup:
+        texts["markup"].append("".join(markup))
+    return texts
