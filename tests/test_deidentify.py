@@ -29,7 +29,7 @@ def sample(tmp_path_factory) -> tuple[Path, Path]:
     """The first sample notes (patients with several notes) and their gold spans."""
     base = tmp_path_factory.mktemp("sample")
     notes = pq.read_table(REPO / "data" / "notes.parquet").slice(0, N_NOTES).to_pandas()
-    notes["extra"] = range(len(notes))  # a column deidentify does not know: kept unchanged
+    notes["extra"] = range(len(notes))  # a column deidentify does not know: kept unchanged when named (--keep-column)
     gold = pd.read_parquet(REPO / "data" / "gold.parquet")
     gold = gold[gold["id_document"].isin(notes["id_document"])]
     notes.to_parquet(base / "notes.parquet")
@@ -41,7 +41,7 @@ def sample(tmp_path_factory) -> tuple[Path, Path]:
 def surrogate_run(sample, tmp_path_factory) -> Path:
     notes, gold = sample
     out = tmp_path_factory.mktemp("deid") / "out"
-    deidentify(notes, out, spans=gold, key="k1", keep_metadata="surrogate", audit_originals=True, progress=False)
+    deidentify(notes, out, spans=gold, key="k1", keep_metadata="surrogate", audit_originals=True, progress=False, keep_columns=["extra"])
     return out
 
 
@@ -124,7 +124,8 @@ def test_metadata_surrogates_are_those_of_the_notes(sample, surrogate_run):
 
 def test_same_key_same_bytes_other_key_other_output(sample, surrogate_run, tmp_path):
     notes, gold = sample
-    deidentify(notes, tmp_path / "again", spans=gold, key="k1", keep_metadata="surrogate", audit_originals=True, progress=False)
+    deidentify(notes, tmp_path / "again", spans=gold, key="k1", keep_metadata="surrogate", audit_originals=True, progress=False,
+               keep_columns=["extra"])
     deidentify(notes, tmp_path / "other", spans=gold, key="k2", keep_metadata="surrogate", progress=False)
     assert (tmp_path / "again" / "notes.parquet").read_bytes() == (surrogate_run / "notes.parquet").read_bytes()
     assert (tmp_path / "again" / "audit.parquet").read_bytes() == (surrogate_run / "audit.parquet").read_bytes()

@@ -21,7 +21,9 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.option("--key", help="Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, else a random key, never written]. Prefer the variable: a command line is visible to other users.")
 @click.option("--keep-metadata", type=click.Choice(["drop", "surrogate"]), default="drop", show_default=True, help="Metadata columns (firstname ... email): dropped, or replaced by the surrogates used in the notes.")
 @click.option("--audit-originals", is_flag=True, help="Also write the original text of each replacement in audit.parquet (for the secure zone only).")
-@click.option("--fail-on-leak", is_flag=True, help="Exit with status 3 when the residual-leak check finds any of the patients' own values in the output.")
+@click.option("--fail-on-leak", is_flag=True, help="When the residual-leak check finds any of the patients' own values, leave OUT as it was, write the whole output to OUT.leaks instead (for inspection; a previous OUT.leaks is replaced) and exit with status 3.")
+@click.option("--hidden", type=click.Choice(["deidentify", "blank", "keep"]), default="deidentify", show_default=True, help="The views outside the visible text. deidentify: comments and <script> content blanked; <title>, <style>, attribute values (alt, title, href/mailto, src, data-*, meta content), doctype, PIs searched for the spans' texts, the patient's metadata, e-mails, phones and dates, replaced as in the text. blank: <title>/<style>/<template> blanked too. keep: left as they were (still checked).")
+@click.option("--keep-column", "keep_columns", multiple=True, metavar="NAME", help="Copy this input column unchanged into notes.parquet (repeatable). The columns deid-ds does not know are dropped otherwise: an export may carry identifiers in any column.")
 @click.option("--birthdate-year", is_flag=True, help="Write a date equal to the patient's birthdate as its (shifted) year only.")
 @click.option("--mask-format", default="[{label}]", show_default=True, help="Mask mode: the text written for an entity ({label} is the label), e.g. 'XXXX'.")
 @column_option
@@ -31,16 +33,21 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @engine_options
 @quiet_option
 @handle_errors
-def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep_metadata, audit_originals, fail_on_leak, birthdate_year,
-                       mask_format, column, workers, batch_size, device, engine, spark_master, quiet):
+def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep_metadata, audit_originals, fail_on_leak, hidden, keep_columns,
+                       birthdate_year, mask_format, column, workers, batch_size, device, engine, spark_master, quiet):
     """Mask or replace the entities of HTML notes in the original HTML, and check nothing is left.
 
     \b
     NOTES is the notes table. The entities come from --spans (weak-label, predict, gold) or are
     predicted with --model. Surrogates are consistent per patient across their notes (names mapped
     part by part, dates shifted by a per-patient offset, a city with one of its own postcodes) and
-    keyed: the same --key gives byte-identical output. The residual-leak check then looks for each
-    patient's own metadata in their de-identified notes; --fail-on-leak makes any leak an error.
+    keyed: the same --key gives byte-identical output. The other views of the file (title,
+    comments, attributes, scripts) are de-identified too (--hidden). The residual-leak check then
+    looks for each patient's own metadata in every view of their de-identified notes (notes whose
+    patient has no metadata are reported "not checked"); --fail-on-leak makes any leak an error.
+
+    \b
+    Exit status: 0 done; 1 bad input; 3 --fail-on-leak found leaks (OUT untouched, output in OUT.leaks).
     """
     from deid_ds.deidentification.pipeline import deidentify, report_table
     from deid_ds.notes_io import parse_column_map
@@ -66,9 +73,13 @@ def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep
         log=click.echo,
         engine=engine,
         spark_master=spark_master,
+        hidden=hidden,
+        keep_columns=keep_columns,
+        fail_on_leak=fail_on_leak,
     )
     click.echo(report_table(report))
-    click.echo(f"written to {out}")
-    if fail_on_leak and report.leak_total:
-        click.echo(f"--fail-on-leak: {report.leak_total} residual leak(s) found", err=True)
+    if report.kept_aside:
+        click.echo(f"--fail-on-leak: {report.leak_total} residual leak(s) found: {out} left as it was, "
+                   f"the output written to {report.written_to} for inspection", err=True)
         raise SystemExit(3)
+    click.echo(f"written to {out}")

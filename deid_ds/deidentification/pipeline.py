@@ -1,19 +1,23 @@
 """``deid-ds deidentify``: the I/O around :func:`deid_ds.deidentification.document.deidentify_document`.
 
-Reads the notes table in batches (every column, so that the columns this command does not know are
-written back unchanged), the spans to replace (a ``weak-label``/``predict``/gold table, or the spans a
+Reads the notes table in batches (with the columns named by ``keep_columns``, written back unchanged:
+the input's other columns are dropped, since a warehouse export may carry identifiers in any column), the spans to replace (a ``weak-label``/``predict``/gold table, or the spans a
 model predicts here with :func:`deid_ds.ner.predict.predict`), replaces them note by note on
 ``workers`` processes, runs the residual-leak check (:mod:`deid_ds.deidentification.leaks`) on each output
 note, and writes the output directory atomically:
 
-* ``notes.parquet``: ``id_document``, ``id_patient``, the de-identified ``html``, the other columns
-  unchanged, the metadata columns dropped (``keep_metadata="drop"``) or replaced by their surrogates
+* ``notes.parquet``: ``id_document``, ``id_patient``, the de-identified ``html``, the columns of
+  ``keep_columns`` unchanged, the metadata columns dropped (``keep_metadata="drop"``) or replaced by their surrogates
   (``"surrogate"``). A note that could not be de-identified safely is **not** written;
 * ``audit.parquet``: one row per replacement — document, patient, label, source, offsets in the input
   and output HTML, the replacement and its length, and the original text only with ``audit_originals``;
 * ``documents.parquet``: one row per input note — ``ok`` or ``failed`` with a reason that holds no
-  content — with its replacements and leaks;
+  content — with its replacements and leaks (``leak_check`` ``no metadata`` and ``n_leaks`` null for a
+  note whose patient has no metadata: not checked, which is not "0 left");
 * ``report.json``: the totals printed at the end (replacements per label, fallbacks, leaks per field).
+
+With ``fail_on_leak``, an output in which the check finds any leak is not published at ``out``: it is
+written whole to ``out.leaks`` (replacing a previous one) for inspection, and ``out`` is left as it was.
 
 The key never leaves memory: ``report.json`` holds only where it came from and a one-way fingerprint.
 """
@@ -21,10 +25,12 @@ The key never leaves memory: ``report.json`` holds only where it came from and a
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -32,6 +38,7 @@ from deid_ds.deidentification.context import Context, scope_of
 from deid_ds.deidentification.document import SpanIn, deidentify_document
 from deid_ds.deidentification.keyed import Keyring, resolve_key
 from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts, find_leaks
+from deid_ds.deidentification.other_views import HIDDEN_POLICIES
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.errors import InputError
@@ -55,6 +62,8 @@ class DeidOptions:
     keep_metadata: str = "drop"
     audit_originals: bool = False
     birthdate_year: bool = False
+    hidden: str = "deidentify"
+    keep_columns: tuple[str, ...] = ()  # input columns written back unchanged (the others are dropped)
 
 
 @dataclass
@@ -78,6 +87,8 @@ class BatchResult:
     per_label: dict[str, int] = field(default_factory=dict)
     fallbacks: dict[str, int] = field(default_factory=dict)
     leaks: LeakCounts = field(default_factory=LeakCounts)
+    per_view: dict[str, int] = field(default_factory=dict)
+    blanked: dict[str, int] = field(default_factory=dict)
 
 
 def documents_schema():
@@ -85,7 +96,7 @@ def documents_schema():
 
     return pa.schema(
         [("id_document", pa.string()), ("id_patient", pa.string()), ("doc_type", pa.string()), ("status", pa.string()),
-         ("error", pa.string()), ("n_replacements", pa.int32()), ("n_leaks", pa.int32())]
+         ("error", pa.string()), ("n_replacements", pa.int32()), ("n_leaks", pa.int32()), ("leak_check", pa.string())]
     )
 
 
@@ -94,7 +105,7 @@ def audit_schema(with_originals: bool):
 
     fields = [("id_document", pa.string()), ("id_patient", pa.string()), ("label", pa.string()), ("source", pa.string()),
               ("html_start", pa.int64()), ("html_end", pa.int64()), ("out_start", pa.int64()), ("out_end", pa.int64()),
-              ("replacement", pa.string()), ("replacement_length", pa.int32()), ("fallback", pa.string())]
+              ("replacement", pa.string()), ("replacement_length", pa.int32()), ("fallback", pa.string()), ("view", pa.string())]
     if with_originals:
         fields.append(("original", pa.string()))
     return pa.schema(fields)
@@ -120,7 +131,7 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             ctx = Context(options.keyring, pools, scope_of(note.id_patient, note.id_document), note.patient, options.birthdate_year)
             try:
                 outcome = deidentify_document(html_to_text(note.html), spans, ctx, options.mode, mask_format=options.mask_format,
-                                              audit_originals=options.audit_originals)
+                                              audit_originals=options.audit_originals, hidden=options.hidden)
             except Exception as exc:  # noqa: BLE001 - one bad note must not stop the run; the reason names the type only
                 error = f"internal error during de-identification ({type(exc).__name__})"
             else:
@@ -142,9 +153,14 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
                     values.append(row.get(name))
             add_counts(result.per_label, outcome.per_label)
             add_counts(result.fallbacks, outcome.fallbacks)
+            add_counts(result.per_view, outcome.per_view)
+            add_counts(result.blanked, outcome.blanked)
+        written = error is None and outcome is not None
         row = {"id_document": note.id_document, "id_patient": note.id_patient, "doc_type": note.doc_type,
                "status": "ok" if error is None else "failed", "error": error,
-               "n_replacements": len(outcome.audit) if error is None and outcome is not None else 0, "n_leaks": leaks.total}
+               "n_replacements": len(outcome.audit) if written else 0,
+               "n_leaks": leaks.total if written and leaks.checked else None,
+               "leak_check": None if not written else "checked" if leaks.checked else "no metadata"}
         for name, values in result.documents.items():
             values.append(row[name])
     return result
@@ -177,8 +193,8 @@ def read_spans_by_document(path: str | Path) -> dict[str, list[SpanIn]]:
     return by_document
 
 
-def _batches(source, batch_size: int) -> Iterator[tuple[list[Note], object]]:
-    """Notes with the batch's other columns (as an Arrow table), reading every column once."""
+def _batches(source, batch_size: int, keep_columns: tuple[str, ...] = ()) -> Iterator[tuple[list[Note], object]]:
+    """Notes with the batch's columns of ``keep_columns`` (as an Arrow table), reading each column once."""
     if source.kind == "files":
         for notes in source.iter_batches(batch_size):
             yield notes, None
@@ -188,21 +204,21 @@ def _batches(source, batch_size: int) -> Iterator[tuple[list[Note], object]]:
 
     from deid_ds.notes_io import notes_from_columns
 
-    ours = set(source.columns.values())
+    wanted = list(dict.fromkeys([*source.columns.values(), *keep_columns]))
     for file in source.files:
         row = 0
-        for record_batch in pq.ParquetFile(file).iter_batches(batch_size=batch_size):
+        for record_batch in pq.ParquetFile(file).iter_batches(batch_size=batch_size, columns=wanted):
             data = {name: record_batch.column(name).to_pylist() for name in dict.fromkeys(source.columns.values())}
             get = {name: data[theirs] for name, theirs in source.columns.items()}
             notes = notes_from_columns(get, file, row)
             row += record_batch.num_rows
-            extras = pa.Table.from_batches([record_batch]).drop_columns([c for c in record_batch.schema.names if c in ours])
+            extras = pa.Table.from_batches([record_batch]).select(list(keep_columns))
             yield notes, extras
 
 
 def _jobs(source, spans: Mapping[str, list[SpanIn]], batch_size: int, options: DeidOptions, seen_spans: set[str]) -> Iterator[DeidJob]:
     seen: set[str] = set()
-    for notes, extras in _batches(source, batch_size):
+    for notes, extras in _batches(source, batch_size, options.keep_columns):
         duplicates = set()
         for position, note in enumerate(notes):
             if note.id_document in seen:
@@ -212,8 +228,25 @@ def _jobs(source, spans: Mapping[str, list[SpanIn]], batch_size: int, options: D
         yield DeidJob(notes, extras, [spans.get(note.id_document, []) for note in notes], frozenset(duplicates), options)
 
 
-def _output_schema(source, keep_metadata: str):
-    """Our columns (strings) then the input's other columns with their own types."""
+def input_columns(source) -> list[str]:
+    """The columns of the notes table (of its first file; empty for a directory of note files)."""
+    import pyarrow.parquet as pq
+
+    return [] if source.kind == "files" else list(pq.read_schema(source.files[0]).names)
+
+
+def check_keep_columns(keep_columns: tuple[str, ...], available: list[str], own: set[str], where: str) -> list[str]:
+    """Refuse a ``--keep-column`` the input lacks or that deid-ds handles itself; return the dropped columns."""
+    for name in keep_columns:
+        if name in own:
+            raise InputError(f"--keep-column {name}: deid-ds writes this column itself (see --keep-metadata for the metadata)")
+        if name not in available:
+            raise InputError(f"--keep-column {name}: no such column in {where} (columns: {', '.join(available) or 'none'})")
+    return [name for name in available if name not in own and name not in keep_columns]
+
+
+def _output_schema(source, keep_metadata: str, keep_columns: tuple[str, ...] = ()):
+    """Our columns (strings) then the input's columns named by ``keep_columns``, with their own types."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -221,8 +254,8 @@ def _output_schema(source, keep_metadata: str):
     if keep_metadata == "surrogate":
         fields += [pa.field(name, pa.string()) for name in PATIENT_FIELDS if name in source.columns]
     if source.kind != "files":
-        ours = set(source.columns.values())
-        fields += [f for f in pq.read_schema(source.files[0]) if f.name not in ours]
+        types = {f.name: f for f in pq.read_schema(source.files[0])}
+        fields += [types[name] for name in keep_columns]
     return pa.schema(fields)
 
 
@@ -261,7 +294,14 @@ class DeidentifyReport:
     documents_without_spans: int = 0
     spans_for_unknown_documents: int = 0
     documents_with_leaks: int = 0
+    documents_not_checked: int = 0  # written, but their patient has no metadata to look for
     leaks: dict = field(default_factory=dict)
+    hidden: str = "deidentify"
+    replacements_per_view: dict[str, int] = field(default_factory=dict)  # outside the visible text
+    blanked: dict[str, int] = field(default_factory=dict)
+    dropped_columns: list[str] = field(default_factory=list)
+    fail_on_leak: bool = False
+    written_to: str = ""  # where the output went: OUT, or OUT.leaks when --fail-on-leak found leaks
     seconds: float = 0.0
 
     @property
@@ -275,25 +315,34 @@ class DeidentifyReport:
     def to_dict(self) -> dict:
         return {**asdict(self), "documents_per_second": self.documents_per_second}
 
+    @property
+    def kept_aside(self) -> bool:
+        """Whether ``--fail-on-leak`` kept the output out of ``OUT`` (written to ``OUT.leaks``)."""
+        return self.fail_on_leak and self.leak_total > 0
+
     def add(self, batch: BatchResult, totals: LeakCounts) -> None:
-        for status, error, n_leaks, n in zip(batch.documents["status"], batch.documents["error"], batch.documents["n_leaks"],
-                                             batch.documents["n_replacements"]):
+        for status, error, n_leaks, check, n in zip(batch.documents["status"], batch.documents["error"], batch.documents["n_leaks"],
+                                                    batch.documents["leak_check"], batch.documents["n_replacements"]):
             self.documents += 1
             setattr(self, status, getattr(self, status) + 1)
             if error:
                 self.failures[error] = self.failures.get(error, 0) + 1
-            self.documents_with_leaks += n_leaks > 0
+            self.documents_with_leaks += (n_leaks or 0) > 0
+            self.documents_not_checked += check == "no metadata"
             self.documents_without_spans += status == "ok" and n == 0
         add_counts(self.replacements_per_label, batch.per_label)
         self.replacements += sum(batch.per_label.values())
         add_counts(self.fallbacks, batch.fallbacks)
+        add_counts(self.replacements_per_view, batch.per_view)
+        add_counts(self.blanked, batch.blanked)
         totals.add(batch.leaks)
 
 
 def new_report(options: DeidOptions) -> DeidentifyReport:
     """An empty report for a run with ``options`` (where the key came from and its fingerprint, never the key)."""
     report = DeidentifyReport(mode=options.mode, key_origin=options.keyring.origin.split(" (")[0], key_fingerprint=options.keyring.fingerprint(),
-                              pools="knowledge base" if options.kb else "shipped fallback list", keep_metadata=options.keep_metadata)
+                              pools="knowledge base" if options.kb else "shipped fallback list", keep_metadata=options.keep_metadata,
+                              hidden=options.hidden)
     if options.mode == "mask":
         report.pools = "n/a"
     return report
@@ -312,6 +361,10 @@ def report_table(report: DeidentifyReport) -> str:
     ]
     labels = [*LABELS, *sorted(set(report.replacements_per_label) - set(LABELS))]
     rows += [[f"  {label}", report.replacements_per_label.get(label, 0)] for label in labels]
+    rows += [[f"  outside the text: {view}", n] for view, n in sorted(report.replacements_per_view.items())]
+    rows += [[f"blanked ({report.hidden}): {kind}", n] for kind, n in sorted(report.blanked.items())]
+    if report.dropped_columns:
+        rows.append(["input columns dropped (--keep-column keeps one)", len(report.dropped_columns)])
     rows += [[f"fallback: {reason}", n] for reason, n in sorted(report.fallbacks.items())]
     rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
     if report.spans_for_unknown_documents:
@@ -320,8 +373,15 @@ def report_table(report: DeidentifyReport) -> str:
     title = f"deidentify ({report.mode}; key: {report.key_origin}; places: {report.pools})"
     leak_rows = [[name, report.leaks["per_field"][name]["exact"], report.leaks["per_field"][name]["fuzzy"]] for name in LEAK_FIELDS]
     leak_rows.append(["total", report.leak_total, ""])
-    leak_title = (f"residual-leak check: {report.leak_total} value(s) of the patients' own metadata left in "
-                  f"{report.documents_with_leaks} document(s) (views: " + ", ".join(f"{v} {n}" for v, n in report.leaks["per_view"].items()) + ")")
+    checked = report.ok - report.documents_not_checked
+    views = ", ".join(f"{v} {n}" for v, n in report.leaks["per_view"].items())
+    if checked == 0 and report.ok:
+        leak_title = f"residual-leak check: not checked ({report.documents_not_checked} document(s) without metadata)"
+    else:
+        leak_title = (f"residual-leak check: {report.leak_total} value(s) of the patients' own metadata left in "
+                      f"{report.documents_with_leaks} of {checked} checked document(s) (views: {views})")
+        if report.documents_not_checked:
+            leak_title += f"; {report.documents_not_checked} document(s) not checked (no metadata)"
     return format_table(["deidentify", "count"], rows, title=title) + "\n\n" + format_table(["field", "exact", "fuzzy"], leak_rows, title=leak_title)
 
 
@@ -350,6 +410,9 @@ def deidentify(
     log: Callable[[str], None] | None = None,
     engine: str = "local",
     spark_master: str | None = None,
+    hidden: str = "deidentify",
+    keep_columns: tuple[str, ...] | list[str] = (),
+    fail_on_leak: bool = False,
 ) -> DeidentifyReport:
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
@@ -357,13 +420,19 @@ def deidentify(
     (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice.
     ``engine="spark"`` runs the batches on Apache Spark (:mod:`deid_ds.engine.spark_deidentify`: the
     spans joined to the notes, the key shipped inside the tasks) with the same outputs; ``--model`` is
-    not available there yet.
+    not available there yet. ``hidden`` is the policy for the views outside the visible text
+    (:mod:`deid_ds.deidentification.other_views`); ``keep_columns`` the input columns written back (the
+    others are dropped); ``fail_on_leak`` keeps an output with leaks out of ``out`` (module docstring:
+    the report's ``written_to`` says where it went).
     """
     log = log or (lambda message: print(message, file=sys.stderr))
     if mode not in MODES:
         raise InputError(f"--mode {mode}: expected one of {', '.join(MODES)}")
     if keep_metadata not in KEEP_METADATA:
         raise InputError(f"--keep-metadata {keep_metadata}: expected one of {', '.join(KEEP_METADATA)}")
+    if hidden not in HIDDEN_POLICIES:
+        raise InputError(f"--hidden {hidden}: expected one of {', '.join(HIDDEN_POLICIES)}")
+    keep_columns = tuple(dict.fromkeys(keep_columns))
     if (spans is None) == (model is None):
         raise InputError("give the entities to replace with exactly one of --spans SPANS or --model MODELDIR")
     if with_rules is not None and model is None:
@@ -383,16 +452,19 @@ def deidentify(
     keyring = resolve_key(key)
     if mode == "surrogate" and keyring.origin.startswith("random"):
         log("deidentify: no --key and no DEID_DS_KEY: a random key is used for this run only (the mapping cannot be reproduced)")
-    options = DeidOptions(mode, keyring, str(Path(kb).resolve()) if kb else None, mask_format, keep_metadata, audit_originals, birthdate_year)
+    options = DeidOptions(mode, keyring, str(Path(kb).resolve()) if kb else None, mask_format, keep_metadata, audit_originals, birthdate_year,
+                          hidden, keep_columns)
     if engine == "spark":
         from deid_ds.deidentification.pools import load_pools
         from deid_ds.engine.spark_deidentify import deidentify_spark
 
         load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
-        return deidentify_spark(notes, spans, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log)
+        return deidentify_spark(notes, spans, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log,
+                                fail_on_leak=fail_on_leak)
     from deid_ds.notes_io import open_notes
 
     source = open_notes(notes, column_map)
+    dropped = check_keep_columns(keep_columns, input_columns(source), own_columns(source.columns), str(notes))
     with tempfile.TemporaryDirectory(prefix="deid-ds-predict-") as scratch:
         if model is not None:
             from deid_ds.ner.predict import predict
@@ -402,24 +474,59 @@ def deidentify(
                     workers=workers, device=device, progress=progress, log=log)
             spans = Path(scratch) / "predict"
         by_document = read_spans_by_document(spans)
-        return _run(source, by_document, out, options, batch_size, workers, progress)
+        return _run(source, by_document, out, options, batch_size, workers, progress, dropped, fail_on_leak)
 
 
-def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions, batch_size: int, workers: int, progress: bool) -> DeidentifyReport:
+def own_columns(column_map: Mapping[str, str]) -> set[str]:
+    """The input columns deid-ds reads itself (never copied by ``--keep-column``) and the names it writes."""
+    return {*column_map.values(), *_OWN_COLUMNS, *PATIENT_FIELDS}
+
+
+def leaks_path(out: str | Path) -> str:
+    """Where ``--fail-on-leak`` writes an output with leaks: ``OUT.leaks`` beside ``OUT``."""
+    return str(out).rstrip("/") + ".leaks"
+
+
+@dataclass
+class _Target:
+    """The directory a finished output is moved onto (decided once the leak check is done)."""
+
+    path: Path
+
+
+@contextmanager
+def _output_directory(out: str | Path) -> Iterator[tuple[Path, _Target]]:
+    """:func:`deid_ds.io_utils.atomic_directory` whose destination may still change inside the block."""
+    from deid_ds.io_utils import TMP_PREFIX, replace_directory
+
+    target = _Target(Path(out))
+    target.path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=target.path.parent))
+    try:
+        yield tmp, target
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    replace_directory(tmp, target.path)
+
+
+def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions, batch_size: int, workers: int, progress: bool,
+         dropped: list[str] | None = None, fail_on_leak: bool = False) -> DeidentifyReport:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm import tqdm
 
     from deid_ds.deidentification.pools import load_pools
-    from deid_ds.io_utils import atomic_directory
     from deid_ds.parallel import ordered_map
 
     load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
     report, leaks = new_report(options), LeakCounts()
+    report.dropped_columns, report.fail_on_leak = list(dropped or ()), fail_on_leak
     started = time.perf_counter()
     seen_spans: set[str] = set()
-    schema, d_schema, a_schema = _output_schema(source, options.keep_metadata), documents_schema(), audit_schema(options.audit_originals)
-    with atomic_directory(out) as tmp:
+    schema = _output_schema(source, options.keep_metadata, options.keep_columns)
+    d_schema, a_schema = documents_schema(), audit_schema(options.audit_originals)
+    with _output_directory(out) as (tmp, target):
         writers = [pq.ParquetWriter(tmp / name, s) for name, s in (("notes.parquet", schema), ("documents.parquet", d_schema), ("audit.parquet", a_schema))]
         try:
             jobs = _jobs(source, by_document, batch_size, options, seen_spans)
@@ -436,5 +543,8 @@ def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions
         report.spans_for_unknown_documents = sum(len(v) for k, v in by_document.items() if k not in seen_spans)
         report.leaks = leaks.to_dict()
         report.seconds = time.perf_counter() - started
+        if report.kept_aside:
+            target.path = Path(leaks_path(out))
+        report.written_to = str(target.path)
         (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return report
