@@ -132,7 +132,7 @@ def test_predict_gives_the_local_engines_spans(spark, model_dir, notes_file, kb_
 @pytest.mark.slow
 @needs_spark
 def test_deidentify_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tmp_path):
-    """Gold spans, surrogates with metadata, two other columns passed through; a planted bad span
+    """Gold spans, surrogates with metadata, two other columns passed through (--keep-column); a planted bad span
     fails one note, the odd notes of ``b.parquet`` fail as locally, spans of an unknown note are counted."""
     from deid_ds.deidentification import deidentify
 
@@ -153,7 +153,8 @@ def test_deidentify_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tm
     runs = {}
     for engine, batch_size in (("local", 64), ("spark", 25)):
         args = ["deidentify", str(notes), "--spans", str(tmp_path / "gold.parquet"), "--kb", str(kb_dir), "--key", "k1", "--keep-metadata",
-                "surrogate", "--out", str(tmp_path / engine), "--batch-size", str(batch_size), "--engine", engine, "--quiet"]
+                "surrogate", "--out", str(tmp_path / engine), "--batch-size", str(batch_size), "--engine", engine, "--quiet",
+                "--keep-column", "stay", "--keep-column", "ward"]
         result = CliRunner().invoke(main, args + (["-j", "1"] if engine == "local" else ["--spark-master", "local[2]"]))
         assert result.exit_code == 0, result.output
         assert "k1" not in result.output  # the key is never printed
@@ -161,7 +162,7 @@ def test_deidentify_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tm
     for table in ("notes.parquet", "audit.parquet", "documents.parquet"):
         assert pq.read_table(tmp_path / "spark" / table).equals(pq.read_table(tmp_path / "local" / table)), table
     for report in runs.values():
-        del report["seconds"], report["documents_per_second"]
+        del report["seconds"], report["documents_per_second"], report["written_to"]
     assert runs["spark"] == runs["local"]
     report = runs["spark"]
     assert report["documents"] == len(pd.read_parquet(notes)) and report["spans_for_unknown_documents"] == 1 and report["replacements"] > 0

@@ -2,8 +2,9 @@
 (:func:`~deid_ds.deidentification.pipeline.deidentify_batch`) run by Spark's executors, the outputs
 streamed into the same files on the driver.
 
-* **The input's other columns** are read with the notes (:func:`~deid_ds.engine.spark.read_notes` with
-  ``others``) and each batch gets its rows of them, written back unchanged beside the de-identified HTML.
+* **The input's columns named by** ``--keep-column`` are read with the notes
+  (:func:`~deid_ds.engine.spark.read_notes` with ``others``) and each batch gets its rows of them, written
+  back unchanged beside the de-identified HTML; the other columns are dropped, as locally.
 * **The spans** are read by Spark (Parquet, a directory holding ``spans.parquet``, or JSONL), grouped
   by ``id_document`` (in the spans table's row order, as the local reader lists them) and left-joined
   to the notes: each note travels to its executor with its own spans, and no process ever holds the
@@ -20,7 +21,8 @@ streamed into the same files on the driver.
 
 ``notes.parquet``, ``audit.parquet`` and ``documents.parquet`` come out in input order, like the local
 engine's; the report's counts are summed from one ``stats`` row per batch. The output directory is
-replaced atomically, the work directory ``OUT.spark-partial`` removed.
+replaced atomically, the work directory ``OUT.spark-partial`` removed. With ``--fail-on-leak``, the
+batches' leak counts are summed first, and an output with leaks goes to ``OUT.leaks`` instead of ``OUT``.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ from pathlib import Path
 
 from deid_ds.deidentification.document import SpanIn
 from deid_ds.deidentification.leaks import LeakCounts
-from deid_ds.deidentification.pipeline import (BatchResult, DeidentifyReport, DeidJob, DeidOptions, _notes_table, audit_schema, deidentify_batch,
-                                               documents_schema, new_report)
+from deid_ds.deidentification.pipeline import (BatchResult, DeidentifyReport, DeidJob, DeidOptions, _notes_table, audit_schema,
+                                               check_keep_columns, deidentify_batch, documents_schema, leaks_path, new_report, own_columns)
 from deid_ds.engine import spark as engine
 from deid_ds.errors import InputError
 from deid_ds.io_utils import atomic_directory
@@ -47,7 +49,8 @@ def stats_schema():
     """One row per batch: what :class:`~deid_ds.deidentification.pipeline.BatchResult` counts beside its tables."""
     import pyarrow as pa
 
-    return pa.schema([("per_label", pa.string()), ("fallbacks", pa.string()), ("leaks", pa.string())])
+    return pa.schema([("per_label", pa.string()), ("fallbacks", pa.string()), ("leaks", pa.string()), ("per_view", pa.string()),
+                      ("blanked", pa.string())])
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,8 @@ class DeidBatch:
         extras = others.drop_columns([SPANS])
         options = replace(self.options, kb=engine.shipped(self.options.kb))
         result = deidentify_batch(DeidJob(list(notes), extras, spans, duplicates, options))
-        stats = {"per_label": [json.dumps(result.per_label)], "fallbacks": [json.dumps(result.fallbacks)], "leaks": [json.dumps(result.leaks.to_dict())]}
+        stats = {"per_label": [json.dumps(result.per_label)], "fallbacks": [json.dumps(result.fallbacks)], "leaks": [json.dumps(result.leaks.to_dict())],
+                 "per_view": [json.dumps(result.per_view)], "blanked": [json.dumps(result.blanked)]}
         return {
             "notes": _notes_table(result, self.notes_schema),
             "documents": pa.Table.from_pydict(result.documents, schema=documents_schema()),
@@ -141,6 +145,7 @@ def deidentify_spark(
     batch_size: int,
     spark_master: str | None,
     log: Callable[[str], None],
+    fail_on_leak: bool = False,
 ) -> DeidentifyReport:
     """:func:`deid_ds.deidentification.pipeline.deidentify` on Spark (options checked by it; module docstring)."""
     import pyarrow.parquet as pq
@@ -149,6 +154,8 @@ def deidentify_spark(
     started = time.perf_counter()
     read = engine.open_input("deidentify", notes, column_map, spark_master, log, others=True)
     spark, n_notes, source = read.spark, read.n_notes, read.notes
+    dropped = check_keep_columns(options.keep_columns, list(source.others), own_columns(dict(column_map or {})), str(notes))
+    source = engine.SparkNotes(source.frame, source.columns, options.keep_columns)
     span_frame = read_spans(spark, spans)
     known = source.frame.select(F.col("id_document").cast("string").alias("id_document")).where(F.col("id_document").isNotNull()).distinct()
     unknown = span_frame.join(known, "id_document", "left_anti").count()
@@ -158,22 +165,25 @@ def deidentify_spark(
     work = engine.work_path(out)
     datasets = engine.run_batches(with_spans(source, span_frame), DeidBatch(shipped, schema), outputs, work, batch_size, read.duplicates, log)
     report, leaks = new_report(options), LeakCounts()
-    no_documents: dict[str, list] = {"status": [], "error": [], "n_leaks": [], "n_replacements": []}
+    report.dropped_columns, report.fail_on_leak = dropped, fail_on_leak
+    no_documents: dict[str, list] = {"status": [], "error": [], "n_leaks": [], "leak_check": [], "n_replacements": []}
     with engine.local_datasets(spark, datasets) as local:
         parts = engine.DatasetParts({name: (local[name], schema) for name, schema in outputs.items()})
-        with engine.output_directory(spark, out) as target, atomic_directory(target) as tmp:
+        stats = [row for table in parts.tables("stats") for row in table.to_pylist()]
+        leak_total = sum(json.loads(row["leaks"])["total"] for row in stats)
+        report.written_to = leaks_path(out) if fail_on_leak and leak_total else str(out)
+        with engine.output_directory(spark, report.written_to) as target, atomic_directory(target) as tmp:
             for name in ("notes", "documents", "audit"):
                 with pq.ParquetWriter(tmp / f"{name}.parquet", outputs[name]) as writer:
                     for table in parts.tables(name):
                         writer.write_table(table)
                         if name == "documents":
                             report.add(BatchResult([], {}, [], {}, None, table.select(list(no_documents)).to_pydict(), {}), leaks)
-            for table in parts.tables("stats"):
-                for row in table.to_pylist():
-                    counts = json.loads(row["leaks"])
-                    batch = BatchResult([], {}, [], {}, None, no_documents, {}, json.loads(row["per_label"]), json.loads(row["fallbacks"]),
-                                        LeakCounts(counts["per_field"], counts["per_view"]))
-                    report.add(batch, leaks)
+            for row in stats:
+                counts = json.loads(row["leaks"])
+                batch = BatchResult([], {}, [], {}, None, no_documents, {}, json.loads(row["per_label"]), json.loads(row["fallbacks"]),
+                                    LeakCounts(counts["per_field"], counts["per_view"]), json.loads(row["per_view"]), json.loads(row["blanked"]))
+                report.add(batch, leaks)
             if report.documents != n_notes:  # pragma: no cover - a reader bug, never silent
                 raise RuntimeError(f"read {report.documents} notes but the input holds {n_notes}")
             report.spans_for_unknown_documents = unknown
