@@ -19,7 +19,8 @@ Matching is on folded text (case and accents ignored) and whole words. Names are
 a word of five letters or more one edit away from a name part of five letters or more (a typo, a
 dropped accent letter) counts, unless it is an ordinary French word (``matin`` is not ``Martin``).
 The check errs on the side of reporting: a name that is also a word used in the note (``Petit``) is
-counted when it appears. It returns counts per field and view, never the values themselves.
+counted when it appears. One exception: a name part written right after ``Saint-``/``Sainte-``
+(``Clinique Sainte-Marie`` for a patient named Marie) is a place or an institution, not counted. It returns counts per field and view, never the values themselves.
 
 A patient without any metadata cannot be checked: the result then says so (``checked`` false), and the
 callers report such notes as "not checked", never as "0 left".
@@ -47,6 +48,10 @@ FUZZY_MIN = 5
 
 _WORD = re.compile(r"[^\W\d_]+")
 _PHONE_RUN = re.compile(r"\+?\d(?:[\s.\-/()]{0,3}\d){7,}")
+#: ``Saint-``/``Sainte-`` before a word makes it a saint's, place's or institution's name (``Clinique
+#: Sainte-Marie``), not a person's, unless the patient's own name holds the word ``saint``.
+_SAINTS = frozenset({"saint", "sainte", "st", "ste"})
+_SAINT_BEFORE = re.compile(r"(?<![\w])(?:saint|sainte|st|ste)-$")
 _HOUSE = re.compile(r"^\s*\d+\s*(?:bis|ter|quater|[a-d](?![a-z]))?[\s,]*", re.IGNORECASE)
 
 
@@ -160,9 +165,13 @@ def _count_in(text: str, needles: Needles, counts: dict[str, dict[str, int]]) ->
 def _count_in_reading(text: str, needles: Needles, counts: dict[str, dict[str, int]]) -> None:
     folded = fold(text)
     if needles.names:
-        words = _WORD.findall(folded)
+        matches = list(_WORD.finditer(folded))
         for name, parts in needles.names.items():
-            for word in words:
+            saints_too = not parts.isdisjoint(_SAINTS)
+            for match in matches:
+                word = match.group()
+                if not saints_too and _SAINT_BEFORE.search(folded, max(0, match.start() - 7), match.start()):
+                    continue  # Sainte-Marie, Saint-Pierre: a place or an institution, not the patient's Marie
                 if word in parts:
                     counts[name]["exact"] += 1
                 elif len(word) >= FUZZY_MIN and any(
