@@ -84,6 +84,21 @@ def _phrase(key: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w])" + r"[\s\-'’]+".join(words) + r"(?![\w])")
 
 
+def _particle_units(key: str, particles: frozenset[str]) -> list[str]:
+    """The surnames with their particles in a folded name (``yann le ny`` → ``le ny``, ``de la tour``)."""
+    words = list(_WORD.finditer(key))
+    units = []
+    for i, word in enumerate(words):
+        if word.group() not in particles or (i and words[i - 1].group() in particles):
+            continue
+        j = i
+        while j < len(words) and words[j].group() in particles:
+            j += 1
+        if j < len(words):
+            units.append(key[word.start() : words[j].end()])
+    return units
+
+
 class Replacer:
     """What one note's other views are searched for, and with what each match is replaced."""
 
@@ -92,18 +107,23 @@ class Replacer:
         self.ctx, self.mode, self.mask_format = ctx, mode, mask_format
         self.cache: dict[tuple[str, str], str] = {}
         particles = name_particles()
-        phrases: dict[str, tuple[str, str]] = {}
+        phrases: dict[str, tuple[str, str | None, str]] = {}  # folded text -> label, replacement, source
         self.words: dict[str, tuple[str, str | None, str]] = {}  # folded word -> label, replacement, source
         for label, original, replacement in known:
             key = fold_key(original)
             if len(key.replace(" ", "")) >= _MIN_LENGTH and key not in phrases:
-                phrases[key] = (label, replacement)
+                phrases[key] = (label, replacement, "span")
             if label in _NAME_LABELS:
                 for word in _WORD.findall(key):
                     if len(word) >= _MIN_LENGTH and word not in particles:
                         self.words.setdefault(word, (label, None, "span"))
-        self.phrases = [(_phrase(key), label, replacement) for key, (label, replacement) in
-                        sorted(phrases.items(), key=lambda item: -len(item[0]))]
+                for unit in _particle_units(key, particles):  # "le ny" of "Yann LE NY": too short word by word
+                    phrases.setdefault(unit, (label, None, "span"))
+        for value in (ctx.patient.lastname, ctx.patient.firstname):
+            key = fold_key(value or "")
+            if len(key.replace(" ", "")) >= _MIN_LENGTH:
+                phrases.setdefault(key, ("PATIENT", None, "metadata"))
+        self.phrases = [(_phrase(key), *hit) for key, hit in sorted(phrases.items(), key=lambda item: -len(item[0]))]
         needles = needles_for(ctx.patient)
         for name, parts in needles.names.items():
             for part in parts:
@@ -130,8 +150,8 @@ class Replacer:
 
         folded = fold(text)
         found: list[_Match] = []
-        for pattern, label, replacement in self.phrases:
-            found += [_Match(m.start(), m.end(), label, "span", replacement) for m in pattern.finditer(folded)]
+        for pattern, label, replacement, source in self.phrases:
+            found += [_Match(m.start(), m.end(), label, source, replacement) for m in pattern.finditer(folded)]
         for m in _WORD.finditer(folded):
             hit = self.words.get(m.group())
             if hit is not None:
