@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from html import escape
 
 from deid_ds.deidentification.context import Context
@@ -78,10 +79,18 @@ class _Match:
     replacement: str | None = None  # known already (a span's); else drawn from the matched text
 
 
+@lru_cache(maxsize=4096)
 def _phrase(key: str) -> re.Pattern[str]:
-    """A folded value as a whole-word regex, any run of spaces/hyphens/apostrophes matching any other."""
+    """A folded value as a whole-word regex, any run of spaces/hyphens/apostrophes matching any other.
+
+    Cached: a note has dozens of values, mostly the same from note to note (its doctors, its town), and
+    compiling them was most of the cost of searching the other views."""
     words = [re.escape(w) for w in re.split(r"[\s\-'’]+", key) if w]
     return re.compile(r"(?<![\w])" + r"[\s\-'’]+".join(words) + r"(?![\w])")
+
+
+def _first_word(key: str) -> str:
+    return re.split(r"[\s\-'’]+", key, maxsplit=1)[0]
 
 
 def _particle_units(key: str, particles: frozenset[str]) -> list[str]:
@@ -123,7 +132,7 @@ class Replacer:
             key = fold_key(value or "")
             if len(key.replace(" ", "")) >= _MIN_LENGTH:
                 phrases.setdefault(key, ("PATIENT", None, "metadata"))
-        self.phrases = [(_phrase(key), *hit) for key, hit in sorted(phrases.items(), key=lambda item: -len(item[0]))]
+        self.phrases = [(key, _first_word(key), *hit) for key, hit in sorted(phrases.items(), key=lambda item: -len(item[0]))]
         needles = needles_for(ctx.patient)
         for name, parts in needles.names.items():
             for part in parts:
@@ -150,8 +159,9 @@ class Replacer:
 
         folded = fold(text)
         found: list[_Match] = []
-        for pattern, label, replacement, source in self.phrases:
-            found += [_Match(m.start(), m.end(), label, source, replacement) for m in pattern.finditer(folded)]
+        for key, first, label, replacement, source in self.phrases:
+            if first in folded:  # cheap test first: most regions hold none of the note's values
+                found += [_Match(m.start(), m.end(), label, source, replacement) for m in _phrase(key).finditer(folded)]
         for m in _WORD.finditer(folded):
             hit = self.words.get(m.group())
             if hit is not None:
