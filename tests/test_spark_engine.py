@@ -175,6 +175,34 @@ def test_deidentify_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tm
     assert result.exit_code == 1 and "predict --engine spark" in result.output
 
 
+@pytest.mark.slow
+@needs_spark
+def test_deidentify_fail_on_leak_keeps_the_output_aside_as_locally(spark, tmp_path):
+    """--fail-on-leak with leaks (--hidden keep leaves a name in a comment): OUT untouched, the output in
+    OUT.leaks, exit status 3; a column not named by --keep-column is dropped, a missing one refused."""
+    html = "<html><body><!-- Kerbrat --><p>Mme <b>Jeanne</b> KERBRAT, vue ce jour.</p></body></html>"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    pd.DataFrame([{"id_document": "d1", "id_patient": "P1", "html": html, "lastname": "Kerbrat", "nir": "2570835238012"}]).to_parquet(
+        notes / "a.parquet")
+    start = html.index("Jeanne")
+    pd.DataFrame([{"id_document": "d1", "label": "PATIENT", "html_start": start, "html_end": html.index(", vue")}]).to_parquet(
+        tmp_path / "spans.parquet")
+    out = tmp_path / "out"
+    out.mkdir()
+    args = ["deidentify", str(notes), "--spans", str(tmp_path / "spans.parquet"), "--out", str(out), "--key", "k", "--quiet",
+            "--engine", "spark", "--spark-master", "local[2]", "--fail-on-leak"]
+    result = CliRunner().invoke(main, [*args, "--hidden", "keep"])
+    assert result.exit_code == 3 and f"{out}.leaks" in result.output
+    assert list(out.iterdir()) == []
+    assert list(pd.read_parquet(tmp_path / "out.leaks" / "notes.parquet").columns) == ["id_document", "id_patient", "html"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "Kerbrat" not in pd.read_parquet(out / "notes.parquet")["html"].iloc[0]
+    result = CliRunner().invoke(main, [*args, "--keep-column", "ward"])
+    assert result.exit_code == 1 and "--keep-column ward: no such column" in result.output
+
+
 def test_without_pyspark_the_spark_engine_says_how_to_install_it(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "pyspark", None)  # import pyspark raises ImportError
     with pytest.raises(DeidError, match=r'pip install "deid-ds\[spark\]"'):

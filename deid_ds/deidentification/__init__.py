@@ -4,7 +4,8 @@ One module per job: :mod:`~deid_ds.deidentification.keyed` (HMAC-driven choices)
 surrogates are drawn from), :mod:`~.context` (scopes and what is never drawn), :mod:`~.names`,
 :mod:`~.places`, :mod:`~.contacts` and :mod:`~.dates_shift` (the surrogates), :mod:`~.surrogates`
 (mask or surrogate per label), :mod:`~.metadata` (metadata columns), :mod:`~.html_replace` (replacing
-inside the HTML), :mod:`~.document` (one note), :mod:`~.leaks` (the residual-leak check),
+inside the HTML), :mod:`~.regions` (the views of a file besides its text), :mod:`~.other_views`
+(de-identifying them), :mod:`~.document` (one note), :mod:`~.leaks` (the residual-leak check),
 :mod:`~.pipeline` (reading and writing) and :mod:`~.cli`. The policies are in the README.
 """
 

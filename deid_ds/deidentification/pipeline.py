@@ -207,7 +207,11 @@ def _batches(source, batch_size: int, keep_columns: tuple[str, ...] = ()) -> Ite
     wanted = list(dict.fromkeys([*source.columns.values(), *keep_columns]))
     for file in source.files:
         row = 0
-        for record_batch in pq.ParquetFile(file).iter_batches(batch_size=batch_size, columns=wanted):
+        parquet = pq.ParquetFile(file)
+        missing = [name for name in keep_columns if name not in parquet.schema_arrow.names]
+        if missing:
+            raise InputError(f"{file}: --keep-column {missing[0]}: no such column in this file")
+        for record_batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
             data = {name: record_batch.column(name).to_pylist() for name in dict.fromkeys(source.columns.values())}
             get = {name: data[theirs] for name, theirs in source.columns.items()}
             notes = notes_from_columns(get, file, row)
