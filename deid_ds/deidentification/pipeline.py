@@ -1,16 +1,18 @@
 """``deid-ds deidentify``: the I/O around :func:`deid_ds.deidentification.document.deidentify_document`.
 
 Reads the notes table in batches (with the columns named by ``keep_columns``, written back unchanged:
-the input's other columns are dropped, since a warehouse export may carry identifiers in any column), the spans to replace (a ``weak-label``/``predict``/gold table, or the spans a
-model predicts here with :func:`deid_ds.ner.predict.predict`), replaces them note by note on
+the input's other columns are dropped, since a warehouse export may carry identifiers in any column),
+the spans to replace (a ``weak-label``/``predict``/gold table, or the spans a model predicts here with
+:func:`deid_ds.ner.predict.predict`), replaces them (and the note's other views: ``hidden``) note by note on
 ``workers`` processes, runs the residual-leak check (:mod:`deid_ds.deidentification.leaks`) on each output
 note, and writes the output directory atomically:
 
 * ``notes.parquet``: ``id_document``, ``id_patient``, the de-identified ``html``, the columns of
-  ``keep_columns`` unchanged, the metadata columns dropped (``keep_metadata="drop"``) or replaced by their surrogates
-  (``"surrogate"``). A note that could not be de-identified safely is **not** written;
+  ``keep_columns`` unchanged, the metadata columns dropped (``keep_metadata="drop"``) or replaced by
+  their surrogates (``"surrogate"``). A note that could not be de-identified safely is **not** written;
 * ``audit.parquet``: one row per replacement — document, patient, label, source, offsets in the input
-  and output HTML, the replacement and its length, and the original text only with ``audit_originals``;
+  and output HTML, the replacement and its length, the ``view`` it was in, and the original text only
+  with ``audit_originals``;
 * ``documents.parquet``: one row per input note — ``ok`` or ``failed`` with a reason that holds no
   content — with its replacements and leaks (``leak_check`` ``no metadata`` and ``n_leaks`` null for a
   note whose patient has no metadata: not checked, which is not "0 left");
