@@ -350,6 +350,7 @@ def deidentify(
     log: Callable[[str], None] | None = None,
     engine: str = "local",
     spark_master: str | None = None,
+    overwrite: bool = False,
 ) -> DeidentifyReport:
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
@@ -357,8 +358,11 @@ def deidentify(
     (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice.
     ``engine="spark"`` runs the batches on Apache Spark (:mod:`deid_ds.engine.spark_deidentify`: the
     spans joined to the notes, the key shipped inside the tasks) with the same outputs; ``--model`` is
-    not available there yet.
+    not available there yet. ``out`` is replaced only if deid-ds deidentify wrote it, or with
+    ``overwrite`` (:mod:`deid_ds.output_dir`).
     """
+    from deid_ds.output_dir import check_output_dir
+
     log = log or (lambda message: print(message, file=sys.stderr))
     if mode not in MODES:
         raise InputError(f"--mode {mode}: expected one of {', '.join(MODES)}")
@@ -376,6 +380,8 @@ def deidentify(
     if engine == "spark" and model is not None:
         raise InputError("--model is not available with --engine spark yet: run `deid-ds predict --engine spark` first, "
                          "then `deid-ds deidentify --spans PREDICT_OUT --engine spark`")
+    inputs = (notes, spans, model, with_rules, kb)
+    check_output_dir(out, "deidentify", inputs, overwrite)  # before a model runs, not after
     if kb is not None:
         from deid_ds.kb.build import verify_tables
 
@@ -402,16 +408,17 @@ def deidentify(
                     workers=workers, device=device, progress=progress, log=log)
             spans = Path(scratch) / "predict"
         by_document = read_spans_by_document(spans)
-        return _run(source, by_document, out, options, batch_size, workers, progress)
+        return _run(source, by_document, out, options, batch_size, workers, progress, inputs=inputs, overwrite=overwrite)
 
 
-def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions, batch_size: int, workers: int, progress: bool) -> DeidentifyReport:
+def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions, batch_size: int, workers: int, progress: bool, *,
+         inputs: tuple = (), overwrite: bool = False) -> DeidentifyReport:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm import tqdm
 
     from deid_ds.deidentification.pools import load_pools
-    from deid_ds.io_utils import atomic_directory
+    from deid_ds.output_dir import output_directory
     from deid_ds.parallel import ordered_map
 
     load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
@@ -419,7 +426,7 @@ def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions
     started = time.perf_counter()
     seen_spans: set[str] = set()
     schema, d_schema, a_schema = _output_schema(source, options.keep_metadata), documents_schema(), audit_schema(options.audit_originals)
-    with atomic_directory(out) as tmp:
+    with output_directory(out, "deidentify", inputs=inputs, overwrite=overwrite) as tmp:
         writers = [pq.ParquetWriter(tmp / name, s) for name, s in (("notes.parquet", schema), ("documents.parquet", d_schema), ("audit.parquet", a_schema))]
         try:
             jobs = _jobs(source, by_document, batch_size, options, seen_spans)

@@ -37,7 +37,7 @@ from deid_ds.deidentification.pipeline import (BatchResult, DeidentifyReport, De
                                                documents_schema, new_report)
 from deid_ds.engine import spark as engine
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_directory
+from deid_ds.output_dir import signed_directory
 from deid_ds.model import PATIENT_FIELDS
 
 SPANS = "_spans"  # the column of each note's spans, joined on
@@ -161,7 +161,7 @@ def deidentify_spark(
     no_documents: dict[str, list] = {"status": [], "error": [], "n_leaks": [], "n_replacements": []}
     with engine.local_datasets(spark, datasets) as local:
         parts = engine.DatasetParts({name: (local[name], schema) for name, schema in outputs.items()})
-        with engine.output_directory(spark, out) as target, atomic_directory(target) as tmp:
+        with engine.output_directory(spark, out) as target, signed_directory(target, "deidentify") as tmp:
             for name in ("notes", "documents", "audit"):
                 with pq.ParquetWriter(tmp / f"{name}.parquet", outputs[name]) as writer:
                     for table in parts.tables(name):
