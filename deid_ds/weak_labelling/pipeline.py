@@ -153,7 +153,7 @@ def weak_label(
         parts = BatchParts(work, len(lengths))
         # The outputs are built in the work directory as the batches finish, in input order (a resumed
         # run reads its finished batches' parts again): assembling runs alongside the labelling instead of
-        # after it on one core. A crash leaves them there, and the next run starts them afresh.
+        # after it on one core. A failure removes them; a killed run leaves them, and the next run starts them afresh.
         for stale in work.glob(f"{ASSEMBLY_PREFIX}*"):
             shutil.rmtree(stale, ignore_errors=True)
         tmp = Path(tempfile.mkdtemp(prefix=ASSEMBLY_PREFIX, dir=work))
