@@ -300,3 +300,28 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_output(notes, tmp_path):
     assert line.startswith(f"Error: cannot write {out}: ") and "File too large" in line
     assert contents(out) == before and leftovers(tmp_path) == []
     assert json.loads((out / MARKER).read_text())["command"] == "segment"
+
+
+@pytest.mark.parametrize("args", [
+    ["predict", "{model}", "{notes}"],
+    ["train", "{weak}"],
+    ["campaign", "{weak}", "--annotators", "a,b"],
+    ["embeddings", "fasttext", "{notes}"],
+    ["embeddings", "flair-lm", "{notes}", "--device", "cpu"],
+], ids=lambda args: " ".join(a for a in args[:2] if not a.startswith("{")))
+def test_the_other_directory_commands_refuse_a_foreign_directory_and_the_folder_of_their_input(args, notes, tmp_path):
+    """Refused before any work: the check comes before models load or data is read."""
+    weak, model = tmp_path / "weak", tmp_path / "model"
+    write(weak, {"train.txt": "Dr B-DOCTOR\nMartin I-DOCTOR\n\n"})
+    write(model, {"best-model.pt": "not read"})
+    args = [a.format(notes=notes, weak=weak, model=model) for a in args]
+    foreign = tmp_path / "results"
+    write(foreign, {"analysis.R": "mine"})
+    result = CliRunner().invoke(main, [*args, "--out", str(foreign), "--quiet"])
+    assert result.exit_code == 2 and "not written by deid-ds" in result.output, result.output
+    assert contents(foreign) == {"analysis.R": b"mine"}
+    own_input = weak if args[0] in ("train", "campaign") else notes.parent
+    before = contents(own_input)
+    result = CliRunner().invoke(main, [*args, "--out", str(own_input), "--overwrite", "--quiet"])
+    assert result.exit_code == 2 and "an input of this run" in result.output, result.output
+    assert contents(own_input) == before
