@@ -10,7 +10,7 @@ directory, an input of the run, and any directory holding one of those.
 A run holds a lock on ``DIR`` (``fcntl.flock`` on a hidden file next to it) from the check to the swap:
 a second run on the same ``DIR`` refuses at once instead of adopting or deleting the first one's work.
 Under the lock, the temporary directories a killed run left next to ``DIR`` are removed: their names
-(:func:`temporary_name`) say which ``DIR`` and which process they belong to.
+(:func:`deid_ds.io_utils.temporary_name`) say which ``DIR`` and which process they belong to.
 
 An ``OSError`` while writing (disk full, permission denied, read-only file system) becomes one line,
 :class:`OutputError`; the temporary directory is removed and the previous ``DIR`` is left as it was.
@@ -24,21 +24,18 @@ import fcntl
 import json
 import os
 import re
-import secrets
 import shutil
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from deid_ds.errors import DeidError
-from deid_ds.io_utils import atomic_directory
+from deid_ds.io_utils import OLD, TMP_PREFIX, atomic_directory, replace_directory, temporary_name
 
 MARKER = ".deid-ds.json"
 MARKER_TOOL = "deid-ds"
-TMP_PREFIX = ".deid-ds-tmp-"  # the same prefix as deid_ds.io_utils.TMP_PREFIX (single files)
-_NEW, _OLD = "n", "o"
-#: ``.deid-ds-tmp-<pid>-<8 hex><n|o>-<name of DIR>``: n for a directory being built, o for the previous
-#: ``DIR`` moved aside during the swap.
+#: The names :func:`deid_ds.io_utils.temporary_name` gives: n for a directory being built, o for the
+#: previous ``DIR`` moved aside during the swap.
 _TMP_NAME = re.compile(r"\.deid-ds-tmp-(\d+)-[0-9a-f]{8}([no])-(.+)")
 OVERWRITE_HELP = ("Replace OUT even when deid-ds did not write it (no .deid-ds.json marker inside). "
                   "Never allowed: /, the home or current directory, an input of the run or a directory holding one.")
@@ -52,11 +49,6 @@ class OutputRefused(DeidError):
 
 class OutputError(DeidError):
     """The output could not be written (an ``OSError``: disk full, permission denied...)."""
-
-
-def temporary_name(out: Path, kind: str = _NEW) -> str:
-    """Name of a temporary sibling of ``out``: tells the stale-file cleaner its ``out`` and process."""
-    return f"{TMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}{kind}-{out.name}"
 
 
 def _is_remote(path: str | Path) -> bool:
@@ -199,7 +191,7 @@ def remove_stale(out: Path) -> list[Path]:
         match = _TMP_NAME.fullmatch(entry.name)
         if match is None or match.group(3) != out.name:
             continue
-        if match.group(2) == _OLD and not out.exists() and entry.is_dir():
+        if match.group(2) == OLD and not out.exists() and entry.is_dir():
             os.replace(entry, out)
             continue
         if entry.is_dir() and not entry.is_symlink():
@@ -226,18 +218,7 @@ def publish(new: Path, out: Path, command: str) -> None:
     a mix of both.
     """
     write_marker(new, command)
-    old = None
-    if out.exists() or out.is_symlink():
-        old = out.absolute().with_name(temporary_name(out, _OLD))
-        os.replace(out, old)
-    try:
-        os.replace(new, out)
-    except BaseException:
-        if old is not None:
-            os.replace(old, out)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    replace_directory(new, out.absolute())
 
 
 def describe_os_error(out: str | Path, error: OSError) -> str:
@@ -253,9 +234,13 @@ def guarded_output(out: str | Path, command: str, *, inputs: Iterable[str | Path
 
     Yields ``out`` as a path. An ``OSError`` in the block becomes :class:`OutputError` (one line).
     For a command that builds its output elsewhere (weak-label's work directory) and swaps it in with
-    :func:`publish`; the others use :func:`output_directory`.
+    :func:`publish`, or on Spark; the others use :func:`output_directory`. A URI of another file
+    system (Spark's ``hdfs://``...) is neither checked nor locked.
     """
     path = check_output_dir(out, command, inputs, overwrite)
+    if _is_remote(out):
+        yield path
+        return
     try:
         with output_lock(path):
             check_output_dir(out, command, inputs, overwrite)  # again, now that no other run can change it

@@ -280,6 +280,7 @@ def test_weak_label_refuses_at_once_while_another_process_writes_the_same_out(no
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 def test_a_full_disk_is_one_line_and_keeps_the_previous_output(notes, tmp_path):
     """A real write failure: the file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes writes fail with EFBIG."""
     out = tmp_path / "seg"
@@ -325,3 +326,22 @@ def test_the_other_directory_commands_refuse_a_foreign_directory_and_the_folder_
     result = CliRunner().invoke(main, [*args, "--out", str(own_input), "--overwrite", "--quiet"])
     assert result.exit_code == 2 and "an input of this run" in result.output, result.output
     assert contents(own_input) == before
+
+
+def test_after_kill_9_the_next_run_removes_what_the_killed_one_left(tmp_path):
+    out = tmp_path / "out"
+    produce(out, text="previous")
+    killed = _child("""
+        import sys, time
+        from deid_ds.output_dir import output_directory
+        with output_directory(sys.argv[1], "segment") as tmp:
+            (tmp / "result.txt").write_text("half")
+            print("writing", flush=True)
+            time.sleep(60)
+    """, str(out))
+    assert killed.stdout.readline().strip() == "writing"
+    killed.kill()
+    killed.wait()
+    assert len(leftovers(tmp_path)) == 2  # its temporary directory and its lock file
+    produce(out, text="next")
+    assert (out / "result.txt").read_text() == "next" and leftovers(tmp_path) == []

@@ -361,7 +361,7 @@ def deidentify(
     not available there yet. ``out`` is replaced only if deid-ds deidentify wrote it, or with
     ``overwrite`` (:mod:`deid_ds.output_dir`).
     """
-    from deid_ds.output_dir import check_output_dir
+    from deid_ds.output_dir import check_output_dir, guarded_output
 
     log = log or (lambda message: print(message, file=sys.stderr))
     if mode not in MODES:
@@ -395,7 +395,9 @@ def deidentify(
         from deid_ds.engine.spark_deidentify import deidentify_spark
 
         load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
-        return deidentify_spark(notes, spans, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log)
+        with guarded_output(out, "deidentify", inputs=inputs, overwrite=overwrite):
+            return deidentify_spark(notes, spans, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master,
+                                    log=log)
     from deid_ds.notes_io import open_notes
 
     source = open_notes(notes, column_map)

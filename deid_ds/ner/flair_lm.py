@@ -97,12 +97,12 @@ def train_flair_lm(
     from deid_ds.ner.runtime import flair_console, seed_everything, select_device, set_threads
 
     directions = _check_directions(directions)
+    check_output_dir(out, COMMAND, (corpus,), overwrite)  # before the training, not after
     chosen = select_device(device)
     threads_used = set_threads(threads)
     _check_lm_device(chosen)
     started = time.monotonic()
     out = Path(out)
-    check_output_dir(out, COMMAND, (corpus,), overwrite)  # before the training, not after
     with tempfile.TemporaryDirectory(prefix="deid-ds-flair-lm-") as scratch:
         scratch = Path(scratch)
         text_file = scratch / "corpus.txt"

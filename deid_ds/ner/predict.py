@@ -434,7 +434,7 @@ def predict(
     from tqdm import tqdm
 
     from deid_ds.notes_io import open_notes
-    from deid_ds.output_dir import check_output_dir, output_directory
+    from deid_ds.output_dir import check_output_dir, guarded_output, output_directory
     from deid_ds.parallel import ordered_map
     from deid_ds.weak_labelling.schemas import spans_schema
 
@@ -471,7 +471,8 @@ def predict(
         from deid_ds.engine.spark_predict import predict_spark
 
         options = PredictOptions(options.model, options.segment, device, mini_batch_size, None, rules)
-        return predict_spark(notes, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log)
+        with guarded_output(out, "predict", inputs=inputs, overwrite=overwrite):
+            return predict_spark(notes, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log)
     report = PredictReport(model=str(path), device=chosen, workers=workers, hybrid_kb=rules.kb_dir if rules else None, hybrid=rules is not None)
     started = time.perf_counter()
     d_schema, s_schema = documents_schema(), spans_schema()

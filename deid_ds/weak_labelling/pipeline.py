@@ -133,8 +133,9 @@ def weak_label(
     if engine == "spark":
         from deid_ds.engine.spark_weak_label import weak_label_spark
 
-        return weak_label_spark(notes, out, options, column_map=column_map, batch_size=batch_size, shares=shares, seed=seed,
-                                gold_frame=gold_frame, spark_master=spark_master, log=log)
+        with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite):
+            return weak_label_spark(notes, out, options, column_map=column_map, batch_size=batch_size, shares=shares, seed=seed,
+                                    gold_frame=gold_frame, spark_master=spark_master, log=log)
     with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite) as path:
         started = time.perf_counter()
         lengths = source.batch_lengths(batch_size)
