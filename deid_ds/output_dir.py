@@ -134,6 +134,27 @@ def check_output_dir(out: str | Path, command: str, inputs: Iterable[str | Path 
                         "pass --overwrite to replace it and everything in it, or choose another --out")
 
 
+def check_work_directory(work: Path, inputs: Iterable[str | Path | None] = (), overwrite: bool = False, *,
+                         sign: str = "state.json") -> None:
+    """Check a run may use (and in the end remove) the work directory ``work`` (weak-label's ``OUT.partial``).
+
+    An existing ``work`` must be one deid-ds made (it holds ``sign``), or empty, or ``overwrite`` given;
+    the targets :func:`forbidden_reason` names are refused whatever.
+    """
+    if work.is_symlink():
+        raise OutputRefused(f"{work}: the work directory of this --out is a symbolic link; move it away or choose another --out")
+    reason = forbidden_reason(work, inputs)
+    if reason is not None:
+        raise OutputRefused(f"{work}: refused as the work directory of this --out, {reason}; choose another --out")
+    if not work.exists() or overwrite:
+        return
+    if not work.is_dir():
+        raise OutputRefused(f"{work}: the work directory of this --out is a file; remove it or choose another --out")
+    if not (work / sign).is_file() and any(work.iterdir()):
+        raise OutputRefused(f"{work}: exists and is not a deid-ds work directory (no {sign}); "
+                            "pass --overwrite to replace it, or choose another --out")
+
+
 def _lock_path(out: Path) -> Path:
     return out.absolute().with_name(f".{out.name}.deid-ds-lock")
 

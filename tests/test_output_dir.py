@@ -345,3 +345,11 @@ def test_after_kill_9_the_next_run_removes_what_the_killed_one_left(tmp_path):
     assert len(leftovers(tmp_path)) == 2  # its temporary directory and its lock file
     produce(out, text="next")
     assert (out / "result.txt").read_text() == "next" and leftovers(tmp_path) == []
+
+
+def test_weak_label_never_removes_a_foreign_directory_named_like_its_work_directory(notes, tmp_path):
+    mine = tmp_path / "weak.partial"
+    write(mine, {"notes-to-self.txt": "mine"})
+    result = CliRunner().invoke(main, command_args("weak-label", notes, tmp_path / "weak"))
+    assert result.exit_code == 2 and "not a deid-ds work directory" in result.output, result.output
+    assert contents(mine) == {"notes-to-self.txt": b"mine"} and not (tmp_path / "weak").exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import DeidError, InputError
-from deid_ds.output_dir import check_output_dir, guarded_output, publish
+from deid_ds.output_dir import check_output_dir, check_work_directory, guarded_output, publish
 from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.labeller import LabelConfig
 from deid_ds.notes_io import open_notes
@@ -23,7 +23,7 @@ from deid_ds.weak_labelling.batch import BatchJob, WeakLabelOptions, label_batch
 from deid_ds.weak_labelling.gold import read_gold
 from deid_ds.weak_labelling.note import labeller_for
 from deid_ds.weak_labelling.report import WeakLabelReport
-from deid_ds.weak_labelling.resume import prepare_work, run_fingerprint, work_directory
+from deid_ds.weak_labelling.resume import STATE_FILE, prepare_work, run_fingerprint, work_directory
 from deid_ds.weak_labelling.split import DEFAULT_SPLIT, assign_splits, parse_split, patient_group
 
 
@@ -140,6 +140,7 @@ def weak_label(
         started = time.perf_counter()
         lengths = source.batch_lengths(batch_size)
         work = work_directory(out)
+        check_work_directory(work, inputs, overwrite, sign=STATE_FILE)  # prepare_work removes one it cannot resume
         done = prepare_work(work, run_fingerprint(source, options, batch_size, gold, shares, seed), len(lengths), log)
         gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
         # The split depends only on the set of patients: decided from the id columns before labelling, so
