@@ -223,6 +223,20 @@ def remove_stale(out: Path) -> list[Path]:
     return removed
 
 
+def remove_stale_inside(directory: Path) -> list[Path]:
+    """Remove the ``.deid-ds-tmp-*`` entries directly in ``directory`` (build-kb's, which writes into its
+    ``--out``); call under the lock of ``directory``, when no other run can be writing them."""
+    removed = []
+    for entry in directory.iterdir():
+        if entry.name.startswith(TMP_PREFIX):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+            removed.append(entry)
+    return removed
+
+
 def write_marker(directory: Path, command: str) -> None:
     """Sign ``directory`` as the output of deid-ds ``command`` (what a later run may replace)."""
     from deid_ds import __version__
