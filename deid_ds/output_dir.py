@@ -37,6 +37,8 @@ MARKER_TOOL = "deid-ds"
 #: The names :func:`deid_ds.io_utils.temporary_name` gives: n for a directory being built, o for the
 #: previous ``DIR`` moved aside during the swap.
 _TMP_NAME = re.compile(r"\.deid-ds-tmp-(\d+)-[0-9a-f]{8}([no])-(.+)")
+#: The paths a run reads (``None`` for an option not given): never replaced, nor a directory holding one.
+Inputs = Iterable["str | Path | None"]
 OVERWRITE_HELP = ("Replace OUT even when deid-ds did not write it (no .deid-ds.json marker inside). "
                   "Never allowed: /, the home or current directory, an input of the run or a directory holding one.")
 
@@ -66,13 +68,17 @@ def _local(path: str | Path) -> Path:
     return Path(text)
 
 
-def forbidden_reason(out: Path, inputs: Iterable[str | Path | None] = ()) -> str | None:
+def forbidden_reason(out: Path, inputs: Inputs = ()) -> str | None:
     """Why ``out`` may never be replaced, even with ``--overwrite`` (``None`` when it may be).
 
     Paths are compared resolved (symbolic links followed): ``--out .`` is the current directory.
     """
     target = out.resolve()
-    protected = [("the root directory", Path("/")), ("the current directory", Path.cwd()), ("the home directory", Path.home())]
+    protected = [("the root directory", Path("/")), ("the current directory", Path.cwd())]
+    try:
+        protected.append(("the home directory", Path.home()))
+    except (KeyError, RuntimeError):  # no HOME and no password entry: no home directory to protect
+        pass
     for what, place in protected:
         place = place.resolve()
         if target == place:
@@ -99,7 +105,7 @@ def read_marker(out: Path) -> dict | None:
     return marker if isinstance(marker, dict) and marker.get("tool") == MARKER_TOOL else None
 
 
-def check_output_dir(out: str | Path, command: str, inputs: Iterable[str | Path | None] = (), overwrite: bool = False) -> Path:
+def check_output_dir(out: str | Path, command: str, inputs: Inputs = (), overwrite: bool = False) -> Path:
     """``out`` as a path, after checking this run may replace it; else :class:`OutputRefused`.
 
     A URI of another file system (``hdfs://``, ``s3a://``: the Spark engine's) is not checked.
@@ -111,7 +117,8 @@ def check_output_dir(out: str | Path, command: str, inputs: Iterable[str | Path 
         raise OutputRefused(f"--out {out}: is a symbolic link; give the directory it points to, or another path")
     reason = forbidden_reason(path, inputs)
     if reason is not None:
-        raise OutputRefused(f"--out {out}: refused, {reason} (never replaced, even with --overwrite); choose a new directory")
+        raise OutputRefused(f"--out {out}: refused, {reason} (never replaced, even with --overwrite); "
+                            "choose a new directory")
     if not path.exists():
         return path
     if not path.is_dir():
@@ -130,11 +137,12 @@ def check_output_dir(out: str | Path, command: str, inputs: Iterable[str | Path 
         raise OutputRefused(f"--out {out}: cannot be listed ({error.strerror})") from None
     if empty:
         return path
-    raise OutputRefused(f"--out {out}: exists and was not written by deid-ds (no {MARKER} inside); "
-                        "pass --overwrite to replace it and everything in it, or choose another --out")
+    raise OutputRefused(f"--out {out}: exists and was not written by deid-ds (no {MARKER} inside; "
+                        "an older deid-ds wrote none): pass --overwrite to replace it and everything in it, "
+                        "or choose another --out")
 
 
-def check_work_directory(work: Path, inputs: Iterable[str | Path | None] = (), overwrite: bool = False, *,
+def check_work_directory(work: Path, inputs: Inputs = (), overwrite: bool = False, *,
                          sign: str = "state.json") -> None:
     """Check a run may use (and in the end remove) the work directory ``work`` (weak-label's ``OUT.partial``).
 
@@ -142,7 +150,8 @@ def check_work_directory(work: Path, inputs: Iterable[str | Path | None] = (), o
     the targets :func:`forbidden_reason` names are refused whatever.
     """
     if work.is_symlink():
-        raise OutputRefused(f"{work}: the work directory of this --out is a symbolic link; move it away or choose another --out")
+        raise OutputRefused(f"{work}: the work directory of this --out is a symbolic link; "
+                            "move it away or choose another --out")
     reason = forbidden_reason(work, inputs)
     if reason is not None:
         raise OutputRefused(f"{work}: refused as the work directory of this --out, {reason}; choose another --out")
@@ -264,7 +273,7 @@ def describe_os_error(out: str | Path, error: OSError) -> str:
 
 
 @contextmanager
-def guarded_output(out: str | Path, command: str, *, inputs: Iterable[str | Path | None] = (), overwrite: bool = False) -> Iterator[Path]:
+def guarded_output(out: str | Path, command: str, *, inputs: Inputs = (), overwrite: bool = False) -> Iterator[Path]:
     """Check ``out`` may be replaced, lock it and clean what killed runs left, for the block.
 
     Yields ``out`` as a path. An ``OSError`` in the block becomes :class:`OutputError` (one line).
@@ -286,7 +295,7 @@ def guarded_output(out: str | Path, command: str, *, inputs: Iterable[str | Path
 
 
 @contextmanager
-def output_directory(out: str | Path, command: str, *, inputs: Iterable[str | Path | None] = (), overwrite: bool = False) -> Iterator[Path]:
+def output_directory(out: str | Path, command: str, *, inputs: Inputs = (), overwrite: bool = False) -> Iterator[Path]:
     """A temporary directory that replaces ``out`` (whole, signed with the marker) if the block succeeds.
 
     The checks, lock and error handling of :func:`guarded_output`; the temporary directory is removed

@@ -46,7 +46,9 @@ def contents(directory: Path) -> dict[str, bytes]:
 
 
 def leftovers(parent: Path) -> list[str]:
-    return sorted(p.name for p in parent.iterdir() if p.name.startswith(".deid-ds-tmp-") or p.name.endswith(".deid-ds-lock"))
+    """Temporary directories and lock files deid-ds left in ``parent``."""
+    names = (p.name for p in parent.iterdir())
+    return sorted(name for name in names if name.startswith(".deid-ds-tmp-") or name.endswith(".deid-ds-lock"))
 
 
 def produce(out: Path, command: str = "segment", text: str = "new", **options) -> None:
@@ -103,8 +105,9 @@ def test_the_current_directory_its_ancestors_and_home_are_never_replaced(tmp_pat
     write(home, {".bashrc": "x"})
     monkeypatch.chdir(work)
     monkeypatch.setenv("HOME", str(home))
-    for out, reason in ((".", "the current directory"), (str(work), "the current directory"), ("..", "holds the current directory"),
-                        (str(home), "the home directory"), ("/", "the root directory")):
+    refused = [(".", "the current directory"), (str(work), "the current directory"),
+               ("..", "holds the current directory"), (str(home), "the home directory"), ("/", "the root directory")]
+    for out, reason in refused:
         with pytest.raises(OutputRefused, match=f"{reason}.*even with --overwrite"):
             check_output_dir(out, "segment", overwrite=overwrite)
     assert contents(work) == {"notes.txt": b"x"} and contents(home) == {".bashrc": b"x"}
@@ -168,7 +171,7 @@ def test_a_failed_run_leaves_the_previous_output_and_no_temporary_directory(tmp_
 
 def test_an_os_error_while_writing_is_one_line_and_keeps_the_previous_output(tmp_path):
     produce(tmp_path / "out", text="previous")
-    with pytest.raises(OutputError, match=r"^cannot write .*out: No space left on device; the previous output") as error:
+    with pytest.raises(OutputError, match=r"^cannot write .*out: No space left on device; the previous") as error:
         with output_directory(tmp_path / "out", "segment") as tmp:
             (tmp / "result.txt").write_text("half")
             raise OSError(28, "No space left on device")
@@ -223,7 +226,8 @@ def test_commands_refuse_a_foreign_directory_with_status_2_unless_overwrite(comm
     write(out, {"analysis.R": "mine"})
     result = CliRunner().invoke(main, command_args(command, notes, out))
     assert result.exit_code == 2, result.output
-    assert "not written by deid-ds" in result.output and "--overwrite" in result.output and "Traceback" not in result.output
+    assert "not written by deid-ds" in result.output and "--overwrite" in result.output
+    assert "Traceback" not in result.output
     assert contents(out) == {"analysis.R": b"mine"}
     result = CliRunner().invoke(main, [*command_args(command, notes, out), "--overwrite"])
     assert result.exit_code == 0, result.output
