@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
-import fcntl
 import json
 import os
 import re
@@ -175,6 +174,11 @@ def output_lock(out: Path) -> Iterator[None]:
     The lock file is removed when released; a run that opened it just before checks, once it holds the
     lock, that the path still names the file it locked (else it was released meanwhile: try again).
     """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX (Windows): no lock
+        yield
+        return
     lock = _lock_path(out)
     lock.parent.mkdir(parents=True, exist_ok=True)
     while True:
