@@ -285,10 +285,12 @@ def test_weak_label_refuses_at_once_while_another_process_writes_the_same_out(no
 
 
 @pytest.mark.slow
-def test_a_full_disk_is_one_line_and_keeps_the_previous_output(notes, tmp_path):
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_full_disk_is_one_line_and_keeps_the_previous_output(command, notes, tmp_path):
     """A real write failure: the file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored) makes writes fail with EFBIG."""
-    out = tmp_path / "seg"
-    assert CliRunner().invoke(main, command_args("segment", notes, out)).exit_code == 0
+    spans_for(notes)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(main, command_args(command, notes, out)).exit_code == 0
     before = contents(out)
     assert max(len(data) for data in before.values()) > 2000
     run = _child("""
@@ -297,14 +299,14 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_output(notes, tmp_path):
         resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
         sys.argv = ["deid-ds", *sys.argv[1:]]
         runpy.run_module("deid_ds", run_name="__main__")
-    """, *command_args("segment", notes, out))
+    """, *command_args(command, notes, out))
     stdout, stderr = run.communicate(timeout=120)
     assert run.returncode not in (0, None), stdout + stderr
     assert "Traceback" not in stderr
     [line] = [line for line in stderr.splitlines() if line.strip()]
     assert line.startswith(f"Error: cannot write {out}: ") and "File too large" in line
     assert contents(out) == before and leftovers(tmp_path) == []
-    assert json.loads((out / MARKER).read_text())["command"] == "segment"
+    assert json.loads((out / MARKER).read_text())["command"] == command
 
 
 @pytest.mark.parametrize("args", [
