@@ -7,6 +7,7 @@ import functools
 import click
 
 from deid_ds.errors import DeidError
+from deid_ds.output_dir import OVERWRITE_HELP
 
 column_option = click.option(
     "--column",
@@ -18,10 +19,13 @@ column_option = click.option(
 
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 
+overwrite_option = click.option("--overwrite", is_flag=True, help=OVERWRITE_HELP)
+
 
 def handle_errors(command):
     """Turn deid-ds errors into a one-line message and exit status 1, without a traceback.
 
+    An error with an ``exit_code`` attribute exits with it instead (an output directory refused: 2).
     The messages of :class:`deid_ds.errors.DeidError` never quote note content, so they are safe to
     print; unexpected exceptions keep their traceback (a bug to report).
     """
@@ -31,7 +35,9 @@ def handle_errors(command):
         try:
             return command(*args, **kwargs)
         except DeidError as error:
-            raise click.ClickException(str(error)) from None
+            exception = click.ClickException(str(error))
+            exception.exit_code = getattr(error, "exit_code", exception.exit_code)
+            raise exception from None
 
     return wrapper
 

@@ -8,6 +8,7 @@ in a temporary sibling directory and swapped in the same way.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -15,6 +16,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 TMP_PREFIX = ".deid-ds-tmp-"
+NEW, OLD = "n", "o"
+
+
+def temporary_name(path: Path, kind: str = NEW) -> str:
+    """``.deid-ds-tmp-<pid>-<8 hex><n|o>-<name of path>``: a temporary sibling of ``path``.
+
+    ``n``: a directory being built; ``o``: the previous ``path`` moved aside during a swap. The name
+    tells a later run (:func:`deid_ds.output_dir.remove_stale`) which output and process it belongs to.
+    """
+    return f"{TMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}{kind}-{path.name}"
 
 
 def _default_file_mode() -> int:
@@ -57,7 +68,8 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=path.parent))
+    tmp = path.with_name(temporary_name(path))
+    tmp.mkdir()
     try:
         yield tmp
     except BaseException:
@@ -74,9 +86,14 @@ def replace_directory(new: str | Path, path: str | Path) -> None:
     """
     path = Path(path)
     old = None
-    if path.exists():
-        old = path.with_name(f"{TMP_PREFIX}old-{path.name}-{os.getpid()}")
+    if path.exists() or path.is_symlink():
+        old = path.with_name(temporary_name(path, OLD))
         os.replace(path, old)
-    os.replace(new, path)
+    try:
+        os.replace(new, path)
+    except BaseException:
+        if old is not None:
+            os.replace(old, path)
+        raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors, quiet_option
+from deid_ds.cli_common import column_option, handle_errors, overwrite_option, quiet_option
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.notes_io import parse_column_map
 
 
 @click.command("segment")
 @click.argument("notes", type=click.Path(path_type=str))
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically).")
+@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite).")
+@overwrite_option
 @column_option
 @click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).")
 @click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens; longer ones are cut.")
@@ -19,11 +20,12 @@ from deid_ds.notes_io import parse_column_map
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
 @quiet_option
 @handle_errors
-def segment_command(notes, out, column, punkt, max_tokens, batch_size, workers, quiet):
+def segment_command(notes, out, overwrite, column, punkt, max_tokens, batch_size, workers, quiet):
     """Split HTML notes into sentences and tokens with offsets in the text and in the HTML.
 
     NOTES is a Parquet file or directory (the notes table of the README), or HTML/text files.
     Writes OUT/sentences.parquet, OUT/documents.parquet (one row per input note) and OUT/report.json.
+    An existing OUT not written by deid-ds segment is refused (exit status 2) unless --overwrite.
     """
     from deid_ds.segment_notes import report_table, segment_notes
 
@@ -36,6 +38,7 @@ def segment_command(notes, out, column, punkt, max_tokens, batch_size, workers, 
         batch_size=batch_size,
         workers=workers,
         progress=not quiet,
+        overwrite=overwrite,
     )
     click.echo(report_table(report))
     click.echo(f"written to {out}")

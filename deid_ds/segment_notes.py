@@ -23,7 +23,7 @@ import numpy as np
 
 from deid_ds.errors import DocumentError
 from deid_ds.html_text import ParsedHtml, html_to_text
-from deid_ds.io_utils import atomic_directory
+from deid_ds.output_dir import output_directory
 from deid_ds.model import Note
 from deid_ds.notes_io import DEFAULT_BATCH_SIZE, open_notes
 from deid_ds.parallel import ordered_map, relaxed_gc
@@ -294,8 +294,12 @@ def segment_notes(
     batch_size: int = DEFAULT_BATCH_SIZE,
     workers: int = 1,
     progress: bool = True,
+    overwrite: bool = False,
 ) -> SegmentReport:
-    """Segment every note of ``notes`` into ``out`` (see the module docstring for the layout)."""
+    """Segment every note of ``notes`` into ``out`` (see the module docstring for the layout).
+
+    ``out`` is replaced only if deid-ds wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm import tqdm
@@ -306,7 +310,7 @@ def segment_notes(
     report = SegmentReport()
     started = time.perf_counter()
     sentence_schema, documents_schema = _sentence_schema(), document_schema()
-    with atomic_directory(out) as tmp:
+    with output_directory(out, "segment", inputs=(notes, punkt), overwrite=overwrite) as tmp:
         sentence_writer = pq.ParquetWriter(tmp / "sentences.parquet", sentence_schema)
         document_writer = pq.ParquetWriter(tmp / "documents.parquet", documents_schema)
         try:

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, engine_options, handle_errors, quiet_option
+from deid_ds.cli_common import column_option, engine_options, handle_errors, overwrite_option, quiet_option
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.notes_io import parse_column_map
 
@@ -14,7 +14,8 @@ from deid_ds.notes_io import parse_column_map
 @click.command("weak-label")
 @click.argument("notes", type=str)
 @click.option("--kb", type=click.Path(path_type=str), help="Knowledge base from `deid-ds build-kb`. Without it the gazetteer rules are off; patterns, context cues and metadata still label.")
-@click.option("--out", "-o", required=True, type=str, help="Output directory (replaced atomically; work in progress is kept in OUT.partial and resumed; with --engine spark, in OUT.spark-partial, not resumed).")
+@click.option("--out", "-o", required=True, type=str, help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite; work in progress is kept in OUT.partial and resumed; with --engine spark, in OUT.spark-partial, not resumed).")
+@overwrite_option
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
 @click.option("--gold", type=click.Path(path_type=str), help="Gold spans (Parquet or JSONL: id_document, label, html_start, html_end) to score the labels against.")
 @column_option
@@ -29,7 +30,7 @@ from deid_ds.notes_io import parse_column_map
 @engine_options
 @quiet_option
 @handle_errors
-def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, keep_empty_test, split, seed, no_metadata, punkt, max_tokens, batch_size,
+def weak_label_command(notes, kb, out, overwrite, workers, gold, column, keep_empty, keep_empty_test, split, seed, no_metadata, punkt, max_tokens, batch_size,
                        engine, spark_master, quiet):
     """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
 
@@ -37,7 +38,8 @@ def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, keep_e
     Spark reads: hdfs://, s3a://, local). Writes OUT/spans.parquet,
     OUT/sentences.parquet and .jsonl, OUT/train.txt, dev.txt, test.txt (Flair, split by patient),
     OUT/documents.parquet (one row per input note) and OUT/report.json. An interrupted run restarted
-    with the same inputs and options resumes where it stopped.
+    with the same inputs and options resumes where it stopped. An existing OUT not written by deid-ds
+    weak-label is refused (exit status 2) unless --overwrite; so is a second run on the same OUT.
     """
     from deid_ds.weak_labelling import parse_split, report_table, weak_label
 
@@ -60,6 +62,7 @@ def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, keep_e
         log=click.echo,
         engine=engine,
         spark_master=spark_master,
+        overwrite=overwrite,
     )
     click.echo(report_table(report))
     if report.gold_table:

@@ -206,7 +206,7 @@ def test_campaign_command_end_to_end(weak_dir, tmp_path):
     args = ["campaign", str(weak_dir), "--out", str(out), "--annotators", "alice,bob,carol", "--per-type", "3", "--split", "test,train", "--seed", "7"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in out.iterdir()) == ["assignments.csv", "campaign.json", "tasks-alice.jsonl", "tasks-bob.jsonl", "tasks-carol.jsonl", "tasks.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == [".deid-ds.json", "assignments.csv", "campaign.json", "tasks-alice.jsonl", "tasks-bob.jsonl", "tasks-carol.jsonl", "tasks.jsonl"]
     campaign = json.loads((out / "campaign.json").read_text())
     with (out / "assignments.csv").open() as handle:
         rows = list(csv.DictReader(handle))

@@ -22,6 +22,7 @@ from deid_ds.deidentification.regions import INVISIBLE_RE
 from deid_ds.html_text import html_to_text
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
+from deid_ds.output_dir import write_marker
 
 PATIENT = PatientMetadata(firstname="Jeanne", lastname="Kerbrat", birthdate="1957-08-12", phone="06 12 34 56 78",
                           email="jeanne.kerbrat@orange.fr", city="Plouzané")
@@ -212,11 +213,12 @@ def test_fail_on_leak_leaves_out_untouched_and_keeps_the_output_aside(planted, t
     notes, spans = planted
     out = tmp_path / "out"
     out.mkdir()
+    write_marker(out, "deidentify")  # an earlier output of deidentify: one this run may replace
     (out / "previous.txt").write_text("a previous run")
     result = _run(notes, spans, out, "--hidden", "keep", "--fail-on-leak")
     assert result.exit_code == 3
     assert f"{out} left as it was" in result.output and f"{out}.leaks" in result.output and "Kerbrat" not in result.output
-    assert [p.name for p in out.iterdir()] == ["previous.txt"]  # OUT as it was
+    assert sorted(p.name for p in out.iterdir()) == [".deid-ds.json", "previous.txt"]  # OUT as it was
     aside = pd.read_parquet(tmp_path / "out.leaks" / "documents.parquet").set_index("id_document")
     assert aside.loc["d1", "n_leaks"] == 3
     assert json.loads((tmp_path / "out.leaks" / "report.json").read_text())["written_to"] == f"{out}.leaks"

@@ -176,3 +176,17 @@ def test_sources_are_downloaded_over_http_then_reused_offline(tmp_path, file_ser
     build_kb(out, ban=[f"{url}/adresses-22.csv.gz"], health_directory=[f"{url}/PS_LibreAcces_Personne_activite_202401150830.txt"], offline=True, progress=False)
     manifest = json.loads((out / "manifest.json").read_text())
     assert [s["from_cache"] for s in manifest["sources"]] == [True, True]
+
+
+def test_a_build_removes_what_a_killed_build_left_and_refuses_while_another_runs(tmp_path):
+    from deid_ds.output_dir import OutputRefused, output_lock
+
+    out = tmp_path / "kb"
+    (out / ".deid-ds-tmp-abcd1234").mkdir(parents=True)  # the table directory of a build killed with -9
+    (out / ".deid-ds-tmp-abcd1234" / "streets.parquet").write_text("half")
+    with output_lock(out):
+        with pytest.raises(OutputRefused, match="another deid-ds run"):
+            build_kb(out, ban=BAN_FILES[:1], progress=False)
+    build_kb(out, ban=BAN_FILES[:1], progress=False)
+    assert not [p for p in out.iterdir() if p.name.startswith(".deid-ds-tmp-")]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".deid-ds-lock")]

@@ -140,7 +140,7 @@ def test_embeddings_and_train_end_to_end(weak_dir, tmp_path):
     out = run(["train", str(weak_dir), "--out", str(model), "--fasttext", str(ft), "--flair-lm", str(lm), "--hidden", "16",
                "--max-epochs", "1", "--threads", "1", "--device", "cpu", "--quiet"])
     assert "epoch 1/1" in out and "dev F1" in out
-    assert sorted(p.name for p in model.iterdir()) == ["best-model.pt", "loss.tsv", "model_card.json", "training.log"]
+    assert sorted(p.name for p in model.iterdir()) == [".deid-ds.json", "best-model.pt", "loss.tsv", "model_card.json", "training.log"]
     card = json.loads((model / "model_card.json").read_text())
     assert CARD_FIELDS <= set(card)
     assert [e["type"] for e in card["embeddings"]] == ["fasttext", "flair-forward", "flair-backward", "characters"]

@@ -83,6 +83,7 @@ def test_weak_label_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tm
 @needs_spark
 def test_output_on_a_hadoop_uri_is_replaced_atomically_and_a_failed_run_leaves_it_whole(spark, kb_dir, tmp_path, monkeypatch):
     import deid_ds.engine.spark_weak_label as spark_weak_label
+    from deid_ds.output_dir import OutputRefused
 
     notes = tmp_path / "notes.parquet"
     pq.write_table(pq.read_table(NOTES).slice(0, 30), notes)
@@ -93,16 +94,19 @@ def test_output_on_a_hadoop_uri_is_replaced_atomically_and_a_failed_run_leaves_i
     def broken(*args, **kwargs):
         raise RuntimeError("the driver died while assembling")
 
+    with pytest.raises(OutputRefused, match="not written by deid-ds"):
+        _weak(notes, out.as_uri(), kb=kb_dir, engine="spark")
     monkeypatch.setattr(spark_weak_label, "assemble", broken)
     with pytest.raises(RuntimeError, match="assembling"):
-        _weak(notes, out.as_uri(), kb=kb_dir, engine="spark")
+        _weak(notes, out.as_uri(), kb=kb_dir, engine="spark", overwrite=True)  # not deid-ds's: replaced only with overwrite
     assert sorted(p.name for p in out.iterdir()) == ["stale.txt"]  # untouched
     monkeypatch.undo()
-    result = CliRunner().invoke(main, ["weak-label", str(notes), "--out", out.as_uri(), "--kb", str(kb_dir), "--engine", "spark", "--quiet"])
+    result = CliRunner().invoke(main, ["weak-label", str(notes), "--out", out.as_uri(), "--kb", str(kb_dir), "--engine", "spark", "--quiet",
+                                         "--overwrite"])
     assert result.exit_code == 0, result.output
     assert "Spark" in result.output and "documents read" in result.output
     assert sorted(p.name for p in out.iterdir()) == sorted(["spans.parquet", "sentences.parquet", "sentences.jsonl", "documents.parquet", "train.txt",
-                                                            "dev.txt", "test.txt", "report.json"])
+                                                            "dev.txt", "test.txt", "report.json", ".deid-ds.json"])
     _weak(notes, tmp_path / "local", kb=kb_dir)
     same_outputs(tmp_path / "local", out)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["local", "notes.parquet", "out"]  # no work or temporary directory left

@@ -18,6 +18,7 @@ from conftest import REPO
 from deid_ds.cli import main
 from deid_ds.errors import DocumentError, InputError
 from deid_ds.html_text import html_to_text
+from deid_ds.output_dir import MARKER
 from deid_ds.label.labeller import WeakLabeller
 from deid_ds.weak_labelling import assign_splits, flair_token, parse_split, spans_schema, weak_label
 from deid_ds.weak_labelling import pipeline as weak_label_pipeline
@@ -203,7 +204,7 @@ def test_output_does_not_depend_on_workers_or_batch_size(kb_dir, subset, tmp_pat
     same_outputs(tmp_path / "a", tmp_path / "b")
     same_outputs(tmp_path / "a", tmp_path / "c")
     assert not (tmp_path / "a.partial").exists()
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(OUTPUT_FILES)
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted([*OUTPUT_FILES, MARKER])  # and the marker of deid-ds
 
 
 def test_keep_empty_keeps_the_requested_share_of_sentences_without_entity(kb_dir, subset, tmp_path):

@@ -27,7 +27,7 @@ from deid_ds.campaign.sampling import NO_TYPE, sample_documents
 from deid_ds.campaign.source import read_pool, read_sentences
 from deid_ds.campaign.tasks import TaskError, build_task, validate_task
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_directory
+from deid_ds.output_dir import check_output_dir, output_directory
 from deid_ds.report import format_table
 
 CAMPAIGN_FORMAT = "deid-ds-campaign/1"
@@ -75,11 +75,13 @@ def prepare_campaign(
     splits: str | Sequence[str] | None = ("test",),
     seed: int = 0,
     log: Callable[[str], None] | None = None,
+    overwrite: bool = False,
 ) -> CampaignReport:
     """Prepare the campaign of ``weak_dir`` into ``out``; see the module docstring for the files.
 
     ``per_type=None`` takes every document of the chosen splits. A type with fewer documents than
-    ``per_type`` is taken whole and listed in ``short_doc_types`` (and logged, counts only).
+    ``per_type`` is taken whole and listed in ``short_doc_types`` (and logged, counts only). ``out`` is
+    replaced only if deid-ds campaign wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
     """
     try:
         names = parse_annotators(annotators)
@@ -90,6 +92,7 @@ def prepare_campaign(
     except ValueError as error:
         raise InputError(str(error)) from None
     wanted = parse_splits(splits)
+    check_output_dir(out, "campaign", (weak_dir,), overwrite)
     pool = read_pool(weak_dir, wanted)
     if not pool.doc_types:
         where = "any split" if wanted is None else f"split {','.join(wanted)}"
@@ -141,7 +144,7 @@ def prepare_campaign(
         }
         report.per_annotator_doc_type[name] = dict(sorted(Counter(a.doc_type for a in mine).items()))
 
-    with atomic_directory(out) as tmp:
+    with output_directory(out, "campaign", inputs=(weak_dir,), overwrite=overwrite) as tmp:
         _write_jsonl(tmp / "tasks.jsonl", (task for document in sorted(tasks) for task in tasks[document]))
         for name in names:
             mine = sorted({a.id_document for a in assignments if a.annotator == name})

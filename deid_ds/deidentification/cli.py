@@ -6,7 +6,7 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, engine_options, handle_errors, quiet_option
+from deid_ds.cli_common import column_option, engine_options, handle_errors, overwrite_option, quiet_option
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 
 
@@ -15,7 +15,8 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.option("--spans", "-s", type=click.Path(path_type=str), help="Entities to replace: spans.parquet of weak-label or predict, a gold table (Parquet/JSONL), or their directory.")
 @click.option("--model", "-m", type=click.Path(path_type=str), metavar="MODELDIR", help="Predict the entities with this trained model instead (deid-ds predict, kept in a temporary directory).")
 @click.option("--with-rules", "with_rules", type=click.Path(path_type=str), metavar="KB", help="With --model: merge the weak labeller's spans (hybrid mode of predict).")
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically): notes.parquet, audit.parquet, documents.parquet, report.json.")
+@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): notes.parquet, audit.parquet, documents.parquet, report.json.")
+@overwrite_option
 @click.option("--mode", type=click.Choice(["mask", "surrogate"]), default="surrogate", show_default=True, help="mask: [LABEL]; surrogate: realistic, consistent replacements.")
 @click.option("--kb", type=click.Path(path_type=str), help="Knowledge base (deid-ds build-kb) to draw surrogate communes, postcodes and streets from [default: a shipped list of Breton communes].")
 @click.option("--key", help="Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, else a random key, never written]. Prefer the variable: a command line is visible to other users.")
@@ -33,8 +34,8 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @engine_options
 @quiet_option
 @handle_errors
-def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep_metadata, audit_originals, fail_on_leak, hidden, keep_columns,
-                       birthdate_year, mask_format, column, workers, batch_size, device, engine, spark_master, quiet):
+def deidentify_command(notes, spans, model, with_rules, out, overwrite, mode, kb, key, keep_metadata, audit_originals, fail_on_leak, hidden,
+                       keep_columns, birthdate_year, mask_format, column, workers, batch_size, device, engine, spark_master, quiet):
     """Mask or replace the entities of HTML notes in the original HTML, and check nothing is left.
 
     \b
@@ -47,7 +48,9 @@ def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep
     patient has no metadata are reported "not checked"); --fail-on-leak makes any leak an error.
 
     \b
-    Exit status: 0 done; 1 bad input; 3 --fail-on-leak found leaks (OUT untouched, output in OUT.leaks).
+    Exit status: 0 done; 1 bad input or a write error; 2 OUT refused (an existing directory not written
+    by deid-ds deidentify, unless --overwrite; an input's folder, the current or home directory, never);
+    3 --fail-on-leak found leaks (OUT untouched, output in OUT.leaks).
     """
     from deid_ds.deidentification.pipeline import deidentify, report_table
     from deid_ds.notes_io import parse_column_map
@@ -76,6 +79,7 @@ def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep
         hidden=hidden,
         keep_columns=keep_columns,
         fail_on_leak=fail_on_leak,
+        overwrite=overwrite,
     )
     click.echo(report_table(report))
     if report.kept_aside:

@@ -419,6 +419,7 @@ def deidentify(
     hidden: str = "deidentify",
     keep_columns: tuple[str, ...] | list[str] = (),
     fail_on_leak: bool = False,
+    overwrite: bool = False,
 ) -> DeidentifyReport:
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
@@ -429,8 +430,11 @@ def deidentify(
     not available there yet. ``hidden`` is the policy for the views outside the visible text
     (:mod:`deid_ds.deidentification.other_views`); ``keep_columns`` the input columns written back (the
     others are dropped); ``fail_on_leak`` keeps an output with leaks out of ``out`` (module docstring:
-    the report's ``written_to`` says where it went).
+    the report's ``written_to`` says where it went). ``out`` (and ``OUT.leaks``) is replaced only if
+    deid-ds deidentify wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
     """
+    from deid_ds.output_dir import check_output_dir, guarded_output
+
     log = log or (lambda message: print(message, file=sys.stderr))
     if mode not in MODES:
         raise InputError(f"--mode {mode}: expected one of {', '.join(MODES)}")
@@ -451,6 +455,8 @@ def deidentify(
     if engine == "spark" and model is not None:
         raise InputError("--model is not available with --engine spark yet: run `deid-ds predict --engine spark` first, "
                          "then `deid-ds deidentify --spans PREDICT_OUT --engine spark`")
+    inputs = (notes, spans, model, with_rules, kb)
+    check_output_dir(out, "deidentify", inputs, overwrite)  # before a model runs, not after
     if kb is not None:
         from deid_ds.kb.build import verify_tables
 
@@ -465,8 +471,9 @@ def deidentify(
         from deid_ds.engine.spark_deidentify import deidentify_spark
 
         load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
-        return deidentify_spark(notes, spans, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log,
-                                fail_on_leak=fail_on_leak)
+        with guarded_output(out, "deidentify", inputs=inputs, overwrite=overwrite):
+            return deidentify_spark(notes, spans, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master,
+                                    log=log, fail_on_leak=fail_on_leak, inputs=inputs, overwrite=overwrite)
     from deid_ds.notes_io import open_notes
 
     source = open_notes(notes, column_map)
@@ -480,7 +487,7 @@ def deidentify(
                     workers=workers, device=device, progress=progress, log=log)
             spans = Path(scratch) / "predict"
         by_document = read_spans_by_document(spans)
-        return _run(source, by_document, out, options, batch_size, workers, progress, dropped, fail_on_leak)
+        return _run(source, by_document, out, options, batch_size, workers, progress, dropped, fail_on_leak, inputs=inputs, overwrite=overwrite)
 
 
 def own_columns(column_map: Mapping[str, str]) -> set[str]:
@@ -501,23 +508,31 @@ class _Target:
 
 
 @contextmanager
-def _output_directory(out: str | Path) -> Iterator[tuple[Path, _Target]]:
-    """:func:`deid_ds.io_utils.atomic_directory` whose destination may still change inside the block."""
-    from deid_ds.io_utils import TMP_PREFIX, replace_directory
+def _output_directory(out: str | Path, inputs: tuple, overwrite: bool) -> Iterator[tuple[Path, _Target]]:
+    """:func:`deid_ds.output_dir.output_directory` whose destination may still become ``OUT.leaks`` in the block.
 
-    target = _Target(Path(out))
-    target.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=target.path.parent))
-    try:
-        yield tmp, target
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    replace_directory(tmp, target.path)
+    ``OUT`` is checked and locked for the whole run; ``OUT.leaks``, when chosen, is checked by the same
+    policy before the finished output is moved onto it.
+    """
+    from deid_ds.io_utils import temporary_name
+    from deid_ds.output_dir import check_output_dir, guarded_output, publish
+
+    with guarded_output(out, "deidentify", inputs=inputs, overwrite=overwrite) as path:
+        target = _Target(path)
+        path.absolute().parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.absolute().with_name(temporary_name(path))
+        tmp.mkdir()
+        try:
+            yield tmp, target
+            if target.path != path:
+                check_output_dir(target.path, "deidentify", inputs, overwrite)
+            publish(tmp, target.path, "deidentify")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions, batch_size: int, workers: int, progress: bool,
-         dropped: list[str] | None = None, fail_on_leak: bool = False) -> DeidentifyReport:
+         dropped: list[str] | None = None, fail_on_leak: bool = False, *, inputs: tuple = (), overwrite: bool = False) -> DeidentifyReport:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm import tqdm
@@ -532,7 +547,7 @@ def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions
     seen_spans: set[str] = set()
     schema = _output_schema(source, options.keep_metadata, options.keep_columns)
     d_schema, a_schema = documents_schema(), audit_schema(options.audit_originals)
-    with _output_directory(out) as (tmp, target):
+    with _output_directory(out, inputs, overwrite) as (tmp, target):
         writers = [pq.ParquetWriter(tmp / name, s) for name, s in (("notes.parquet", schema), ("documents.parquet", d_schema), ("audit.parquet", a_schema))]
         try:
             jobs = _jobs(source, by_document, batch_size, options, seen_spans)

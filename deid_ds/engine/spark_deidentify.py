@@ -39,7 +39,7 @@ from deid_ds.deidentification.pipeline import (BatchResult, DeidentifyReport, De
                                                check_keep_columns, deidentify_batch, documents_schema, leaks_path, new_report, own_columns)
 from deid_ds.engine import spark as engine
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_directory
+from deid_ds.output_dir import check_output_dir, signed_directory
 from deid_ds.model import PATIENT_FIELDS
 
 SPANS = "_spans"  # the column of each note's spans, joined on
@@ -146,6 +146,8 @@ def deidentify_spark(
     spark_master: str | None,
     log: Callable[[str], None],
     fail_on_leak: bool = False,
+    inputs: tuple = (),
+    overwrite: bool = False,
 ) -> DeidentifyReport:
     """:func:`deid_ds.deidentification.pipeline.deidentify` on Spark (options checked by it; module docstring)."""
     import pyarrow.parquet as pq
@@ -172,7 +174,9 @@ def deidentify_spark(
         stats = [row for table in parts.tables("stats") for row in table.to_pylist()]
         leak_total = sum(json.loads(row["leaks"])["total"] for row in stats)
         report.written_to = leaks_path(out) if fail_on_leak and leak_total else str(out)
-        with engine.output_directory(spark, report.written_to) as target, atomic_directory(target) as tmp:
+        if report.written_to != str(out):
+            check_output_dir(report.written_to, "deidentify", inputs, overwrite)
+        with engine.output_directory(spark, report.written_to) as target, signed_directory(target, "deidentify") as tmp:
             for name in ("notes", "documents", "audit"):
                 with pq.ParquetWriter(tmp / f"{name}.parquet", outputs[name]) as writer:
                     for table in parts.tables(name):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from deid_ds.engine import spark as engine
-from deid_ds.io_utils import atomic_directory
+from deid_ds.output_dir import signed_directory
 from deid_ds.ner.predict import BatchResult, PredictJob, PredictOptions, PredictReport, documents_schema, predict_batch
 
 
@@ -93,7 +93,7 @@ def predict_spark(
     no_spans: dict[str, list] = {"label": [], "source": []}
     with engine.local_datasets(spark, datasets) as local:
         parts = engine.DatasetParts({name: (local[name], schema) for name, schema in outputs.items()})
-        with engine.output_directory(spark, out) as target, atomic_directory(target) as tmp:
+        with engine.output_directory(spark, out) as target, signed_directory(target, "predict") as tmp:
             for name in ("spans", "documents"):
                 with pq.ParquetWriter(tmp / f"{name}.parquet", outputs[name]) as writer:
                     for table in parts.tables(name):

@@ -285,7 +285,26 @@ def build_kb(
     refresh: bool = False,
     progress: bool = True,
 ) -> BuildReport:
-    """Build the gazetteers of ``out`` from the given sources (see the module docstring)."""
+    """Build the gazetteers of ``out`` from the given sources (see the module docstring).
+
+    ``out`` is written into, not replaced (it keeps the downloads); a run holds its lock, so that a
+    second build into it refuses at once, and removes the temporary directories a killed run left in it.
+    """
+    from deid_ds.output_dir import OutputError, describe_os_error, output_lock, remove_stale_inside
+
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:  # a file of that name, a read-only parent...
+        raise OutputError(describe_os_error(out, error)) from None
+    with output_lock(out):
+        remove_stale_inside(out)
+        return _build_kb(out, ban=ban, ban_departements=ban_departements, health_directory=health_directory, ca_bundle=ca_bundle,
+                         offline=offline, refresh=refresh, progress=progress)
+
+
+def _build_kb(out: Path, *, ban: Iterable[str], ban_departements: Iterable[str], health_directory: Iterable[str], ca_bundle: str | None,
+              offline: bool, refresh: bool, progress: bool) -> BuildReport:
     import time
 
     from tqdm import tqdm

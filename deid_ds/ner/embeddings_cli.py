@@ -10,7 +10,7 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors, quiet_option
+from deid_ds.cli_common import column_option, handle_errors, overwrite_option, quiet_option
 from deid_ds.defaults import DEFAULT_MAX_TOKENS
 
 splits_option = click.option(
@@ -39,7 +39,8 @@ def embeddings_group() -> None:
 
 @embeddings_group.command("fasttext")
 @click.argument("corpus", required=False, type=click.Path(path_type=str))
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically): fasttext.kv and fasttext.json.")
+@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): fasttext.kv and fasttext.json.")
+@overwrite_option
 @click.option("--from", "from_file", type=click.Path(exists=True, dir_okay=False, path_type=str), help="Take this FastText file instead of training (Facebook .bin such as cc.fr.300.bin, or a gensim .kv/.model); CORPUS is then not needed.")
 @click.option("--copy", is_flag=True, help="With --from FILE.bin: copy the file into OUT instead of referencing it by absolute path.")
 @click.option("--dim", default=100, show_default=True, type=click.IntRange(min=1), help="Vector dimension (cc.fr.300, the paper's, has 300).")
@@ -56,7 +57,7 @@ def embeddings_group() -> None:
 @max_tokens_option
 @quiet_option
 @handle_errors
-def fasttext_command(corpus, out, from_file, copy, dim, epochs, min_count, window, min_n, max_n, bucket, seed, workers, splits, column, max_tokens, quiet):
+def fasttext_command(corpus, out, overwrite, from_file, copy, dim, epochs, min_count, window, min_n, max_n, bucket, seed, workers, splits, column, max_tokens, quiet):
     """Train FastText vectors (skip-gram with character n-grams) on the notes' tokens, for `deid-ds train --fasttext`.
 
     CORPUS is a notes table (Parquet file or directory: every sentence of every note) or a `deid-ds
@@ -69,7 +70,7 @@ def fasttext_command(corpus, out, from_file, copy, dim, epochs, min_count, windo
 
     log = (lambda message: None) if quiet else click.echo
     if from_file:
-        import_fasttext(from_file, out, copy=copy, log=click.echo)
+        import_fasttext(from_file, out, copy=copy, log=click.echo, overwrite=overwrite)
         return
     if corpus is None:
         raise click.UsageError("give CORPUS to train on, or --from FILE")
@@ -78,14 +79,15 @@ def fasttext_command(corpus, out, from_file, copy, dim, epochs, min_count, windo
     manifest = train_fasttext(
         corpus, out, dim=dim, epochs=epochs, min_count=min_count, window=window, min_n=min_n, max_n=max_n, bucket=bucket,
         workers=workers or os.cpu_count() or 1, seed=seed, column_map=parse_column_map(column), splits=_splits(splits),
-        max_tokens=max_tokens, progress=not quiet, log=log,
+        max_tokens=max_tokens, progress=not quiet, log=log, overwrite=overwrite,
     )
     click.echo(f"fasttext: {manifest['vocab_size']:,} words, dim {manifest['dim']}, {manifest['seconds']:.1f} s -> {out}")
 
 
 @embeddings_group.command("flair-lm")
 @click.argument("corpus", required=False, type=click.Path(path_type=str))
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically): forward/best-lm.pt, backward/best-lm.pt, flair_lm.json.")
+@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): forward/best-lm.pt, backward/best-lm.pt, flair_lm.json.")
+@overwrite_option
 @click.option("--from-forward", type=click.Path(exists=True, dir_okay=False, path_type=str), help="Take this forward language model (.pt) instead of training; CORPUS is then not needed.")
 @click.option("--from-backward", type=click.Path(exists=True, dir_okay=False, path_type=str), help="Take this backward language model (.pt) instead of training.")
 @click.option("--direction", type=click.Choice(["both", "forward", "backward"]), default="both", show_default=True)
@@ -108,7 +110,7 @@ def fasttext_command(corpus, out, from_file, copy, dim, epochs, min_count, windo
 @max_tokens_option
 @quiet_option
 @handle_errors
-def flair_lm_command(corpus, out, from_forward, from_backward, direction, hidden, layers, embedding_size, seq_len, batch, epochs, lr,
+def flair_lm_command(corpus, out, overwrite, from_forward, from_backward, direction, hidden, layers, embedding_size, seq_len, batch, epochs, lr,
                      patience, dropout, device, threads, seed, verbose, workers, splits, column, max_tokens, quiet):
     """Train forward and backward character language models (Flair embeddings) on the notes' text.
 
@@ -122,7 +124,7 @@ def flair_lm_command(corpus, out, from_forward, from_backward, direction, hidden
 
     log = (lambda message: None) if quiet else click.echo
     if from_forward or from_backward:
-        import_flair_lm(out, forward=from_forward, backward=from_backward, log=click.echo)
+        import_flair_lm(out, forward=from_forward, backward=from_backward, log=click.echo, overwrite=overwrite)
         return
     if corpus is None:
         raise click.UsageError("give CORPUS to train on, or --from-forward/--from-backward FILE")
@@ -131,7 +133,7 @@ def flair_lm_command(corpus, out, from_forward, from_backward, direction, hidden
         corpus, out, directions=directions, hidden=hidden, layers=layers, embedding_size=embedding_size, seq_len=seq_len,
         batch=batch, epochs=epochs, lr=lr, patience=patience, dropout=dropout, device=device, threads=threads, seed=seed,
         workers=workers or os.cpu_count() or 1, column_map=parse_column_map(column), splits=_splits(splits),
-        max_tokens=max_tokens, progress=not quiet, verbose=verbose, log=log,
+        max_tokens=max_tokens, progress=not quiet, verbose=verbose, log=log, overwrite=overwrite,
     )
     for name, model in manifest["models"].items():
         click.echo(f"flair-lm {name}: validation perplexity {model['valid_perplexity']}, {model['seconds']:.1f} s -> {out}/{model['path']}")

@@ -36,7 +36,8 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_directory, atomic_write_text
+from deid_ds.io_utils import atomic_write_text
+from deid_ds.output_dir import check_output_dir, output_directory
 from deid_ds.ner.corpus_text import DEFAULT_WEAK_SPLITS, write_corpus_text
 
 MANIFEST = "fasttext.json"
@@ -47,6 +48,10 @@ _FACEBOOK_MAGIC = 793712314
 _FACEBOOK_MAX_VERSION = 12
 
 DEFAULTS = {"dim": 100, "epochs": 5, "min_count": 2, "window": 5, "min_n": 3, "max_n": 6, "bucket": 200_000}
+
+
+#: The command named in the marker of the directories written here (:mod:`deid_ds.output_dir`).
+COMMAND = "embeddings fasttext"
 
 
 def _no_log(message: str) -> None:
@@ -71,17 +76,20 @@ def train_fasttext(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     progress: bool = False,
     log: Callable[[str], None] = _no_log,
+    overwrite: bool = False,
 ) -> dict:
     """Train FastText vectors on ``corpus`` (notes table or weak-label directory) into ``out``.
 
     ``out`` is replaced atomically: it holds ``fasttext.kv`` and ``fasttext.json`` once complete,
     never a half-written model. With ``workers=1`` the vectors are the same on every run for a seed;
-    gensim's threads make several workers faster but not repeatable.
+    gensim's threads make several workers faster but not repeatable. ``out`` is replaced only if deid-ds
+    wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
     """
     from gensim.models import FastText
 
     started = time.monotonic()
     out = Path(out)
+    check_output_dir(out, COMMAND, (corpus,), overwrite)  # before the training, not after
     with tempfile.TemporaryDirectory(prefix="deid-ds-fasttext-") as scratch:
         text_file = Path(scratch) / "corpus.txt"
         stats = write_corpus_text(
@@ -96,7 +104,7 @@ def train_fasttext(
             raise InputError(f"{corpus}: no word occurs {min_count} times or more (lower --min-count)")
         log(f"vocabulary: {len(model.wv):,} words seen at least {min_count} times; training {epochs} epoch(s), dim {dim}")
         model.train(corpus_file=str(text_file), total_examples=model.corpus_count, total_words=model.corpus_total_words, epochs=epochs)
-    with atomic_directory(out) as tmp:
+    with output_directory(out, COMMAND, inputs=(corpus,), overwrite=overwrite) as tmp:
         model.wv.save(str(tmp / VECTORS), separately=[])
         manifest = {
             "format": "gensim",
@@ -117,7 +125,8 @@ def train_fasttext(
     return manifest
 
 
-def import_fasttext(source: str | Path, out: str | Path, *, copy: bool = False, log: Callable[[str], None] = _no_log) -> dict:
+def import_fasttext(source: str | Path, out: str | Path, *, copy: bool = False, log: Callable[[str], None] = _no_log,
+                    overwrite: bool = False) -> dict:
     """Record a user's FastText file (Facebook ``.bin`` or gensim) in ``out`` for ``deid-ds train``.
 
     A ``.bin`` file is validated by its header and referenced by absolute path (copied with ``copy``);
@@ -128,7 +137,7 @@ def import_fasttext(source: str | Path, out: str | Path, *, copy: bool = False, 
     if not source.is_file():
         raise InputError(f"{source}: no such file")
     out = Path(out)
-    with atomic_directory(out) as tmp:
+    with output_directory(out, COMMAND, inputs=(source,), overwrite=overwrite) as tmp:
         if source.suffix == ".bin":
             header = read_facebook_header(source)
             if copy:

@@ -35,7 +35,8 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_directory, atomic_write_text
+from deid_ds.io_utils import atomic_write_text
+from deid_ds.output_dir import check_output_dir, output_directory
 from deid_ds.ner.corpus_text import DEFAULT_WEAK_SPLITS, write_corpus_text
 
 MANIFEST = "flair_lm.json"
@@ -48,6 +49,10 @@ DEFAULTS = {
 }
 
 _GENERATION_OFF = "(text generation not logged: a model trained on notes can reproduce their content)"
+
+
+#: The command named in the marker of the directories written here (:mod:`deid_ds.output_dir`).
+COMMAND = "embeddings flair-lm"
 
 
 def _no_log(message: str) -> None:
@@ -81,15 +86,18 @@ def train_flair_lm(
     progress: bool = False,
     verbose: bool = False,
     log: Callable[[str], None] = _no_log,
+    overwrite: bool = False,
 ) -> dict:
     """Train character language models on ``corpus`` (notes table or weak-label directory) into ``out``.
 
     ``out`` is replaced atomically once every direction is trained. Returns the manifest written to
     ``out/flair_lm.json`` (corpus counts, parameters, per-direction validation perplexity, times).
+    ``out`` is replaced only if deid-ds wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
     """
     from deid_ds.ner.runtime import flair_console, seed_everything, select_device, set_threads
 
     directions = _check_directions(directions)
+    check_output_dir(out, COMMAND, (corpus,), overwrite)  # before the training, not after
     chosen = select_device(device)
     threads_used = set_threads(threads)
     _check_lm_device(chosen)
@@ -110,7 +118,7 @@ def train_flair_lm(
             )
         dictionary = character_dictionary(stats.characters_seen)
         results: dict[str, dict] = {}
-        with atomic_directory(out) as tmp:
+        with output_directory(out, COMMAND, inputs=(corpus,), overwrite=overwrite) as tmp:
             for direction in directions:
                 seed_everything(seed)
                 log(f"{direction}: training ({hidden} hidden, {layers} layer(s), {epochs} epoch(s), on {chosen})")
@@ -235,7 +243,7 @@ def _train_direction(
 
 
 def import_flair_lm(out: str | Path, *, forward: str | Path | None = None, backward: str | Path | None = None,
-                    log: Callable[[str], None] = _no_log) -> dict:
+                    log: Callable[[str], None] = _no_log, overwrite: bool = False) -> dict:
     """Copy a user's language models (``.pt``) into ``out`` in the layout ``deid-ds train`` reads.
 
     Each file is loaded to check that it is a Flair language model of the stated direction.
@@ -246,7 +254,7 @@ def import_flair_lm(out: str | Path, *, forward: str | Path | None = None, backw
     if not any(given.values()):
         raise InputError("give --from-forward and/or --from-backward")
     models: dict[str, dict] = {}
-    with atomic_directory(out) as tmp:
+    with output_directory(out, COMMAND, inputs=(forward, backward), overwrite=overwrite) as tmp:
         for direction, source in given.items():
             if source is None:
                 continue

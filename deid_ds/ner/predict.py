@@ -415,6 +415,7 @@ def predict(
     log: Callable[[str], None] | None = None,
     engine: str = "local",
     spark_master: str | None = None,
+    overwrite: bool = False,
 ) -> PredictReport:
     """Tag every note of ``notes`` with the tagger of ``model`` into ``out`` (module docstring).
 
@@ -425,14 +426,15 @@ def predict(
     ``with_rules`` (a ``build-kb`` directory) switches the hybrid mode on: the weak labeller runs on
     the same notes (with their metadata unless ``use_metadata`` is false) and its spans are merged
     with the model's (:func:`deid_ds.ner.hybrid.merge_spans`). ``punkt`` and ``max_tokens`` must be
-    those ``weak-label`` used, so the model sees the sentences it was trained on.
+    those ``weak-label`` used, so the model sees the sentences it was trained on. ``out`` is replaced
+    only if deid-ds predict wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm import tqdm
 
-    from deid_ds.io_utils import atomic_directory
     from deid_ds.notes_io import open_notes
+    from deid_ds.output_dir import check_output_dir, guarded_output, output_directory
     from deid_ds.parallel import ordered_map
     from deid_ds.weak_labelling.schemas import spans_schema
 
@@ -442,6 +444,8 @@ def predict(
     from deid_ds.engine import check_engine
 
     check_engine(engine)
+    inputs = (model, notes, with_rules, punkt)
+    check_output_dir(out, "predict", inputs, overwrite)  # before the model loads, not after
     path = model_file(model)
     source = open_notes(notes, column_map) if engine == "local" else None
     # On Spark the device is the executors' (resolved there); the driver checks the model on its own.
@@ -467,11 +471,12 @@ def predict(
         from deid_ds.engine.spark_predict import predict_spark
 
         options = PredictOptions(options.model, options.segment, device, mini_batch_size, None, rules)
-        return predict_spark(notes, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log)
+        with guarded_output(out, "predict", inputs=inputs, overwrite=overwrite):
+            return predict_spark(notes, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log)
     report = PredictReport(model=str(path), device=chosen, workers=workers, hybrid_kb=rules.kb_dir if rules else None, hybrid=rules is not None)
     started = time.perf_counter()
     d_schema, s_schema = documents_schema(), spans_schema()
-    with atomic_directory(out) as tmp:
+    with output_directory(out, "predict", inputs=inputs, overwrite=overwrite) as tmp:
         span_writer = pq.ParquetWriter(tmp / "spans.parquet", s_schema)
         document_writer = pq.ParquetWriter(tmp / "documents.parquet", d_schema)
         try:

@@ -6,14 +6,15 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, engine_options, handle_errors, quiet_option
+from deid_ds.cli_common import column_option, engine_options, handle_errors, overwrite_option, quiet_option
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 
 
 @click.command("predict")
 @click.argument("model", type=click.Path(path_type=str))
 @click.argument("notes", type=str)
-@click.option("--out", "-o", required=True, type=str, help="Output directory (replaced atomically): spans.parquet, documents.parquet, report.json.")
+@click.option("--out", "-o", required=True, type=str, help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): spans.parquet, documents.parquet, report.json.")
+@overwrite_option
 @click.option("--with-rules", "with_rules", type=click.Path(path_type=str), metavar="KB",
               help="Hybrid mode: also run the weak labeller with this knowledge base (`deid-ds build-kb`) and merge its spans with the model's (policy: README).")
 @click.option("--no-metadata", is_flag=True, help="Hybrid mode: do not use the patients' metadata columns.")
@@ -27,7 +28,7 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 @engine_options
 @quiet_option
 @handle_errors
-def predict_command(model, notes, out, with_rules, no_metadata, workers, batch_size, mini_batch_size, device, column, punkt, max_tokens, engine,
+def predict_command(model, notes, out, overwrite, with_rules, no_metadata, workers, batch_size, mini_batch_size, device, column, punkt, max_tokens, engine,
                     spark_master, quiet):
     """Tag HTML notes with a trained tagger (`deid-ds train`) into the weak labeller's spans.parquet.
 
@@ -36,7 +37,8 @@ def predict_command(model, notes, out, with_rules, no_metadata, workers, batch_s
     table (with --engine spark, any path Spark reads: hdfs://, s3a://, local). Notes are segmented
     exactly as weak-label segments them, so the model sees its training
     tokens. Writes OUT/spans.parquet (same schema as weak-label, source "model"), OUT/documents.parquet
-    (every note: ok, empty or failed with its reason) and OUT/report.json.
+    (every note: ok, empty or failed with its reason) and OUT/report.json. An existing OUT not written
+    by deid-ds predict is refused (exit status 2) unless --overwrite.
     """
     from deid_ds.ner.predict import predict, report_table
     from deid_ds.notes_io import parse_column_map
@@ -58,6 +60,7 @@ def predict_command(model, notes, out, with_rules, no_metadata, workers, batch_s
         log=click.echo,
         engine=engine,
         spark_master=spark_master,
+        overwrite=overwrite,
     )
     click.echo(report_table(report))
     click.echo(f"written to {out}")

@@ -48,7 +48,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_directory, atomic_write_text
+from deid_ds.io_utils import atomic_write_text
+from deid_ds.output_dir import check_output_dir, output_directory
 
 SPLITS = ("train", "dev", "test")
 MODEL_FILE = "best-model.pt"
@@ -144,8 +145,11 @@ def train_tagger(
     progress: bool = False,
     verbose: bool = False,
     log: Callable[[str], None] = _no_log,
+    overwrite: bool = False,
 ) -> dict:
     """Train the BiLSTM-CRF on ``weak_dir``'s Flair files into ``out``; return the model card.
+
+    ``out`` is replaced only if deid-ds train wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
 
     ``out`` ends up holding ``best-model.pt`` (load it with ``SequenceTagger.load``), Flair's
     ``loss.tsv`` and ``training.log``, and ``model_card.json``; it is replaced as a whole, atomically.
@@ -155,6 +159,8 @@ def train_tagger(
     out = Path(out)
     if not (weak_dir / "train.txt").is_file():
         raise InputError(f"{weak_dir}: no train.txt (not an output of `deid-ds weak-label`)")
+    inputs = (weak_dir, fasttext, flair_lm)
+    check_output_dir(out, "train", inputs, overwrite)  # before hours of training, not after
     started = time.monotonic()
 
     from deid_ds.ner.runtime import device_description, flair_console, package_versions, seed_everything, select_device, set_threads
@@ -188,7 +194,7 @@ def train_tagger(
                 "max_sentences": config.max_sentences,
                 "labels": tag_dictionary.get_items(),
             }
-            with atomic_directory(out) as tmp:
+            with output_directory(out, "train", inputs=inputs, overwrite=overwrite) as tmp:
                 history, selection = _fit(corpus, tag_dictionary, embeddings, tmp, config, statistics, progress=progress, log=log)
                 scores = _final_scores(tmp / MODEL_FILE, corpus, config)
                 for name in ("dev", "test"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import handle_errors, quiet_option
+from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option
 
 _D = {  # the TrainConfig defaults, repeated here so that --help needs no import of the training module's deps
     "hidden": 256, "rnn_layers": 1, "lr": 0.1, "batch": 32, "max_epochs": 100, "patience": 3, "anneal_factor": 0.5,
@@ -14,7 +14,8 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
 
 @click.command("train")
 @click.argument("weak_dir", type=click.Path(exists=True, file_okay=False, path_type=str))
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Model directory (replaced atomically): best-model.pt, model_card.json, loss.tsv, training.log.")
+@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Model directory (replaced atomically, only if deid-ds wrote it; see --overwrite): best-model.pt, model_card.json, loss.tsv, training.log.")
+@overwrite_option
 @click.option("--fasttext", type=click.Path(exists=True, path_type=str), help="FastText vectors: a `deid-ds embeddings fasttext` directory, or a .bin/.kv file.")
 @click.option("--flair-lm", type=click.Path(exists=True, path_type=str), help="Character language models: a `deid-ds embeddings flair-lm` directory (forward and/or backward), or one .pt file.")
 @click.option("--char/--no-char", default=True, show_default=True, help="Stack a character embedding (dictionary from the corpus' characters).")
@@ -41,7 +42,7 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
 @click.option("--verbose", "-v", is_flag=True, help="Show Flair's own log lines.")
 @quiet_option
 @handle_errors
-def train_command(weak_dir, out, fasttext, flair_lm, char, hidden, rnn_layers, lr, batch, max_epochs, patience, anneal_factor, min_lr,
+def train_command(weak_dir, out, overwrite, fasttext, flair_lm, char, hidden, rnn_layers, lr, batch, max_epochs, patience, anneal_factor, min_lr,
                   dropout, word_dropout, locked_dropout, char_dim, char_hidden, no_crf, max_sentences, embeddings_storage, device,
                   threads, seed, verbose, quiet):
     """Train the BiLSTM-CRF tagger (Flair SequenceTagger) on a `deid-ds weak-label` directory.
@@ -57,7 +58,8 @@ def train_command(weak_dir, out, fasttext, flair_lm, char, hidden, rnn_layers, l
     Defaults: the architecture is the paper's; its Flair hyper-parameter table is not in the text at
     hand, so the values are Flair's NER recipe (Akbik et al. 2018): hidden 256, 1 layer, CRF, SGD
     lr 0.1, batch 32, anneal x0.5 after 3 epochs without dev gain, stop below lr 0.0001 or at 100 epochs.
-    The model holds the embeddings' vocabulary, names included: keep it with the notes.
+    The model holds the embeddings' vocabulary, names included: keep it with the notes. An existing OUT
+    not written by deid-ds train is refused (exit status 2) unless --overwrite.
     """
     from deid_ds.ner.train import TrainConfig, train_tagger
 
@@ -67,7 +69,8 @@ def train_command(weak_dir, out, fasttext, flair_lm, char, hidden, rnn_layers, l
         char=char, char_dim=char_dim, char_hidden=char_hidden, max_sentences=max_sentences, embeddings_storage=embeddings_storage,
         device=device, threads=threads, seed=seed,
     )
-    card = train_tagger(weak_dir, out, fasttext=fasttext, flair_lm=flair_lm, config=config, progress=not quiet, verbose=verbose, log=click.echo)
+    card = train_tagger(weak_dir, out, fasttext=fasttext, flair_lm=flair_lm, config=config, progress=not quiet, verbose=verbose, log=click.echo,
+                        overwrite=overwrite)
     scores = card["scores"]
     parts = [f"{name} F1 {scores[name]['micro_f1']:.4f}" for name in ("dev", "test") if name in scores]
     click.echo(

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from deid_ds.io_utils import atomic_directory
+from deid_ds.output_dir import write_marker
 from deid_ds.weak_labelling.gold import score_gold
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.resume import part_name
@@ -242,6 +243,7 @@ def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport) -> None:
         finally:
             assembly.close()
         assembly.finish(run, gold_frame, report)
+        write_marker(tmp, "weak-label")
 
 
 def _fill_report(report: WeakLabelReport, documents, spans: _SpanTotals, sentences_per_split: Mapping[str, int]) -> None:

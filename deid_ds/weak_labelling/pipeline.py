@@ -12,7 +12,7 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import DeidError, InputError
-from deid_ds.io_utils import replace_directory
+from deid_ds.output_dir import check_output_dir, check_work_directory, guarded_output, publish
 from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.labeller import LabelConfig
 from deid_ds.notes_io import open_notes
@@ -23,7 +23,7 @@ from deid_ds.weak_labelling.batch import BatchJob, WeakLabelOptions, label_batch
 from deid_ds.weak_labelling.gold import read_gold
 from deid_ds.weak_labelling.note import labeller_for
 from deid_ds.weak_labelling.report import WeakLabelReport
-from deid_ds.weak_labelling.resume import prepare_work, run_fingerprint, work_directory
+from deid_ds.weak_labelling.resume import STATE_FILE, prepare_work, run_fingerprint, work_directory
 from deid_ds.weak_labelling.split import DEFAULT_SPLIT, assign_splits, parse_split, patient_group
 
 
@@ -83,6 +83,7 @@ def weak_label(
     log: Callable[[str], None] | None = None,
     engine: str = "local",
     spark_master: str | None = None,
+    overwrite: bool = False,
 ) -> WeakLabelReport:
     """Label every note of ``notes`` into training sets in ``out`` (see the module docstring).
 
@@ -91,7 +92,9 @@ def weak_label(
     documents shows every sentence). ``log`` receives the resume messages (default: standard error
     when ``progress`` is on). ``engine="spark"`` runs the batches on Apache Spark
     (:mod:`deid_ds.engine`; ``spark_master``, else the active or ``spark-submit`` configuration, else
-    ``local[*]``) with the same outputs; ``workers`` is then Spark's business.
+    ``local[*]``) with the same outputs; ``workers`` is then Spark's business. ``out`` is replaced only
+    if deid-ds weak-label wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`); a run holds a
+    lock on it, which also guards the work directory ``OUT.partial``.
     """
     from tqdm import tqdm
 
@@ -106,6 +109,8 @@ def weak_label(
         raise InputError(f"--keep-empty-test {keep_empty_test}: expected a share between 0 and 1")
     if batch_size < 1 or workers < 1:
         raise InputError("batch size and workers must be at least 1")
+    inputs = (notes, kb, gold, punkt)
+    check_output_dir(out, "weak-label", inputs, overwrite)  # before hours of labelling, not after
     source = open_notes(notes, column_map) if engine == "local" else None
     options = WeakLabelOptions(
         SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
@@ -128,45 +133,52 @@ def weak_label(
     if engine == "spark":
         from deid_ds.engine.spark_weak_label import weak_label_spark
 
-        return weak_label_spark(notes, out, options, column_map=column_map, batch_size=batch_size, shares=shares, seed=seed,
-                                gold_frame=gold_frame, spark_master=spark_master, log=log)
-    started = time.perf_counter()
-    lengths = source.batch_lengths(batch_size)
-    work = work_directory(out)
-    done = prepare_work(work, run_fingerprint(source, options, batch_size, gold, shares, seed), len(lengths), log)
-    gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
-    # The split depends only on the set of patients: decided from the id columns before labelling, so
-    # that workers keep exactly each split's sentences (and the Spark engine does the same).
-    group_split = assign_splits({patient_group(d, p) for d, p in source.iter_identifiers()}, shares, seed)
-    jobs = (
-        BatchJob(index, batch, options, str(work), gold_ids, duplicates, tuple(group_split[patient_group(n.id_document, n.id_patient)] for n in batch))
-        for index, batch, duplicates in _with_duplicates(source.iter_batches(batch_size))
-        if index not in done
-    )
-    report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=len(lengths), batches_resumed=len(done))
-    parts = BatchParts(work, len(lengths))
-    # The outputs are built in the work directory as the batches finish, in input order (a resumed
-    # run reads its finished batches' parts again): assembling runs alongside the labelling instead of
-    # after it on one core. A crash leaves them there, and the next run starts them afresh.
-    for stale in work.glob(f"{ASSEMBLY_PREFIX}*"):
-        shutil.rmtree(stale, ignore_errors=True)
-    tmp = Path(tempfile.mkdtemp(prefix=ASSEMBLY_PREFIX, dir=work))
-    assembly = Assembly(tmp, group_split, gold_ids)
-    labelled = 0
-    already = sum(lengths[i] for i in done)
-    try:
-        with tqdm(total=source.num_notes, initial=already, unit="note", desc="weak-label", disable=not progress) as bar, \
-                closing(ordered_map(label_batch, jobs, workers)) as results:
-            for index in range(len(lengths)):
-                if index not in done:
-                    n = next(results)
-                    labelled += n
-                    bar.update(n)
-                assembly.add_part(parts, index)
-    finally:
-        assembly.close()
-    run = Run(parts, source.num_notes, shares, seed, started, labelled, group_split)
-    assembly.finish(run, gold_frame, report)
-    replace_directory(tmp, Path(out))
-    shutil.rmtree(work, ignore_errors=True)
-    return report
+        with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite):
+            return weak_label_spark(notes, out, options, column_map=column_map, batch_size=batch_size, shares=shares, seed=seed,
+                                    gold_frame=gold_frame, spark_master=spark_master, log=log)
+    with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite) as path:
+        started = time.perf_counter()
+        lengths = source.batch_lengths(batch_size)
+        work = work_directory(out)
+        check_work_directory(work, inputs, overwrite, sign=STATE_FILE)  # prepare_work removes one it cannot resume
+        done = prepare_work(work, run_fingerprint(source, options, batch_size, gold, shares, seed), len(lengths), log)
+        gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
+        # The split depends only on the set of patients: decided from the id columns before labelling, so
+        # that workers keep exactly each split's sentences (and the Spark engine does the same).
+        group_split = assign_splits({patient_group(d, p) for d, p in source.iter_identifiers()}, shares, seed)
+        jobs = (
+            BatchJob(index, batch, options, str(work), gold_ids, duplicates, tuple(group_split[patient_group(n.id_document, n.id_patient)] for n in batch))
+            for index, batch, duplicates in _with_duplicates(source.iter_batches(batch_size))
+            if index not in done
+        )
+        report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=len(lengths), batches_resumed=len(done))
+        parts = BatchParts(work, len(lengths))
+        # The outputs are built in the work directory as the batches finish, in input order (a resumed
+        # run reads its finished batches' parts again): assembling runs alongside the labelling instead of
+        # after it on one core. A failure removes them; a killed run leaves them, and the next run starts them afresh.
+        for stale in work.glob(f"{ASSEMBLY_PREFIX}*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        tmp = Path(tempfile.mkdtemp(prefix=ASSEMBLY_PREFIX, dir=work))
+        assembly = Assembly(tmp, group_split, gold_ids)
+        labelled = 0
+        already = sum(lengths[i] for i in done)
+        try:
+            try:
+                with tqdm(total=source.num_notes, initial=already, unit="note", desc="weak-label", disable=not progress) as bar, \
+                        closing(ordered_map(label_batch, jobs, workers)) as results:
+                    for index in range(len(lengths)):
+                        if index not in done:
+                            n = next(results)
+                            labelled += n
+                            bar.update(n)
+                        assembly.add_part(parts, index)
+            finally:
+                assembly.close()
+            run = Run(parts, source.num_notes, shares, seed, started, labelled, group_split)
+            assembly.finish(run, gold_frame, report)
+            publish(tmp, path, "weak-label")
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)  # the finished batch parts stay, for the next run to resume
+            raise
+        shutil.rmtree(work, ignore_errors=True)
+        return report
