@@ -18,7 +18,8 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically): notes.parquet, audit.parquet, documents.parquet, report.json.")
 @click.option("--mode", type=click.Choice(["mask", "surrogate"]), default="surrogate", show_default=True, help="mask: [LABEL]; surrogate: realistic, consistent replacements.")
 @click.option("--kb", type=click.Path(path_type=str), help="Knowledge base (deid-ds build-kb) to draw surrogate communes, postcodes and streets from [default: a shipped list of Breton communes].")
-@click.option("--key", help="Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, else a random key, never written]. Prefer the variable: a command line is visible to other users.")
+@click.option("--key", help="Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, else a random key, never written]. Prefer the variable: a command line is visible to other users. An empty key, or one shorter than 16 bytes, is refused (exit 1).")
+@click.option("--allow-short-key", is_flag=True, help="Accept a key shorter than 16 bytes. Dangerous: from one de-identified note and one original (a known name or date), a short key is found by trying candidates offline, and with it the whole mapping back to the originals. No key fingerprint is written then.")
 @click.option("--keep-metadata", type=click.Choice(["drop", "surrogate"]), default="drop", show_default=True, help="Metadata columns (firstname ... email): dropped, or replaced by the surrogates used in the notes.")
 @click.option("--audit-originals", is_flag=True, help="Also write the original text of each replacement in audit.parquet (for the secure zone only).")
 @click.option("--fail-on-leak", is_flag=True, help="Exit with status 3 when the residual-leak check finds any of the patients' own values in the output.")
@@ -31,7 +32,7 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @engine_options
 @quiet_option
 @handle_errors
-def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep_metadata, audit_originals, fail_on_leak, birthdate_year,
+def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, allow_short_key, keep_metadata, audit_originals, fail_on_leak, birthdate_year,
                        mask_format, column, workers, batch_size, device, engine, spark_master, quiet):
     """Mask or replace the entities of HTML notes in the original HTML, and check nothing is left.
 
@@ -54,6 +55,7 @@ def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, keep
         mode=mode,
         kb=kb,
         key=key,
+        allow_short_key=allow_short_key,
         keep_metadata=keep_metadata,
         audit_originals=audit_originals,
         birthdate_year=birthdate_year,

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.html_replace import Edit, SpanError, apply_edits, locate
-from deid_ds.deidentification.names import remember
+from deid_ds.deidentification.names import remember, sex_cue
+from deid_ds.deidentification.places import remember_town
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
 from deid_ds.html_text import ParsedHtml
 
@@ -85,7 +86,10 @@ def deidentify_document(
     if mode == "surrogate":
         for span, where in zip(spans, located):
             if span.label in ("PATIENT", "DOCTOR"):
-                remember(ctx, text[where.text_start : where.text_end], span.label)
+                cue = sex_cue(text[max(0, where.text_start - 40) : where.text_start], text[where.text_end : where.text_end + 20])
+                remember(ctx, text[where.text_start : where.text_end], span.label, cue)
+            elif span.label == "VILLE":
+                remember_town(ctx, text[where.text_start : where.text_end])
         pairs = _paired_cities(located, spans, text)
     replacements: list[Replacement] = []
     seen: dict[tuple, Replacement] = {}  # a note repeats its entities (letterhead, signature): one draw each
@@ -96,7 +100,7 @@ def deidentify_document(
             continue
         key = (span.label, original, pairs.get(i))
         if key not in seen:
-            seen[key] = surrogate(ctx, span.label, original, pairs.get(i))
+            seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format)
         replacements.append(seen[key])
     try:
         html, ranges = apply_edits(parsed, [Edit(where, r.text) for where, r in zip(located, replacements)])

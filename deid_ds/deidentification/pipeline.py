@@ -12,10 +12,11 @@ note, and writes the output directory atomically:
 * ``audit.parquet``: one row per replacement — document, patient, label, source, offsets in the input
   and output HTML, the replacement and its length, and the original text only with ``audit_originals``;
 * ``documents.parquet``: one row per input note — ``ok`` or ``failed`` with a reason that holds no
-  content — with its replacements and leaks;
+  content — with its replacements, leaks and fallbacks (spans masked because no safe surrogate exists);
 * ``report.json``: the totals printed at the end (replacements per label, fallbacks, leaks per field).
 
-The key never leaves memory: ``report.json`` holds only where it came from and a one-way fingerprint.
+The key never leaves memory: ``report.json`` holds only where it came from and a salted scrypt fingerprint
+(none for a short key: see :mod:`deid_ds.deidentification.keyed`).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def documents_schema():
 
     return pa.schema(
         [("id_document", pa.string()), ("id_patient", pa.string()), ("doc_type", pa.string()), ("status", pa.string()),
-         ("error", pa.string()), ("n_replacements", pa.int32()), ("n_leaks", pa.int32())]
+         ("error", pa.string()), ("n_replacements", pa.int32()), ("n_leaks", pa.int32()), ("n_fallbacks", pa.int32())]
     )
 
 
@@ -144,7 +145,8 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             add_counts(result.fallbacks, outcome.fallbacks)
         row = {"id_document": note.id_document, "id_patient": note.id_patient, "doc_type": note.doc_type,
                "status": "ok" if error is None else "failed", "error": error,
-               "n_replacements": len(outcome.audit) if error is None and outcome is not None else 0, "n_leaks": leaks.total}
+               "n_replacements": len(outcome.audit) if error is None and outcome is not None else 0, "n_leaks": leaks.total,
+               "n_fallbacks": sum(outcome.fallbacks.values()) if error is None and outcome is not None else 0}
         for name, values in result.documents.items():
             values.append(row[name])
     return result
@@ -312,7 +314,8 @@ def report_table(report: DeidentifyReport) -> str:
     ]
     labels = [*LABELS, *sorted(set(report.replacements_per_label) - set(LABELS))]
     rows += [[f"  {label}", report.replacements_per_label.get(label, 0)] for label in labels]
-    rows += [[f"fallback: {reason}", n] for reason, n in sorted(report.fallbacks.items())]
+    rows.append(["fallbacks (masked, see audit)", sum(report.fallbacks.values())])
+    rows += [[f"  {reason}", n] for reason, n in sorted(report.fallbacks.items())]
     rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
     if report.spans_for_unknown_documents:
         rows.append(["spans of documents not in the notes", report.spans_for_unknown_documents])
@@ -338,6 +341,7 @@ def deidentify(
     mode: str = "surrogate",
     kb: str | Path | None = None,
     key: str | None = None,
+    allow_short_key: bool = False,
     keep_metadata: str = "drop",
     audit_originals: bool = False,
     birthdate_year: bool = False,
@@ -354,7 +358,8 @@ def deidentify(
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
     See the module docstring for the outputs and :mod:`deid_ds.deidentification` for the policies. ``key``
-    (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice.
+    (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice; an
+    empty key, or one shorter than 16 bytes without ``allow_short_key``, is refused (:mod:`.keyed`).
     ``engine="spark"`` runs the batches on Apache Spark (:mod:`deid_ds.engine.spark_deidentify`: the
     spans joined to the notes, the key shipped inside the tasks) with the same outputs; ``--model`` is
     not available there yet.
@@ -380,7 +385,7 @@ def deidentify(
         from deid_ds.kb.build import verify_tables
 
         verify_tables(kb)
-    keyring = resolve_key(key)
+    keyring = resolve_key(key, allow_short=allow_short_key)
     if mode == "surrogate" and keyring.origin.startswith("random"):
         log("deidentify: no --key and no DEID_DS_KEY: a random key is used for this run only (the mapping cannot be reproduced)")
     options = DeidOptions(mode, keyring, str(Path(kb).resolve()) if kb else None, mask_format, keep_metadata, audit_originals, birthdate_year)
