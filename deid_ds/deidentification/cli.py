@@ -24,7 +24,7 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.option("--audit-originals", is_flag=True, help="Also write the original text of each replacement in audit.parquet (for the secure zone only).")
 @click.option("--fail-on-leak", is_flag=True, help="Exit with status 3 when the residual-leak check finds any of the patients' own values in the output.")
 @click.option("--birthdate-year", is_flag=True, help="Write a date equal to the patient's birthdate as its (shifted) year only.")
-@click.option("--mask-format", default="[{label}]", show_default=True, help="Mask mode: the text written for an entity ({label} is the label), e.g. 'XXXX'.")
+@click.option("--mask-format", default="[{label}]", show_default=True, help="The text written for a masked entity ({label} is the label), e.g. 'XXXX': every entity in mask mode, the fallbacks in surrogate mode.")
 @column_option
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
 @click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit sent to a worker).")
@@ -42,6 +42,12 @@ def deidentify_command(notes, spans, model, with_rules, out, mode, kb, key, allo
     part by part, dates shifted by a per-patient offset, a city with one of its own postcodes) and
     keyed: the same --key gives byte-identical output. The residual-leak check then looks for each
     patient's own metadata in their de-identified notes; --fail-on-leak makes any leak an error.
+
+    \b
+    A surrogate never equals its original nor carries one of its words. An entity that no surrogate
+    can stand for safely (a DATE that is not a date, such as 15/15, 11,6 or 01:15; a PHONE too short;
+    an EMAIL without @) is masked instead, never given invented digits: a fallback, listed per note in
+    audit.parquet and documents.parquet (n_fallbacks) and counted in the summary.
     """
     from deid_ds.deidentification.pipeline import deidentify, report_table
     from deid_ds.notes_io import parse_column_map
