@@ -100,7 +100,8 @@ def test_a_note_doctors_name_in_an_address_becomes_the_doctors_surrogate():
 
 def test_the_comparison_ignores_case_accents_and_unicode_normalisation():
     nfd = unicodedata.normalize("NFD", "Élodie")
-    assert nfd != "Élodie" and keeps_original(nfd, "ELODIE", "PATIENT") and keeps_original("Élodie", nfd.lower(), "PATIENT")
+    assert nfd != "Élodie" and keeps_original(nfd, "ELODIE", "PATIENT")
+    assert keeps_original("Élodie", nfd.lower(), "PATIENT")
     assert keeps_original("Jean-Pierre MARTIN", "Pierre DURAND", "PATIENT")  # a token of the original
     assert keeps_original("MARTIN", "Martinez", "PATIENT")  # four letters or more: anywhere in the letters
     assert not keeps_original("LE GALL", "LE BIHAN", "PATIENT")  # particles identify nobody
@@ -127,7 +128,8 @@ _FORMS = st.sampled_from(["NFC", "NFD"])
 @settings(max_examples=200, deadline=None)
 def test_no_surrogate_gives_back_its_original(data, case, form, label):
     pools = load_pools(None)
-    words = st.sampled_from([*pools.first_names["*"][:80], *pools.surnames[:80], *(c.name for c in pools.communes[:40])])
+    communes = [c.name for c in pools.communes[:40]]
+    words = st.sampled_from([*pools.first_names["*"][:80], *pools.surnames[:80], *communes])
     parts = data.draw(st.lists(words, min_size=1, max_size=3))
     if label == "EMAIL":
         original = ".".join(squash(p) for p in parts) + "@" + data.draw(words).replace(" ", "-").lower() + ".fr"
@@ -146,7 +148,8 @@ def test_no_surrogate_gives_back_its_original(data, case, form, label):
 # ------------------------------------------------------------------------------------------------ never invent
 
 
-@pytest.mark.parametrize("text", ["Glasgow à 15/15", "15/15", "11,6", "Hb 11,6", "11.6", "01:15", "à 01:15", "2019-0042-17"])
+@pytest.mark.parametrize("text", ["Glasgow à 15/15", "15/15", "11,6", "Hb 11,6", "11.6", "01:15", "à 01:15",
+                                  "2019-0042-17"])
 def test_a_date_that_does_not_read_as_one_is_masked(text):
     new = surrogate(context(), "DATE", text, mask_format="[{label}]")
     assert new.text == "[DATE]" and new.fallback == UNPARSED_DATE
@@ -158,8 +161,8 @@ def test_a_date_the_shift_leaves_as_it_was_is_masked():
     assert new.text == "[DATE]" and new.fallback == UNCHANGED_DATE
 
 
-@pytest.mark.parametrize(("label", "text"), [("PHONE", "15"), ("PHONE", "2 99 28 4"), ("ZIP", "350"), ("EMAIL", "zeb.quag"),
-                                             ("PATIENT", "123"), ("NUMERO", "0042")])
+@pytest.mark.parametrize(("label", "text"), [("PHONE", "15"), ("PHONE", "2 99 28 4"), ("ZIP", "350"),
+                                             ("EMAIL", "zeb.quag"), ("PATIENT", "123"), ("NUMERO", "0042")])
 def test_what_is_not_a_value_of_its_label_is_masked(label, text):
     new = surrogate(context(), label, text, mask_format="XXX")
     assert new.text == "XXX" and new.fallback and new.fallback.endswith("->mask")
@@ -168,11 +171,12 @@ def test_what_is_not_a_value_of_its_label_is_masked(label, text):
 def test_fallbacks_are_listed_per_document_and_in_the_summary(write_notes, tmp_path):
     html = "<p>Glasgow à 15/15, Hb 11,6 g/dL, vu à 01:15 le 03/02/2021.</p>"
     notes = write_notes([{"id_document": "d1", "id_patient": "P", "html": html}])
-    spans = pd.DataFrame([{"id_document": "d1", "label": "DATE", "html_start": html.index(t), "html_end": html.index(t) + len(t)}
-                          for t in ("15/15", "11,6", "01:15", "03/02/2021")])
+    spans = pd.DataFrame([{"id_document": "d1", "label": "DATE", "html_start": html.index(t),
+                           "html_end": html.index(t) + len(t)} for t in ("15/15", "11,6", "01:15", "03/02/2021")])
     spans.to_parquet(tmp_path / "spans.parquet")
-    result = CliRunner().invoke(main, ["deidentify", str(notes), "--spans", str(tmp_path / "spans.parquet"), "--out", str(tmp_path / "out"),
-                                       "--quiet", "-j", "1"], env={KEY_ENV: KEY.decode()})
+    args = ["deidentify", str(notes), "--spans", str(tmp_path / "spans.parquet"), "--out", str(tmp_path / "out"),
+            "--quiet", "-j", "1"]
+    result = CliRunner().invoke(main, args, env={KEY_ENV: KEY.decode()})
     assert result.exit_code == 0, result.output
     out = pd.read_parquet(tmp_path / "out" / "notes.parquet")["html"].iloc[0]
     assert out.startswith("<p>Glasgow à [DATE], Hb [DATE] g/dL, vu à [DATE] le ") and "03/02/2021" not in out
@@ -187,9 +191,9 @@ def test_fallbacks_are_listed_per_document_and_in_the_summary(write_notes, tmp_p
 
 
 @pytest.mark.parametrize(("before", "after", "sex"), [
-    ("Vu ce jour Madame ", " pour", "F"), ("Mme ", "", "F"), ("M. ", "", "M"), ("Monsieur ", "", "M"), ("la patiente ", "", "F"),
-    ("le patient ", "", "M"), ("", ", née le 3 mai", "F"), ("", ", né le 3 mai", "M"), ("Dr ", "", None), ("J.-M. ", "", None),
-    ("", " ne souhaite pas", None), ("vu avec ", "", None),
+    ("Vu ce jour Madame ", " pour", "F"), ("Mme ", "", "F"), ("M. ", "", "M"), ("Monsieur ", "", "M"),
+    ("la patiente ", "", "F"), ("le patient ", "", "M"), ("", ", née le 3 mai", "F"), ("", ", né le 3 mai", "M"),
+    ("Dr ", "", None), ("J.-M. ", "", None), ("", " ne souhaite pas", None), ("vu avec ", "", None),
 ])
 def test_the_sex_a_note_gives_a_name(before, after, sex):
     assert sex_cue(before, after) == sex
@@ -222,9 +226,13 @@ def test_a_given_name_of_unknown_sex_gets_an_epicene_one():
 
 def test_the_sex_cue_holds_for_the_whole_note_and_its_metadata():
     patient = PatientMetadata(firstname="Zorna", lastname="Tartempion")
-    outcome, ctx = run_note("<p>Zorna TARTEMPION. Mme Zorna Tartempion revue.</p>", [("PATIENT", "Zorna TARTEMPION")], patient)
-    first = outcome.audit[0]["replacement"].split(" ")[0]
-    assert first in load_pools(None).first_names["F"] and surrogate_metadata(ctx)["firstname"] == first
+    html = "<p>Zorna TARTEMPION, vue ce jour. Mme Zorna Tartempion revue.</p>"  # the cue is on the second mention
+    spans = [SpanIn("PATIENT", m.start(), m.end()) for m in re.finditer("Zorna TARTEMPION", html, re.IGNORECASE)]
+    ctx = context(patient)
+    outcome = deidentify_document(html_to_text(html), spans, ctx, "surrogate")
+    firsts = {row["replacement"].split(" ")[0] for row in outcome.audit}
+    assert len(firsts) == 1 and firsts <= set(load_pools(None).first_names["F"]) - set(load_pools(None).first_names["E"])
+    assert surrogate_metadata(ctx)["firstname"] == firsts.pop()
 
 
 # ------------------------------------------------------------------------------------------------ keys
@@ -246,14 +254,15 @@ def test_empty_and_short_keys_are_refused():
 
 
 def _cli(notes, spans, out, *extra):
-    return CliRunner().invoke(main, ["deidentify", str(notes), "--spans", str(spans), "--out", str(out), "--quiet", "-j", "1", *extra])
+    args = ["deidentify", str(notes), "--spans", str(spans), "--out", str(out), "--quiet", "-j", "1", *extra]
+    return CliRunner().invoke(main, args)
 
 
 def test_the_cli_refuses_an_empty_or_short_key_and_writes_nothing(write_notes, tmp_path):
     html = "<p>Mme Jeanne LE GALL</p>"
     notes = write_notes([{"id_document": "d1", "id_patient": "P", "html": html}])
-    pd.DataFrame([{"id_document": "d1", "label": "PATIENT", "html_start": html.index("Jeanne"), "html_end": html.index("</p>")}]
-                 ).to_parquet(tmp_path / "spans.parquet")
+    span = {"id_document": "d1", "label": "PATIENT", "html_start": html.index("Jeanne"), "html_end": html.index("</p>")}
+    pd.DataFrame([span]).to_parquet(tmp_path / "spans.parquet")
     spans = tmp_path / "spans.parquet"
     for key in ("", "demo-key"):
         result = _cli(notes, spans, tmp_path / "out", "--key", key)

@@ -8,7 +8,7 @@ surrogate digits.
 
 **E-mails.** Nothing of the original is kept but its top-level domain, the domain of a public mail
 provider (``gmail.com``, ``orange.fr``...) and service words (``secretariat``, ``contact``, ``chu``,
-``cabinet``: :data:`~deid_ds.deidentification.overlap.EMAIL_GENERIC`). Every other piece, in the local
+``cabinet``, ``cardiologi``: :func:`~deid_ds.deidentification.overlap.is_service_word`). Every other piece, in the local
 part or the domain, is rebuilt: a name of the note's patient or doctors (``jeanne.legall``) becomes the
 surrogate that name gets in the text, a town (``cabinet.plouzane@``, ``mairie-vitre.fr``) the surrogate
 town it gets in the text, squashed; a given name or surname of the lists their surrogate; digits keyed
@@ -22,7 +22,7 @@ import re
 from deid_ds.deidentification.casing import strip_accents
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.names import NAMES_SEEN, first_name, initial, surname
-from deid_ds.deidentification.overlap import EMAIL_GENERIC, PUBLIC_DOMAINS
+from deid_ds.deidentification.overlap import EMAIL_GENERIC, PUBLIC_DOMAINS, is_service_word
 from deid_ds.deidentification.places import keyed_digits, town_in_address
 from deid_ds.deidentification.pools import squash
 from deid_ds.kb.normalize import fold_key
@@ -88,7 +88,7 @@ def _name_surrogate(ctx: Context, name: _Name) -> str:
 def _letters_piece(ctx: Context, piece: str, names: dict[str, _Name]) -> str:
     """The surrogate of one run of letters of an address (module docstring, in this order)."""
     key = squash(piece)
-    if not key or key in EMAIL_GENERIC:
+    if not key or is_service_word(key):
         return piece
     if key in names:
         return _ascii_word(_name_surrogate(ctx, names[key]), piece)

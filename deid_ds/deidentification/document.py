@@ -86,8 +86,9 @@ def deidentify_document(
     if mode == "surrogate":
         for span, where in zip(spans, located):
             if span.label in ("PATIENT", "DOCTOR"):
-                cue = sex_cue(text[max(0, where.text_start - 40) : where.text_start], text[where.text_end : where.text_end + 20])
-                remember(ctx, text[where.text_start : where.text_end], span.label, cue)
+                start, end = where.text_start, where.text_end
+                cue = sex_cue(text[max(0, start - 40) : start], text[end : end + 20])
+                remember(ctx, text[start:end], span.label, cue)
             elif span.label == "VILLE":
                 remember_town(ctx, text[where.text_start : where.text_end])
         pairs = _paired_cities(located, spans, text)

@@ -47,7 +47,9 @@ _SEX_BEFORE = re.compile(
     re.IGNORECASE,
 )
 #: Words right after a name that give the person's sex: ``née le``, ``âgé de``, ``, épouse``.
-_SEX_AFTER = re.compile(r"^[\s,(]*(?:(?P<f>nee|agee\s+de|epouse)|(?P<m>ne\s+(?:le|en|a|au|vers)|age\s+de|epoux))\b", re.IGNORECASE)
+_SEX_AFTER = re.compile(
+    r"^[\s,(]*(?:(?P<f>nee|agee\s+de|epouse)|(?P<m>ne\s+(?:le|en|a|au|vers)|age\s+de|epoux))\b", re.IGNORECASE
+)
 
 
 def sex_cue(before: str, after: str) -> str | None:

@@ -7,8 +7,8 @@ removed and case folded, so ``Élodie``, ``ELODIE`` and an NFD ``E\\u0301lodie``
 
 The original's *name tokens* are its words of two letters or more, minus words that identify nobody and
 that a surrogate may keep because they carry the form of the entity: name particles (``le``, ``de``),
-``saint``/``sainte``, street type words (``rue``, ``avenue``) for addresses, and, in e-mail addresses,
-the top-level domain, public mail providers and service words (:data:`EMAIL_GENERIC`). A token of four
+``saint``/``sainte``, street type words (``rue``, ``lieu-dit``) and ``bis``/``ter`` for addresses, and,
+in e-mail addresses, the top-level domain, public mail providers and service words (:func:`is_service_word`). A token of four
 letters or more may not appear anywhere in the surrogate's letters (``martin`` in ``martinez``, ``legall``
 in ``jeanne.legall``); a shorter one may not be one of its words (``li`` is in ``lilou``, not a leak). The
 letters of a date are month and weekday names: a date is compared whole only.
@@ -35,8 +35,19 @@ EMAIL_GENERIC = frozenset(
     medical medicale cardio cardiologie neuro neurologie pediatrie radiologie imagerie labo laboratoire pharmacie
     chirurgie oncologie maternite geriatrie psychiatrie pneumologie dermatologie ophtalmologie orl gyneco
     gynecologie rhumatologie nephrologie endocrinologie hematologie kine sante mairie ehpad smur samu dr docteur
-    medecin infirmier infirmiere noreply reply ne pas repondre mail email courrier gouv sante""".split()
+    medecin infirmier infirmiere noreply reply ne pas repondre mail email courrier gouv anatomie anapath gastro
+    gastroenterologie urologie hepatologie pneumo dermato ophtalmo rhumato endocrino diabetologie infectiologie
+    reanimation rea anesthesie soins palliatifs hdj hospitalisation bloc dialyse ortho orthopedie traumatologie psy
+    addictologie neonatologie obstetrique kinesitherapie social sociale assistante cadre equipe mobile""".split()
 )
+
+
+def is_service_word(word: str) -> bool:
+    """A word of :data:`EMAIL_GENERIC`, or the start (five letters or more) of one: ``cardiologi``, ``secret``."""
+    return word in EMAIL_GENERIC or (len(word) >= 5 and any(g.startswith(word) for g in _LONG_GENERIC))
+
+
+_LONG_GENERIC = tuple(w for w in EMAIL_GENERIC if len(w) > 5)
 _PLACE_GENERIC = frozenset({"saint", "sainte", "st", "ste"})
 #: Public mail providers: an address there keeps its domain (millions of people share it).
 PUBLIC_DOMAINS = frozenset(
@@ -55,7 +66,9 @@ def normalise(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _street_words() -> frozenset[str]:
-    return frozenset(street_type_words()) | frozenset(street_type_abbreviations())
+    """Street type words and their parts (``lieu-dit``: ``lieu``, ``dit``), and the repetition index."""
+    words = {normalise(w) for w in (*street_type_words(), *street_type_abbreviations())}
+    return frozenset(words | {p for w in words for p in _WORD.findall(w)} | {"bis", "ter", "quater"})
 
 
 @lru_cache(maxsize=16)
@@ -77,7 +90,8 @@ def name_tokens(original: str, label: str) -> set[str]:
         if at and "." in domain:
             text = f"{local}@{domain.rsplit('.', 1)[0]}"  # the top-level domain is kept
     generic = generic_words(label)
-    return {w for w in _WORD.findall(text) if len(w) >= 2 and w not in generic}
+    words = {w for w in _WORD.findall(text) if len(w) >= 2 and w not in generic}
+    return {w for w in words if not is_service_word(w)} if label == "EMAIL" else words
 
 
 def keeps_original(original: str, surrogate: str, label: str) -> bool:

@@ -91,7 +91,9 @@ def guard(ctx: Context, label: str, original: str, draw: Callable[[Context], str
     return None
 
 
-def surrogate(ctx: Context, label: str, text: str, paired_city: str | None = None, mask_format: str = DEFAULT_MASK) -> Replacement:
+def surrogate(
+    ctx: Context, label: str, text: str, paired_city: str | None = None, mask_format: str = DEFAULT_MASK
+) -> Replacement:
     """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP).
 
     A span that cannot be given a surrogate safely is masked with ``mask_format`` (module docstring).
