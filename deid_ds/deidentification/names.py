@@ -7,7 +7,8 @@ given a role, then each of its parts is mapped on its own, keyed by the folded p
 * ``first`` part ``jeanne`` → a given name of the person's sex: the sex the note gives around the name
   (``Mme``, ``Monsieur``, ``née``, ``la patiente``: :func:`sex_cue`, found by the document for its name
   spans and kept for the whole document), else the sex the given-name lists give the original (one sex
-  only), else an epicene given name (``Camille``, ``Dominique``);
+  only), else an epicene given name (``Camille``, ``Dominique``). The cue is per document: a given name
+  the lists do not settle may get another surrogate in a note of the same patient that gives no sex;
 * ``last`` unit ``le gall`` (particles included) → a surname;
 * an initial → the initial of the surrogate of the given name it stands for when that is known (the
   patient's metadata, or a given name written with the same surname elsewhere in the document), else a
@@ -24,7 +25,6 @@ surname — ``Dr KERBRAT`` — and in ``Jeanne Le Gall`` the last group is). Dic
 from __future__ import annotations
 
 import re
-import string
 from dataclasses import dataclass
 
 from deid_ds.deidentification.casing import apply_case, case_style
@@ -264,8 +264,3 @@ def _replace(text: str, edits: list[tuple[int, int, str]]) -> str:
     out.append(text[cursor:])
     return "".join(out)
 
-
-def random_letters(ctx: Context, parts: tuple[str, ...], length: int) -> str:
-    """Keyed lower-case letters (local parts of e-mail addresses that are not names)."""
-    rng = ctx.keyring.rng(ctx.scope, *ctx.parts(*parts))
-    return "".join(rng.choice(string.ascii_lowercase) for _ in range(length))
