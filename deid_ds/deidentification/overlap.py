@@ -57,8 +57,11 @@ PUBLIC_DOMAINS = frozenset(
 )
 
 
+@lru_cache(maxsize=1 << 16)
 def normalise(text: str) -> str:
     """Compatibility-normalised, accents removed, case folded: how two texts are compared here."""
+    if text.isascii():
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.translate(_LIGATURES))
     stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
     return unicodedata.normalize("NFKC", stripped.casefold().translate(_LIGATURES))
@@ -82,7 +85,8 @@ def generic_words(label: str) -> frozenset[str]:
     return words
 
 
-def name_tokens(original: str, label: str) -> set[str]:
+@lru_cache(maxsize=1 << 14)
+def name_tokens(original: str, label: str) -> frozenset[str]:
     """The original's words that its surrogate must not carry (module docstring)."""
     text = normalise(original)
     if label == "EMAIL":
@@ -91,7 +95,7 @@ def name_tokens(original: str, label: str) -> set[str]:
             text = f"{local}@{domain.rsplit('.', 1)[0]}"  # the top-level domain is kept
     generic = generic_words(label)
     words = {w for w in _WORD.findall(text) if len(w) >= 2 and w not in generic}
-    return {w for w in words if not is_service_word(w)} if label == "EMAIL" else words
+    return frozenset(w for w in words if label != "EMAIL" or not is_service_word(w))
 
 
 def keeps_original(original: str, surrogate: str, label: str) -> bool:
