@@ -79,6 +79,14 @@ def test_a_town_in_an_address_becomes_the_town_the_text_gets():
     assert "plouzane" not in fold_key(outcome.html)
 
 
+def test_a_town_of_the_note_outside_the_pools_is_recognised_in_an_address():
+    assert "montelimar" not in load_pools(None).squashed_communes  # known only because the note writes it
+    html = "<p>Domicile : MONTÉLIMAR. Courriel : secretariat@mairie-montelimar.fr</p>"
+    outcome, ctx = run_note(html, [("VILLE", "MONTÉLIMAR"), ("EMAIL", "secretariat@mairie-montelimar.fr")])
+    town = squash(surrogate_city(ctx, "MONTÉLIMAR"))
+    assert outcome.audit[1]["replacement"] == f"secretariat@mairie-{town}.fr"
+
+
 def test_a_town_in_a_domain_and_service_words():
     ctx = context()
     town = squash(surrogate_city(ctx, "Vitré"))
