@@ -56,7 +56,7 @@ demo: $(VENV)/.installed
 	$(BIN)/deid-ds evaluate --gold data/gold.parquet --pred $(DEMO_OUT)/weak --pred $(DEMO_OUT)/predict --pred $(DEMO_OUT)/hybrid \
 		--name rules --name model --name hybrid --notes data/notes.parquet --json $(DEMO_OUT)/evaluate.json --figure $(DEMO_OUT)/evaluate.png --quiet
 	# The hybrid's entities replaced by surrogates in the original HTML (a fixed demo key: same output every run).
-	DEID_DS_KEY=demo-key $(BIN)/deid-ds deidentify data/notes.parquet --spans $(DEMO_OUT)/hybrid --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/deidentify --mode surrogate --keep-metadata surrogate --quiet
+	DEID_DS_KEY=demo-key-not-secret-0001 $(BIN)/deid-ds deidentify data/notes.parquet --spans $(DEMO_OUT)/hybrid --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/deidentify --mode surrogate --keep-metadata surrogate --quiet
 	$(BIN)/deid-ds campaign $(DEMO_OUT)/weak --out $(DEMO_OUT)/campaign --annotators ann1,ann2,ann3 --per-type 5 --quiet
 
 # pytest exits 5 when it collects no test: that is not a failure of the code under test.

@@ -41,7 +41,8 @@ def sample(tmp_path_factory) -> tuple[Path, Path]:
 def surrogate_run(sample, tmp_path_factory) -> Path:
     notes, gold = sample
     out = tmp_path_factory.mktemp("deid") / "out"
-    deidentify(notes, out, spans=gold, key="k1", keep_metadata="surrogate", audit_originals=True, progress=False, keep_columns=["extra"])
+    deidentify(notes, out, spans=gold, key="k1-test-key-not-secret", keep_metadata="surrogate", audit_originals=True, progress=False,
+               keep_columns=["extra"])
     return out
 
 
@@ -59,7 +60,7 @@ def test_outputs_account_for_every_note_and_replacement(sample, surrogate_run):
     assert list(out["extra"]) == list(notes["extra"]) and list(out["id_document"]) == list(notes["id_document"])
     assert len(documents) == len(notes) and set(documents["status"]) == {"ok"}
     assert len(audit) == len(gold) == report["replacements"] and "original" in audit.columns
-    assert report["documents"] == len(notes) and report["key_origin"] == "--key" and "k1" not in json.dumps(report)
+    assert report["documents"] == len(notes) and report["key_origin"] == "--key" and "k1-test-key" not in json.dumps(report)
     # the patients' own values: hundreds in the input, (almost) none left
     before = LeakCounts()
     for _, row in notes.iterrows():
@@ -124,9 +125,9 @@ def test_metadata_surrogates_are_those_of_the_notes(sample, surrogate_run):
 
 def test_same_key_same_bytes_other_key_other_output(sample, surrogate_run, tmp_path):
     notes, gold = sample
-    deidentify(notes, tmp_path / "again", spans=gold, key="k1", keep_metadata="surrogate", audit_originals=True, progress=False,
-               keep_columns=["extra"])
-    deidentify(notes, tmp_path / "other", spans=gold, key="k2", keep_metadata="surrogate", progress=False)
+    deidentify(notes, tmp_path / "again", spans=gold, key="k1-test-key-not-secret", keep_metadata="surrogate", audit_originals=True,
+               progress=False, keep_columns=["extra"])
+    deidentify(notes, tmp_path / "other", spans=gold, key="k2-test-key-not-secret", keep_metadata="surrogate", progress=False)
     assert (tmp_path / "again" / "notes.parquet").read_bytes() == (surrogate_run / "notes.parquet").read_bytes()
     assert (tmp_path / "again" / "audit.parquet").read_bytes() == (surrogate_run / "audit.parquet").read_bytes()
     first = pd.read_parquet(surrogate_run / "notes.parquet")["html"]
@@ -168,7 +169,7 @@ def test_bad_notes_are_failed_and_withheld(write_notes, tmp_path):
         ]
     )
     spans.to_parquet(tmp_path / "spans.parquet")
-    report = deidentify(notes, tmp_path / "out", spans=tmp_path / "spans.parquet", key="k", progress=False)
+    report = deidentify(notes, tmp_path / "out", spans=tmp_path / "spans.parquet", key="k0-test-key-not-secret", progress=False)
     documents = pd.read_parquet(tmp_path / "out" / "documents.parquet")
     assert list(documents["status"]) == ["ok", "failed", "failed", "failed", "failed"]
     assert "Jeanne" not in " ".join(documents["error"].dropna())
@@ -188,7 +189,7 @@ def _planted(write_notes, tmp_path) -> tuple[Path, Path]:
 
 def test_cli_fail_on_leak(write_notes, tmp_path):
     notes, spans = _planted(write_notes, tmp_path)
-    args = ["deidentify", str(notes), "--spans", str(spans), "--out", str(tmp_path / "out"), "--key", "k", "--quiet", "-j", "1"]
+    args = ["deidentify", str(notes), "--spans", str(spans), "--out", str(tmp_path / "out"), "--key", "k0-test-key-not-secret", "--quiet", "-j", "1"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "residual-leak check: 1 value(s)" in result.output and "1957" not in result.output and "Jeanne" not in result.output
@@ -212,7 +213,7 @@ def test_cli_end_to_end_with_column_mapping_and_workers(sample, surrogate_run, t
     result = CliRunner().invoke(main, ["deidentify", str(tmp_path / "renamed.parquet"), "--spans", str(tmp_path / "gold.parquet"),
                                        "--out", str(tmp_path / "out"), "--column", "html=TEXTE", "--column", "id_document=ID",
                                        "--keep-metadata", "surrogate", "--workers", "2", "--batch-size", "20", "--quiet"],
-                           env={"DEID_DS_KEY": "k1"})
+                           env={"DEID_DS_KEY": "k1-test-key-not-secret"})
     assert result.exit_code == 0, result.output
     assert "deidentify (surrogate; key: environment DEID_DS_KEY" in result.output
     ours = pd.read_parquet(tmp_path / "out" / "notes.parquet")

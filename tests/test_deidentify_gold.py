@@ -74,7 +74,7 @@ def runs(request, tmp_path_factory) -> dict:
     for mode in MODES:
         out = base / mode
         result = CliRunner().invoke(main, ["deidentify", str(notes), "--spans", str(gold), "--out", str(out), "--mode", mode,
-                                           "--key", "acceptance", "--fail-on-leak", "--quiet", "-j", "1"])
+                                           "--key", "acceptance-test-key-0001", "--fail-on-leak", "--quiet", "-j", "1"])
         outputs[mode] = (result, out)
     return {"notes": pd.read_parquet(notes), "gold": pd.read_parquet(gold), "outputs": outputs}
 

@@ -80,11 +80,15 @@ def test_keyed_choices_depend_on_the_key_only():
 
 
 def test_resolve_key_order_and_the_key_is_never_printed():
-    assert resolve_key("abc", {KEY_ENV: "env"}).key == b"abc"
-    assert resolve_key(None, {KEY_ENV: "env"}).key == b"env"
+    given, env = "given-key-0123456789", "environment-key-0123456789"
+    assert resolve_key(given, {KEY_ENV: env}).key == given.encode()
+    assert resolve_key(None, {KEY_ENV: env}).key == env.encode()
     random_key = resolve_key(None, {})
     assert len(random_key.key) == 32 and random_key.origin.startswith("random")
-    assert "abc" not in repr(resolve_key("abc", {})) and resolve_key("abc", {}).fingerprint() == resolve_key("abc", {}).fingerprint()
+    assert given not in repr(resolve_key(given, {}))
+    one, two = resolve_key(given, {}).fingerprint(), resolve_key(given, {}).fingerprint()
+    assert one != two and resolve_key(given, {}).matches(one) and resolve_key(given, {}).matches(two)  # salted
+    assert not resolve_key(env, {}).matches(one) and given not in one
 
 
 # ------------------------------------------------------------------------------------------------ dates

@@ -179,7 +179,7 @@ def planted(write_notes, tmp_path):
 
 
 def _run(notes, spans, out, *args):
-    return CliRunner().invoke(main, ["deidentify", str(notes), "--spans", str(spans), "--out", str(out), "--key", "k", "--quiet",
+    return CliRunner().invoke(main, ["deidentify", str(notes), "--spans", str(spans), "--out", str(out), "--key", "k-test-key-not-secret", "--quiet",
                                      "-j", "1", *args])
 
 

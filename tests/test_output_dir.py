@@ -212,7 +212,7 @@ def spans_for(notes: Path) -> Path:
 
 def command_args(command: str, notes: Path, out: Path) -> list[str]:
     extra = {"segment": [], "weak-label": ["-j", "1", "--batch-size", "2"],
-             "deidentify": ["--spans", str(notes.parent / "spans.parquet"), "--key", "k", "-j", "1"]}[command]
+             "deidentify": ["--spans", str(notes.parent / "spans.parquet"), "--key", "k-test-key-not-secret", "-j", "1"]}[command]
     return [command, str(notes), "--out", str(out), "--quiet", *extra]
 
 

@@ -156,17 +156,20 @@ def test_deidentify_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tm
     gold.to_parquet(tmp_path / "gold.parquet")
     runs = {}
     for engine, batch_size in (("local", 64), ("spark", 25)):
-        args = ["deidentify", str(notes), "--spans", str(tmp_path / "gold.parquet"), "--kb", str(kb_dir), "--key", "k1", "--keep-metadata",
-                "surrogate", "--out", str(tmp_path / engine), "--batch-size", str(batch_size), "--engine", engine, "--quiet",
-                "--keep-column", "stay", "--keep-column", "ward"]
+        args = ["deidentify", str(notes), "--spans", str(tmp_path / "gold.parquet"), "--kb", str(kb_dir), "--key", "k1-test-key-not-secret",
+                "--keep-metadata", "surrogate", "--out", str(tmp_path / engine), "--batch-size", str(batch_size), "--engine", engine,
+                "--quiet", "--keep-column", "stay", "--keep-column", "ward"]
         result = CliRunner().invoke(main, args + (["-j", "1"] if engine == "local" else ["--spark-master", "local[2]"]))
         assert result.exit_code == 0, result.output
-        assert "k1" not in result.output  # the key is never printed
+        assert "k1-test-key" not in result.output  # the key is never printed
         runs[engine] = json.loads((tmp_path / engine / "report.json").read_text())
     for table in ("notes.parquet", "audit.parquet", "documents.parquet"):
         assert pq.read_table(tmp_path / "spark" / table).equals(pq.read_table(tmp_path / "local" / table)), table
+    from deid_ds.deidentification.keyed import Keyring
+
     for report in runs.values():
         del report["seconds"], report["documents_per_second"], report["written_to"]
+        assert Keyring(b"k1-test-key-not-secret").matches(report.pop("key_fingerprint"))  # salted: differs run to run
     assert runs["spark"] == runs["local"]
     report = runs["spark"]
     assert report["documents"] == len(pd.read_parquet(notes)) and report["spans_for_unknown_documents"] == 1 and report["replacements"] > 0
@@ -194,7 +197,7 @@ def test_deidentify_fail_on_leak_keeps_the_output_aside_as_locally(spark, tmp_pa
         tmp_path / "spans.parquet")
     out = tmp_path / "out"
     out.mkdir()
-    args = ["deidentify", str(notes), "--spans", str(tmp_path / "spans.parquet"), "--out", str(out), "--key", "k", "--quiet",
+    args = ["deidentify", str(notes), "--spans", str(tmp_path / "spans.parquet"), "--out", str(out), "--key", "k-test-key-not-secret", "--quiet",
             "--engine", "spark", "--spark-master", "local[2]", "--fail-on-leak"]
     result = CliRunner().invoke(main, [*args, "--hidden", "keep"])
     assert result.exit_code == 3 and f"{out}.leaks" in result.output

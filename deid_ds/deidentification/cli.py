@@ -19,14 +19,15 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @overwrite_option
 @click.option("--mode", type=click.Choice(["mask", "surrogate"]), default="surrogate", show_default=True, help="mask: [LABEL]; surrogate: realistic, consistent replacements.")
 @click.option("--kb", type=click.Path(path_type=str), help="Knowledge base (deid-ds build-kb) to draw surrogate communes, postcodes and streets from [default: a shipped list of Breton communes].")
-@click.option("--key", help="Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, else a random key, never written]. Prefer the variable: a command line is visible to other users.")
+@click.option("--key", help="Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, else a random key, never written]. Prefer the variable: a command line is visible to other users. An empty key, or one shorter than 16 bytes, is refused (exit 1).")
+@click.option("--allow-short-key", is_flag=True, help="Accept a key shorter than 16 bytes. Dangerous: from one de-identified note and one original (a known name or date), a short key is found by trying candidates offline, and with it the whole mapping back to the originals. No key fingerprint is written then.")
 @click.option("--keep-metadata", type=click.Choice(["drop", "surrogate"]), default="drop", show_default=True, help="Metadata columns (firstname ... email): dropped, or replaced by the surrogates used in the notes.")
 @click.option("--audit-originals", is_flag=True, help="Also write the original text of each replacement in audit.parquet (for the secure zone only).")
 @click.option("--fail-on-leak", is_flag=True, help="When the residual-leak check finds any of the patients' own values, leave OUT as it was, write the whole output to OUT.leaks instead (for inspection; a previous OUT.leaks is replaced) and exit with status 3.")
 @click.option("--hidden", type=click.Choice(["deidentify", "blank", "keep"]), default="deidentify", show_default=True, help="The views outside the visible text. deidentify: comments and <script> content blanked; <title>, <style>, attribute values (alt, title, href/mailto, src, data-*, meta content), doctype, PIs searched for the spans' texts, the patient's metadata, e-mails, phones and dates, replaced as in the text. blank: <title>/<style>/<template> blanked too. keep: left as they were (still checked).")
 @click.option("--keep-column", "keep_columns", multiple=True, metavar="NAME", help="Copy this input column unchanged into notes.parquet (repeatable). The columns deid-ds does not know are dropped otherwise: an export may carry identifiers in any column.")
 @click.option("--birthdate-year", is_flag=True, help="Write a date equal to the patient's birthdate as its (shifted) year only.")
-@click.option("--mask-format", default="[{label}]", show_default=True, help="Mask mode: the text written for an entity ({label} is the label), e.g. 'XXXX'.")
+@click.option("--mask-format", default="[{label}]", show_default=True, help="The text written for a masked entity ({label} is the label), e.g. 'XXXX': every entity in mask mode, the fallbacks in surrogate mode.")
 @column_option
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
 @click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit sent to a worker).")
@@ -34,8 +35,9 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @engine_options
 @quiet_option
 @handle_errors
-def deidentify_command(notes, spans, model, with_rules, out, overwrite, mode, kb, key, keep_metadata, audit_originals, fail_on_leak, hidden,
-                       keep_columns, birthdate_year, mask_format, column, workers, batch_size, device, engine, spark_master, quiet):
+def deidentify_command(notes, spans, model, with_rules, out, overwrite, mode, kb, key, allow_short_key, keep_metadata, audit_originals,
+                       fail_on_leak, hidden, keep_columns, birthdate_year, mask_format, column, workers, batch_size, device, engine,
+                       spark_master, quiet):
     """Mask or replace the entities of HTML notes in the original HTML, and check nothing is left.
 
     \b
@@ -48,9 +50,15 @@ def deidentify_command(notes, spans, model, with_rules, out, overwrite, mode, kb
     patient has no metadata are reported "not checked"); --fail-on-leak makes any leak an error.
 
     \b
-    Exit status: 0 done; 1 bad input or a write error; 2 OUT refused (an existing directory not written
-    by deid-ds deidentify, unless --overwrite; an input's folder, the current or home directory, never);
-    3 --fail-on-leak found leaks (OUT untouched, output in OUT.leaks).
+    A surrogate never equals its original nor carries one of its words. An entity that no surrogate
+    can stand for safely (a DATE that is not a date, such as 15/15, 11,6 or 01:15; a PHONE too short;
+    an EMAIL without @) is masked instead, never given invented digits: a fallback, listed per note in
+    audit.parquet and documents.parquet (n_fallbacks) and counted in the summary.
+
+    \b
+    Exit status: 0 done; 1 bad input, a refused key or a write error; 2 OUT refused (an existing
+    directory not written by deid-ds deidentify, unless --overwrite; an input's folder, the current or
+    home directory, never); 3 --fail-on-leak found leaks (OUT untouched, output in OUT.leaks).
     """
     from deid_ds.deidentification.pipeline import deidentify, report_table
     from deid_ds.notes_io import parse_column_map
@@ -64,6 +72,7 @@ def deidentify_command(notes, spans, model, with_rules, out, overwrite, mode, kb
         mode=mode,
         kb=kb,
         key=key,
+        allow_short_key=allow_short_key,
         keep_metadata=keep_metadata,
         audit_originals=audit_originals,
         birthdate_year=birthdate_year,

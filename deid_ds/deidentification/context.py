@@ -11,7 +11,13 @@ keeping "who signed what" is useful to readers).
 (or a word within one edit of one, for words of five letters or more): a relative renamed with the
 patient's real first name would put it back in the note, and the residual-leak check would rightly
 flag it. A doctor whose global surrogate happens to be the current patient's name takes the next draw
-in that patient's notes (the only case where a doctor's surrogate is not the same everywhere).
+in that patient's notes (the only case where a doctor's surrogate is not the same everywhere). Nor does
+a draw return a candidate that carries one of the original's words (:mod:`.overlap`: ``Jean`` never
+becomes ``Jeanne``, ``Pont-l'Abbé`` never ``Pont-Aven``).
+
+**Salt.** When a whole surrogate still gives back part of its original (a part drawn for ``Jean`` that
+is the ``Pierre`` of ``Jean-Pierre``), :func:`deid_ds.deidentification.surrogates.surrogate` draws it
+again with a ``salt``, which every keyed choice of the context takes as one more part.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import TypeVar
 from rapidfuzz.distance import Levenshtein
 
 from deid_ds.deidentification.keyed import Keyring
+from deid_ds.deidentification.overlap import keeps_original
 from deid_ds.deidentification.pools import Pools
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
@@ -57,6 +64,11 @@ class Context:
     birthdate_year: bool = False
     memory: dict[str, object] = field(default_factory=dict)
     _avoid: frozenset[str] | None = None
+    salt: str = ""
+
+    def parts(self, *parts: str) -> tuple[str, ...]:
+        """The parts of a keyed choice, with the salt of a second draw when there is one."""
+        return (*parts, "salt", self.salt) if self.salt else parts
 
     @property
     def avoid_words(self) -> frozenset[str]:
@@ -71,8 +83,7 @@ class Context:
 
     def clashes(self, candidate: str, original: str) -> bool:
         """True when ``candidate`` would reproduce the original or one of the patient's own words."""
-        key = fold_key(candidate)
-        if key == fold_key(original):
+        if fold_key(candidate) == fold_key(original) or keeps_original(original, candidate, ""):
             return True
         for word in words_of(candidate):
             if word in self.avoid_words:
@@ -85,7 +96,7 @@ class Context:
 
     def draw(self, pool: Sequence[T], parts: tuple[str, ...], original: str, text: Callable[[T], str] = str, scope: str | None = None) -> T:
         """A keyed choice from ``pool`` that does not clash (next entries in turn when one does)."""
-        start = self.keyring.index(len(pool), scope or self.scope, *parts)
+        start = self.keyring.index(len(pool), scope or self.scope, *self.parts(*parts))
         for step in range(len(pool)):
             candidate = pool[(start + step) % len(pool)]
             if not self.clashes(text(candidate), original):

@@ -12,7 +12,8 @@ themselves no longer match the record. Each date is re-rendered as it was writte
   reference year, a month and year (``février 2021``, ``02/2021``) from the 15th, a year alone from 2 July.
 
 With ``birthdate_year``, a date equal to the patient's metadata birthdate is written as its (shifted)
-year only. A span these forms do not read returns ``None`` (the caller replaces its digits instead).
+year only. A span these forms do not read returns ``None``: a time (``01:15``), a score (``15/15``), a
+measurement (``11,6``, ``11.6``), an exam number; the caller masks it rather than invent digits.
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ def parse_date(text: str) -> _Parsed | None:
             date = _safe_date(_full_year(m["y"]), int(m["m"]), int(m["d"]))
             return _Parsed(date, "full", m, form) if date else None
     m = _DAY_MONTH.match(text)
+    if m and m["s"] == "." and len(m["m"]) < 2:
+        return None  # "11.6": a measurement (Hb 11.6) far more often than the 11th of June
     if m:
         date = _safe_date(2000 if (m["d"], m["m"]) in (("29", "02"), ("29", "2")) else _REFERENCE_YEAR, int(m["m"]), int(m["d"]))
         return _Parsed(date, "day_month", m, "numeric") if date else None

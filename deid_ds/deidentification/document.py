@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.html_replace import Edit, SpanError, apply_all, locate
-from deid_ds.deidentification.names import remember
+from deid_ds.deidentification.names import remember, sex_cue
 from deid_ds.deidentification.other_views import Replacer, view_edits
+from deid_ds.deidentification.places import remember_town
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
 from deid_ds.html_text import ParsedHtml
 
@@ -94,7 +95,11 @@ def deidentify_document(
     if mode == "surrogate":
         for span, where in zip(spans, located):
             if span.label in ("PATIENT", "DOCTOR"):
-                remember(ctx, text[where.text_start : where.text_end], span.label)
+                start, end = where.text_start, where.text_end
+                cue = sex_cue(text[max(0, start - 40) : start], text[end : end + 20])
+                remember(ctx, text[start:end], span.label, cue)
+            elif span.label == "VILLE":
+                remember_town(ctx, text[where.text_start : where.text_end])
         pairs = _paired_cities(located, spans, text)
     replacements: list[Replacement] = []
     seen: dict[tuple, Replacement] = {}  # a note repeats its entities (letterhead, signature): one draw each
@@ -105,7 +110,7 @@ def deidentify_document(
             continue
         key = (span.label, original, pairs.get(i))
         if key not in seen:
-            seen[key] = surrogate(ctx, span.label, original, pairs.get(i))
+            seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format)
         replacements.append(seen[key])
     originals = [text[where.text_start : where.text_end] for where in located]
     replacer = Replacer(((s.label, o, r.text) for s, o, r in zip(spans, originals, replacements)), ctx, mode, mask_format)

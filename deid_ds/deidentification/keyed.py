@@ -6,6 +6,14 @@ label | normalised original)`` driving every choice, the same key gives byte-ide
 machine, in any batch order and with any number of workers, the mapping can be rebuilt later from the
 key alone, and nothing but the key needs protecting. A new key gives an unrelated mapping. Without a
 key, a random one is drawn for the run and kept in memory only.
+
+**Short keys.** Anyone holding a de-identified note and one original (a name in the letterhead, a
+known admission date) can test candidate keys offline, as fast as HMAC runs: a key a person can type
+in a few characters falls in seconds, and with it the whole mapping. An empty key is therefore always
+refused and a key shorter than :data:`MIN_KEY_BYTES` bytes needs ``allow_short=True``
+(``--allow-short-key``). The report's fingerprint is an scrypt hash with a random salt written beside
+it (slow to test candidates against, and two fingerprints of the same key differ unless compared with
+:meth:`Keyring.matches`); with a short key no fingerprint is written at all.
 """
 
 from __future__ import annotations
@@ -19,7 +27,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from deid_ds.errors import DeidError
+
 T = TypeVar("T")
+
+#: Keys shorter than this (in UTF-8 bytes) are refused unless explicitly allowed.
+MIN_KEY_BYTES = 16
+#: scrypt cost of the report's fingerprint: ~50 ms and 16 MiB per candidate key tested.
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 
 #: Environment variable read when no ``--key`` is given.
 KEY_ENV = "DEID_DS_KEY"
@@ -57,16 +72,53 @@ class Keyring:
         """A generator seeded by the parts, for choices made of several draws (digits of a number)."""
         return random.Random(int.from_bytes(self.digest(*parts), "big"))
 
-    def fingerprint(self) -> str:
-        """A short one-way fingerprint, written to the report so that two runs can be seen to share a key."""
-        return self.digest("deid-ds key fingerprint").hex()[:12]
+    @property
+    def is_short(self) -> bool:
+        return len(self.key) < MIN_KEY_BYTES
+
+    def fingerprint(self, salt: bytes | None = None) -> str:
+        """``scrypt$<salt>$<hash>``: shows two runs share a key (:meth:`matches`), slow to brute-force.
+
+        Empty for a short key: no hash of a key that can be guessed is ever written.
+        """
+        if self.is_short:
+            return ""
+        salt = secrets.token_bytes(16) if salt is None else salt
+        digest = hashlib.scrypt(self.key, salt=salt, dklen=16, **_SCRYPT)
+        return f"scrypt${salt.hex()}${digest.hex()}"
+
+    def matches(self, fingerprint: str) -> bool:
+        """Whether ``fingerprint`` (from a report) was made from this key."""
+        kind, _, rest = fingerprint.partition("$")
+        salt, _, _ = rest.partition("$")
+        if kind != "scrypt" or not salt:
+            return False
+        try:
+            return hmac.compare_digest(self.fingerprint(bytes.fromhex(salt)), fingerprint)
+        except ValueError:
+            return False
 
 
-def resolve_key(key: str | None, environ: dict[str, str] | None = None) -> Keyring:
-    """The run's key: ``key`` if given, else :data:`KEY_ENV`, else a random one (never written)."""
+def _checked(key: str, where: str, allow_short: bool) -> bytes:
+    raw = key.encode("utf-8")
+    if not raw:
+        raise DeidError(f"{where} is empty: give a secret key of at least {MIN_KEY_BYTES} bytes")
+    if len(raw) < MIN_KEY_BYTES and not allow_short:
+        raise DeidError(f"{where} is {len(raw)} bytes long: a key shorter than {MIN_KEY_BYTES} bytes can be guessed "
+                        "from one de-identified note and one original; give a longer key (or --allow-short-key)")
+    return raw
+
+
+def resolve_key(key: str | None, environ: dict[str, str] | None = None, allow_short: bool = False) -> Keyring:
+    """The run's key: ``key`` if given, else :data:`KEY_ENV`, else a random one (never written).
+
+    An empty key (``--key ""`` or an empty variable) is refused: it usually means a variable that was
+    not set, and would give a mapping anyone can rebuild. A short key is refused unless ``allow_short``.
+    """
     environ = os.environ if environ is None else environ
-    if key:
-        return Keyring(key.encode("utf-8"), "--key")
-    if environ.get(KEY_ENV):
-        return Keyring(environ[KEY_ENV].encode("utf-8"), f"environment {KEY_ENV}")
+    if key is not None:
+        return Keyring(_checked(key, "--key", allow_short), "--key")
+    if KEY_ENV in environ:
+        return Keyring(_checked(environ[KEY_ENV], f"the {KEY_ENV} environment variable", allow_short),
+                       f"environment {KEY_ENV}")
     return Keyring(secrets.token_bytes(32), "random (not stored: the mapping cannot be reproduced)")

@@ -4,7 +4,11 @@ A name span is cut into *groups*: hyphen-joined words (``Jean-Pierre``, ``FERREI
 surname with its particles (``LE GALL``, ``de la Tour``), initials (``J.``, ``J.-Y.``). Each group is
 given a role, then each of its parts is mapped on its own, keyed by the folded part:
 
-* ``first`` part ``jeanne`` → a given name of the same sex when the lists know it;
+* ``first`` part ``jeanne`` → a given name of the person's sex: the sex the note gives around the name
+  (``Mme``, ``Monsieur``, ``née``, ``la patiente``: :func:`sex_cue`, found by the document for its name
+  spans and kept for the whole document), else the sex the given-name lists give the original (one sex
+  only), else an epicene given name (``Camille``, ``Dominique``). The cue is per document: a given name
+  the lists do not settle may get another surrogate in a note of the same patient that gives no sex;
 * ``last`` unit ``le gall`` (particles included) → a surname;
 * an initial → the initial of the surrogate of the given name it stands for when that is known (the
   patient's metadata, or a given name written with the same surname elsewhere in the document), else a
@@ -21,16 +25,48 @@ surname — ``Dr KERBRAT`` — and in ``Jeanne Le Gall`` the last group is). Dic
 from __future__ import annotations
 
 import re
-import string
 from dataclasses import dataclass
 
 from deid_ds.deidentification.casing import apply_case, case_style
 from deid_ds.deidentification.context import DOCTOR_SCOPE, Context, words_of
+from deid_ds.deidentification.overlap import normalise
+from deid_ds.deidentification.pools import squash
 from deid_ds.kb.normalize import fold_key, name_particles
 
 _TOKEN = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 #: Initial letters surrogates use (the commonest initials of French given names).
 INITIALS = tuple("ABCDEFGHIJLMNOPRSTVY")
+#: ``ctx.memory`` key of the names written in the document's name spans (squashed → label, role, original).
+NAMES_SEEN = "names seen"
+
+#: Words right before a name that give the person's sex. ``Dr``/``Docteur`` give none.
+_SEX_BEFORE = re.compile(
+    r"(?:(?<![\w.\-])(?P<m>m|mr|monsieur)\.?|(?<![\w.\-])(?P<f>mme|madame|mlle|mademoiselle|melle)\.?"
+    r"|\b(?P<patient>(?:le\s+)?patient|(?:la\s+)?patiente)|\b(?P<son>son\s+(?:fils|pere|mari|frere|epoux))"
+    r"|\b(?P<sa>sa\s+(?:fille|mere|femme|soeur|epouse)))[\s,:]*$",
+    re.IGNORECASE,
+)
+#: Words right after a name that give the person's sex: ``née le``, ``âgé de``, ``, épouse``.
+_SEX_AFTER = re.compile(
+    r"^[\s,(]*(?:(?P<f>nee|agee\s+de|epouse)|(?P<m>ne\s+(?:le|en|a|au|vers)|age\s+de|epoux))\b", re.IGNORECASE
+)
+
+
+def sex_cue(before: str, after: str) -> str | None:
+    """``"F"``/``"M"`` when the words around a name give the person's sex, else ``None``.
+
+    ``before`` and ``after`` are the note's text just before and just after the span (folded here).
+    """
+    before, after = normalise(before[-40:]), normalise(after[:20])
+    m = _SEX_BEFORE.search(before)
+    if m:
+        if m["m"] or m["son"] or (m["patient"] and not m["patient"].endswith("e")):
+            return "M"
+        return "F"
+    m = _SEX_AFTER.match(after)
+    if m:
+        return "F" if m["f"] else "M"
+    return None
 
 
 @dataclass
@@ -135,10 +171,11 @@ def _scope(ctx: Context, label: str) -> str:
 
 
 def first_name(ctx: Context, original: str, label: str = "PATIENT") -> str:
-    """The surrogate of one given-name part, same sex when the lists know the original's."""
+    """The surrogate of one given-name part, of the sex the note or the lists give, else epicene."""
     pools = ctx.pools
-    sex = pools.first_name_sex.get(fold_key(original), "*")
-    pool = pools.first_names[sex]
+    key = fold_key(original)
+    sex = ctx.memory.get(f"sex:{label}:{key}") or pools.first_name_sex.get(key, "E")
+    pool = pools.first_names[str(sex)]
     return apply_case(ctx.draw(pool, ("first", fold_key(original)), original, scope=_scope(ctx, label)), original)
 
 
@@ -165,15 +202,27 @@ def initial(ctx: Context, letter: str, label: str, last_key: str | None, positio
     return drawn if letter.isupper() else drawn.lower()
 
 
-def remember(ctx: Context, text: str, label: str) -> None:
-    """First pass over a document's name spans: which given names are written with which surname."""
+def remember(ctx: Context, text: str, label: str, sex: str | None = None) -> None:
+    """First pass over a document's name spans: which given names are written with which surname, the
+    sex the note gives each given name (``sex``: :func:`sex_cue` around this span), and every name part
+    (for e-mail addresses that glue them)."""
     groups = _groups(text)
     _assign_roles(groups, ctx, label, None)
     firsts = [w.text for g in groups if g.role == "first" for w in g.words if not w.particle]
-    lasts = [fold_key(text[u[0].start : u[-1].end]) for g in groups if g.role == "last" for u in g.units()]
+    units = [text[u[0].start : u[-1].end] for g in groups if g.role == "last" for u in g.units()]
+    lasts = [fold_key(unit) for unit in units]
     if firsts:
         for last in lasts:
             ctx.memory.setdefault(f"firsts:{label}:{last}", firsts)
+    seen: dict[str, tuple[str, str, str]] = ctx.memory.setdefault(NAMES_SEEN, {})  # type: ignore[assignment]
+    for first in firsts:
+        if sex:
+            ctx.memory.setdefault(f"sex:{label}:{fold_key(first)}", sex)
+        if len(squash(first)) >= 2:
+            seen.setdefault(squash(first), (label, "first", first))
+    for unit in units:
+        if len(squash(unit)) >= 2:
+            seen.setdefault(squash(unit), (label, "last", unit))
 
 
 def surrogate_name(ctx: Context, text: str, label: str = "PATIENT", role: str | None = None) -> str:
@@ -215,8 +264,3 @@ def _replace(text: str, edits: list[tuple[int, int, str]]) -> str:
     out.append(text[cursor:])
     return "".join(out)
 
-
-def random_letters(ctx: Context, parts: tuple[str, ...], length: int) -> str:
-    """Keyed lower-case letters (local parts of e-mail addresses that are not names)."""
-    rng = ctx.keyring.rng(ctx.scope, *parts)
-    return "".join(rng.choice(string.ascii_lowercase) for _ in range(length))

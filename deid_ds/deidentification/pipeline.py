@@ -14,14 +14,16 @@ note, and writes the output directory atomically:
   and output HTML, the replacement and its length, the ``view`` it was in, and the original text only
   with ``audit_originals``;
 * ``documents.parquet``: one row per input note — ``ok`` or ``failed`` with a reason that holds no
-  content — with its replacements and leaks (``leak_check`` ``no metadata`` and ``n_leaks`` null for a
-  note whose patient has no metadata: not checked, which is not "0 left");
+  content — with its replacements, leaks and fallbacks (spans masked because no safe surrogate exists;
+  ``leak_check`` ``no metadata`` and ``n_leaks`` null for a note whose patient has no metadata: not
+  checked, which is not "0 left");
 * ``report.json``: the totals printed at the end (replacements per label, fallbacks, leaks per field).
 
 With ``fail_on_leak``, an output in which the check finds any leak is not published at ``out``: it is
 written whole to ``out.leaks`` (replacing a previous one) for inspection, and ``out`` is left as it was.
 
-The key never leaves memory: ``report.json`` holds only where it came from and a one-way fingerprint.
+The key never leaves memory: ``report.json`` holds only where it came from and a salted scrypt fingerprint
+(none for a short key: see :mod:`deid_ds.deidentification.keyed`).
 """
 
 from __future__ import annotations
@@ -98,7 +100,8 @@ def documents_schema():
 
     return pa.schema(
         [("id_document", pa.string()), ("id_patient", pa.string()), ("doc_type", pa.string()), ("status", pa.string()),
-         ("error", pa.string()), ("n_replacements", pa.int32()), ("n_leaks", pa.int32()), ("leak_check", pa.string())]
+         ("error", pa.string()), ("n_replacements", pa.int32()), ("n_leaks", pa.int32()), ("leak_check", pa.string()),
+         ("n_fallbacks", pa.int32())]
     )
 
 
@@ -162,7 +165,8 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
                "status": "ok" if error is None else "failed", "error": error,
                "n_replacements": len(outcome.audit) if written else 0,
                "n_leaks": leaks.total if written and leaks.checked else None,
-               "leak_check": None if not written else "checked" if leaks.checked else "no metadata"}
+               "leak_check": None if not written else "checked" if leaks.checked else "no metadata",
+               "n_fallbacks": sum(outcome.fallbacks.values()) if written else 0}
         for name, values in result.documents.items():
             values.append(row[name])
     return result
@@ -371,7 +375,8 @@ def report_table(report: DeidentifyReport) -> str:
     rows += [[f"blanked ({report.hidden}): {kind}", n] for kind, n in sorted(report.blanked.items())]
     if report.dropped_columns:
         rows.append(["input columns dropped (--keep-column keeps one)", len(report.dropped_columns)])
-    rows += [[f"fallback: {reason}", n] for reason, n in sorted(report.fallbacks.items())]
+    rows.append(["fallbacks (masked, see audit)", sum(report.fallbacks.values())])
+    rows += [[f"  {reason}", n] for reason, n in sorted(report.fallbacks.items())]
     rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
     if report.spans_for_unknown_documents:
         rows.append(["spans of documents not in the notes", report.spans_for_unknown_documents])
@@ -404,6 +409,7 @@ def deidentify(
     mode: str = "surrogate",
     kb: str | Path | None = None,
     key: str | None = None,
+    allow_short_key: bool = False,
     keep_metadata: str = "drop",
     audit_originals: bool = False,
     birthdate_year: bool = False,
@@ -424,7 +430,8 @@ def deidentify(
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
     See the module docstring for the outputs and :mod:`deid_ds.deidentification` for the policies. ``key``
-    (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice.
+    (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice; an
+    empty key, or one shorter than 16 bytes without ``allow_short_key``, is refused (:mod:`.keyed`).
     ``engine="spark"`` runs the batches on Apache Spark (:mod:`deid_ds.engine.spark_deidentify`: the
     spans joined to the notes, the key shipped inside the tasks) with the same outputs; ``--model`` is
     not available there yet. ``hidden`` is the policy for the views outside the visible text
@@ -461,7 +468,7 @@ def deidentify(
         from deid_ds.kb.build import verify_tables
 
         verify_tables(kb)
-    keyring = resolve_key(key)
+    keyring = resolve_key(key, allow_short=allow_short_key)
     if mode == "surrogate" and keyring.origin.startswith("random"):
         log("deidentify: no --key and no DEID_DS_KEY: a random key is used for this run only (the mapping cannot be reproduced)")
     options = DeidOptions(mode, keyring, str(Path(kb).resolve()) if kb else None, mask_format, keep_metadata, audit_originals, birthdate_year,

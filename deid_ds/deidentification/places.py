@@ -24,7 +24,7 @@ import re
 
 from deid_ds.deidentification.casing import apply_case
 from deid_ds.deidentification.context import Context
-from deid_ds.deidentification.pools import Commune, strip_street_type
+from deid_ds.deidentification.pools import Commune, squash, strip_street_type
 from deid_ds.kb.normalize import fold_key
 
 _DIGITS = re.compile(r"\d")
@@ -38,7 +38,7 @@ def keyed_digits(ctx: Context, parts: tuple[str, ...], original: str, keep_first
     The result always differs from the original when it has a digit that may change.
     """
     digits = [c for c in original if c.isdigit()]
-    rng = ctx.keyring.rng(ctx.scope, *parts)
+    rng = ctx.keyring.rng(ctx.scope, *ctx.parts(*parts))
     new = digits[:keep_first] + [rng.choice("0123456789") for _ in digits[keep_first:]]
     if no_leading_zero and len(new) > keep_first and keep_first == 0 and new[0] == "0":
         new[0] = rng.choice("123456789")
@@ -64,6 +64,33 @@ def surrogate_city(ctx: Context, text: str) -> str:
     return apply_case(commune_for(ctx, fold_key(text)).name, text)
 
 
+def remember_town(ctx: Context, text: str) -> None:
+    """A town the note writes (a VILLE span): recognised later where an e-mail address glues it."""
+    key = squash(text)
+    if len(key) >= 3:
+        ctx.memory.setdefault("towns", {}).setdefault(key, fold_key(text))  # type: ignore[union-attr]
+
+
+def town_in_address(ctx: Context, squashed: str) -> str | None:
+    """The surrogate town, squashed, of a town written glued in an e-mail address (``plouzane``), or None.
+
+    The same commune as the town gets in the note's text (:func:`surrogate_city` of the same folded
+    name): a town of this note (VILLE spans), the patient's city, or any commune of the pools.
+    """
+    towns: dict[str, str] = dict(ctx.memory.get("towns", {}))  # type: ignore[arg-type]
+    if ctx.patient.city:
+        towns.setdefault(squash(ctx.patient.city), fold_key(ctx.patient.city))
+    folded = towns.get(squashed) or ctx.pools.squashed_communes.get(squashed)
+    if folded is None or len(squashed) < 3:
+        return None
+    return squash(commune_for(ctx, folded).name)
+
+
+def is_postcode(text: str) -> bool:
+    """A French postcode: five digits (``35000``, ``35 000``, ``F-35000``)."""
+    return sum(c.isdigit() for c in text) == 5
+
+
 def city_of_postcode(ctx: Context, code: str, paired_city: str | None) -> str:
     """The folded commune a postcode stands for (see the module docstring for the order)."""
     if paired_city:
@@ -83,7 +110,7 @@ def surrogate_zip(ctx: Context, text: str, paired_city: str | None = None) -> st
     if len(code) != 5:
         return keyed_digits(ctx, ("ZIP", code), text)
     commune = commune_for(ctx, city_of_postcode(ctx, code, paired_city))
-    new = ctx.keyring.choice(commune.postcodes, ctx.scope, "ZIP", code)
+    new = ctx.keyring.choice(commune.postcodes, ctx.scope, *ctx.parts("ZIP", code))
     it = iter(new)
     return _DIGITS.sub(lambda _: next(it), text)
 

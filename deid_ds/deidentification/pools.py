@@ -41,8 +41,8 @@ class Commune:
 class Pools:
     """Every pool a run draws from (sorted tuples: a draw depends only on the key and the pool)."""
 
-    first_names: dict[str, tuple[str, ...]]  # "F", "M" and "*" (both)
-    first_name_sex: dict[str, str]  # folded given name -> "F"/"M" when the lists say so
+    first_names: dict[str, tuple[str, ...]]  # "F", "M", "E" (epicene) and "*" (all)
+    first_name_sex: dict[str, str]  # folded given name -> "F"/"M" when the lists give one sex only, else "E"
     surnames: tuple[str, ...]
     communes: tuple[Commune, ...]
     commune_of_postcode: dict[str, str]  # postcode -> folded commune name (the first, for a shared one)
@@ -76,13 +76,21 @@ def strip_street_type(street: str) -> tuple[str, str]:
 
 
 def _names() -> tuple[dict[str, tuple[str, ...]], dict[str, str], tuple[str, ...]]:
+    """Given names by sex and the sex of each: a name both lists give, or the shipped epicene list
+    (``deid_ds/resources/first_names_epicene_fr.txt``) holds, is epicene (``"E"``)."""
+    from deid_ds.resources import read_word_list
     from deid_ds.synth import pools as synth
 
     by_sex = {sex: tuple(sorted(n for n in names if "-" not in n and " " not in n)) for sex, names in synth.first_names().items()}
-    sex_of: dict[str, str] = {}
+    epicene = read_word_list("first_names_epicene_fr.txt")
+    sexes: dict[str, set[str]] = {}
     for sex, names in synth.first_names().items():
         for name in names:
-            sex_of.setdefault(fold_key(name), sex)
+            sexes.setdefault(fold_key(name), set()).add(sex)
+    sex_of = {key: next(iter(found)) if len(found) == 1 else "E" for key, found in sexes.items()}
+    sex_of.update({fold_key(name): "E" for name in epicene})
+    both = {n for sex in ("F", "M") for n in by_sex[sex] if sex_of.get(fold_key(n)) == "E"}
+    by_sex["E"] = tuple(sorted(both | set(epicene)))
     by_sex["*"] = tuple(sorted(set(by_sex["F"]) | set(by_sex["M"])))
     surnames = tuple(sorted(n for n in synth.surnames() if "-" not in n))
     return by_sex, sex_of, surnames

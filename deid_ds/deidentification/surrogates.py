@@ -1,58 +1,113 @@
 """One replacement per entity: a mask, or a surrogate chosen by label.
 
 ``mask`` writes the label (``[PATIENT]``) or any fixed text (``--mask-format``, ``{label}`` standing
-for the label). ``surrogate`` dispatches to the modules of each kind of entity; an entity those cannot
-read (a DATE in no known format, a label outside the eight) is still replaced, with its digits keyed and
-its letters masked, and counted as a *fallback* in the report so that nothing is left as it was.
+for the label). ``surrogate`` dispatches to the modules of each kind of entity.
+
+**Never invent, never leak.** A surrogate stands for a value of its label; when the span does not read
+as one (a DATE ``15/15``, ``11,6`` or ``01:15`` predicted by mistake, a PHONE of three digits, an EMAIL
+without ``@``, a name without a letter, a label outside the eight), inventing one would write random
+digits into the clinical content, so the span is *masked* (with the mask format) and the reason is kept
+as a *fallback* (audit row, per-document count, report). Every surrogate then passes one final guard,
+:func:`guard`: if it equals its original or carries one of the original's words
+(:func:`deid_ds.deidentification.overlap.keeps_original`), it is drawn again with another keyed salt, at
+most :data:`ATTEMPTS` times, and masked if none passes. A date is never drawn again (another offset
+would break the intervals between the patient's dates): a date the shift leaves as it was (a year alone,
+a day and month moved by a whole year) is masked.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
-from deid_ds.deidentification.contacts import surrogate_email, surrogate_phone
+from deid_ds.deidentification.contacts import is_email, is_phone, surrogate_email, surrogate_phone
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.dates_shift import shift_date_text
 from deid_ds.deidentification.names import surrogate_name
-from deid_ds.deidentification.places import keyed_digits, surrogate_city, surrogate_street, surrogate_zip
-from deid_ds.kb.normalize import fold_key
+from deid_ds.deidentification.overlap import keeps_original
+from deid_ds.deidentification.places import is_postcode, surrogate_city, surrogate_street, surrogate_zip
 
 DEFAULT_MASK = "[{label}]"
 MODES = ("mask", "surrogate")
+#: Draws of a surrogate (the first, then salted ones) before it is masked instead.
+ATTEMPTS = 8
+_LETTER = re.compile(r"[^\W\d_]")
+
+#: Fallback reasons (audit ``fallback`` column, report): what could not be replaced, and that it was masked.
+UNPARSED_DATE = "unparsed_date->mask"
+UNCHANGED_DATE = "unchanged_date->mask"
+UNREADABLE = "unreadable_{label}->mask"
+UNKNOWN_LABEL = "unknown_label->mask"
+KEPT_ORIGINAL = "kept_original->mask"
 
 
 @dataclass(frozen=True, slots=True)
 class Replacement:
     text: str
-    fallback: str | None = None  # why the generic replacement was used, when it was
+    fallback: str | None = None  # why the span was masked instead of given a surrogate, when it was
 
 
 def mask(label: str, mask_format: str = DEFAULT_MASK) -> Replacement:
     return Replacement(mask_format.replace("{label}", label))
 
 
-def _fallback(ctx: Context, label: str, text: str, reason: str) -> Replacement:
-    digits_only = keyed_digits(ctx, ("FALLBACK", label, fold_key(text)), text) if any(c.isdigit() for c in text) else text
-    masked = re.sub(r"[^\W\d_]+", lambda m: "X" * len(m.group()), digits_only)
-    return Replacement(masked, reason)
+def _masked(label: str, mask_format: str, reason: str) -> Replacement:
+    return Replacement(mask(label, mask_format).text, reason)
 
 
-def surrogate(ctx: Context, label: str, text: str, paired_city: str | None = None) -> Replacement:
-    """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP)."""
-    if label in ("PATIENT", "DOCTOR"):
-        return Replacement(surrogate_name(ctx, text, label))
+def readable(label: str, text: str) -> bool:
+    """Whether ``text`` reads as a value of ``label`` that a surrogate can stand for (dates: see below)."""
+    if label in ("PATIENT", "DOCTOR", "VILLE"):
+        return bool(_LETTER.search(text))
+    if label == "PHONE":
+        return is_phone(text)
+    if label == "EMAIL":
+        return is_email(text)
+    if label == "ZIP":
+        return is_postcode(text)
+    return True
+
+
+def _draw(ctx: Context, label: str, text: str, paired_city: str | None) -> str:
+    draws: dict[str, Callable[[], str]] = {
+        "PATIENT": lambda: surrogate_name(ctx, text, label),
+        "DOCTOR": lambda: surrogate_name(ctx, text, label),
+        "PHONE": lambda: surrogate_phone(ctx, text),
+        "EMAIL": lambda: surrogate_email(ctx, text),
+        "ZIP": lambda: surrogate_zip(ctx, text, paired_city),
+        "VILLE": lambda: surrogate_city(ctx, text),
+        "STR": lambda: surrogate_street(ctx, text),
+    }
+    return draws[label]()
+
+
+def guard(ctx: Context, label: str, original: str, draw: Callable[[Context], str]) -> str | None:
+    """``draw(ctx)`` if it gives nothing of ``original`` back, else a salted redraw; ``None`` if none passes."""
+    for attempt in range(ATTEMPTS):
+        candidate = draw(ctx if attempt == 0 else replace(ctx, salt=f"redraw {attempt}"))
+        if not keeps_original(original, candidate, label):
+            return candidate
+    return None
+
+
+def surrogate(
+    ctx: Context, label: str, text: str, paired_city: str | None = None, mask_format: str = DEFAULT_MASK
+) -> Replacement:
+    """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP).
+
+    A span that cannot be given a surrogate safely is masked with ``mask_format`` (module docstring).
+    """
     if label == "DATE":
         shifted = shift_date_text(ctx, text)
-        return Replacement(shifted) if shifted is not None else _fallback(ctx, label, text, "date format not read")
-    if label == "PHONE":
-        return Replacement(surrogate_phone(ctx, text))
-    if label == "EMAIL":
-        return Replacement(surrogate_email(ctx, text))
-    if label == "ZIP":
-        return Replacement(surrogate_zip(ctx, text, paired_city))
-    if label == "VILLE":
-        return Replacement(surrogate_city(ctx, text))
-    if label == "STR":
-        return Replacement(surrogate_street(ctx, text))
-    return _fallback(ctx, label, text, "label not one of the eight")
+        if shifted is None:
+            return _masked(label, mask_format, UNPARSED_DATE)
+        if keeps_original(text, shifted, label):
+            return _masked(label, mask_format, UNCHANGED_DATE)
+        return Replacement(shifted)
+    if label not in ("PATIENT", "DOCTOR", "PHONE", "EMAIL", "ZIP", "VILLE", "STR"):
+        return _masked(label, mask_format, UNKNOWN_LABEL)
+    if not readable(label, text):
+        return _masked(label, mask_format, UNREADABLE.format(label=label.lower()))
+    new = guard(ctx, label, text, lambda c: _draw(c, label, text, paired_city))
+    return Replacement(new) if new is not None else _masked(label, mask_format, KEPT_ORIGINAL)

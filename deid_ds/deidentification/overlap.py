@@ -1,0 +1,109 @@
+"""Whether a surrogate gives back its original, in whole or in part: the test every surrogate must pass.
+
+A surrogate that equals its original, or that carries one of the original's words (``zeb.quag@example.org``
+→ ``zeb.quag@wrwonwg.org``, ``Jean-Pierre`` → ``Pierre-Yves``), leaves an identifier in the note. Texts are
+compared after Unicode compatibility normalisation (NFKC, so NFC and NFD inputs alike), with accents
+removed and case folded, so ``Élodie``, ``ELODIE`` and an NFD ``E\\u0301lodie`` are one word.
+
+The original's *name tokens* are its words of two letters or more, minus words that identify nobody and
+that a surrogate may keep because they carry the form of the entity: name particles (``le``, ``de``),
+``saint``/``sainte``, street type words (``rue``, ``lieu-dit``) and ``bis``/``ter`` for addresses, and,
+in e-mail addresses, the top-level domain, public mail providers and service words (:func:`is_service_word`). A token of four
+letters or more may not appear anywhere in the surrogate's letters (``martin`` in ``martinez``, ``legall``
+in ``jeanne.legall``); a shorter one may not be one of its words (``li`` is in ``lilou``, not a leak). The
+letters of a date are month and weekday names: a date is compared whole only.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from deid_ds.kb.normalize import name_particles, street_type_abbreviations, street_type_words
+
+_WORD = re.compile(r"[^\W\d_]+")
+_LIGATURES = str.maketrans({"œ": "oe", "æ": "ae", "ĳ": "ij"})
+#: Tokens of this many letters or more must not appear anywhere in the surrogate's letters.
+SUBSTRING_FROM = 4
+
+#: Words an e-mail address keeps: they name a kind of service or institution, never a person or a place.
+EMAIL_GENERIC = frozenset(
+    """secretariat secretariats secretaire secr sec contact contacts accueil info infos information chu chru chr ch chi
+    chic chs ght aphp hopital hopitaux hospitalier hospitaliere clinique polyclinique cabinet service services centre
+    pole unite direction admin administration consultation consultations consult rdv urgences urgence medecine
+    medical medicale cardio cardiologie neuro neurologie pediatrie radiologie imagerie labo laboratoire pharmacie
+    chirurgie oncologie maternite geriatrie psychiatrie pneumologie dermatologie ophtalmologie orl gyneco
+    gynecologie rhumatologie nephrologie endocrinologie hematologie kine sante mairie ehpad smur samu dr docteur
+    medecin infirmier infirmiere noreply reply ne pas repondre mail email courrier gouv anatomie anapath gastro
+    gastroenterologie urologie hepatologie pneumo dermato ophtalmo rhumato endocrino diabetologie infectiologie
+    reanimation rea anesthesie soins palliatifs hdj hospitalisation bloc dialyse ortho orthopedie traumatologie psy
+    addictologie neonatologie obstetrique kinesitherapie social sociale assistante cadre equipe mobile""".split()
+)
+
+
+def is_service_word(word: str) -> bool:
+    """A word of :data:`EMAIL_GENERIC`, or the start (five letters or more) of one: ``cardiologi``, ``secret``."""
+    return word in EMAIL_GENERIC or (len(word) >= 5 and any(g.startswith(word) for g in _LONG_GENERIC))
+
+
+_LONG_GENERIC = tuple(w for w in EMAIL_GENERIC if len(w) > 5)
+_PLACE_GENERIC = frozenset({"saint", "sainte", "st", "ste"})
+#: Public mail providers: an address there keeps its domain (millions of people share it).
+PUBLIC_DOMAINS = frozenset(
+    """gmail.com googlemail.com orange.fr wanadoo.fr free.fr sfr.fr neuf.fr laposte.net hotmail.fr hotmail.com
+    outlook.fr outlook.com live.fr live.com yahoo.fr yahoo.com icloud.com me.com aol.com bbox.fr numericable.fr
+    club-internet.fr aliceadsl.fr protonmail.com proton.me gmx.fr gmx.com mailo.com""".split()
+)
+
+
+@lru_cache(maxsize=1 << 16)
+def normalise(text: str) -> str:
+    """Compatibility-normalised, accents removed, case folded: how two texts are compared here."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.translate(_LIGATURES))
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return unicodedata.normalize("NFKC", stripped.casefold().translate(_LIGATURES))
+
+
+@lru_cache(maxsize=1)
+def _street_words() -> frozenset[str]:
+    """Street type words and their parts (``lieu-dit``: ``lieu``, ``dit``), and the repetition index."""
+    words = {normalise(w) for w in (*street_type_words(), *street_type_abbreviations())}
+    return frozenset(words | {p for w in words for p in _WORD.findall(w)} | {"bis", "ter", "quater"})
+
+
+@lru_cache(maxsize=16)
+def generic_words(label: str) -> frozenset[str]:
+    """Words a surrogate of ``label`` may share with its original (module docstring)."""
+    words = frozenset(name_particles()) | _PLACE_GENERIC
+    if label == "STR":
+        words |= _street_words()
+    if label == "EMAIL":
+        words |= EMAIL_GENERIC | {part for domain in PUBLIC_DOMAINS for part in re.split(r"[.\-]", domain)}
+    return words
+
+
+@lru_cache(maxsize=1 << 14)
+def name_tokens(original: str, label: str) -> frozenset[str]:
+    """The original's words that its surrogate must not carry (module docstring)."""
+    text = normalise(original)
+    if label == "EMAIL":
+        local, at, domain = text.rpartition("@")
+        if at and "." in domain:
+            text = f"{local}@{domain.rsplit('.', 1)[0]}"  # the top-level domain is kept
+    generic = generic_words(label)
+    words = {w for w in _WORD.findall(text) if len(w) >= 2 and w not in generic}
+    return frozenset(w for w in words if label != "EMAIL" or not is_service_word(w))
+
+
+def keeps_original(original: str, surrogate: str, label: str) -> bool:
+    """True when ``surrogate`` equals ``original`` or carries one of its name tokens (module docstring)."""
+    if " ".join(normalise(original).split()) == " ".join(normalise(surrogate).split()):
+        return True
+    if label == "DATE":
+        return False
+    words = _WORD.findall(normalise(surrogate))
+    letters, word_set = "".join(words), set(words)
+    return any(t in word_set or (len(t) >= SUBSTRING_FROM and t in letters) for t in name_tokens(original, label))
