@@ -52,7 +52,7 @@ VIEWS = {
 def _deidentify(html: str, mode: str = "surrogate", hidden: str = "deidentify"):
     start = html.index("Jeanne</b>")
     spans = [SpanIn("PATIENT", start, html.index(", vue"))]
-    ctx = Context(resolve_key("k"), load_pools(None), scope_of("P1", "d1"), PATIENT, False)
+    ctx = Context(resolve_key("k-test-key-not-secret"), load_pools(None), scope_of("P1", "d1"), PATIENT, False)
     return deidentify_document(html_to_text(html), spans, ctx, mode, hidden=hidden)
 
 
