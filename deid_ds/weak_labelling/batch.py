@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deid_ds.io_utils import atomic_directory
-from deid_ds.label.labeller import LabelConfig
+from deid_ds.label.labeller import LabelConfig, WeakLabeller
 from deid_ds.model import Note
+from deid_ds.note_limits import NoteLimits, run_with_timeout, size_error, timeout_error
 from deid_ds.parallel import relaxed_gc
+from deid_ds.segment import Segmenter
 from deid_ds.segment_notes import DocumentStatus, SegmentOptions, segmenter_for
 from deid_ds.weak_labelling.columns import BatchColumns
 from deid_ds.weak_labelling.note import LabelledNote, label_note, labeller_for
@@ -30,6 +32,7 @@ class WeakLabelOptions:
     label: LabelConfig
     keep_empty: float = 0.0  # share of the sentences without entity kept in train and dev
     keep_empty_test: float = 1.0  # ... and in test
+    limits: NoteLimits = NoteLimits()  # a note over them is failed with its reason (--max-note-bytes, --note-timeout)
 
     def share_for(self, split: str) -> float:
         """The share of sentences without entity kept in ``split``."""
@@ -77,9 +80,26 @@ def label_notes(
             if position in duplicates:
                 labelled = LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", DUPLICATE_REASON))
             else:
-                labelled = label_note(note, segmenter, labeller, use_metadata)
+                labelled = label_within_limits(note, segmenter, labeller, use_metadata, options.limits)
             columns.add(note, labelled, options.share_for(splits[position]))
     return columns.tables()
+
+
+def label_within_limits(note: Note, segmenter: Segmenter, labeller: WeakLabeller, use_metadata: bool, limits: NoteLimits) -> LabelledNote:
+    """:func:`label_note`, or a failed note with its reason when the note is over a limit: larger than
+    ``limits.max_bytes`` (refused before it is parsed), or still being parsed, segmented or labelled
+    after ``limits.timeout`` seconds (interrupted: see :func:`deid_ds.note_limits.run_with_timeout`).
+
+    Only the note's own work is timed and may be interrupted; the batch's columns are added to after,
+    so an interrupted note leaves nothing of itself in the batch.
+    """
+    reason = size_error(note.html, limits.max_bytes)
+    if reason is None:
+        labelled = run_with_timeout(lambda: label_note(note, segmenter, labeller, use_metadata), limits.timeout)
+        if labelled is not None:
+            return labelled
+        reason = timeout_error(limits.timeout)
+    return LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", reason))
 
 
 #: Suffix of a part's table files: Arrow IPC files, LZ4-compressed. A part is read once, whole, by the

@@ -15,6 +15,7 @@ from deid_ds.errors import DeidError, InputError
 from deid_ds.io_utils import replace_directory
 from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.labeller import LabelConfig
+from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT, NoteLimits
 from deid_ds.notes_io import open_notes
 from deid_ds.parallel import ordered_map
 from deid_ds.segment_notes import SegmentOptions, segmenter_for
@@ -83,6 +84,8 @@ def weak_label(
     log: Callable[[str], None] | None = None,
     engine: str = "local",
     spark_master: str | None = None,
+    max_note_bytes: int | None = DEFAULT_MAX_NOTE_BYTES,
+    note_timeout: float | None = DEFAULT_NOTE_TIMEOUT,
 ) -> WeakLabelReport:
     """Label every note of ``notes`` into training sets in ``out`` (see the module docstring).
 
@@ -92,6 +95,9 @@ def weak_label(
     when ``progress`` is on). ``engine="spark"`` runs the batches on Apache Spark
     (:mod:`deid_ds.engine`; ``spark_master``, else the active or ``spark-submit`` configuration, else
     ``local[*]``) with the same outputs; ``workers`` is then Spark's business.
+    A note of more than ``max_note_bytes`` bytes of HTML, or whose labelling takes more than
+    ``note_timeout`` seconds, is failed with its reason and the batch goes on (None or 0: no limit;
+    :mod:`deid_ds.note_limits`).
     """
     from tqdm import tqdm
 
@@ -106,12 +112,15 @@ def weak_label(
         raise InputError(f"--keep-empty-test {keep_empty_test}: expected a share between 0 and 1")
     if batch_size < 1 or workers < 1:
         raise InputError("batch size and workers must be at least 1")
+    if (max_note_bytes or 0) < 0 or (note_timeout or 0) < 0:
+        raise InputError("--max-note-bytes and --note-timeout must be positive (0: no limit)")
     source = open_notes(notes, column_map) if engine == "local" else None
     options = WeakLabelOptions(
         SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
         LabelConfig(check_kb(kb), use_metadata),
         keep_empty,
         keep_empty_test,
+        NoteLimits(max_note_bytes or None, note_timeout or None),
     )
     gold_frame = None
     if gold is not None:
