@@ -14,8 +14,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -82,50 +81,66 @@ def _can_interrupt() -> bool:
     )
 
 
-@contextmanager
-def _alarm(seconds: float) -> Iterator[None]:
-    """Raise :class:`NoteTimeout` in this thread if the block is still running after ``seconds``.
+class NoteTimer:
+    """Runs each note's work of a batch within ``seconds`` (None or 0: no limit); use as a context.
 
-    The previous SIGALRM handler is put back afterwards. The handler raises only while the block
-    runs (``armed``): a signal that arrives as the block ends is ignored, not raised elsewhere.
-    """
-    armed = [True]
+    In the main thread a timer signal interrupts the work when its time is up, even inside a regex
+    search (CPython's regex engine checks for signals): the SIGALRM handler is installed once for the
+    batch (and the previous one put back after it), and each note only arms and disarms the timer.
+    Where no timer can be set (another thread, as in some Spark executors, a platform without SIGALRM,
+    or a timer someone else already set) the work runs to its end and is judged by its duration: the
+    same notes fail, the batch just waits for them.
 
-    def expire(signum, frame) -> None:  # noqa: ARG001 - the signal module's signature
-        if armed[0]:
-            raise NoteTimeout
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    try:
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        yield
-    finally:
-        armed[0] = False
-        try:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        finally:
-            signal.signal(signal.SIGALRM, previous)
-
-
-def run_with_timeout(work: Callable[[], R], seconds: float | None) -> R | None:
-    """``work()``, or None if it ran for more than ``seconds`` (None or 0: no limit).
-
-    In the main thread, a timer interrupts the work when its time is up, even inside a regex search
-    (CPython's regex engine checks for signals). Where no timer can be set (another thread, as in
-    some Spark executors, or a platform without SIGALRM) the work runs to its end and is then judged
-    by its duration: the same notes fail, the batch just waits for them.
-    ``work`` must leave no shared state half-updated when interrupted: the weak-labelling pipeline
+    The work must leave no shared state half-updated when interrupted: the weak-labelling pipeline
     gives it a note's parsing, segmentation and labelling, whose only shared state are memos that
     store complete values.
     """
-    if not seconds or seconds <= 0:
-        return work()
-    if not _can_interrupt():
-        started = time.perf_counter()
-        result = work()
-        return None if time.perf_counter() - started > seconds else result
-    try:
-        with _alarm(seconds):
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds if seconds and seconds > 0 else None
+        self._interrupts = False
+        self._armed = False  # the handler raises only while a note's work runs
+        self._previous = None
+
+    def __enter__(self) -> NoteTimer:
+        self._interrupts = self.seconds is not None and _can_interrupt()
+        if self._interrupts:
+            self._previous = signal.signal(signal.SIGALRM, self._expire)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._interrupts:
+            self._interrupts = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            # None: the handler was not set from Python; the default is what it was then
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if self._previous is None else self._previous)
+
+    def _expire(self, signum, frame) -> None:  # noqa: ARG002 - the signal module's signature
+        if self._armed:
+            raise NoteTimeout
+
+    def run(self, work: Callable[[], R]) -> R | None:
+        """``work()``, or None if it ran for more than the time limit."""
+        if self.seconds is None:
             return work()
-    except NoteTimeout:
-        return None
+        if not self._interrupts:
+            started = time.perf_counter()
+            result = work()
+            return None if time.perf_counter() - started > self.seconds else result
+        try:
+            try:
+                self._armed = True  # inside the try: a signal as early as this is caught below
+                signal.setitimer(signal.ITIMER_REAL, self.seconds)
+                result = work()
+            finally:
+                self._armed = False  # from here on a late signal is ignored, not raised outside
+        except NoteTimeout:
+            result = None
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        return result
+
+
+def run_with_timeout(work: Callable[[], R], seconds: float | None) -> R | None:
+    """``work()``, or None if it ran for more than ``seconds``: one note's :meth:`NoteTimer.run`."""
+    with NoteTimer(seconds) as timer:
+        return timer.run(work)

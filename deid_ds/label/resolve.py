@@ -25,7 +25,6 @@ from functools import lru_cache
 from operator import attrgetter, itemgetter
 
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.occupied import Occupied
 
 #: Source prefixes by decreasing authority (lower tier wins an overlap). A source is
 #: ``"family:detail"`` (``"pattern:date_written"``, ``"metadata:lastname"``); the longest prefix of
@@ -113,23 +112,61 @@ def winners(best: Ranked) -> list[Candidate]:
     return _sweep(sorted(best.values(), key=itemgetter(0)))
 
 
+#: Above this many ranked candidates (a note of some 100 KB), :func:`_sweep` marks characters instead
+#: of keeping the kept ones sorted as they come: both give the same spans.
+SWEEP_MARKS_ABOVE = 2000
+
+
 def _sweep(ranked: list[tuple[tuple, Candidate]]) -> list[Candidate]:
     """Keep, best first, each candidate that overlaps none kept before it; the kept sorted by start.
 
-    The characters the kept ones cover are marked (:class:`Occupied`): a candidate is tested on its
-    own characters, and the kept ones are sorted once at the end. (Keeping them sorted as they came,
-    by bisection and ``list.insert``, was quadratic: a note of megabytes keeps some 10,000 spans per MB.)
-    Snapped candidates cover at least one token, so none is empty.
+    Two ways to the same result: a usual note (a few dozen candidates) keeps its kept ones sorted by
+    bisection and ``list.insert``, the fastest there; a note with thousands of candidates, where those
+    insertions grow quadratic (a note of megabytes keeps some 10,000 spans per MB), marks the
+    characters taken instead (:func:`_sweep_marking`, linear).
+    """
+    return _sweep_inserting(ranked) if len(ranked) <= SWEEP_MARKS_ABOVE else _sweep_marking(ranked)
+
+
+def _sweep_inserting(ranked: list[tuple[tuple, Candidate]]) -> list[Candidate]:
+    """:func:`_sweep` for few candidates: the kept ones are held sorted by start (they never overlap,
+    so their ends are sorted too): a candidate is tested against its two neighbours only, found by
+    bisection.
+    """
+    taken_starts: list[int] = []
+    taken_ends: list[int] = []
+    kept: list[Candidate] = []  # parallel to taken_starts
+    for _, candidate in ranked:
+        start, end = candidate.start, candidate.end
+        i = bisect_right(taken_starts, start)
+        if i and taken_ends[i - 1] > start:
+            continue
+        if i < len(taken_starts) and taken_starts[i] < end:
+            continue
+        taken_starts.insert(i, start)
+        taken_ends.insert(i, end)
+        kept.insert(i, candidate)
+    return kept
+
+
+def _sweep_marking(ranked: list[tuple[tuple, Candidate]]) -> list[Candidate]:
+    """:func:`_sweep` for many candidates: the characters the kept ones cover are marked, one byte
+    each (as :class:`~deid_ds.label.occupied.Occupied` does, written out for speed); a candidate is
+    tested on its own characters, and the kept ones are sorted once at the end. Snapped candidates
+    cover at least one token, so none is empty.
     """
     if not ranked:
         return []
-    taken = Occupied(max(candidate.end for _, candidate in ranked))
+    marks = bytearray(max(candidate.end for _, candidate in ranked))
+    taken = marks.find
     kept: list[Candidate] = []
     for _, candidate in ranked:
         start, end = candidate.start, candidate.end
-        if taken.overlaps(start, end):
-            continue
-        taken.take(start, end)
-        kept.append(candidate)
-    kept.sort(key=attrgetter("start"))
+        if taken(1, start, end) < 0:
+            marks[start:end] = b"\x01" * (end - start)
+            kept.append(candidate)
+    kept.sort(key=_START)
     return kept
+
+
+_START = attrgetter("start")
