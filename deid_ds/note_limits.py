@@ -22,7 +22,8 @@ R = TypeVar("R")
 
 #: Default of ``--max-note-bytes``: some thousand times a usual note, far above any clinical note.
 DEFAULT_MAX_NOTE_BYTES = 5_000_000
-#: Default of ``--note-timeout`` (seconds): a note of the largest size allowed labels in about 10 s.
+#: Default of ``--note-timeout`` (seconds): a note of the largest size allowed labels in under 20 s
+#: on one core of a loaded 2-core VM (BENCHMARKS.md, "one large note").
 DEFAULT_NOTE_TIMEOUT = 60.0
 
 
@@ -38,7 +39,7 @@ class NoteTimeout(BaseException):
     """Raised inside the work on a note when its time is up.
 
     A :class:`BaseException`, so that the ``except Exception`` that turns a note's own errors into a
-    failed status does not take it for one: it must reach :func:`run_with_timeout`, which says why.
+    failed status does not take it for one: it must reach :meth:`NoteTimer.run`, which says why.
     """
 
 
