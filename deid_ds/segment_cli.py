@@ -6,6 +6,7 @@ import click
 
 from deid_ds.cli_common import column_option, handle_errors, overwrite_option, quiet_option
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT
 from deid_ds.notes_io import parse_column_map
 
 
@@ -18,9 +19,11 @@ from deid_ds.notes_io import parse_column_map
 @click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens; longer ones are cut.")
 @click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes read and processed at a time.")
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
+@click.option("--max-note-bytes", default=DEFAULT_MAX_NOTE_BYTES, show_default=True, type=click.IntRange(min=0), metavar="BYTES", help="A note with more HTML than this is failed (\"note larger than the limit\"); 0: no limit.")
+@click.option("--note-timeout", default=DEFAULT_NOTE_TIMEOUT, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS", help="A note still being segmented after this is interrupted and failed; 0: no limit.")
 @quiet_option
 @handle_errors
-def segment_command(notes, out, overwrite, column, punkt, max_tokens, batch_size, workers, quiet):
+def segment_command(notes, out, overwrite, column, punkt, max_tokens, batch_size, workers, max_note_bytes, note_timeout, quiet):
     """Split HTML notes into sentences and tokens with offsets in the text and in the HTML.
 
     NOTES is a Parquet file or directory (the notes table of the README), or HTML/text files.
@@ -39,6 +42,8 @@ def segment_command(notes, out, overwrite, column, punkt, max_tokens, batch_size
         workers=workers,
         progress=not quiet,
         overwrite=overwrite,
+        max_note_bytes=max_note_bytes,
+        note_timeout=note_timeout,
     )
     click.echo(report_table(report))
     click.echo(f"written to {out}")

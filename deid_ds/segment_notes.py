@@ -25,6 +25,7 @@ from deid_ds.errors import DocumentError
 from deid_ds.html_text import ParsedHtml, html_to_text
 from deid_ds.output_dir import output_directory
 from deid_ds.model import Note
+from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT, NoteLimits, NoteTimer, size_error, timeout_error
 from deid_ds.notes_io import DEFAULT_BATCH_SIZE, open_notes
 from deid_ds.parallel import ordered_map, relaxed_gc
 from deid_ds.segment import DEFAULT_MAX_TOKENS, SPACES, Segmenter, TokenSpans
@@ -134,6 +135,21 @@ def segment_note(note: Note, segmenter: Segmenter) -> tuple[DocumentStatus, Pars
     return status, parsed, compact
 
 
+def segment_within_limits(
+    note: Note, segmenter: Segmenter, max_bytes: int | None, timer: NoteTimer
+) -> tuple[DocumentStatus, ParsedHtml | None, TokenSpans | None]:
+    """:func:`segment_note`, or a failed note with its reason when it is larger than ``max_bytes`` (not
+    parsed) or still being parsed and segmented after the ``timer``'s seconds (interrupted): see
+    :mod:`deid_ds.note_limits`."""
+    reason = size_error(note.html, max_bytes)
+    if reason is None:
+        result = timer.run(lambda: segment_note(note, segmenter))
+        if result is not None:
+            return result
+        reason = timeout_error(timer.seconds)
+    return DocumentStatus(note.id_document, note.id_patient, "failed", reason), None, None
+
+
 def token_offsets(parsed: ParsedHtml, compact: TokenSpans) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Text starts, text ends, HTML starts and HTML ends of a note's tokens, as int64 arrays.
 
@@ -224,14 +240,14 @@ def note_html_size(note: Note) -> int:
     return 0
 
 
-def _segment_batch(job: tuple[list[Note], SegmentOptions]) -> tuple[list[tuple[DocumentStatus, int]], SentenceColumns]:
-    notes, options = job
+def _segment_batch(job: tuple[list[Note], SegmentOptions, NoteLimits]) -> tuple[list[tuple[DocumentStatus, int]], SentenceColumns]:
+    notes, options, limits = job
     segmenter = segmenter_for(options)
     statuses = []
     columns = SentenceColumns()
-    with relaxed_gc():
+    with relaxed_gc(), NoteTimer(limits.timeout) as timer:
         for note in notes:
-            status, parsed, compact = segment_note(note, segmenter)
+            status, parsed, compact = segment_within_limits(note, segmenter, limits.max_bytes, timer)
             if compact is not None:
                 columns.add(note, parsed, compact)
             statuses.append((status, note_html_size(note)))
@@ -295,10 +311,14 @@ def segment_notes(
     workers: int = 1,
     progress: bool = True,
     overwrite: bool = False,
+    max_note_bytes: int | None = DEFAULT_MAX_NOTE_BYTES,
+    note_timeout: float | None = DEFAULT_NOTE_TIMEOUT,
 ) -> SegmentReport:
     """Segment every note of ``notes`` into ``out`` (see the module docstring for the layout).
 
     ``out`` is replaced only if deid-ds wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
+    A note of more than ``max_note_bytes`` bytes of HTML, or still being segmented after
+    ``note_timeout`` seconds, is failed with its reason (None or 0: no limit; :mod:`deid_ds.note_limits`).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -314,7 +334,8 @@ def segment_notes(
         sentence_writer = pq.ParquetWriter(tmp / "sentences.parquet", sentence_schema)
         document_writer = pq.ParquetWriter(tmp / "documents.parquet", documents_schema)
         try:
-            jobs = ((batch, options) for batch in source.iter_batches(batch_size))
+            limits = NoteLimits(max_note_bytes or None, note_timeout or None)
+            jobs = ((batch, options, limits) for batch in source.iter_batches(batch_size))
             with tqdm(total=source.num_notes, unit="note", desc="segment", disable=not progress) as bar:
                 for results, columns in ordered_map(_segment_batch, jobs, workers):
                     statuses = []

@@ -95,14 +95,23 @@ def tokenize_with(text: str, start: int, end: int, fixups: list[int]) -> list[tu
     ``fixups`` are the ascending positions of ``.``, ``'`` and ``\u2019`` inside the range.
     :class:`deid_ds.segment.Segmenter` finds them once per note rather than once per sentence: a note
     has a hundred short sentences, and the per-call set-up was a large part of tokenisation.
+
+    Fix-ups run from right to left, and one only changes the token holding its position and the one
+    before it: the tokens after those are moved, in reverse, to ``done`` before it, so that the
+    changes are made at the end of ``spans``, in constant time (spliced in the middle of the list, each
+    moved all the tokens after it: quadratic on a note of megabytes).
     """
     spans = _pattern_spans(text, start, end)
     if not fixups:
         return spans
     # Fix-ups, from right to left so that indices stay valid; only where a period or an apostrophe is.
     abbreviations = french_abbreviations()
+    done: list[tuple[int, int]] = []  # the tokens no later (more leftward) fix-up can reach, last first
     for position in reversed(fixups):
         i = bisect_right(spans, (position, end + 1)) - 1
+        if i + 1 < len(spans):
+            done.extend(reversed(spans[i + 1 :]))
+            del spans[i + 1 :]
         if i < 0:
             continue
         s, e = spans[i]
@@ -119,6 +128,8 @@ def tokenize_with(text: str, start: int, end: int, fixups: list[int]) -> list[tu
             cut = _elision_end(text[s:e])
             if cut and s + cut - 1 == position:
                 spans[i : i + 1] = [(s, s + cut), (s + cut, e)]
+    done.reverse()
+    spans += done
     return spans
 
 

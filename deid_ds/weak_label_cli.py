@@ -8,6 +8,7 @@ import click
 
 from deid_ds.cli_common import column_option, engine_options, handle_errors, overwrite_option, quiet_option
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT
 from deid_ds.notes_io import parse_column_map
 
 
@@ -27,11 +28,13 @@ from deid_ds.notes_io import parse_column_map
 @click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).")
 @click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens; longer ones are cut.")
 @click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit of resumption).")
+@click.option("--max-note-bytes", default=DEFAULT_MAX_NOTE_BYTES, show_default=True, type=click.IntRange(min=0), metavar="BYTES", help="A note with more HTML than this is failed (\"note larger than the limit\") and the others labelled; 0: no limit.")
+@click.option("--note-timeout", default=DEFAULT_NOTE_TIMEOUT, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS", help="A note still being labelled after this is interrupted and failed (\"note took longer than the time limit\"); its batch goes on. 0: no limit.")
 @engine_options
 @quiet_option
 @handle_errors
-def weak_label_command(notes, kb, out, overwrite, workers, gold, column, keep_empty, keep_empty_test, split, seed, no_metadata, punkt, max_tokens, batch_size,
-                       engine, spark_master, quiet):
+def weak_label_command(notes, kb, out, overwrite, workers, gold, column, keep_empty, keep_empty_test, split, seed, no_metadata, punkt,
+                       max_tokens, batch_size, max_note_bytes, note_timeout, engine, spark_master, quiet):
     """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
 
     NOTES is a Parquet file or directory (the notes table of the README; with --engine spark, any path
@@ -40,6 +43,8 @@ def weak_label_command(notes, kb, out, overwrite, workers, gold, column, keep_em
     OUT/documents.parquet (one row per input note) and OUT/report.json. An interrupted run restarted
     with the same inputs and options resumes where it stopped. An existing OUT not written by deid-ds
     weak-label is refused (exit status 2) unless --overwrite; so is a second run on the same OUT.
+    A note over --max-note-bytes or --note-timeout is failed with its reason in documents.parquet;
+    the other notes are labelled.
     """
     from deid_ds.weak_labelling import parse_split, report_table, weak_label
 
@@ -63,6 +68,8 @@ def weak_label_command(notes, kb, out, overwrite, workers, gold, column, keep_em
         engine=engine,
         spark_master=spark_master,
         overwrite=overwrite,
+        max_note_bytes=max_note_bytes,
+        note_timeout=note_timeout,
     )
     click.echo(report_table(report))
     if report.gold_table:

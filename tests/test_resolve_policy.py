@@ -8,7 +8,7 @@ import random
 from bisect import bisect_right
 
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.resolve import _rank, rank, resolve, snap, winners
+from deid_ds.label.resolve import SWEEP_MARKS_ABOVE, _rank, _sweep_inserting, _sweep_marking, rank, resolve, snap, winners
 
 SOURCES = ["metadata:lastname", "pattern:email", "pattern:date_written", "address:street", "context:doctor", "propagation:form", "patient:firstname", "pattern:zip", "gazetteer:commune", "other:thing"]
 LABELS = ["NOM", "PRENOM", "VILLE", "STR", "DATE"]
@@ -64,6 +64,28 @@ def test_resolve_agrees_with_the_reference_on_random_candidates():
         candidates = random_candidates(rng, rng.randint(0, 60), offset, [0.5, 0.6, 0.7, 0.9, 1.0])
         candidates += rng.sample(candidates, len(candidates) // 3)  # the same candidate from several functions
         assert resolve(candidates, tokens) == reference(candidates, tokens)
+
+
+def test_a_note_with_thousands_of_candidates_agrees_with_the_reference():
+    # above SWEEP_MARKS_ABOVE candidates, the sweep marks characters instead of inserting into sorted lists
+    rng = random.Random(3)
+    tokens, offset = [], 0
+    for _ in range(6000):
+        length = rng.randint(1, 6)
+        tokens.append((offset, offset + length))
+        offset += length + rng.randint(0, 2)
+    candidates = random_candidates(rng, 2 * SWEEP_MARKS_ABOVE, offset, [0.5, 0.7, 1.0])
+    assert len(rank(candidates, [s for s, _ in tokens], [e for _, e in tokens], {})) > SWEEP_MARKS_ABOVE
+    assert resolve(candidates, tokens) == reference(candidates, tokens)
+
+
+def test_both_sweeps_keep_the_same_spans():
+    rng = random.Random(17)
+    for _ in range(300):
+        tokens, offset = random_tokens(rng)
+        candidates = random_candidates(rng, rng.randint(0, 60), offset, [0.5, 0.6, 0.7, 0.9, 1.0])
+        ranked = sorted(rank(candidates, [s for s, _ in tokens], [e for _, e in tokens], {}).values(), key=lambda r: r[0])
+        assert _sweep_marking(ranked) == _sweep_inserting(ranked)
 
 
 def test_ranking_in_two_steps_is_resolving_everything_at_once() -> None:

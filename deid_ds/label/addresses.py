@@ -233,7 +233,10 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
         ambiguous = all(c.ambiguous for c in match.categories if c.table == "places")
         if ambiguous:
             before = view.folded[i - 1] if i > 0 else ""
-            near_zip = any(view.starts[i] - e <= 2 for e in zip_ends if e <= view.starts[i]) or any(0 <= s - view.ends[j - 1] <= 3 for s in zip_starts)
+            # a postcode ending at most 2 characters before the name, or starting at most 3 after it
+            # (looked up by position: a note may hold thousands of postcodes)
+            start, end = view.starts[i], view.ends[j - 1]
+            near_zip = any(e in zip_ends for e in range(start - 2, start + 1)) or any(s in zip_starts for s in range(end, end + 4))
             if not (before in _CITY_CONTEXT_BEFORE or near_zip or (j < len(view) and view.folded[j] == "cedex")):
                 continue
         found.append(Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.6 if ambiguous else 0.7))

@@ -21,6 +21,7 @@ from functools import lru_cache
 
 from deid_ds.label._text import BLANK, BLANKS, QUANTITY_AFTER, alternation, not_after
 from deid_ds.label.candidate import Candidate
+from deid_ds.label.occupied import Occupied
 
 LABEL = "DATE"
 
@@ -295,8 +296,11 @@ def find_dates(text: str) -> list[Candidate]:
         found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_year", 0.9 if cue else 0.5, needs_context=not cue))
 
     if blocked:
-        found = [c for c in found if not any(c.start < e and s < c.end for s, e in blocked)]
-    return _non_overlapping(found)
+        streets = Occupied(len(text))
+        for s, e in blocked:
+            streets.take(s, e)
+        found = [c for c in found if not streets.overlaps(c.start, c.end)]
+    return _non_overlapping(found, len(text))
 
 
 def _written_matches(text: str) -> Iterator[re.Match[str]]:
@@ -378,15 +382,18 @@ def _continues(text: str, end: int, sep: str) -> bool:
     return False
 
 
-def _non_overlapping(found: list[Candidate]) -> list[Candidate]:
-    """Longest candidate wins where candidates overlap (``3 février 2021`` over its ``2021``)."""
+def _non_overlapping(found: list[Candidate], size: int) -> list[Candidate]:
+    """Longest candidate wins where candidates overlap (``3 février 2021`` over its ``2021``).
+
+    ``size`` is the length of the text the candidates are in.
+    """
     found.sort(key=lambda c: (-(c.end - c.start), -c.confidence, c.start))
     kept: list[Candidate] = []
-    taken: list[tuple[int, int]] = []
+    taken = Occupied(size)
     for c in found:
-        if any(c.start < e and s < c.end for s, e in taken):
+        if taken.overlaps(c.start, c.end):
             continue
         kept.append(c)
-        taken.append((c.start, c.end))
+        taken.take(c.start, c.end)
     kept.sort(key=lambda c: c.start)
     return kept

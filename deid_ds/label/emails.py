@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator
 
 from deid_ds.label.candidate import Candidate
+from deid_ds.label.occupied import Occupied
 
 LABEL = "EMAIL"
 
@@ -33,8 +34,12 @@ def find_emails(text: str) -> list[Candidate]:
     if not _OBFUSCATION_HINT.search(text):
         found.sort(key=lambda c: c.start)
         return found
+    taken = Occupied(len(text))
+    for c in found:
+        taken.take(c.start, c.end)
     for m in _OBFUSCATED.finditer(text):
-        if not any(m.start() < c.end and c.start < m.end() for c in found):
+        if not taken.overlaps(m.start(), m.end()):
+            taken.take(m.start(), m.end())
             found.append(Candidate(m.start(), m.end(), LABEL, "pattern:email_obfuscated", 0.9))
     found.sort(key=lambda c: c.start)
     return found

@@ -112,6 +112,6 @@ def confirm_zips(zips: list[Candidate], cities: list[Candidate]) -> list[Candida
     city_starts = {c.start for c in cities}
     out = []
     for z in zips:
-        if z.needs_context and any(z.end < s <= z.end + 2 for s in city_starts):
+        if z.needs_context and (z.end + 1 in city_starts or z.end + 2 in city_starts):
             out.append(Candidate(z.start, z.end, "ZIP", "pattern:zip_city_confirmed", 0.9))
     return out

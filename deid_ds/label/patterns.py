@@ -10,6 +10,7 @@ a neighbouring address entity); :func:`find_patterns` can drop them.
 from __future__ import annotations
 
 from deid_ds.label.candidate import Candidate
+from deid_ds.label.occupied import Occupied
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
 from deid_ds.label.phones import find_phones
@@ -31,8 +32,10 @@ def find_patterns(text: str, *, include_uncertain: bool = False) -> list[Candida
         found = [c for c in found if not c.needs_context]
     found.sort(key=lambda c: (-(c.end - c.start), -c.confidence, c.start, c.label))
     kept: list[Candidate] = []
+    taken = Occupied(len(text))
     for c in found:
-        if all(c.end <= k.start or k.end <= c.start for k in kept):
+        if not taken.overlaps(c.start, c.end):
+            taken.take(c.start, c.end)
             kept.append(c)
     kept.sort(key=lambda c: (c.start, c.end))
     return kept

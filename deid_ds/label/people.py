@@ -199,7 +199,8 @@ def staff_lists(view: NoteView, folded_text: str) -> list[Candidate]:
                 break
             i = view.index_at(cursor)
             run = name_after(view, i, initial_m=True) if i < len(view) else None
-            if run is None or view.ends[run[1] - 1] < len(text[:end].rstrip()):
+            # the line's last non-blank character (the line holds one: it is not blank)
+            if run is None or view.ends[run[1] - 1] < cursor + len(text[cursor:end].rstrip()):
                 break  # not a name alone on its line: the list is over
             found.append(_candidate(view, run, "DOCTOR", "context:staff_list", 0.85))
             cursor = end + 1

@@ -12,6 +12,7 @@ import re
 
 from deid_ds.label._text import not_after
 from deid_ds.label.candidate import Candidate
+from deid_ds.label.occupied import Occupied
 
 LABEL = "PHONE"
 
@@ -62,14 +63,14 @@ def find_phones(text: str) -> list[Candidate]:
     confidence is lower, and after ``IPP``, ``dossier``, ``séjour``... it is not a phone.
     """
     found: list[Candidate] = []
-    taken: list[tuple[int, int]] = []
+    taken = Occupied(len(text))
 
     def add(start: int, end: int, source: str, confidence: float) -> None:
-        if any(start < e and s < end for s, e in taken):
+        if taken.overlaps(start, end):
             return
         if _CONTEXT_BEFORE.search(text, max(0, start - 40), start):
             confidence = max(confidence, 0.99)
-        taken.append((start, end))
+        taken.take(start, end)
         found.append(Candidate(start, end, LABEL, source, confidence))
 
     for m in _FRENCH_INTL.finditer(text):

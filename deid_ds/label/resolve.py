@@ -22,7 +22,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 from deid_ds.label.candidate import Candidate
 
@@ -112,11 +112,26 @@ def winners(best: Ranked) -> list[Candidate]:
     return _sweep(sorted(best.values(), key=itemgetter(0)))
 
 
+#: Above this many ranked candidates (a note of some 100 KB), :func:`_sweep` marks characters instead
+#: of keeping the kept ones sorted as they come: both give the same spans.
+SWEEP_MARKS_ABOVE = 2000
+
+
 def _sweep(ranked: list[tuple[tuple, Candidate]]) -> list[Candidate]:
     """Keep, best first, each candidate that overlaps none kept before it; the kept sorted by start.
 
-    The kept ones are held sorted by start (they never overlap, so their ends are sorted too): a
-    candidate is tested against its two neighbours only, found by bisection.
+    Two ways to the same result: a usual note (a few dozen candidates) keeps its kept ones sorted by
+    bisection and ``list.insert``, the fastest there; a note with thousands of candidates, where those
+    insertions grow quadratic (a note of megabytes keeps some 10,000 spans per MB), marks the
+    characters taken instead (:func:`_sweep_marking`, linear).
+    """
+    return _sweep_inserting(ranked) if len(ranked) <= SWEEP_MARKS_ABOVE else _sweep_marking(ranked)
+
+
+def _sweep_inserting(ranked: list[tuple[tuple, Candidate]]) -> list[Candidate]:
+    """:func:`_sweep` for few candidates: the kept ones are held sorted by start (they never overlap,
+    so their ends are sorted too): a candidate is tested against its two neighbours only, found by
+    bisection.
     """
     taken_starts: list[int] = []
     taken_ends: list[int] = []
@@ -132,3 +147,26 @@ def _sweep(ranked: list[tuple[tuple, Candidate]]) -> list[Candidate]:
         taken_ends.insert(i, end)
         kept.insert(i, candidate)
     return kept
+
+
+def _sweep_marking(ranked: list[tuple[tuple, Candidate]]) -> list[Candidate]:
+    """:func:`_sweep` for many candidates: the characters the kept ones cover are marked, one byte
+    each (as :class:`~deid_ds.label.occupied.Occupied` does, written out for speed); a candidate is
+    tested on its own characters, and the kept ones are sorted once at the end. Snapped candidates
+    cover at least one token, so none is empty.
+    """
+    if not ranked:
+        return []
+    marks = bytearray(max(candidate.end for _, candidate in ranked))
+    taken = marks.find
+    kept: list[Candidate] = []
+    for _, candidate in ranked:
+        start, end = candidate.start, candidate.end
+        if taken(1, start, end) < 0:
+            marks[start:end] = b"\x01" * (end - start)
+            kept.append(candidate)
+    kept.sort(key=_START)
+    return kept
+
+
+_START = attrgetter("start")

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deid_ds.io_utils import atomic_directory
-from deid_ds.label.labeller import LabelConfig
+from deid_ds.label.labeller import LabelConfig, WeakLabeller
 from deid_ds.model import Note
+from deid_ds.note_limits import NoteLimits, NoteTimer, size_error, timeout_error
 from deid_ds.parallel import relaxed_gc
+from deid_ds.segment import Segmenter
 from deid_ds.segment_notes import DocumentStatus, SegmentOptions, segmenter_for
 from deid_ds.weak_labelling.columns import BatchColumns
 from deid_ds.weak_labelling.note import LabelledNote, label_note, labeller_for
@@ -30,6 +32,7 @@ class WeakLabelOptions:
     label: LabelConfig
     keep_empty: float = 0.0  # share of the sentences without entity kept in train and dev
     keep_empty_test: float = 1.0  # ... and in test
+    limits: NoteLimits = NoteLimits()  # a note over them is failed with its reason (--max-note-bytes, --note-timeout)
 
     def share_for(self, split: str) -> float:
         """The share of sentences without entity kept in ``split``."""
@@ -72,14 +75,33 @@ def label_notes(
     labeller = labeller_for(options.label)
     use_metadata = options.label.use_metadata
     columns = BatchColumns(gold_ids)
-    with relaxed_gc():
+    with relaxed_gc(), NoteTimer(options.limits.timeout) as timer:
         for position, note in enumerate(notes):
             if position in duplicates:
                 labelled = LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", DUPLICATE_REASON))
             else:
-                labelled = label_note(note, segmenter, labeller, use_metadata)
+                labelled = label_within_limits(note, segmenter, labeller, use_metadata, options.limits.max_bytes, timer)
             columns.add(note, labelled, options.share_for(splits[position]))
     return columns.tables()
+
+
+def label_within_limits(
+    note: Note, segmenter: Segmenter, labeller: WeakLabeller, use_metadata: bool, max_bytes: int | None, timer: NoteTimer
+) -> LabelledNote:
+    """:func:`label_note`, or a failed note with its reason when the note is over a limit: larger than
+    ``max_bytes`` (refused before it is parsed), or still being parsed, segmented or labelled after
+    the ``timer``'s seconds (interrupted: see :class:`deid_ds.note_limits.NoteTimer`).
+
+    Only the note's own work is timed and may be interrupted; the batch's columns are added to after,
+    so an interrupted note leaves nothing of itself in the batch.
+    """
+    reason = size_error(note.html, max_bytes)
+    if reason is None:
+        labelled = timer.run(lambda: label_note(note, segmenter, labeller, use_metadata))
+        if labelled is not None:
+            return labelled
+        reason = timeout_error(timer.seconds)
+    return LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", reason))
 
 
 #: Suffix of a part's table files: Arrow IPC files, LZ4-compressed. A part is read once, whole, by the

@@ -15,6 +15,7 @@ from deid_ds.errors import DeidError, InputError
 from deid_ds.output_dir import check_output_dir, check_work_directory, guarded_output, publish
 from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.labeller import LabelConfig
+from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT, NoteLimits
 from deid_ds.notes_io import open_notes
 from deid_ds.parallel import ordered_map
 from deid_ds.segment_notes import SegmentOptions, segmenter_for
@@ -84,6 +85,8 @@ def weak_label(
     engine: str = "local",
     spark_master: str | None = None,
     overwrite: bool = False,
+    max_note_bytes: int | None = DEFAULT_MAX_NOTE_BYTES,
+    note_timeout: float | None = DEFAULT_NOTE_TIMEOUT,
 ) -> WeakLabelReport:
     """Label every note of ``notes`` into training sets in ``out`` (see the module docstring).
 
@@ -95,6 +98,9 @@ def weak_label(
     ``local[*]``) with the same outputs; ``workers`` is then Spark's business. ``out`` is replaced only
     if deid-ds weak-label wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`); a run holds a
     lock on it, which also guards the work directory ``OUT.partial``.
+    A note of more than ``max_note_bytes`` bytes of HTML, or whose labelling takes more than
+    ``note_timeout`` seconds, is failed with its reason and the batch goes on (None or 0: no limit;
+    :mod:`deid_ds.note_limits`).
     """
     from tqdm import tqdm
 
@@ -109,6 +115,8 @@ def weak_label(
         raise InputError(f"--keep-empty-test {keep_empty_test}: expected a share between 0 and 1")
     if batch_size < 1 or workers < 1:
         raise InputError("batch size and workers must be at least 1")
+    if (max_note_bytes or 0) < 0 or (note_timeout or 0) < 0:
+        raise InputError("--max-note-bytes and --note-timeout must be positive (0: no limit)")
     inputs = (notes, kb, gold, punkt)
     check_output_dir(out, "weak-label", inputs, overwrite)  # before hours of labelling, not after
     source = open_notes(notes, column_map) if engine == "local" else None
@@ -117,6 +125,7 @@ def weak_label(
         LabelConfig(check_kb(kb), use_metadata),
         keep_empty,
         keep_empty_test,
+        NoteLimits(max_note_bytes or None, note_timeout or None),
     )
     gold_frame = None
     if gold is not None:

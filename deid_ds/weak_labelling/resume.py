@@ -99,6 +99,7 @@ def run_fingerprint(
         "split": list(split),  # which sentences a part keeps depends on its notes' split
         "seed": seed,
         "gold": _file_identity(gold) if gold else None,
+        "limits": {"max_note_bytes": options.limits.max_bytes, "note_timeout": options.limits.timeout},  # which notes fail
     }
     return json.loads(json.dumps(fingerprint))  # the form it has once read back from state.json
 
