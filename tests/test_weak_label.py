@@ -540,6 +540,27 @@ def test_the_command_prints_the_tables_and_refuses_bad_options(kb_dir, subset, t
         assert "Traceback" not in bad.output and not out.exists() and not (tmp_path / "bad.partial").exists()
 
 
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_knowledge_base_table_changed_since_its_manifest_is_refused_by_name(kb_dir, subset, tmp_path, workers):
+    """The compiled matcher cache is keyed by the manifest alone: without checking the tables, a run
+    after a table was replaced would label with the stale cache, as if nothing had changed."""
+    import shutil
+
+    notes, kb = subset(4), tmp_path / "kb"
+    shutil.copytree(kb_dir, kb)
+    runner = CliRunner()
+    first = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb), "-o", str(tmp_path / "ok"), "-q", "-j", workers])
+    assert first.exit_code == 0, first.output
+    assert (kb / "matcher.npz").is_file()  # the cache a stale run would use
+    names = pq.read_table(kb / "names.parquet")
+    pq.write_table(names.slice(1), kb / "names.parquet")  # a valid table, no longer the one the manifest describes
+    out = tmp_path / "out"
+    result = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb), "-o", str(out), "-q", "-j", workers])
+    assert result.exit_code == 1, result.output
+    assert f"{kb / 'names.parquet'}: does not match manifest.json" in result.output and "Traceback" not in result.output
+    assert not out.exists() and not (tmp_path / "out.partial").exists()
+
+
 # ---------------------------------------------------------------------------------------------- gold
 
 

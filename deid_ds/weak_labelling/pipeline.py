@@ -32,15 +32,21 @@ ASSEMBLY_PREFIX = "assembly-"
 
 
 def check_kb(kb: str | Path | None) -> str | None:
-    """The knowledge base directory, resolved, after checking it was built (manifest present)."""
+    """The knowledge base directory, resolved, after checking every table against its manifest.
+
+    As ``deidentify`` does: a compiled matcher cache is keyed by the manifest alone, so without this
+    a table replaced or damaged after the build would go unnoticed and the run would label with the
+    stale cache. The error names the table that does not match. (Hashing the tables costs about a
+    second per GB, once per run.)
+    """
     if kb is None:
         return None
-    from deid_ds.kb.build import read_manifest
+    from deid_ds.kb.build import verify_tables
 
     path = Path(kb)
     if not path.is_dir():
         raise InputError(f"{path}: knowledge base directory not found (build one with deid-ds build-kb --out {path})")
-    read_manifest(path)
+    verify_tables(path)
     return str(path.resolve())
 
 
