@@ -390,6 +390,50 @@ def test_a_changed_option_starts_over(kb_dir, subset, tmp_path, monkeypatch):
     assert pd.read_parquet(out / "documents.parquet")["id_document"].is_unique
 
 
+def test_an_input_changed_with_the_same_size_and_mtime_starts_over(kb_dir, subset, tmp_path, monkeypatch):
+    """Size and mtime miss an in-place rewrite whose mtime was put back (``cp -p``, ``rsync --times``):
+    resuming would mix batches labelled from the old notes with batches from the new ones."""
+    import os
+
+    notes = tmp_path / "notes.parquet"
+    table = pq.read_table(NOTES).slice(0, 30)
+    plain = {"compression": "none", "use_dictionary": False, "write_statistics": False}  # the size follows the bytes of the text
+    pq.write_table(table, notes, **plain)
+    out = tmp_path / "out"
+    with monkeypatch.context() as patch:
+        interrupt_after(patch, 1)
+        with pytest.raises(KeyboardInterrupt):
+            run(notes, out, kb=kb_dir, batch_size=10)
+    stat = notes.stat()
+    html = table.column("html").to_pylist()
+    first = re.search(r"<body>.*?>[^<]*?([a-z])", html[0], re.S)  # a letter of the text of a note of the labelled batch
+    html[0] = html[0][: first.start(1)] + ("b" if first.group(1) == "a" else "a") + html[0][first.end(1) :]
+    assert html[0] != table.column("html")[0].as_py()
+    changed = table.set_column(table.schema.get_field_index("html"), "html", pa.array(html, pa.string()))
+    pq.write_table(changed, notes, **plain)
+    assert notes.stat().st_size == stat.st_size, "the rewrite must keep the size for this test to mean anything"
+    os.utime(notes, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    messages: list[str] = []
+    report = run(notes, out, kb=kb_dir, batch_size=10, log=messages.append)
+    assert messages == [f"starting over: input changed since the interrupted run (work directory {tmp_path / 'out.partial'})"]
+    assert report.batches_resumed == 0
+    run(notes, tmp_path / "reference", kb=kb_dir, batch_size=10)
+    same_outputs(tmp_path / "reference", out)
+
+
+def test_the_same_bytes_touched_in_place_still_resume(kb_dir, subset, tmp_path, monkeypatch):
+    import os
+
+    notes = subset(30)
+    out = tmp_path / "out"
+    with monkeypatch.context() as patch:
+        interrupt_after(patch, 1)
+        with pytest.raises(KeyboardInterrupt):
+            run(notes, out, kb=kb_dir, batch_size=10)
+    os.utime(notes, ns=(notes.stat().st_atime_ns, notes.stat().st_mtime_ns + 10**9))
+    assert run(notes, out, kb=kb_dir, batch_size=10).batches_resumed == 1
+
+
 # ---------------------------------------------------------------------------------------------- bad notes
 
 

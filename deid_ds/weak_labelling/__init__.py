@@ -31,7 +31,7 @@ on batching, workers or the order of the input — and a distributed engine can 
 rank).
 
 **Resume.** The work happens in ``OUT.partial/`` next to ``OUT``: a ``state.json`` with a fingerprint of
-the inputs (files, sizes, modification times), the column map, the options, the knowledge base
+the inputs (files, sizes, SHA-256 of their content), the column map, the options, the knowledge base
 manifest and the labelling code, and one directory per finished input batch, each written atomically.
 A restart with the same fingerprint skips the finished batches (batches are fixed slices of the input,
 see :meth:`~deid_ds.notes_io.NotesSource.batch_lengths`); another fingerprint starts over. The output
