@@ -7,6 +7,7 @@ import functools
 import click
 
 from deid_ds.errors import DeidError
+from deid_ds.parallel import sigterm_as_exit
 
 column_option = click.option(
     "--column",
@@ -23,13 +24,15 @@ def handle_errors(command):
     """Turn deid-ds errors into a one-line message and exit status 1, without a traceback.
 
     The messages of :class:`deid_ds.errors.DeidError` never quote note content, so they are safe to
-    print; unexpected exceptions keep their traceback (a bug to report).
+    print; unexpected exceptions keep their traceback (a bug to report). SIGTERM stops the command as
+    Ctrl-C does, with exit status 143 (:func:`deid_ds.parallel.sigterm_as_exit`).
     """
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
-            return command(*args, **kwargs)
+            with sigterm_as_exit():
+                return command(*args, **kwargs)
         except DeidError as error:
             raise click.ClickException(str(error)) from None
 

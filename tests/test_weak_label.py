@@ -434,6 +434,54 @@ def test_the_same_bytes_touched_in_place_still_resume(kb_dir, subset, tmp_path, 
     assert run(notes, out, kb=kb_dir, batch_size=10).batches_resumed == 1
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")
+def test_sigterm_stops_the_command_and_its_workers_and_the_run_resumes(kb_dir, tmp_path):
+    """``kill PID`` (a scheduler's stop) on a running weak-label: exit status 143, no worker left behind,
+    no output, the finished batches kept; the same command then resumes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from test_parallel import _alive, _children, _environment, _wait_for
+
+    sample = pq.read_table(NOTES)
+    copies = []
+    for n in range(4):  # enough notes to still be labelling when the signal comes
+        ids = pa.array([f"{d}-{n}" for d in sample.column("id_document").to_pylist()])
+        copies.append(sample.set_column(0, "id_document", ids))
+    notes = tmp_path / "notes.parquet"
+    pq.write_table(pa.concat_tables(copies), notes)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "deid_ds", "weak-label", str(notes), "--kb", str(kb_dir), "-o", str(out), "-q", "-j", "2", "--batch-size", "8"]
+    parent = subprocess.Popen(command, env=_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        work = tmp_path / "out.partial"
+        assert _wait_for(lambda: any(work.glob("batch-*")), 120), "no batch finished"
+        workers = _children(parent.pid)
+        assert len(workers) >= 2
+        started = time.monotonic()
+        parent.send_signal(signal.SIGTERM)
+        output, _ = parent.communicate(timeout=30)
+        assert parent.returncode == 143, output
+        assert time.monotonic() - started < 10
+        assert "Traceback" not in output
+        assert _wait_for(lambda: not any(_alive(pid) for pid in workers), 5), "workers still running"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    assert not out.exists() and (work / "state.json").is_file()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".deid-ds-tmp")]
+    resumed = subprocess.run(command, env=_environment(), capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming:" in resumed.stdout + resumed.stderr
+    documents = pd.read_parquet(out / "documents.parquet")
+    assert len(documents) == 1200 and documents["id_document"].is_unique
+    assert not work.exists()
+
+
 # ---------------------------------------------------------------------------------------------- bad notes
 
 
