@@ -26,18 +26,21 @@ from deid_ds.notes_io import parse_column_map
 @click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).")
 @click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens; longer ones are cut.")
 @click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit of resumption).")
+@click.option("--sentences-jsonl", is_flag=True, help="Also write OUT/sentences.jsonl, the rows of sentences.parquet as Prodigy tasks (off by default: the largest output, ~4.5 times the notes' HTML; the campaign reads sentences.parquet).")
 @engine_options
 @quiet_option
 @handle_errors
 def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, keep_empty_test, split, seed, no_metadata, punkt, max_tokens, batch_size,
-                       engine, spark_master, quiet):
+                       sentences_jsonl, engine, spark_master, quiet):
     """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
 
     NOTES is a Parquet file or directory (the notes table of the README; with --engine spark, any path
     Spark reads: hdfs://, s3a://, local). Writes OUT/spans.parquet,
-    OUT/sentences.parquet and .jsonl, OUT/train.txt, dev.txt, test.txt (Flair, split by patient),
-    OUT/documents.parquet (one row per input note) and OUT/report.json. An interrupted run restarted
-    with the same inputs and options resumes where it stopped.
+    OUT/sentences.parquet (and .jsonl with --sentences-jsonl), OUT/train.txt, dev.txt, test.txt (Flair,
+    split by patient), OUT/documents.parquet (one row per input note) and OUT/report.json. An
+    interrupted run restarted with the same inputs and options resumes where it stopped (inputs are
+    compared by content). A knowledge base whose tables do not match its manifest is refused. SIGTERM
+    stops the run and its workers (exit status 143), keeping the finished batches for the restart.
     """
     from deid_ds.weak_labelling import parse_split, report_table, weak_label
 
@@ -60,6 +63,7 @@ def weak_label_command(notes, kb, out, workers, gold, column, keep_empty, keep_e
         log=click.echo,
         engine=engine,
         spark_master=spark_master,
+        sentences_jsonl=sentences_jsonl,
     )
     click.echo(report_table(report))
     if report.gold_table:

@@ -57,7 +57,7 @@ def notes_dir(tmp_path_factory) -> Path:
 
 
 def _weak(notes, out, **options):
-    return weak_label(notes, out, progress=False, **options)
+    return weak_label(notes, out, progress=False, sentences_jsonl=True, **options)
 
 
 @pytest.mark.slow
@@ -98,7 +98,8 @@ def test_output_on_a_hadoop_uri_is_replaced_atomically_and_a_failed_run_leaves_i
         _weak(notes, out.as_uri(), kb=kb_dir, engine="spark")
     assert sorted(p.name for p in out.iterdir()) == ["stale.txt"]  # untouched
     monkeypatch.undo()
-    result = CliRunner().invoke(main, ["weak-label", str(notes), "--out", out.as_uri(), "--kb", str(kb_dir), "--engine", "spark", "--quiet"])
+    result = CliRunner().invoke(main, ["weak-label", str(notes), "--out", out.as_uri(), "--kb", str(kb_dir), "--engine", "spark", "--quiet",
+                                       "--sentences-jsonl"])
     assert result.exit_code == 0, result.output
     assert "Spark" in result.output and "documents read" in result.output
     assert sorted(p.name for p in out.iterdir()) == sorted(["spans.parquet", "sentences.parquet", "sentences.jsonl", "documents.parquet", "train.txt",

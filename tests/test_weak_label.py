@@ -29,7 +29,9 @@ TAG = re.compile(r"^(O|[BI]-[A-Z]+)$")
 
 
 def run(notes, out, **options):
+    """``weak_label`` quietly, with the opt-in ``sentences.jsonl`` whose lines these tests read."""
     options.setdefault("progress", False)
+    options.setdefault("sentences_jsonl", True)
     return weak_label(notes, out, **options)
 
 
@@ -54,8 +56,11 @@ def subset(tmp_path):
 
 
 def same_outputs(a: Path, b: Path) -> None:
-    """Two output directories hold the same data (Parquet compared as tables, text files byte for byte)."""
+    """Two output directories hold the same data (Parquet compared as tables, text files byte for byte;
+    the opt-in ``sentences.jsonl`` in both or in neither)."""
     for name in OUTPUT_FILES:
+        if name == "sentences.jsonl" and not (a / name).exists() and not (b / name).exists():
+            continue
         if name.endswith(".parquet"):
             pd.testing.assert_frame_equal(pd.read_parquet(a / name), pd.read_parquet(b / name))
         elif name != "report.json":
@@ -322,6 +327,31 @@ def test_the_resume_fingerprint_covers_keep_empty_test(subset):
     assert (options[1].share_for("test"), options[1].share_for("train"), options[1].share_for("dev")) == (0.5, 0.0, 0.0)
     seeded = [wl.run_fingerprint(source, options[0], 8, None, (0.8, 0.1, 0.1), seed) for seed in (0, 1)]
     assert {k for k in seeded[0] if seeded[0][k] != seeded[1][k]} == {"seed"}  # the split decides what a part keeps
+
+
+def test_sentences_jsonl_is_written_only_on_request_and_holds_the_parquet_rows(kb_dir, subset, tmp_path):
+    """The JSONL is the largest output (README: what each output costs); the Parquet file has the same
+    rows, and the campaign and the embeddings corpus read it."""
+    from deid_ds.ner.corpus_text import write_corpus_text
+
+    notes, runner = subset(20), CliRunner()
+    plain = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "plain"), "-q", "-j", "1"])
+    assert plain.exit_code == 0, plain.output
+    assert not (tmp_path / "plain" / "sentences.jsonl").exists()
+    asked = ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "jsonl"), "-q", "-j", "1", "--sentences-jsonl"]
+    assert runner.invoke(main, asked).exit_code == 0
+    lines = [json.loads(line) for line in (tmp_path / "jsonl" / "sentences.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert lines == pq.read_table(tmp_path / "plain" / "sentences.parquet").to_pylist()
+    same_outputs(tmp_path / "plain", tmp_path / "plain")
+    for name in OUTPUT_FILES:
+        if name not in ("sentences.jsonl", "report.json"):
+            assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "jsonl" / name).read_bytes(), name
+    (tmp_path / "jsonl-only").mkdir()
+    (tmp_path / "jsonl" / "sentences.jsonl").rename(tmp_path / "jsonl-only" / "sentences.jsonl")  # an older run's directory
+    from_parquet, from_jsonl = write_corpus_text(tmp_path / "plain", tmp_path / "a.txt"), write_corpus_text(tmp_path / "jsonl-only", tmp_path / "b.txt")
+    assert from_parquet.kind == from_jsonl.kind == "weak-label" and from_parquet.sentences > 0
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
+    assert from_parquet.to_dict() | {"source": ""} == from_jsonl.to_dict() | {"source": ""}
 
 
 # ---------------------------------------------------------------------------------------------- resume

@@ -89,6 +89,7 @@ def weak_label(
     log: Callable[[str], None] | None = None,
     engine: str = "local",
     spark_master: str | None = None,
+    sentences_jsonl: bool = False,
 ) -> WeakLabelReport:
     """Label every note of ``notes`` into training sets in ``out`` (see the module docstring).
 
@@ -97,7 +98,9 @@ def weak_label(
     documents shows every sentence). ``log`` receives the resume messages (default: standard error
     when ``progress`` is on). ``engine="spark"`` runs the batches on Apache Spark
     (:mod:`deid_ds.engine`; ``spark_master``, else the active or ``spark-submit`` configuration, else
-    ``local[*]``) with the same outputs; ``workers`` is then Spark's business.
+    ``local[*]``) with the same outputs; ``workers`` is then Spark's business. ``sentences_jsonl``
+    also writes ``sentences.jsonl``, the same rows as ``sentences.parquet`` as Prodigy tasks (off by
+    default: it is the largest output, and nothing in the package needs it).
     """
     from tqdm import tqdm
 
@@ -135,7 +138,7 @@ def weak_label(
         from deid_ds.engine.spark_weak_label import weak_label_spark
 
         return weak_label_spark(notes, out, options, column_map=column_map, batch_size=batch_size, shares=shares, seed=seed,
-                                gold_frame=gold_frame, spark_master=spark_master, log=log)
+                                gold_frame=gold_frame, spark_master=spark_master, log=log, sentences_jsonl=sentences_jsonl)
     started = time.perf_counter()
     lengths = source.batch_lengths(batch_size)
     work = work_directory(out)
@@ -157,7 +160,7 @@ def weak_label(
     for stale in work.glob(f"{ASSEMBLY_PREFIX}*"):
         shutil.rmtree(stale, ignore_errors=True)
     tmp = Path(tempfile.mkdtemp(prefix=ASSEMBLY_PREFIX, dir=work))
-    assembly = Assembly(tmp, group_split, gold_ids)
+    assembly = Assembly(tmp, group_split, gold_ids, sentences_jsonl)
     labelled = 0
     already = sum(lengths[i] for i in done)
     try:
