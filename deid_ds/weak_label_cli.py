@@ -26,7 +26,7 @@ from deid_ds.notes_io import parse_column_map
 @click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).")
 @click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens; longer ones are cut.")
 @click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit of resumption).")
-@click.option("--sentences-jsonl", is_flag=True, help="Also write OUT/sentences.jsonl, the rows of sentences.parquet as Prodigy tasks (off by default: the largest output, ~4.5 times the notes' HTML; the campaign reads sentences.parquet).")
+@click.option("--sentences-jsonl", is_flag=True, help="Also write OUT/sentences.jsonl, the rows of sentences.parquet as Prodigy tasks (off by default: the largest output, ~11 times the notes' HTML, 2.2 GB per 100,000 notes; the campaign reads sentences.parquet).")
 @engine_options
 @quiet_option
 @handle_errors

@@ -451,6 +451,27 @@ def test_an_input_changed_with_the_same_size_and_mtime_starts_over(kb_dir, subse
     same_outputs(tmp_path / "reference", out)
 
 
+def test_parts_hold_no_jsonl_unless_asked_and_asking_later_starts_over(kb_dir, subset, tmp_path, monkeypatch):
+    """Without --sentences-jsonl the workers do not render the JSONL lines (time, and half the work
+    directory): a restart that asks for them cannot reuse those parts."""
+    from deid_ds.weak_labelling.batch import PART_SUFFIX, read_part_table
+
+    notes, out = subset(30), tmp_path / "out"
+    with monkeypatch.context() as patch:
+        interrupt_after(patch, 1)
+        with pytest.raises(KeyboardInterrupt):
+            run(notes, out, kb=kb_dir, batch_size=10, sentences_jsonl=False)
+    lines = read_part_table(tmp_path / "out.partial" / "batch-000000" / f"lines{PART_SUFFIX}")
+    assert lines.num_rows > 0 and lines.column("jsonl").null_count == lines.num_rows
+    assert lines.column("flair").null_count == 0
+    messages: list[str] = []
+    report = run(notes, out, kb=kb_dir, batch_size=10, log=messages.append)
+    assert messages == [f"starting over: sentences_jsonl changed since the interrupted run (work directory {tmp_path / 'out.partial'})"]
+    assert report.batches_resumed == 0
+    run(notes, tmp_path / "reference", kb=kb_dir, batch_size=10)
+    same_outputs(tmp_path / "reference", out)
+
+
 def test_the_same_bytes_touched_in_place_still_resume(kb_dir, subset, tmp_path, monkeypatch):
     import os
 

@@ -30,6 +30,7 @@ class WeakLabelOptions:
     label: LabelConfig
     keep_empty: float = 0.0  # share of the sentences without entity kept in train and dev
     keep_empty_test: float = 1.0  # ... and in test
+    sentences_jsonl: bool = True  # render the JSONL lines (weak_label asks for them only with --sentences-jsonl)
 
     def share_for(self, split: str) -> float:
         """The share of sentences without entity kept in ``split``."""
@@ -71,7 +72,7 @@ def label_notes(
     segmenter = segmenter_for(options.segment)
     labeller = labeller_for(options.label)
     use_metadata = options.label.use_metadata
-    columns = BatchColumns(gold_ids)
+    columns = BatchColumns(gold_ids, options.sentences_jsonl)
     with relaxed_gc():
         for position, note in enumerate(notes):
             if position in duplicates:

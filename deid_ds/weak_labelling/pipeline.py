@@ -121,6 +121,7 @@ def weak_label(
         LabelConfig(check_kb(kb), use_metadata),
         keep_empty,
         keep_empty_test,
+        sentences_jsonl,
     )
     gold_frame = None
     if gold is not None:
