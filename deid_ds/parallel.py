@@ -106,21 +106,19 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int = 1, pref
     death_signal = threading.current_thread() is threading.main_thread()
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_exit_with_parent,
                                initargs=(os.getpid(), death_signal))
-    finished = False
+    pending: deque[Future[R]] = deque()
     try:
-        pending: deque[Future[R]] = deque()
         for item in items:
             pending.append(pool.submit(fn, item))
             if len(pending) >= prefetch:
                 yield pending.popleft().result()
         while pending:
             yield pending.popleft().result()
-        finished = True
     finally:
-        if finished:
-            pool.shutdown(wait=True)
-        else:  # an error, an interruption, or a consumer that stopped early (the generator closed)
+        if pending:  # an error, an interruption, or a consumer that stopped early: work still in flight
             _terminate_workers(pool)
+        else:  # every result delivered (a consumer that knows the count may close before the end)
+            pool.shutdown(wait=True)
 
 
 @contextmanager
