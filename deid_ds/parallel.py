@@ -77,12 +77,12 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
     ``shutdown(wait=True)`` would let every batch in flight run to its end (minutes for large batches)
     after an interruption that wants the command to stop.
     """
-    pool.shutdown(wait=False, cancel_futures=True)
     terminate = getattr(pool, "terminate_workers", None)  # Python >= 3.14
     if terminate is not None:
         terminate()
         return
-    processes = list((getattr(pool, "_processes", None) or {}).values())
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # taken first: shutdown forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             process.terminate()

@@ -144,7 +144,11 @@ def _fail_on_three(item: int) -> int:
 
 
 def test_a_failed_batch_stops_the_other_workers_instead_of_waiting_for_them():
+    import multiprocessing
+
+    before = {process.pid for process in multiprocessing.active_children()}
     started = time.monotonic()
     with pytest.raises(ValueError, match="batch 3 failed"):
         list(ordered_map(_fail_on_three, range(8), workers=2))
     assert time.monotonic() - started < 20
+    assert not [process for process in multiprocessing.active_children() if process.pid not in before], "workers left running"

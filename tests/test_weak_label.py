@@ -515,9 +515,9 @@ def test_sigterm_stops_the_command_and_its_workers_and_the_run_resumes(kb_dir, t
         assert len(workers) >= 2
         started = time.monotonic()
         parent.send_signal(signal.SIGTERM)
-        output, _ = parent.communicate(timeout=30)
+        output, _ = parent.communicate(timeout=60)
         assert parent.returncode == 143, output
-        assert time.monotonic() - started < 10
+        assert time.monotonic() - started < 30  # 1.5 s measured on 2 shared cores; the batches left take a minute or more
         assert "Traceback" not in output
         assert _wait_for(lambda: not any(_alive(pid) for pid in workers), 5), "workers still running"
     finally:

@@ -7,10 +7,10 @@ Output directory (the finished directory appears atomically: a failed run leaves
 or none):
 
 * ``spans.parquet``: one row per entity (:func:`spans_schema`, shared with ``predict``);
-* ``sentences.parquet`` and ``sentences.jsonl``: one row / line per kept sentence — ``text``,
-  ``tokens`` (offsets in the sentence and in the HTML), ``tokens_parser`` (the tokens' HTML offsets, as
-  the paper calls them), ``tags`` (BIO), ``spans`` (Prodigy-style), ``meta`` and ``split``: each JSONL
-  line is a self-contained Prodigy task;
+* ``sentences.parquet`` and, on request (``sentences_jsonl``: ten times larger), ``sentences.jsonl``: one
+  row / line per kept sentence — ``text``, ``tokens`` (offsets in the sentence and in the HTML),
+  ``tokens_parser`` (the tokens' HTML offsets, as the paper calls them), ``tags`` (BIO), ``spans``
+  (Prodigy-style), ``meta`` and ``split``: each JSONL line is a self-contained Prodigy task;
 * ``train.txt``, ``dev.txt``, ``test.txt``: Flair column format (``token TAG``, blank line after each
   sentence);
 * ``documents.parquet``: one row per input note — every note is accounted for (``ok``, ``empty``,
