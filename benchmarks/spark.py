@@ -42,7 +42,8 @@ if engine == "spark":
     session = time.perf_counter() - started
 from deid_ds import weak_label
 begin = time.perf_counter()
-report = weak_label(notes, out, kb=kb, workers=int(workers), engine=engine, spark_master=master if engine == "spark" else None, progress=False)
+report = weak_label(notes, out, kb=kb, workers=int(workers), engine=engine, spark_master=master if engine == "spark" else None, progress=False,
+                    sentences_jsonl=True)
 print(json.dumps({"session": session, "command": time.perf_counter() - begin, "notes": report.documents}))
 """
 

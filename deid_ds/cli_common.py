@@ -8,6 +8,7 @@ import click
 
 from deid_ds.errors import DeidError
 from deid_ds.output_dir import OVERWRITE_HELP
+from deid_ds.parallel import sigterm_as_exit
 
 column_option = click.option(
     "--column",
@@ -27,13 +28,15 @@ def handle_errors(command):
 
     An error with an ``exit_code`` attribute exits with it instead (an output directory refused: 2).
     The messages of :class:`deid_ds.errors.DeidError` never quote note content, so they are safe to
-    print; unexpected exceptions keep their traceback (a bug to report).
+    print; unexpected exceptions keep their traceback (a bug to report). SIGTERM stops the command as
+    Ctrl-C does, with exit status 143 (:func:`deid_ds.parallel.sigterm_as_exit`).
     """
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         try:
-            return command(*args, **kwargs)
+            with sigterm_as_exit():
+                return command(*args, **kwargs)
         except DeidError as error:
             exception = click.ClickException(str(error))
             exception.exit_code = getattr(error, "exit_code", exception.exit_code)

@@ -30,21 +30,24 @@ from deid_ds.notes_io import parse_column_map
 @click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit of resumption).")
 @click.option("--max-note-bytes", default=DEFAULT_MAX_NOTE_BYTES, show_default=True, type=click.IntRange(min=0), metavar="BYTES", help="A note with more HTML than this is failed (\"note larger than the limit\") and the others labelled; 0: no limit.")
 @click.option("--note-timeout", default=DEFAULT_NOTE_TIMEOUT, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS", help="A note still being labelled after this is interrupted and failed (\"note took longer than the time limit\"); its batch goes on. 0: no limit.")
+@click.option("--sentences-jsonl", is_flag=True, help="Also write OUT/sentences.jsonl, the rows of sentences.parquet as Prodigy tasks (off by default: the largest output, ~11 times the notes' HTML, 2.2 GB per 100,000 notes; the campaign reads sentences.parquet).")
 @engine_options
 @quiet_option
 @handle_errors
 def weak_label_command(notes, kb, out, overwrite, workers, gold, column, keep_empty, keep_empty_test, split, seed, no_metadata, punkt,
-                       max_tokens, batch_size, max_note_bytes, note_timeout, engine, spark_master, quiet):
+                       max_tokens, batch_size, max_note_bytes, note_timeout, sentences_jsonl, engine, spark_master, quiet):
     """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
 
     NOTES is a Parquet file or directory (the notes table of the README; with --engine spark, any path
     Spark reads: hdfs://, s3a://, local). Writes OUT/spans.parquet,
-    OUT/sentences.parquet and .jsonl, OUT/train.txt, dev.txt, test.txt (Flair, split by patient),
-    OUT/documents.parquet (one row per input note) and OUT/report.json. An interrupted run restarted
-    with the same inputs and options resumes where it stopped. An existing OUT not written by deid-ds
-    weak-label is refused (exit status 2) unless --overwrite; so is a second run on the same OUT.
-    A note over --max-note-bytes or --note-timeout is failed with its reason in documents.parquet;
-    the other notes are labelled.
+    OUT/sentences.parquet (and .jsonl with --sentences-jsonl), OUT/train.txt, dev.txt, test.txt (Flair,
+    split by patient), OUT/documents.parquet (one row per input note) and OUT/report.json. An
+    interrupted run restarted with the same inputs and options resumes where it stopped (inputs are
+    compared by content). A knowledge base whose tables do not match its manifest is refused. SIGTERM
+    stops the run and its workers (exit status 143), keeping the finished batches for the restart.
+    An existing OUT not written by deid-ds weak-label is refused (exit status 2) unless --overwrite;
+    so is a second run on the same OUT. A note over --max-note-bytes or --note-timeout is failed with
+    its reason in documents.parquet; the other notes are labelled.
     """
     from deid_ds.weak_labelling import parse_split, report_table, weak_label
 
@@ -70,6 +73,7 @@ def weak_label_command(notes, kb, out, overwrite, workers, gold, column, keep_em
         overwrite=overwrite,
         max_note_bytes=max_note_bytes,
         note_timeout=note_timeout,
+        sentences_jsonl=sentences_jsonl,
     )
     click.echo(report_table(report))
     if report.gold_table:

@@ -12,7 +12,6 @@ from click.testing import CliRunner
 
 from deid_ds.agreement.compute import agreement, agreement_from_files
 from deid_ds.agreement.kappa import BootstrapKappa, bootstrap_kappa, category_kappas, cohen_kappa, fleiss_kappa, fleiss_kappa_varying
-from deid_ds.agreement.model import ReadReport
 from deid_ds.agreement.readers import detect_format, read_answers, strip_dataset
 from deid_ds.cli import main
 from deid_ds.errors import InputError

@@ -35,7 +35,7 @@ def weak_dir(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("campaign")
     notes = base / "notes.parquet"
     pq.write_table(pq.read_table(NOTES).slice(0, 60), notes)
-    weak_label(notes, base / "weak", keep_empty=1.0, split=(0.5, 0.1, 0.4), progress=False, workers=1)
+    weak_label(notes, base / "weak", keep_empty=1.0, split=(0.5, 0.1, 0.4), progress=False, workers=1, sentences_jsonl=True)
     return base / "weak"
 
 

@@ -31,7 +31,7 @@ def campaign(tmp_path_factory) -> dict:
     notes = pd.read_parquet(REPO / "data" / "notes.parquet")
     chosen = notes.groupby("doc_type", sort=True).head(1).head(6).reset_index(drop=True)
     chosen.to_parquet(root / "notes.parquet")
-    weak_label(str(root / "notes.parquet"), str(root / "weak"), progress=False, workers=1)
+    weak_label(str(root / "notes.parquet"), str(root / "weak"), progress=False, workers=1, sentences_jsonl=True)
     tasks = [json.loads(line) for line in (root / "weak" / "sentences.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(tasks) > 50
     return {

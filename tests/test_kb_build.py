@@ -190,3 +190,37 @@ def test_a_build_removes_what_a_killed_build_left_and_refuses_while_another_runs
     build_kb(out, ban=BAN_FILES[:1], progress=False)
     assert not [p for p in out.iterdir() if p.name.startswith(".deid-ds-tmp-")]
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".deid-ds-lock")]
+def _header_only(source: str, target: Path) -> Path:
+    """``target``: the header line of ``source`` (plain or gzip) and nothing else, compressed alike."""
+    import gzip
+
+    opener = gzip.open if source.endswith(".gz") else open
+    with opener(source, "rt", encoding="utf-8") as handle:
+        header = handle.readline()
+    with (gzip.open if target.name.endswith(".gz") else open)(target, "wt", encoding="utf-8") as handle:
+        handle.write(header)
+    return target
+
+
+@pytest.mark.parametrize("kind", ["--ban", "--health-directory"])
+def test_a_source_with_a_header_and_no_row_is_refused_by_name_and_nothing_is_built(tmp_path, kind):
+    source = BAN_FILES[0] if kind == "--ban" else DIRECTORY
+    empty = _header_only(source, tmp_path / Path(source).name)
+    out = tmp_path / "kb"
+    other = ["--health-directory", DIRECTORY] if kind == "--ban" else ["--ban", BAN_FILES[0]]
+    result = CliRunner().invoke(main, ["build-kb", "--out", str(out), "--quiet", kind, str(empty), *other])
+    assert result.exit_code == 1, result.output
+    assert f"{empty}: a header and no data rows" in result.output and "Traceback" not in result.output
+    assert not (out / "manifest.json").exists()
+
+
+def test_a_source_whose_every_line_is_malformed_is_refused(tmp_path):
+    import gzip
+
+    with gzip.open(BAN_FILES[0], "rt", encoding="utf-8") as handle:
+        header = handle.readline()
+    bad = tmp_path / "adresses-99.csv.gz"
+    with gzip.open(bad, "wt", encoding="utf-8") as handle:
+        handle.write(header + "only;four;fields;here\n")
+    with pytest.raises(InputError, match=r"adresses-99.csv.gz: no data row could be read \(1 line\(s\) with the wrong"):
+        build_kb(tmp_path / "kb", ban=[str(bad)], progress=False)

@@ -285,6 +285,22 @@ def test_hybrid_is_the_merge_of_model_and_rules(predicted, model_dir, notes_file
 
 
 @pytest.mark.slow
+def test_with_rules_refuses_a_knowledge_base_table_that_does_not_match_its_manifest(model_dir, notes_file, kb_dir, tmp_path):
+    kb = tmp_path / "kb"
+    shutil.copytree(kb_dir, kb)
+    from deid_ds.kb.matcher import ensure_matcher_cache
+
+    ensure_matcher_cache(kb)  # a current matcher cache, which alone would not notice the change below
+    pq.write_table(pq.read_table(kb / "places.parquet").slice(1), kb / "places.parquet")
+    out = tmp_path / "hybrid"
+    result = CliRunner().invoke(main, ["predict", str(model_dir), str(notes_file), "--out", str(out), "--with-rules", str(kb), "--quiet",
+                                       "--device", "cpu", "--workers", "1"])
+    assert result.exit_code == 1, result.output
+    assert f"{kb / 'places.parquet'}: does not match manifest.json" in result.output and "Traceback" not in result.output
+    assert not out.exists()
+
+
+@pytest.mark.slow
 def test_predict_then_evaluate(predicted, model_dir, notes_file, tmp_path):
     gold = pd.read_parquet(REPO / "data" / "gold.parquet")
     ids = set(pd.read_parquet(notes_file)["id_document"].iloc[:N_NOTES])

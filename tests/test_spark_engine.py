@@ -57,7 +57,7 @@ def notes_dir(tmp_path_factory) -> Path:
 
 
 def _weak(notes, out, **options):
-    return weak_label(notes, out, progress=False, **options)
+    return weak_label(notes, out, progress=False, sentences_jsonl=True, **options)
 
 
 @pytest.mark.slow
@@ -102,7 +102,7 @@ def test_output_on_a_hadoop_uri_is_replaced_atomically_and_a_failed_run_leaves_i
     assert sorted(p.name for p in out.iterdir()) == ["stale.txt"]  # untouched
     monkeypatch.undo()
     result = CliRunner().invoke(main, ["weak-label", str(notes), "--out", out.as_uri(), "--kb", str(kb_dir), "--engine", "spark", "--quiet",
-                                         "--overwrite"])
+                                         "--overwrite", "--sentences-jsonl"])
     assert result.exit_code == 0, result.output
     assert "Spark" in result.output and "documents read" in result.output
     assert sorted(p.name for p in out.iterdir()) == sorted(["spans.parquet", "sentences.parquet", "sentences.jsonl", "documents.parquet", "train.txt",
@@ -138,7 +138,6 @@ def test_predict_gives_the_local_engines_spans(spark, model_dir, notes_file, kb_
 def test_deidentify_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tmp_path):
     """Gold spans, surrogates with metadata, two other columns passed through (--keep-column); a planted bad span
     fails one note, the odd notes of ``b.parquet`` fail as locally, spans of an unknown note are counted."""
-    from deid_ds.deidentification import deidentify
 
     notes = tmp_path / "notes"
     notes.mkdir()

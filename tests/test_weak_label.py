@@ -30,7 +30,9 @@ TAG = re.compile(r"^(O|[BI]-[A-Z]+)$")
 
 
 def run(notes, out, **options):
+    """``weak_label`` quietly, with the opt-in ``sentences.jsonl`` whose lines these tests read."""
     options.setdefault("progress", False)
+    options.setdefault("sentences_jsonl", True)
     return weak_label(notes, out, **options)
 
 
@@ -55,8 +57,11 @@ def subset(tmp_path):
 
 
 def same_outputs(a: Path, b: Path) -> None:
-    """Two output directories hold the same data (Parquet compared as tables, text files byte for byte)."""
+    """Two output directories hold the same data (Parquet compared as tables, text files byte for byte;
+    the opt-in ``sentences.jsonl`` in both or in neither)."""
     for name in OUTPUT_FILES:
+        if name == "sentences.jsonl" and not (a / name).exists() and not (b / name).exists():
+            continue
         if name.endswith(".parquet"):
             pd.testing.assert_frame_equal(pd.read_parquet(a / name), pd.read_parquet(b / name))
         elif name != "report.json":
@@ -325,6 +330,31 @@ def test_the_resume_fingerprint_covers_keep_empty_test(subset):
     assert {k for k in seeded[0] if seeded[0][k] != seeded[1][k]} == {"seed"}  # the split decides what a part keeps
 
 
+def test_sentences_jsonl_is_written_only_on_request_and_holds_the_parquet_rows(kb_dir, subset, tmp_path):
+    """The JSONL is the largest output (README: what each output costs); the Parquet file has the same
+    rows, and the campaign and the embeddings corpus read it."""
+    from deid_ds.ner.corpus_text import write_corpus_text
+
+    notes, runner = subset(20), CliRunner()
+    plain = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "plain"), "-q", "-j", "1"])
+    assert plain.exit_code == 0, plain.output
+    assert not (tmp_path / "plain" / "sentences.jsonl").exists()
+    asked = ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "jsonl"), "-q", "-j", "1", "--sentences-jsonl"]
+    assert runner.invoke(main, asked).exit_code == 0
+    lines = [json.loads(line) for line in (tmp_path / "jsonl" / "sentences.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert lines == pq.read_table(tmp_path / "plain" / "sentences.parquet").to_pylist()
+    same_outputs(tmp_path / "plain", tmp_path / "plain")
+    for name in OUTPUT_FILES:
+        if name not in ("sentences.jsonl", "report.json"):
+            assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "jsonl" / name).read_bytes(), name
+    (tmp_path / "jsonl-only").mkdir()
+    (tmp_path / "jsonl" / "sentences.jsonl").rename(tmp_path / "jsonl-only" / "sentences.jsonl")  # an older run's directory
+    from_parquet, from_jsonl = write_corpus_text(tmp_path / "plain", tmp_path / "a.txt"), write_corpus_text(tmp_path / "jsonl-only", tmp_path / "b.txt")
+    assert from_parquet.kind == from_jsonl.kind == "weak-label" and from_parquet.sentences > 0
+    assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
+    assert from_parquet.to_dict() | {"source": ""} == from_jsonl.to_dict() | {"source": ""}
+
+
 # ---------------------------------------------------------------------------------------------- resume
 
 
@@ -389,6 +419,118 @@ def test_a_changed_option_starts_over(kb_dir, subset, tmp_path, monkeypatch):
     assert len(messages) == 1 and messages[0].startswith("starting over: keep_empty changed")
     assert report.batches_resumed == 0 and report.sentences_kept == report.sentences
     assert pd.read_parquet(out / "documents.parquet")["id_document"].is_unique
+
+
+def test_an_input_changed_with_the_same_size_and_mtime_starts_over(kb_dir, subset, tmp_path, monkeypatch):
+    """Size and mtime miss an in-place rewrite whose mtime was put back (``cp -p``, ``rsync --times``):
+    resuming would mix batches labelled from the old notes with batches from the new ones."""
+    import os
+
+    notes = tmp_path / "notes.parquet"
+    table = pq.read_table(NOTES).slice(0, 30)
+    plain = {"compression": "none", "use_dictionary": False, "write_statistics": False}  # the size follows the bytes of the text
+    pq.write_table(table, notes, **plain)
+    out = tmp_path / "out"
+    with monkeypatch.context() as patch:
+        interrupt_after(patch, 1)
+        with pytest.raises(KeyboardInterrupt):
+            run(notes, out, kb=kb_dir, batch_size=10)
+    stat = notes.stat()
+    html = table.column("html").to_pylist()
+    first = re.search(r"<body>.*?>[^<]*?([a-z])", html[0], re.S)  # a letter of the text of a note of the labelled batch
+    html[0] = html[0][: first.start(1)] + ("b" if first.group(1) == "a" else "a") + html[0][first.end(1) :]
+    assert html[0] != table.column("html")[0].as_py()
+    changed = table.set_column(table.schema.get_field_index("html"), "html", pa.array(html, pa.string()))
+    pq.write_table(changed, notes, **plain)
+    assert notes.stat().st_size == stat.st_size, "the rewrite must keep the size for this test to mean anything"
+    os.utime(notes, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    messages: list[str] = []
+    report = run(notes, out, kb=kb_dir, batch_size=10, log=messages.append)
+    assert messages == [f"starting over: input changed since the interrupted run (work directory {tmp_path / 'out.partial'})"]
+    assert report.batches_resumed == 0
+    run(notes, tmp_path / "reference", kb=kb_dir, batch_size=10)
+    same_outputs(tmp_path / "reference", out)
+
+
+def test_parts_hold_no_jsonl_unless_asked_and_asking_later_starts_over(kb_dir, subset, tmp_path, monkeypatch):
+    """Without --sentences-jsonl the workers do not render the JSONL lines (time, and half the work
+    directory): a restart that asks for them cannot reuse those parts."""
+    from deid_ds.weak_labelling.batch import PART_SUFFIX, read_part_table
+
+    notes, out = subset(30), tmp_path / "out"
+    with monkeypatch.context() as patch:
+        interrupt_after(patch, 1)
+        with pytest.raises(KeyboardInterrupt):
+            run(notes, out, kb=kb_dir, batch_size=10, sentences_jsonl=False)
+    lines = read_part_table(tmp_path / "out.partial" / "batch-000000" / f"lines{PART_SUFFIX}")
+    assert lines.num_rows > 0 and lines.column("jsonl").null_count == lines.num_rows
+    assert lines.column("flair").null_count == 0
+    messages: list[str] = []
+    report = run(notes, out, kb=kb_dir, batch_size=10, log=messages.append)
+    assert messages == [f"starting over: sentences_jsonl changed since the interrupted run (work directory {tmp_path / 'out.partial'})"]
+    assert report.batches_resumed == 0
+    run(notes, tmp_path / "reference", kb=kb_dir, batch_size=10)
+    same_outputs(tmp_path / "reference", out)
+
+
+def test_the_same_bytes_touched_in_place_still_resume(kb_dir, subset, tmp_path, monkeypatch):
+    import os
+
+    notes = subset(30)
+    out = tmp_path / "out"
+    with monkeypatch.context() as patch:
+        interrupt_after(patch, 1)
+        with pytest.raises(KeyboardInterrupt):
+            run(notes, out, kb=kb_dir, batch_size=10)
+    os.utime(notes, ns=(notes.stat().st_atime_ns, notes.stat().st_mtime_ns + 10**9))
+    assert run(notes, out, kb=kb_dir, batch_size=10).batches_resumed == 1
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads processes from /proc")
+def test_sigterm_stops_the_command_and_its_workers_and_the_run_resumes(kb_dir, tmp_path):
+    """``kill PID`` (a scheduler's stop) on a running weak-label: exit status 143, no worker left behind,
+    no output, the finished batches kept; the same command then resumes."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from test_parallel import _alive, _children, _environment, _wait_for
+
+    sample = pq.read_table(NOTES)
+    copies = []
+    for n in range(4):  # enough notes to still be labelling when the signal comes
+        ids = pa.array([f"{d}-{n}" for d in sample.column("id_document").to_pylist()])
+        copies.append(sample.set_column(0, "id_document", ids))
+    notes = tmp_path / "notes.parquet"
+    pq.write_table(pa.concat_tables(copies), notes)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "deid_ds", "weak-label", str(notes), "--kb", str(kb_dir), "-o", str(out), "-q", "-j", "2", "--batch-size", "8"]
+    parent = subprocess.Popen(command, env=_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        work = tmp_path / "out.partial"
+        assert _wait_for(lambda: any(work.glob("batch-*")), 120), "no batch finished"
+        workers = _children(parent.pid)
+        assert len(workers) >= 2
+        started = time.monotonic()
+        parent.send_signal(signal.SIGTERM)
+        output, _ = parent.communicate(timeout=60)
+        assert parent.returncode == 143, output
+        assert time.monotonic() - started < 30  # 1.5 s measured on 2 shared cores; the batches left take a minute or more
+        assert "Traceback" not in output
+        assert _wait_for(lambda: not any(_alive(pid) for pid in workers), 5), "workers still running"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+    assert not out.exists() and (work / "state.json").is_file()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".deid-ds-tmp")]
+    resumed = subprocess.run(command, env=_environment(), capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "resuming:" in resumed.stdout + resumed.stderr
+    documents = pd.read_parquet(out / "documents.parquet")
+    assert len(documents) == 1200 and documents["id_document"].is_unique
+    assert not work.exists()
 
 
 # ---------------------------------------------------------------------------------------------- bad notes
@@ -539,6 +681,27 @@ def test_the_command_prints_the_tables_and_refuses_bad_options(kb_dir, subset, t
         bad = runner.invoke(main, ["weak-label", str(notes), "-o", str(out), "-q", *extra])
         assert bad.exit_code != 0 and message in bad.output, (extra, bad.output)
         assert "Traceback" not in bad.output and not out.exists() and not (tmp_path / "bad.partial").exists()
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_knowledge_base_table_changed_since_its_manifest_is_refused_by_name(kb_dir, subset, tmp_path, workers):
+    """The compiled matcher cache is keyed by the manifest alone: without checking the tables, a run
+    after a table was replaced would label with the stale cache, as if nothing had changed."""
+    import shutil
+
+    notes, kb = subset(4), tmp_path / "kb"
+    shutil.copytree(kb_dir, kb)
+    runner = CliRunner()
+    first = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb), "-o", str(tmp_path / "ok"), "-q", "-j", workers])
+    assert first.exit_code == 0, first.output
+    assert (kb / "matcher.npz").is_file()  # the cache a stale run would use
+    names = pq.read_table(kb / "names.parquet")
+    pq.write_table(names.slice(1), kb / "names.parquet")  # a valid table, no longer the one the manifest describes
+    out = tmp_path / "out"
+    result = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb), "-o", str(out), "-q", "-j", workers])
+    assert result.exit_code == 1, result.output
+    assert f"{kb / 'names.parquet'}: does not match manifest.json" in result.output and "Traceback" not in result.output
+    assert not out.exists() and not (tmp_path / "out.partial").exists()
 
 
 # ---------------------------------------------------------------------------------------------- gold

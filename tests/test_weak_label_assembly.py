@@ -33,7 +33,7 @@ def notes(tmp_path) -> Path:
 
 
 def test_assembling_all_parts_at_once_gives_the_streamed_outputs(kb_dir, notes, tmp_path):
-    streamed = weak_label(notes, tmp_path / "streamed", kb=kb_dir, batch_size=7, keep_empty=0.3, progress=False)
+    streamed = weak_label(notes, tmp_path / "streamed", kb=kb_dir, batch_size=7, keep_empty=0.3, progress=False, sentences_jsonl=True)
     source = open_notes(notes)
     options = WeakLabelOptions(SegmentOptions(), LabelConfig(str(Path(kb_dir).resolve()), True), 0.3, 1.0)
     group_split = assign_splits({patient_group(d, p) for d, p in source.iter_identifiers()}, DEFAULT_SPLIT, 0)
@@ -45,7 +45,7 @@ def test_assembling_all_parts_at_once_gives_the_streamed_outputs(kb_dir, notes, 
         label_batch(BatchJob(index, batch, options, str(work), None, duplicates, splits))
     report = WeakLabelReport(split_shares=list(DEFAULT_SPLIT), batches=len(lengths))
     assemble(Run(BatchParts(work, len(lengths)), source.num_notes, DEFAULT_SPLIT, 0, time.perf_counter(), source.num_notes, group_split),
-             tmp_path / "at-once", None, report)
+             tmp_path / "at-once", None, report, sentences_jsonl=True)
     for name in FILES:
         assert (tmp_path / "streamed" / name).read_bytes() == (tmp_path / "at-once" / name).read_bytes(), name
     for field in ("sentences_kept", "sentences_kept_without_entity", "entities", "entities_per_label", "entities_per_label_and_split", "splits"):
@@ -65,14 +65,14 @@ def test_an_interrupted_run_leaves_only_its_work_directory_and_resumes_cleanly(k
     with monkeypatch.context() as patch:
         patch.setattr(pipeline, "label_batch", flaky)
         with pytest.raises(KeyboardInterrupt):
-            weak_label(notes, out, kb=kb_dir, batch_size=8, progress=False)
+            weak_label(notes, out, kb=kb_dir, batch_size=8, progress=False, sentences_jsonl=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.parquet", "out.partial"]
     # The unfinished outputs are removed on the way out; a kill -9 leaves them, and the next run removes them.
     assert not [p.name for p in (tmp_path / "out.partial").glob(f"{pipeline.ASSEMBLY_PREFIX}*")]
     (tmp_path / "out.partial" / f"{pipeline.ASSEMBLY_PREFIX}killed").mkdir()
-    report = weak_label(notes, out, kb=kb_dir, batch_size=8, progress=False)
+    report = weak_label(notes, out, kb=kb_dir, batch_size=8, progress=False, sentences_jsonl=True)
     assert report.batches_resumed == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.parquet", "out"]
-    weak_label(notes, tmp_path / "reference", kb=kb_dir, batch_size=8, progress=False)
+    weak_label(notes, tmp_path / "reference", kb=kb_dir, batch_size=8, progress=False, sentences_jsonl=True)
     for name in FILES:
         assert (out / name).read_bytes() == (tmp_path / "reference" / name).read_bytes(), name

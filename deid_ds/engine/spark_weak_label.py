@@ -85,6 +85,7 @@ def weak_label_spark(
     gold_frame,
     spark_master: str | None,
     log: Callable[[str], None],
+    sentences_jsonl: bool = False,
 ) -> WeakLabelReport:
     """:func:`deid_ds.weak_labelling.weak_label` on Spark (options checked by it; module docstring)."""
     import pyarrow as pa
@@ -116,7 +117,7 @@ def weak_label_spark(
             run = Run(engine.DatasetParts(sources), n_notes, shares, seed, started, n_notes, group_split)
             assembling = time.perf_counter()
             with engine.output_directory(spark, out) as target:
-                assemble(run, target, gold_frame, report)
+                assemble(run, target, gold_frame, report, sentences_jsonl)
             log(f"outputs assembled in {time.perf_counter() - assembling:.1f} s")
     finally:
         split_broadcast.unpersist()

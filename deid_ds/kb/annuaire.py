@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from deid_ds.kb.ban import SourceStats
-from deid_ds.kb.source_files import SourceError, check_separator, first_line, guarded_batches, open_guarded, sniff
+from deid_ds.kb.source_files import SourceError, check_has_rows, check_separator, first_line, guarded_batches, open_guarded, sniff
 from deid_ds.kb.tables import DistinctCounter
 
 ID = "Identifiant PP"
@@ -104,6 +104,7 @@ def read_directory(path: str | Path, tables: DirectoryTables | None = None) -> t
                 _read_into(handle, path, columns, invalid_row, pending, stats)
         except zipfile.BadZipFile as error:
             raise SourceError(f"{path}: corrupt zip archive after {stats.rows_read:,} lines ({error})") from None
+    check_has_rows(path, stats.rows_read, sum(stats.rejected.values()))
     for name in ("people", "streets", "communes", "contacts"):
         getattr(tables, name).extend(getattr(pending, name).result())
     return tables, stats

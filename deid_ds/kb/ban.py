@@ -20,7 +20,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from deid_ds.kb.source_files import SourceError, check_separator, first_line, guarded_batches, open_guarded
+from deid_ds.kb.source_files import SourceError, check_has_rows, check_separator, first_line, guarded_batches, open_guarded
 from deid_ds.kb.tables import DistinctCounter
 
 REQUIRED_COLUMNS = ["nom_voie", "code_postal", "code_insee", "nom_commune"]
@@ -65,7 +65,7 @@ def read_ban(path: str | Path, tables: BanTables | None = None) -> tuple[BanTabl
     """Add the entries of one BAN file to ``tables`` (new ones by default); refuse a wrong file.
 
     Raises :class:`SourceError` for a file that cannot be a BAN file (empty, HTML page, wrong separator,
-    missing columns, truncated gzip): nothing of it is kept. Rows with the wrong number of fields or
+    missing columns, truncated gzip, a header and no row): nothing of it is kept. Rows with the wrong number of fields or
     without a commune are skipped and counted.
     """
     path = Path(path)
@@ -81,6 +81,7 @@ def read_ban(path: str | Path, tables: BanTables | None = None) -> tuple[BanTabl
 
     pending = BanTables()
     _read_into(path, names, wanted, invalid_row, pending, stats)
+    check_has_rows(path, stats.rows_read, sum(stats.rejected.values()))
     for name in ("streets", "lieux_dits", "communes", "former_communes", "postcodes"):
         getattr(tables, name).extend(getattr(pending, name).result())
     return tables, stats

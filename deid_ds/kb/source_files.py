@@ -72,6 +72,19 @@ def check_separator(path: Path, header: str, separator: str, expected_columns: l
     return names
 
 
+def check_has_rows(path: Path, rows_read: int, rejected: int) -> None:
+    """Refuse a source that had a header but no data row.
+
+    Such a file (an export cut after its first line, a filter that matched nothing) would otherwise
+    build a knowledge base whose gazetteers silently lack everything it was meant to bring.
+    """
+    if rows_read:
+        return
+    if rejected:
+        raise SourceError(f"{path}: no data row could be read ({rejected:,} line(s) with the wrong number of fields)")
+    raise SourceError(f"{path}: a header and no data rows (an empty extraction or a truncated file?)")
+
+
 def guarded_batches(reader, path: Path, rows_read) -> Iterator:
     """Iterate a pyarrow CSV reader, turning a read failure into a :class:`SourceError` naming the file.
 

@@ -12,7 +12,8 @@ Two sources are accepted:
 * a **notes table** (Parquet file or directory, or a directory of ``.html``/``.txt`` files, as every
   command reads them): each note is parsed and segmented as ``deid-ds segment`` does — every sentence,
   with or without entity, which is what language models need;
-* a **weak-label directory** (holding ``sentences.jsonl``): its kept sentences, by default those of the
+* a **weak-label directory** (holding ``sentences.parquet``, or ``sentences.jsonl`` alone as older runs
+  and ``--sentences-jsonl`` write it): its kept sentences, by default those of the
   train and dev splits only, because the test split's documents are the ones the correction campaign
   turns into the gold standard, and embeddings that have read them would blur the evaluation.
 
@@ -31,8 +32,10 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
 from deid_ds.jsonl import iter_json_objects
 
-#: The file that tells a weak-label output directory from a directory of notes.
-WEAK_LABEL_MARKER = "sentences.jsonl"
+#: The files that tell a weak-label output directory from a directory of notes, in the order they are
+#: read: the Parquet file (always written), else the JSONL (opt-in since it is the largest output).
+WEAK_LABEL_FILES = ("sentences.parquet", "sentences.jsonl")
+WEAK_LABEL_MARKER = WEAK_LABEL_FILES[-1]  # the name older code looked for
 
 #: Splits of a weak-label directory read by default (see the module docstring).
 DEFAULT_WEAK_SPLITS: tuple[str, ...] = ("train", "dev")
@@ -63,7 +66,7 @@ class CorpusText:
 def is_weak_label_dir(path: str | Path) -> bool:
     """Whether ``path`` is the output directory of ``deid-ds weak-label``."""
     path = Path(path)
-    return path.is_dir() and (path / WEAK_LABEL_MARKER).is_file()
+    return path.is_dir() and any((path / name).is_file() for name in WEAK_LABEL_FILES)
 
 
 def token_text(text: str) -> str:
@@ -131,10 +134,11 @@ def iter_weak_sentences(
     weak_dir: str | Path, *, splits: Sequence[str] | None = DEFAULT_WEAK_SPLITS, stats: CorpusText | None = None
 ) -> Iterator[list[str]]:
     """Token texts of the kept sentences of a weak-label directory, of the given splits (all if None)."""
-    path = Path(weak_dir) / WEAK_LABEL_MARKER
+    path = next(Path(weak_dir) / name for name in WEAK_LABEL_FILES if (Path(weak_dir) / name).is_file())
+    rows = _parquet_rows(path) if path.suffix == ".parquet" else (row for _, row in iter_json_objects(path))
     wanted = None if splits is None else set(splits)
     documents: set[str] = set()
-    for _, row in iter_json_objects(path):
+    for row in rows:
         if wanted is not None and row.get("split") not in wanted:
             continue
         tokens = [token_text(token["text"]) for token in row.get("tokens") or []]
@@ -143,6 +147,20 @@ def iter_weak_sentences(
             yield tokens
     if stats is not None:
         stats.documents = len(documents)
+
+
+def _parquet_rows(path: Path) -> Iterator[dict]:
+    """The rows of ``sentences.parquet`` as the JSONL holds them (the columns read here), a batch at a time."""
+    import pyarrow.parquet as pq
+
+    try:
+        handle = pq.ParquetFile(path)
+        names = handle.schema_arrow.names
+        columns = [name for name in ("tokens", "meta", "split") if name in names]
+        for batch in handle.iter_batches(batch_size=4096, columns=columns):
+            yield from batch.to_pylist()
+    except (OSError, ValueError) as error:  # pyarrow.ArrowInvalid is a ValueError
+        raise InputError(f"{path}: not a readable Parquet file ({type(error).__name__})") from None
 
 
 def write_corpus_text(

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import tempfile
 import time
 from collections import Counter

@@ -7,10 +7,10 @@ Output directory (the finished directory appears atomically: a failed run leaves
 or none):
 
 * ``spans.parquet``: one row per entity (:func:`spans_schema`, shared with ``predict``);
-* ``sentences.parquet`` and ``sentences.jsonl``: one row / line per kept sentence — ``text``,
-  ``tokens`` (offsets in the sentence and in the HTML), ``tokens_parser`` (the tokens' HTML offsets, as
-  the paper calls them), ``tags`` (BIO), ``spans`` (Prodigy-style), ``meta`` and ``split``: each JSONL
-  line is a self-contained Prodigy task;
+* ``sentences.parquet`` and, on request (``sentences_jsonl``: ten times larger), ``sentences.jsonl``: one
+  row / line per kept sentence — ``text``, ``tokens`` (offsets in the sentence and in the HTML),
+  ``tokens_parser`` (the tokens' HTML offsets, as the paper calls them), ``tags`` (BIO), ``spans``
+  (Prodigy-style), ``meta`` and ``split``: each JSONL line is a self-contained Prodigy task;
 * ``train.txt``, ``dev.txt``, ``test.txt``: Flair column format (``token TAG``, blank line after each
   sentence);
 * ``documents.parquet``: one row per input note — every note is accounted for (``ok``, ``empty``,
@@ -31,7 +31,7 @@ on batching, workers or the order of the input — and a distributed engine can 
 rank).
 
 **Resume.** The work happens in ``OUT.partial/`` next to ``OUT``: a ``state.json`` with a fingerprint of
-the inputs (files, sizes, modification times), the column map, the options, the knowledge base
+the inputs (files, sizes, SHA-256 of their content), the column map, the options, the knowledge base
 manifest and the labelling code, and one directory per finished input batch, each written atomically.
 A restart with the same fingerprint skips the finished batches (batches are fixed slices of the input,
 see :meth:`~deid_ds.notes_io.NotesSource.batch_lengths`); another fingerprint starts over. The output

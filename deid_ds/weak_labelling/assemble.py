@@ -114,7 +114,12 @@ class Assembly:
     process that also feeds the workers.
     """
 
-    def __init__(self, tmp: Path, group_split: Mapping[str, str], gold_ids: frozenset[str] | None) -> None:
+    def __init__(self, tmp: Path, group_split: Mapping[str, str], gold_ids: frozenset[str] | None, sentences_jsonl: bool = False) -> None:
+        """``sentences_jsonl``: also write ``sentences.jsonl``. Off by default: every kept sentence again,
+        as JSON with each token's offsets, is the largest output by far (2.15 GB per 100,000 generated
+        notes of 1.9 KB of HTML: 11 times the HTML, 10 times ``sentences.parquet``; README, "What each
+        output costs"), and ``sentences.parquet`` holds the same rows for every reader of this package.
+        """
         import pyarrow.parquet as pq
 
         self.tmp = tmp
@@ -130,7 +135,7 @@ class Assembly:
         self._quoted = {name: json.dumps(name) for name in SPLITS}  # as jsonl_line writes the split
         self._sentences = pq.ParquetWriter(tmp / "sentences.parquet", sentences_schema())
         self._spans = pq.ParquetWriter(tmp / "spans.parquet", spans_schema())
-        self._jsonl = (tmp / "sentences.jsonl").open("wb")
+        self._jsonl = (tmp / "sentences.jsonl").open("wb") if sentences_jsonl else None
         self._flair = {name: (tmp / f"{name}.txt").open("wb") for name in SPLITS}
 
     def add_part(self, parts: BatchParts, index: int) -> None:
@@ -152,7 +157,7 @@ class Assembly:
         self.documents.append(table)
 
     def add_sentences(self, part, lines) -> None:
-        """The next sentences into the Parquet, JSONL and Flair outputs (``lines`` renders ``part``,
+        """The next sentences into the Parquet, JSONL (when asked for) and Flair outputs (``lines`` renders ``part``,
         row for row; the workers already kept each split's share of sentences without entity)."""
         import pyarrow as pa
         import pyarrow.compute as pc
@@ -162,8 +167,9 @@ class Assembly:
         splits = [self.doc_split[d] for d in documents]
         split_column = pa.array(splits, type=pa.string())
         self._sentences.write_table(part.append_column(schema.field("split"), split_column))
-        quoted = self._quoted
-        self._jsonl.write(_utf8(_jsonl_lines(lines.column("jsonl"), pa.array([quoted[s] for s in splits], type=pa.string()))))
+        if self._jsonl is not None:
+            quoted = self._quoted
+            self._jsonl.write(_utf8(_jsonl_lines(lines.column("jsonl"), pa.array([quoted[s] for s in splits], type=pa.string()))))
         present = Counter(splits)
         self.sentences_per_split.update(present)
         for name in present:
@@ -193,7 +199,8 @@ class Assembly:
         """Close the output files (after the last part, or on failure)."""
         self._sentences.close()
         self._spans.close()
-        self._jsonl.close()
+        if self._jsonl is not None:
+            self._jsonl.close()
         for handle in self._flair.values():
             handle.close()
 
@@ -225,11 +232,11 @@ class Assembly:
         (self.tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport) -> None:
+def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport, sentences_jsonl: bool = False) -> None:
     """Build OUT from all the batch parts of ``run`` (:class:`Assembly`, a table at a time) and swap it in."""
     gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
     with atomic_directory(out) as tmp:
-        assembly = Assembly(tmp, run.group_split, gold_ids)
+        assembly = Assembly(tmp, run.group_split, gold_ids, sentences_jsonl)
         try:
             for table in run.parts.tables("documents"):
                 assembly.add_documents(table)

@@ -33,6 +33,7 @@ class WeakLabelOptions:
     keep_empty: float = 0.0  # share of the sentences without entity kept in train and dev
     keep_empty_test: float = 1.0  # ... and in test
     limits: NoteLimits = NoteLimits()  # a note over them is failed with its reason (--max-note-bytes, --note-timeout)
+    sentences_jsonl: bool = True  # render the JSONL lines (weak_label asks for them only with --sentences-jsonl)
 
     def share_for(self, split: str) -> float:
         """The share of sentences without entity kept in ``split``."""
@@ -74,7 +75,7 @@ def label_notes(
     segmenter = segmenter_for(options.segment)
     labeller = labeller_for(options.label)
     use_metadata = options.label.use_metadata
-    columns = BatchColumns(gold_ids)
+    columns = BatchColumns(gold_ids, options.sentences_jsonl)
     with relaxed_gc(), NoteTimer(options.limits.timeout) as timer:
         for position, note in enumerate(notes):
             if position in duplicates:

@@ -29,9 +29,10 @@ class BatchColumns:
     Python work per token or per sentence here is paid on top of the labelling by every worker.
     """
 
-    def __init__(self, gold_ids: frozenset[str] | None = None) -> None:
+    def __init__(self, gold_ids: frozenset[str] | None = None, jsonl: bool = True) -> None:
         self.documents: dict[str, list] = {name: [] for name in documents_schema(with_split=False).names}
         self.gold_ids = gold_ids
+        self.jsonl = jsonl  # render each sentence's JSONL line (only when sentences.jsonl is written)
         self._rows: list[int] = []  # the documents row of each note with content, in order
         self._note: dict[str, list] = {name: [] for name in ("id_document", "id_patient", "doc_type", "share", "gold")}
         self._texts: list[str] = []
@@ -114,7 +115,7 @@ class BatchColumns:
             "documents": pa.Table.from_pydict(documents, schema=documents_schema(with_split=False)),
             "spans": batch.spans_table(),
             "sentences": sentences,
-            "lines": render_lines(sentences),
+            "lines": render_lines(sentences, self.jsonl),
         }
         if self.gold_ids is not None:
             tables["gold_tokens"] = batch.gold_tokens_table()

@@ -33,15 +33,21 @@ ASSEMBLY_PREFIX = "assembly-"
 
 
 def check_kb(kb: str | Path | None) -> str | None:
-    """The knowledge base directory, resolved, after checking it was built (manifest present)."""
+    """The knowledge base directory, resolved, after checking every table against its manifest.
+
+    As ``deidentify`` does: a compiled matcher cache is keyed by the manifest alone, so without this
+    a table replaced or damaged after the build would go unnoticed and the run would label with the
+    stale cache. The error names the table that does not match. (Hashing the tables costs about a
+    second per GB, once per run.)
+    """
     if kb is None:
         return None
-    from deid_ds.kb.build import read_manifest
+    from deid_ds.kb.build import verify_tables
 
     path = Path(kb)
     if not path.is_dir():
         raise InputError(f"{path}: knowledge base directory not found (build one with deid-ds build-kb --out {path})")
-    read_manifest(path)
+    verify_tables(path)
     return str(path.resolve())
 
 
@@ -87,6 +93,7 @@ def weak_label(
     overwrite: bool = False,
     max_note_bytes: int | None = DEFAULT_MAX_NOTE_BYTES,
     note_timeout: float | None = DEFAULT_NOTE_TIMEOUT,
+    sentences_jsonl: bool = False,
 ) -> WeakLabelReport:
     """Label every note of ``notes`` into training sets in ``out`` (see the module docstring).
 
@@ -101,6 +108,8 @@ def weak_label(
     A note of more than ``max_note_bytes`` bytes of HTML, or whose labelling takes more than
     ``note_timeout`` seconds, is failed with its reason and the batch goes on (None or 0: no limit;
     :mod:`deid_ds.note_limits`).
+    ``sentences_jsonl`` also writes ``sentences.jsonl``, the same rows as ``sentences.parquet`` as
+    Prodigy tasks (off by default: it is the largest output, and nothing in the package needs it).
     """
     from tqdm import tqdm
 
@@ -126,6 +135,7 @@ def weak_label(
         keep_empty,
         keep_empty_test,
         NoteLimits(max_note_bytes or None, note_timeout or None),
+        sentences_jsonl,
     )
     gold_frame = None
     if gold is not None:
@@ -144,7 +154,8 @@ def weak_label(
 
         with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite):
             return weak_label_spark(notes, out, options, column_map=column_map, batch_size=batch_size, shares=shares, seed=seed,
-                                    gold_frame=gold_frame, spark_master=spark_master, log=log)
+                                    gold_frame=gold_frame, spark_master=spark_master, log=log,
+                                    sentences_jsonl=sentences_jsonl)
     with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite) as path:
         started = time.perf_counter()
         lengths = source.batch_lengths(batch_size)
@@ -168,7 +179,7 @@ def weak_label(
         for stale in work.glob(f"{ASSEMBLY_PREFIX}*"):
             shutil.rmtree(stale, ignore_errors=True)
         tmp = Path(tempfile.mkdtemp(prefix=ASSEMBLY_PREFIX, dir=work))
-        assembly = Assembly(tmp, group_split, gold_ids)
+        assembly = Assembly(tmp, group_split, gold_ids, sentences_jsonl)
         labelled = 0
         already = sum(lengths[i] for i in done)
         try:

@@ -17,18 +17,22 @@ import re
 _JSON_ESCAPED = r'[\x00-\x1f"\\]'
 
 
-def render_lines(sentences):
+def render_lines(sentences, jsonl: bool = True):
     """Each sentence's JSONL line (without its split) and Flair block, rendered by the worker.
 
     The JSONL line is what ``orjson.dumps`` gives for the row as a dictionary (compact, keys in schema
     order, non-ASCII as is); the Flair block is one ``token TAG`` line per token and a blank line.
     Text rendering is most of the cost of writing the outputs; done per batch in the workers, it leaves
     the single-process assembly only the split to append (:func:`jsonl_line`) and files to route to.
+    Without ``jsonl`` (``sentences.jsonl`` not asked for) the JSONL column is null: rendering it would
+    cost the workers time and the work directory's batch parts nearly half their size (measured on
+    2,000 generated notes: 13.8 MB of parts instead of 25.4 MB), for nothing.
     """
     import pyarrow as pa
 
     rows = pa.StructArray.from_arrays([_one_chunk(column) for column in sentences.columns], fields=list(sentences.schema))
-    return pa.table({"jsonl": _json(rows), "flair": _flair_blocks(rows.field("tokens"), rows.field("tags"))})
+    lines = _json(rows) if jsonl else pa.nulls(len(rows), pa.string())
+    return pa.table({"jsonl": lines, "flair": _flair_blocks(rows.field("tokens"), rows.field("tags"))})
 
 
 def jsonl_line(body: str, split: str) -> str:
