@@ -1,4 +1,4 @@
-"""``deid-ds synth``: a thin wrapper over :func:`deid_ds.synth.generate_corpus` and :func:`write_corpus`."""
+"""``deid-ds synth``: a thin wrapper over :func:`deid_ds.synth.synthesize`."""
 
 from __future__ import annotations
 
@@ -40,14 +40,13 @@ def synth_command(notes, patients, seed, out, kb_dir, missing_professionals, mis
     Example (the committed sample):
       deid-ds synth --notes 300 --patients 80 --seed 1 --out data --kb-dir kb/sources
     """
-    from deid_ds.synth import SynthConfig, canonical_command, generate_corpus, summary_table, write_corpus
+    from deid_ds.synth import SynthConfig, canonical_command, summary_table, synthesize
 
     if patients is not None and patients > notes:
         raise click.BadParameter(f"{patients} patients for {notes} notes: every patient needs a note", param_hint="--patients")
     config = SynthConfig(notes=notes, patients=patients, seed=seed, missing_professionals=missing_professionals,
                          missing_streets=missing_streets, noise=noise, phrasing=phrasing,
                          distractor_professionals=distractor_professionals, distractor_streets=distractor_streets)
-    corpus = generate_corpus(config, progress=not quiet)
-    write_corpus(corpus, out, kb_dir=kb_dir, command=canonical_command(config, out, kb_dir))
-    click.echo(summary_table(corpus))
+    counts = synthesize(config, out, kb_dir=kb_dir, command=canonical_command(config, out, kb_dir), progress=not quiet)
+    click.echo(summary_table(counts))
     click.echo(f"written to {out}" + (f" (knowledge bases in {kb_dir})" if kb_dir else ""))
