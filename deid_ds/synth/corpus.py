@@ -42,7 +42,8 @@ FIRST_DAY, LAST_DAY = date(2014, 1, 1), date(2023, 12, 31)
 FIRST_NOTE_AGE_DAYS = 30
 #: Notes per row group of notes.parquet (gold.parquet: the gold rows of those notes), and so per chunk the
 #: writer holds in memory. A sample up to this size is one row group, as when it was written in one piece.
-CHUNK_NOTES = 4096
+#: 1024 notes: ~4 MB of HTML per row group; resident memory plateaus ~110 MB lower than with 4096 at 20,000 notes.
+CHUNK_NOTES = 1024
 ANNUAIRE_FILE = "PS_LibreAcces_Personne_activite_202401150830.txt"
 
 
