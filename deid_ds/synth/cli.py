@@ -36,6 +36,10 @@ def synth_command(notes, patients, seed, out, kb_dir, missing_professionals, mis
     """Generate a synthetic sample: French clinical HTML notes with patient metadata, gold annotations,
     and BAN / Annuaire Santé source files in their official formats.
 
+    Notes are written as they are generated (row groups of 1,024 notes), so memory does not grow with
+    --notes beyond the patients and places the knowledge bases list: --notes 878217 runs on a small
+    machine. The tables go into place only once complete; an interrupted run leaves the previous ones.
+
     \b
     Example (the committed sample):
       deid-ds synth --notes 300 --patients 80 --seed 1 --out data --kb-dir kb/sources

@@ -244,7 +244,7 @@ class Generation:
             yield SynthNote(row, gold, family)
         self._exhausted = True
 
-    def knowledge_bases(self) -> Iterator[tuple[str, list]]:
+    def knowledge_bases(self) -> Iterator[tuple[str, Iterable[list[str]] | list[str]]]:
         """``("annuaire", lines)``, then ``(département, BAN rows)`` for each: one file's rows at a time, drawn in
         the order the world's random stream has always drawn them (the directory's distractors, then the streets')."""
         if not self._exhausted:
@@ -252,8 +252,8 @@ class Generation:
         config, world = self.config, self.world
         yield "annuaire", kb.annuaire_lines(world, config.distractor_professionals, self.seed)
         kb.add_distractor_streets(world, config.distractor_streets)
-        for dep in DEPARTEMENTS:
-            yield dep, kb.ban_rows(world, dep, self.seed)
+        for dep in DEPARTEMENTS:  # lazily: each département's rows are written as they are drawn
+            yield dep, kb.iter_ban_rows(world, dep, self.seed)
 
 
 def generate_corpus(config: SynthConfig = SynthConfig(), *, progress: bool = False) -> Corpus:
@@ -267,7 +267,7 @@ def generate_corpus(config: SynthConfig = SynthConfig(), *, progress: bool = Fal
         notes.append(note.row)
         gold.extend(note.gold)
         family_of[note.row["id_document"]] = note.family
-    files = dict(generation.knowledge_bases())
+    files = {name: list(rows) for name, rows in generation.knowledge_bases()}
     annuaire = files.pop("annuaire")
     return Corpus(config, notes, gold, files, annuaire, family_of, generation.world)
 
@@ -406,8 +406,7 @@ def _write_sample(config: SynthConfig, out: str | Path, notes: Iterable[tuple[di
                 written["annuaire"] = kb_path / ANNUAIRE_FILE
             else:
                 path = kb_path / f"adresses-{name}.csv.gz"
-                kb.write_ban(rows, path)
-                counts.ban_rows[name] = len(rows)
+                counts.ban_rows[name] = kb.write_ban(rows, path)
                 written[f"ban_{name}"] = path
         kb_location = f"{kb_dir}" if kb_dir is not None else "kb/"
         atomic_write_text(out / "README.md", readme_text(counts, command or canonical_command(config, out, kb_dir), kb_location))
