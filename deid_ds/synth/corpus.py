@@ -165,7 +165,7 @@ class SynthNote(NamedTuple):
 class Generation:
     """One sample being generated: the world first, then the notes one at a time, then the knowledge bases.
 
-    Why a generator and not lists: a corpus of the study's size (878,217 notes, ~15 GB as Python rows) does not
+    Why a generator and not lists: a corpus of the study's size (878,217 notes, ~20 GB as Python rows) does not
     fit in memory. Notes come out in patient order and each patient is let go once planned, so what stays in
     memory is the world the knowledge-base files list (streets, professionals), not the notes. Every draw
     is the one the in-memory generator made, in the same order: the output is the same for a given seed.
@@ -193,7 +193,8 @@ class Generation:
         rng, doc_types = self.rng, list(DOCUMENT_TYPES)
         doc_weights = [DOCUMENT_TYPES[d][2] for d in doc_types]
         for key, patient in enumerate(self._patients):
-            assert patient is not None, "plans() is a one-pass iterator"
+            if patient is None:
+                raise RuntimeError("a generation's notes are planned once: make a new Generation to plan them again")
             self._patients[key] = None
             count = self._per_patient[patient.key]
             for index, when in enumerate(note_days(rng, patient.birthdate, count)):
@@ -206,20 +207,21 @@ class Generation:
         config, seed, world, hospitals = self.config, self.seed, self.world, self.hospitals
         families = PHRASINGS[config.phrasing]
         metadata: dict[str, str | None] = {}
-        metadata_of = -1
-        main_department: dict[int, str] = {}
+        current = -1  # notes come patient after patient: what is drawn once per patient is kept for the current one
+        main_department = ""
         plans = tqdm(self.plans(), desc="synth", unit="note", total=config.notes, disable=not progress)
         for number, (patient, when, doc_type, index, count) in enumerate(plans):
-            if patient.key != metadata_of:  # each patient's record has its own stream: drawn at its first note
-                metadata, metadata_of = cdw_metadata(patient, random.Random(f"meta-{seed}-{patient.key}"), config.noise), patient.key
+            if patient.key != current:  # each patient's record has its own stream: drawn at its first note
+                metadata = cdw_metadata(patient, random.Random(f"meta-{seed}-{patient.key}"), config.noise)
+                current, main_department = patient.key, ""
             note_rng = random.Random(f"note-{seed}-{number}")
             id_document = f"N{seed}-{number + 1:06d}"
             family = note_rng.choice(families)
             writer, kind, _ = DOCUMENT_TYPES[doc_type]
             hospital = _patient_hospital(note_rng, patient, hospitals)
-            if patient.key not in main_department:
-                main_department[patient.key] = note_rng.choice([d for d in hospital.departments.values() if d.kind in ("medical", "surgical")]).name
-            department = _department_for(note_rng, hospital, kind, main_department[patient.key])
+            if not main_department:
+                main_department = note_rng.choice([d for d in hospital.departments.values() if d.kind in ("medical", "surgical")]).name
+            department = _department_for(note_rng, hospital, kind, main_department)
             author = _author_for(note_rng, department, doc_type, patient)
             dates = _dates(note_rng, patient, when, index)
             address = patient.old_address if patient.old_address is not None and index < count // 2 else patient.address
