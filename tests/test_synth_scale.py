@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_a_patient_drawn_in_the_corpus_last_week_is_a_month_old_and_the_command_succeeds(tmp_path):
-    """Seed 267 draws its fifth patient born 7 days before LAST_DAY: the old generator had no day for that
+    """Seed 267 draws its sixth patient born 7 days before LAST_DAY: the old generator had no day for that
     patient's note and died with ``ValueError: empty range for randrange()`` (as --notes 50000 did, every seed)."""
     result = CliRunner().invoke(main, ["synth", "--notes", "40", "--seed", "267", "--noise", "0", "--out", str(tmp_path),
                                        "--distractor-professionals", "0", "--distractor-streets", "1", "--quiet"])
