@@ -10,7 +10,8 @@ No real clinical data can be shipped; this generator is the project's stand-in: 
     20
 """
 
-from deid_ds.synth.corpus import Corpus, SynthConfig, canonical_command, generate_corpus, write_corpus
-from deid_ds.synth.summary import summary_table
+from deid_ds.synth.corpus import Corpus, SynthConfig, canonical_command, generate_corpus, synthesize, write_corpus
+from deid_ds.synth.summary import SampleCounts, summary_table
 
-__all__ = ["Corpus", "SynthConfig", "canonical_command", "generate_corpus", "summary_table", "write_corpus"]
+__all__ = ["Corpus", "SampleCounts", "SynthConfig", "canonical_command", "generate_corpus", "summary_table", "synthesize",
+           "write_corpus"]

@@ -1,4 +1,4 @@
-"""``deid-ds synth``: a thin wrapper over :func:`deid_ds.synth.generate_corpus` and :func:`write_corpus`."""
+"""``deid-ds synth``: a thin wrapper over :func:`deid_ds.synth.synthesize`."""
 
 from __future__ import annotations
 
@@ -36,18 +36,21 @@ def synth_command(notes, patients, seed, out, kb_dir, missing_professionals, mis
     """Generate a synthetic sample: French clinical HTML notes with patient metadata, gold annotations,
     and BAN / Annuaire Santé source files in their official formats.
 
+    Notes are written as they are generated (row groups of 1,024 notes), so memory does not grow with
+    --notes beyond the patients and places the knowledge bases list: --notes 878217 runs on a small
+    machine. The tables go into place only once complete; an interrupted run leaves the previous ones.
+
     \b
     Example (the committed sample):
       deid-ds synth --notes 300 --patients 80 --seed 1 --out data --kb-dir kb/sources
     """
-    from deid_ds.synth import SynthConfig, canonical_command, generate_corpus, summary_table, write_corpus
+    from deid_ds.synth import SynthConfig, canonical_command, summary_table, synthesize
 
     if patients is not None and patients > notes:
         raise click.BadParameter(f"{patients} patients for {notes} notes: every patient needs a note", param_hint="--patients")
     config = SynthConfig(notes=notes, patients=patients, seed=seed, missing_professionals=missing_professionals,
                          missing_streets=missing_streets, noise=noise, phrasing=phrasing,
                          distractor_professionals=distractor_professionals, distractor_streets=distractor_streets)
-    corpus = generate_corpus(config, progress=not quiet)
-    write_corpus(corpus, out, kb_dir=kb_dir, command=canonical_command(config, out, kb_dir))
-    click.echo(summary_table(corpus))
+    counts = synthesize(config, out, kb_dir=kb_dir, command=canonical_command(config, out, kb_dir), progress=not quiet)
+    click.echo(summary_table(counts))
     click.echo(f"written to {out}" + (f" (knowledge bases in {kb_dir})" if kb_dir else ""))

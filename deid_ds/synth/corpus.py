@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 from deid_ds.io_utils import atomic_path, atomic_write_text
 from deid_ds.model import LABELS
@@ -23,6 +26,7 @@ from deid_ds.synth.html_builder import Encoding, HtmlDoc
 from deid_ds.synth.institutions import build_hospitals
 from deid_ds.synth.metadata import cdw_metadata
 from deid_ds.synth.pools import DEPARTEMENTS
+from deid_ds.synth.summary import SampleCounts
 from deid_ds.synth.world import Hospital, Patient, WorldBuilder
 
 #: Columns of the notes table (the input contract of the pipeline).
@@ -34,6 +38,12 @@ GOLD_COLUMNS: tuple[str, ...] = ("id_document", "label", "html_start", "html_end
 PHRASINGS = {"train": (0,), "heldout": (1,), "all": (0, 1), "unseen": (2,)}
 #: Notes are dated between these days; ages are computed at each note's date.
 FIRST_DAY, LAST_DAY = date(2014, 1, 1), date(2023, 12, 31)
+#: A patient's first note is at least this many days after birth; patients are drawn at least this old on LAST_DAY.
+FIRST_NOTE_AGE_DAYS = 30
+#: Notes per row group of notes.parquet (gold.parquet: the gold rows of those notes), and so per chunk the
+#: writer holds in memory. A sample up to this size is one row group, as when it was written in one piece.
+#: 1024 notes: ~4 MB of HTML per row group; resident memory plateaus ~110 MB lower than with 4096 at 20,000 notes.
+CHUNK_NOTES = 1024
 ANNUAIRE_FILE = "PS_LibreAcces_Personne_activite_202401150830.txt"
 
 
@@ -90,82 +100,178 @@ class Corpus:
         spans = Counter(doc_of[row["id_document"]] for row in self.gold)
         return {doc_type: (notes.get(doc_type, 0), spans.get(doc_type, 0)) for doc_type in DOCUMENT_TYPES}
 
+    def counts(self) -> SampleCounts:
+        """The counts the summary and the README report, as :func:`synthesize` gathers them while writing."""
+        counts = SampleCounts(self.config)
+        for note, gold in _gold_by_note(self.notes, self.gold):
+            counts.add_note(note, gold)
+        counts.ban_rows = {dep: len(rows) for dep, rows in self.ban.items()}
+        counts.annuaire_rows = len(self.annuaire) - 1
+        return counts
+
+
+def _gold_by_note(notes: list[dict], gold: list[dict]) -> Iterator[tuple[dict, list[dict]]]:
+    """Each note with its gold rows; ``gold`` lists them note after note, in the notes' order."""
+    position = 0
+    for note in notes:
+        end = position
+        while end < len(gold) and gold[end]["id_document"] == note["id_document"]:
+            end += 1
+        yield note, gold[position:end]
+        position = end
+    if position != len(gold):
+        raise ValueError("gold rows are not in the order of the notes they belong to")
+
 
 def _patient_hospital(rng: random.Random, patient: Patient, hospitals: list[Hospital]) -> Hospital:
     local = [h for h in hospitals if h.address.commune.departement == patient.address.commune.departement]
     return rng.choice(local) if local and rng.random() < 0.85 else rng.choice(hospitals)
 
 
+def note_window(birthdate: date) -> tuple[date, date]:
+    """The first and last day a patient's notes can be dated: from ``FIRST_NOTE_AGE_DAYS`` after birth (and not
+    before ``FIRST_DAY``) to ``LAST_DAY``. Never empty for a patient of the world: :meth:`WorldBuilder.new_patient`
+    draws everyone at least that old on ``LAST_DAY``."""
+    return max(FIRST_DAY, birthdate + timedelta(days=FIRST_NOTE_AGE_DAYS)), LAST_DAY
+
+
+def note_days(rng: random.Random, birthdate: date, count: int) -> list[date]:
+    """``count`` sorted note days inside the patient's window (the same draws the generator has always made)."""
+    first, last = note_window(birthdate)
+    if first > last:  # only a caller bypassing new_patient's youngest age can get here; say so, not "empty range"
+        raise ValueError(f"a patient born on {birthdate} has no day for a note before {LAST_DAY}")
+    span_days = (last - first).days
+    return [first + timedelta(days=offset) for offset in sorted(rng.randrange(span_days + 1) for _ in range(count))]
+
+
+class NotePlan(NamedTuple):
+    """One note to write: whose, on which day, of which type, and its rank among the patient's notes."""
+
+    patient: Patient
+    when: date
+    doc_type: str
+    index: int
+    count: int
+
+
+class SynthNote(NamedTuple):
+    """One generated note: its row of the notes table, its gold rows (by offset) and its phrasing family."""
+
+    row: dict[str, str | None]
+    gold: list[dict[str, str | int]]
+    family: int
+
+
+class Generation:
+    """One sample being generated: the world first, then the notes one at a time, then the knowledge bases.
+
+    Why a generator and not lists: a corpus of the study's size (878,217 notes, ~20 GB as Python rows) does not
+    fit in memory. Notes come out in patient order and each patient is let go once planned, so what stays in
+    memory is the world the knowledge-base files list (streets, professionals), not the notes. Every draw
+    is the one the in-memory generator made, in the same order: the output is the same for a given seed.
+    """
+
+    def __init__(self, config: SynthConfig) -> None:
+        seed = self.seed = config.seed
+        self.config = config
+        self.world = world = WorldBuilder(random.Random(f"world-{seed}"), missing_professionals=config.missing_professionals,
+                                          missing_streets=config.missing_streets)
+        self.hospitals = build_hospitals(world)
+        for _ in range(max(3, config.n_patients // 3)):
+            world.new_gp()
+        self.rng = rng = random.Random(f"notes-{seed}")
+        n_patients = config.n_patients
+        # all patients before any note: specialists drawn while writing notes come from the same world stream
+        self._patients: list[Patient | None] = [world.new_patient(k, f"P{seed}-{k + 1:05d}", LAST_DAY, youngest_days=FIRST_NOTE_AGE_DAYS)
+                                                for k in range(n_patients)]
+        weights = [rng.random() ** 2 + 0.05 for _ in range(n_patients)]
+        self._per_patient = Counter(range(n_patients)) + Counter(rng.choices(range(n_patients), weights, k=config.notes - n_patients))
+        self._exhausted = False
+
+    def plans(self) -> Iterator[NotePlan]:
+        """The notes to write, patient after patient (each patient is dropped from the list once planned)."""
+        rng, doc_types = self.rng, list(DOCUMENT_TYPES)
+        doc_weights = [DOCUMENT_TYPES[d][2] for d in doc_types]
+        for key, patient in enumerate(self._patients):
+            if patient is None:
+                raise RuntimeError("a generation's notes are planned once: make a new Generation to plan them again")
+            self._patients[key] = None
+            count = self._per_patient[patient.key]
+            for index, when in enumerate(note_days(rng, patient.birthdate, count)):
+                yield NotePlan(patient, when, rng.choices(doc_types, doc_weights)[0], index, count)
+
+    def notes(self, *, progress: bool = False) -> Iterator[SynthNote]:
+        """Write every planned note with its gold spans; the world is complete once this is exhausted."""
+        from tqdm import tqdm
+
+        config, seed, world, hospitals = self.config, self.seed, self.world, self.hospitals
+        families = PHRASINGS[config.phrasing]
+        metadata: dict[str, str | None] = {}
+        current = -1  # notes come patient after patient: what is drawn once per patient is kept for the current one
+        main_department = ""
+        plans = tqdm(self.plans(), desc="synth", unit="note", total=config.notes, disable=not progress)
+        for number, (patient, when, doc_type, index, count) in enumerate(plans):
+            if patient.key != current:  # each patient's record has its own stream: drawn at its first note
+                metadata = cdw_metadata(patient, random.Random(f"meta-{seed}-{patient.key}"), config.noise)
+                current, main_department = patient.key, ""
+            note_rng = random.Random(f"note-{seed}-{number}")
+            id_document = f"N{seed}-{number + 1:06d}"
+            family = note_rng.choice(families)
+            writer, kind, _ = DOCUMENT_TYPES[doc_type]
+            hospital = _patient_hospital(note_rng, patient, hospitals)
+            if not main_department:
+                main_department = note_rng.choice([d for d in hospital.departments.values() if d.kind in ("medical", "surgical")]).name
+            department = _department_for(note_rng, hospital, kind, main_department)
+            author = _author_for(note_rng, department, doc_type, patient)
+            dates = _dates(note_rng, patient, when, index)
+            address = patient.old_address if patient.old_address is not None and index < count // 2 else patient.address
+            mode = "raw" if note_rng.random() > min(1.0, 1.5 * config.noise) else note_rng.choice(("named", "named", "numeric", "mixed"))
+            doc = HtmlDoc(note_rng, Encoding(mode, hex_numeric=note_rng.random() < 0.3), config.noise)
+            extras = {}
+            if note_rng.random() < 0.3:
+                extras["specialist"] = [world.specialists[note_rng.randrange(len(world.specialists))] if world.specialists and note_rng.random() < 0.5
+                                        else world.new_specialist(department.name)]
+            if family == 2:  # its own writers and random stream: families 0 and 1 draw exactly what they drew before it
+                from deid_ds.synth.unseen import WRITERS, UnseenContext
+
+                writer = WRITERS[doc_type]
+                ctx = UnseenContext(random.Random(f"unseen-{seed}-{number}"), family, config.noise, patient, hospital, department, author,
+                                    when, dates, doc, address, extras)
+            else:
+                ctx = NoteContext(note_rng, family, config.noise, patient, hospital, department, author, when, dates, doc, address, extras)
+            writer(ctx)
+            row = {"id_document": id_document, "id_patient": patient.id_patient, "doc_type": doc_type, "html": doc.html(), **metadata}
+            gold = [{"id_document": id_document, "label": span.label, "html_start": span.html_start, "html_end": span.html_end,
+                     "text": span.text} for span in sorted(doc.spans, key=lambda s: s.html_start)]
+            yield SynthNote(row, gold, family)
+        self._exhausted = True
+
+    def knowledge_bases(self) -> Iterator[tuple[str, Iterable[list[str]] | list[str]]]:
+        """``("annuaire", lines)``, then ``(département, BAN rows)`` for each: one file's rows at a time, drawn in
+        the order the world's random stream has always drawn them (the directory's distractors, then the streets')."""
+        if not self._exhausted:
+            raise RuntimeError("the knowledge bases list the people and streets of the notes: generate the notes first")
+        config, world = self.config, self.world
+        yield "annuaire", kb.annuaire_lines(world, config.distractor_professionals, self.seed)
+        kb.add_distractor_streets(world, config.distractor_streets)
+        for dep in DEPARTEMENTS:  # lazily: each département's rows are written as they are drawn
+            yield dep, kb.iter_ban_rows(world, dep, self.seed)
+
+
 def generate_corpus(config: SynthConfig = SynthConfig(), *, progress: bool = False) -> Corpus:
-    """Build the world, write every note with its gold spans, and derive the knowledge-base files."""
-    from tqdm import tqdm
+    """Build the world, write every note with its gold spans, and derive the knowledge-base files, in memory.
 
-    seed = config.seed
-    world = WorldBuilder(random.Random(f"world-{seed}"), missing_professionals=config.missing_professionals,
-                         missing_streets=config.missing_streets)
-    hospitals = build_hospitals(world)
-    for _ in range(max(3, config.n_patients // 3)):
-        world.new_gp()
-    rng = random.Random(f"notes-{seed}")
-    n_patients = config.n_patients
-    patients = [world.new_patient(k, f"P{seed}-{k + 1:05d}", LAST_DAY) for k in range(n_patients)]
-    weights = [rng.random() ** 2 + 0.05 for _ in range(n_patients)]
-    per_patient = Counter(range(n_patients)) + Counter(rng.choices(range(n_patients), weights, k=config.notes - n_patients))
-    doc_types = list(DOCUMENT_TYPES)
-    doc_weights = [DOCUMENT_TYPES[d][2] for d in doc_types]
-    families = PHRASINGS[config.phrasing]
-
-    plans = []  # (patient, date, doc_type, note rng seed) in patient order
-    for patient in patients:
-        count = per_patient[patient.key]
-        first_possible = max(FIRST_DAY, patient.birthdate + timedelta(days=30))
-        span_days = (LAST_DAY - first_possible).days
-        days = sorted(rng.randrange(span_days + 1) for _ in range(count))
-        for index, offset in enumerate(days):
-            plans.append((patient, first_possible + timedelta(days=offset), rng.choices(doc_types, doc_weights)[0], index, count))
-
+    For a large sample use :func:`synthesize`, which writes as it generates and gives the same files.
+    """
+    generation = Generation(config)
     notes, gold, family_of = [], [], {}
-    metadata = {p.key: cdw_metadata(p, random.Random(f"meta-{seed}-{p.key}"), config.noise) for p in patients}
-    main_department = {}
-    for number, (patient, when, doc_type, index, count) in enumerate(tqdm(plans, desc="synth", unit="note", disable=not progress)):
-        note_rng = random.Random(f"note-{seed}-{number}")
-        id_document = f"N{seed}-{number + 1:06d}"
-        family = note_rng.choice(families)
-        writer, kind, _ = DOCUMENT_TYPES[doc_type]
-        hospital = _patient_hospital(note_rng, patient, hospitals)
-        if patient.key not in main_department:
-            main_department[patient.key] = note_rng.choice([d for d in hospital.departments.values() if d.kind in ("medical", "surgical")]).name
-        department = _department_for(note_rng, hospital, kind, main_department[patient.key])
-        author = _author_for(note_rng, department, doc_type, patient)
-        dates = _dates(note_rng, patient, when, index)
-        address = patient.old_address if patient.old_address is not None and index < count // 2 else patient.address
-        mode = "raw" if note_rng.random() > min(1.0, 1.5 * config.noise) else note_rng.choice(("named", "named", "numeric", "mixed"))
-        doc = HtmlDoc(note_rng, Encoding(mode, hex_numeric=note_rng.random() < 0.3), config.noise)
-        extras = {}
-        if note_rng.random() < 0.3:
-            extras["specialist"] = [world.specialists[note_rng.randrange(len(world.specialists))] if world.specialists and note_rng.random() < 0.5
-                                    else world.new_specialist(department.name)]
-        if family == 2:  # its own writers and random stream: families 0 and 1 draw exactly what they drew before it
-            from deid_ds.synth.unseen import WRITERS, UnseenContext
-
-            writer = WRITERS[doc_type]
-            ctx = UnseenContext(random.Random(f"unseen-{seed}-{number}"), family, config.noise, patient, hospital, department, author,
-                                when, dates, doc, address, extras)
-        else:
-            ctx = NoteContext(note_rng, family, config.noise, patient, hospital, department, author, when, dates, doc, address, extras)
-        writer(ctx)
-        html = doc.html()
-        notes.append({"id_document": id_document, "id_patient": patient.id_patient, "doc_type": doc_type, "html": html,
-                      **metadata[patient.key]})
-        family_of[id_document] = family
-        for span in sorted(doc.spans, key=lambda s: s.html_start):
-            gold.append({"id_document": id_document, "label": span.label, "html_start": span.html_start,
-                         "html_end": span.html_end, "text": span.text})
-
-    annuaire = kb.annuaire_lines(world, config.distractor_professionals, seed)
-    kb.add_distractor_streets(world, config.distractor_streets)
-    ban = {dep: kb.ban_rows(world, dep, seed) for dep in DEPARTEMENTS}
-    return Corpus(config, notes, gold, ban, annuaire, family_of, world)
+    for note in generation.notes(progress=progress):
+        notes.append(note.row)
+        gold.extend(note.gold)
+        family_of[note.row["id_document"]] = note.family
+    files = {name: list(rows) for name, rows in generation.knowledge_bases()}
+    annuaire = files.pop("annuaire")
+    return Corpus(config, notes, gold, files, annuaire, family_of, generation.world)
 
 
 def _department_for(rng: random.Random, hospital: Hospital, kind: str, main: str):
@@ -207,45 +313,143 @@ def _dates(rng: random.Random, patient: Patient, when: date, index: int) -> dict
 # -- writing --------------------------------------------------------------------------------------------
 
 
-def _write_parquet(rows: list[dict], columns: tuple[str, ...], types: dict[str, str], path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class _ParquetChunks:
+    """A Parquet file written one row group per chunk, with the schema the pipeline reads (fixed, so that an
+    empty chunk or a column of nulls does not change it)."""
 
-    arrow_types = {"string": pa.string(), "int64": pa.int64()}
-    schema = pa.schema([pa.field(c, arrow_types[types.get(c, "string")], nullable=True) for c in columns])
-    table = pa.Table.from_pydict({c: [row[c] for row in rows] for c in columns}, schema=schema)
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+    def __init__(self, path: Path, columns: tuple[str, ...], types: dict[str, str]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        arrow_types = {"string": pa.string(), "int64": pa.int64()}
+        self.columns = columns
+        self.schema = pa.schema([pa.field(c, arrow_types[types.get(c, "string")], nullable=True) for c in columns])
+        self.writer = pq.ParquetWriter(path, self.schema, compression="zstd")
+        self.written = False
+
+    def write(self, rows: list[dict]) -> None:
+        import pyarrow as pa
+
+        if rows or not self.written:
+            self.writer.write_table(pa.Table.from_pydict({c: [row[c] for row in rows] for c in self.columns}, schema=self.schema))
+            self.written = True
+
+    def close(self) -> None:
+        if not self.written:  # no row at all: an empty table, as pq.write_table writes one
+            self.write([])
+        self.writer.close()
 
 
-def write_corpus(corpus: Corpus, out: str | Path, *, kb_dir: str | Path | None = None, command: str | None = None) -> dict[str, Path]:
+@contextmanager
+def _table_files(out: Path) -> Iterator[Callable[[list[dict], list[dict]], None]]:
+    """Yield ``write(notes, gold)``, which appends a chunk to notes.parquet, gold.parquet and gold.jsonl.
+
+    The three are written to temporary files beside their destinations and moved into place together when
+    the block ends without error: an interrupted run leaves the previous sample's tables as they were.
+    """
+    with ExitStack() as stack:
+        notes_tmp, gold_tmp, jsonl_tmp = (stack.enter_context(atomic_path(out / name))
+                                          for name in ("notes.parquet", "gold.parquet", "gold.jsonl"))
+        notes_file = _ParquetChunks(notes_tmp, NOTE_COLUMNS, {})
+        stack.callback(notes_file.close)
+        gold_file = _ParquetChunks(gold_tmp, GOLD_COLUMNS, {"html_start": "int64", "html_end": "int64"})
+        stack.callback(gold_file.close)
+        jsonl = stack.enter_context(open(jsonl_tmp, "w", encoding="utf-8", newline="\n"))
+
+        def write(notes: list[dict], gold: list[dict]) -> None:
+            if notes:
+                notes_file.write(notes)
+            if gold:
+                gold_file.write(gold)
+                jsonl.write("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in gold))
+
+        yield write
+
+
+def _chunks(notes: Iterable[tuple[dict, list[dict]]], size: int) -> Iterator[tuple[list[dict], list[dict]]]:
+    """Group (note row, gold rows) pairs into chunks of ``size`` notes."""
+    rows: list[dict] = []
+    gold: list[dict] = []
+    for row, spans in notes:
+        rows.append(row)
+        gold.extend(spans)
+        if len(rows) == size:
+            yield rows, gold
+            rows, gold = [], []
+    if rows:
+        yield rows, gold
+
+
+def _write_sample(config: SynthConfig, out: str | Path, notes: Iterable[tuple[dict, list[dict]]],
+                  knowledge_bases: Callable[[], Iterable[tuple[str, list]]], *, kb_dir: str | Path | None,
+                  command: str | None, chunk_notes: int) -> tuple[SampleCounts, dict[str, Path]]:
+    """Write a sample's files as its notes come: the one place that writes a sample's files.
+
+    ``knowledge_bases`` is called once every note is written (its files list the notes' people and streets).
+    The tables go into place last, with the README, so a failure before the end leaves them untouched.
+    """
+    from deid_ds.synth.summary import readme_text
+
+    if chunk_notes < 1:
+        raise ValueError("chunk_notes must be at least 1")
+    out = Path(out)
+    kb_path = Path(kb_dir) if kb_dir is not None else out / "kb"
+    out.mkdir(parents=True, exist_ok=True)
+    kb_path.mkdir(parents=True, exist_ok=True)
+    counts = SampleCounts(config)
+    written: dict[str, Path] = {}
+    with _table_files(out) as write_tables:
+        for rows, gold in _chunks(_counted(notes, counts), chunk_notes):
+            write_tables(rows, gold)
+        for name, rows in knowledge_bases():
+            if name == "annuaire":
+                kb.write_annuaire(rows, kb_path / ANNUAIRE_FILE)
+                counts.annuaire_rows = len(rows) - 1
+                written["annuaire"] = kb_path / ANNUAIRE_FILE
+            else:
+                path = kb_path / f"adresses-{name}.csv.gz"
+                counts.ban_rows[name] = kb.write_ban(rows, path)
+                written[f"ban_{name}"] = path
+        kb_location = f"{kb_dir}" if kb_dir is not None else "kb/"
+        atomic_write_text(out / "README.md", readme_text(counts, command or canonical_command(config, out, kb_dir), kb_location))
+    written.update(notes=out / "notes.parquet", gold=out / "gold.parquet", gold_jsonl=out / "gold.jsonl", readme=out / "README.md")
+    return counts, written
+
+
+def _counted(notes: Iterable[tuple[dict, list[dict]]], counts: SampleCounts) -> Iterator[tuple[dict, list[dict]]]:
+    for row, gold in notes:
+        counts.add_note(row, gold)
+        yield row, gold
+
+
+def synthesize(config: SynthConfig, out: str | Path, *, kb_dir: str | Path | None = None, command: str | None = None,
+               progress: bool = False, chunk_notes: int = CHUNK_NOTES) -> SampleCounts:
+    """Generate a sample and write it as it is generated: ``deid-ds synth``.
+
+    The files are those :func:`generate_corpus` then :func:`write_corpus` give, but only ``chunk_notes`` notes
+    are in memory at a time, whatever ``config.notes``; what grows with the sample is the world (patients,
+    streets and professionals the knowledge-base files list). Returns the counts the summary reports.
+    """
+    generation = Generation(config)
+    notes = ((note.row, note.gold) for note in generation.notes(progress=progress))
+    counts, _ = _write_sample(config, out, notes, generation.knowledge_bases, kb_dir=kb_dir, command=command,
+                              chunk_notes=chunk_notes)
+    return counts
+
+
+def write_corpus(corpus: Corpus, out: str | Path, *, kb_dir: str | Path | None = None, command: str | None = None,
+                 chunk_notes: int = CHUNK_NOTES) -> dict[str, Path]:
     """Write ``out/notes.parquet``, ``out/gold.parquet``, ``out/gold.jsonl``, ``out/README.md`` and the
     knowledge-base files into ``kb_dir`` (default ``out/kb``). Every file is written atomically.
 
     Returns the paths written, by role.
     """
-    from deid_ds.synth.summary import readme_text
+    def knowledge_bases() -> Iterator[tuple[str, list]]:
+        yield "annuaire", corpus.annuaire
+        yield from corpus.ban.items()
 
-    out = Path(out)
-    kb_path = Path(kb_dir) if kb_dir is not None else out / "kb"
-    out.mkdir(parents=True, exist_ok=True)
-    kb_path.mkdir(parents=True, exist_ok=True)
-    written: dict[str, Path] = {}
-    _write_parquet(corpus.notes, NOTE_COLUMNS, {}, out / "notes.parquet")
-    written["notes"] = out / "notes.parquet"
-    _write_parquet(corpus.gold, GOLD_COLUMNS, {"html_start": "int64", "html_end": "int64"}, out / "gold.parquet")
-    written["gold"] = out / "gold.parquet"
-    atomic_write_text(out / "gold.jsonl", "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in corpus.gold))
-    written["gold_jsonl"] = out / "gold.jsonl"
-    for dep, rows in corpus.ban.items():
-        path = kb_path / f"adresses-{dep}.csv.gz"
-        kb.write_ban(rows, path)
-        written[f"ban_{dep}"] = path
-    kb.write_annuaire(corpus.annuaire, kb_path / ANNUAIRE_FILE)
-    written["annuaire"] = kb_path / ANNUAIRE_FILE
-    kb_location = f"{kb_dir}" if kb_dir is not None else "kb/"
-    atomic_write_text(out / "README.md", readme_text(corpus, command or canonical_command(corpus.config, out, kb_dir), kb_location))
-    written["readme"] = out / "README.md"
+    _, written = _write_sample(corpus.config, out, _gold_by_note(corpus.notes, corpus.gold), knowledge_bases,
+                               kb_dir=kb_dir, command=command, chunk_notes=chunk_notes)
     return written
 
 
@@ -264,4 +468,4 @@ def canonical_command(config: SynthConfig, out: str | Path, kb_dir: str | Path |
     return " ".join(parts)
 
 
-__all__ = ["Corpus", "SynthConfig", "generate_corpus", "write_corpus", "canonical_command"]
+__all__ = ["Corpus", "Generation", "SynthConfig", "canonical_command", "generate_corpus", "synthesize", "write_corpus"]

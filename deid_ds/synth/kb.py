@@ -17,6 +17,7 @@ import io
 import math
 import random
 import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from deid_ds.io_utils import atomic_path
@@ -131,9 +132,13 @@ def afnor(text: str) -> str:
 
 def ban_rows(world: WorldBuilder, departement: str, seed: int) -> list[list[str]]:
     """The BAN rows of one département: every numbered address of every street kept in the BAN."""
+    return list(iter_ban_rows(world, departement, seed))
+
+
+def iter_ban_rows(world: WorldBuilder, departement: str, seed: int) -> Iterator[list[str]]:
+    """:func:`ban_rows` one row at a time: a département of a study-size sample has hundreds of thousands."""
     rng = random.Random(_stable(f"ban-{departement}-{seed}"))
     taken = {c.insee for c in world.communes}
-    rows = []
     for commune in sorted((c for c in world.communes if c.departement == departement), key=lambda c: c.insee):
         lat0, lon0 = commune_centre(commune)
         for street in sorted(world.streets[commune.insee], key=lambda s: s.name):
@@ -147,7 +152,7 @@ def ban_rows(world: WorldBuilder, departement: str, seed: int) -> list[list[str]
             for number, rep in numbers:
                 lat, lon = slat + rng.uniform(-0.002, 0.002), slon + rng.uniform(-0.002, 0.002)
                 x, y = lambert93(lon, lat)
-                rows.append([
+                yield [
                     f"{commune.insee}_{code}_{number:05d}{'_' + rep if rep else ''}", fantoir, str(number), rep, street.name, street.postcode,
                     commune.insee, commune.name, former_code, street.former, f"{x:.2f}", f"{y:.2f}", f"{lon:.6f}",
                     f"{lat:.6f}", rng.choice(("entrée", "entrée", "entrée", "segment", "parcelle", "bâtiment")), "",
@@ -155,19 +160,27 @@ def ban_rows(world: WorldBuilder, departement: str, seed: int) -> list[list[str]
                     afnor(street.name), rng.choice(("commune", "commune", "cadastre", "arcep", "laposte")),
                     rng.choice(("commune", "commune", "cadastre")), rng.choice(("1", "1", "0")),
                     f"{commune.insee}000{rng.choice('ABCDEFGHKZ')}{rng.choice('ABCDEHKN')}{rng.randrange(1, 2000):04d}" if rng.random() < 0.8 else "",
-                ])
-    return rows
+                ]
 
 
-def write_ban(rows: list[list[str]], path: Path) -> None:
-    """Write rows as the BAN publishes them: UTF-8, ``;``, standard quoting, gzip with no name and mtime 0."""
+def write_ban(rows: Iterable[list[str]], path: Path) -> int:
+    """Write rows as the BAN publishes them: UTF-8, ``;``, standard quoting, gzip with no name and mtime 0.
+
+    Rows may come one at a time (a département of a study-size sample has hundreds of thousands: as lists
+    they weigh several times their text). The text is compressed in one piece all the same: deflate's bytes
+    depend on how its input is cut, and the same sample must give the same bytes. Returns the number of rows.
+    """
     text = io.StringIO()
     writer = csv.writer(text, delimiter=";", lineterminator="\n")
     writer.writerow(BAN_HEADER)
-    writer.writerows(rows)
+    count = 0
+    for row in rows:
+        writer.writerow(row)
+        count += 1
     with atomic_path(path) as tmp, open(tmp, "wb") as raw:
         with gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as gz:
             gz.write(text.getvalue().encode("utf-8"))
+    return count
 
 
 # -- Annuaire Santé -------------------------------------------------------------------------------------
@@ -298,6 +311,11 @@ def annuaire_lines(world: WorldBuilder, distractors: int, seed: int) -> list[str
 
 
 def write_annuaire(lines: list[str], path: Path) -> None:
-    """UTF-8, no BOM, ``\\n`` line ends (the published mirror's), trailing ``|`` already on every line."""
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
+    """UTF-8, no BOM, ``\\n`` line ends (the published mirror's), trailing ``|`` already on every line.
+
+    Written line by line rather than joined: the directory of a study-size sample has hundreds of thousands.
+    """
+    with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as out:
+        for line in lines:
+            out.write(line)
+            out.write("\n")

@@ -6,35 +6,81 @@ drift from ``data/gold.parquet``.
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from deid_ds.model import LABELS
+
 if TYPE_CHECKING:
-    from deid_ds.synth.corpus import Corpus
+    from deid_ds.synth.corpus import Corpus, SynthConfig
 
 
-def summary_rows(corpus: Corpus) -> tuple[list[list[object]], list[list[object]]]:
+@dataclass
+class SampleCounts:
+    """What the summary and the README say about a sample: counts only, gathered note by note as it is
+    written (a sample of the study's size is never in memory as a whole)."""
+
+    config: SynthConfig
+    notes: int = 0
+    spans: int = 0
+    labels: Counter = field(default_factory=Counter)
+    doc_notes: Counter = field(default_factory=Counter)
+    doc_spans: Counter = field(default_factory=Counter)
+    ban_rows: dict[str, int] = field(default_factory=dict)  # département -> rows
+    annuaire_rows: int = 0  # header excluded
+    _patients: set[str] = field(default_factory=set, repr=False)
+
+    @property
+    def patients(self) -> int:
+        return len(self._patients)
+
+    def add_note(self, row: dict, gold: list[dict]) -> None:
+        self.notes += 1
+        self.spans += len(gold)
+        self._patients.add(row["id_patient"])
+        self.doc_notes[row["doc_type"]] += 1
+        self.doc_spans[row["doc_type"]] += len(gold)
+        self.labels.update(span["label"] for span in gold)
+
+    def label_counts(self) -> dict[str, int]:
+        return {label: self.labels.get(label, 0) for label in LABELS}
+
+    def doc_type_counts(self) -> dict[str, tuple[int, int]]:
+        """doc_type -> (notes, gold entities)."""
+        from deid_ds.synth.documents import DOCUMENT_TYPES
+
+        return {doc_type: (self.doc_notes.get(doc_type, 0), self.doc_spans.get(doc_type, 0)) for doc_type in DOCUMENT_TYPES}
+
+
+def _counts(sample: Corpus | SampleCounts) -> SampleCounts:
+    return sample if isinstance(sample, SampleCounts) else sample.counts()
+
+
+def summary_rows(sample: Corpus | SampleCounts) -> tuple[list[list[object]], list[list[object]]]:
     """(label rows, doc-type rows) with totals."""
-    labels = corpus.label_counts()
+    counts = _counts(sample)
+    labels = counts.label_counts()
     label_rows: list[list[object]] = [[label, n] for label, n in labels.items()]
     label_rows.append(["total", sum(labels.values())])
-    doc_rows: list[list[object]] = [[doc_type, n, spans] for doc_type, (n, spans) in corpus.doc_type_counts().items()]
-    doc_rows.append(["total", len(corpus.notes), len(corpus.gold)])
+    doc_rows: list[list[object]] = [[doc_type, n, spans] for doc_type, (n, spans) in counts.doc_type_counts().items()]
+    doc_rows.append(["total", counts.notes, counts.spans])
     return label_rows, doc_rows
 
 
-def summary_table(corpus: Corpus) -> str:
+def summary_table(sample: Corpus | SampleCounts) -> str:
     """The short summary printed at the end of ``deid-ds synth``: counts only, no note content."""
     from deid_ds.report import format_table
 
-    label_rows, doc_rows = summary_rows(corpus)
-    kb_rows = [[f"adresses-{dep}.csv.gz", len(rows)] for dep, rows in corpus.ban.items()]
-    kb_rows.append(["PS_LibreAcces_Personne_activite", len(corpus.annuaire) - 1])
-    patients = len({row["id_patient"] for row in corpus.notes})
+    counts = _counts(sample)
+    label_rows, doc_rows = summary_rows(counts)
+    kb_rows = [[f"adresses-{dep}.csv.gz", n] for dep, n in counts.ban_rows.items()]
+    kb_rows.append(["PS_LibreAcces_Personne_activite", counts.annuaire_rows])
     return "\n\n".join([
         format_table(["label", "entities"], label_rows),
         format_table(["doc_type", "notes", "entities"], doc_rows),
         format_table(["knowledge base file", "rows"], kb_rows),
-        f"{len(corpus.notes)} notes, {patients} patients, phrasing {corpus.config.phrasing}",
+        f"{counts.notes} notes, {counts.patients} patients, phrasing {counts.config.phrasing}",
     ])
 
 
@@ -56,18 +102,19 @@ def _phrasing_note(phrasing: str) -> str:
             "  set that measures generalisation); `--phrasing all` mixes them.")
 
 
-def readme_text(corpus: Corpus, command: str, kb_location: str = "kb/") -> str:
+def readme_text(sample: Corpus | SampleCounts, command: str, kb_location: str = "kb/") -> str:
     """The README of a generated sample: what it is, how to regenerate it, what it holds."""
-    label_rows, doc_rows = summary_rows(corpus)
-    c = corpus.config
-    patients = len({row["id_patient"] for row in corpus.notes})
-    kb_rows = [[f"`adresses-{dep}.csv.gz`", len(rows)] for dep, rows in corpus.ban.items()]
-    kb_rows.append(["`PS_LibreAcces_Personne_activite_*.txt`", len(corpus.annuaire) - 1])
+    counts = _counts(sample)
+    label_rows, doc_rows = summary_rows(counts)
+    c = counts.config
+    patients = counts.patients
+    kb_rows: list[list[object]] = [[f"`adresses-{dep}.csv.gz`", n] for dep, n in counts.ban_rows.items()]
+    kb_rows.append(["`PS_LibreAcces_Personne_activite_*.txt`", counts.annuaire_rows])
     return f"""# Synthetic sample: French clinical HTML notes with gold annotations
 
 Everything here is **synthetic**, written by `deid-ds synth` (module `deid_ds.synth`): no real patient,
 professional, address or phone number. People, streets and phones are drawn at random from shipped pools;
-communes, postcodes and INSEE codes are real Breton ones (départements {", ".join(sorted(corpus.ban))}).
+communes, postcodes and INSEE codes are real Breton ones (départements {", ".join(sorted(counts.ban_rows))}).
 
 Regenerate it byte for byte (same versions of deid-ds and pyarrow) with:
 
@@ -75,7 +122,7 @@ Regenerate it byte for byte (same versions of deid-ds and pyarrow) with:
 {command}
 ```
 
-- {len(corpus.notes):,} notes of {patients} patients, phrasing family `{c.phrasing}`, noise {c.noise:g},
+- {counts.notes:,} notes of {patients} patients, phrasing family `{c.phrasing}`, noise {c.noise:g},
   {c.missing_professionals:.0%} of mentioned professionals left out of the directory, {c.missing_streets:.0%} of
   mentioned streets left out of the BAN.
 - `notes.parquet`: the notes table (`id_document`, `id_patient`, `doc_type`, `html` and the patient metadata

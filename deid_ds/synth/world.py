@@ -287,7 +287,12 @@ class WorldBuilder:
         self.specialists.append(pro)
         return pro
 
-    def new_patient(self, key: int, id_patient: str, today: date) -> Patient:
+    def new_patient(self, key: int, id_patient: str, today: date, *, youngest_days: int = 0) -> Patient:
+        """A patient aged 0 to 97 on ``today``, and at least ``youngest_days`` days old then.
+
+        ``youngest_days`` makes the window of a patient's notes non-empty by construction: a newborn drawn
+        younger than that is made exactly that old (the same draws, so every other patient is unchanged).
+        """
         rng = self.rng
         sex = rng.choice("FM")
         given = pools.given_name(rng, sex, compound=0.15)
@@ -298,7 +303,7 @@ class WorldBuilder:
             usual = rng.choice(re.split(r"[- ]", given))  # "Marie-Thérèse" called "Thérèse"
         birth_name = pools.family_name(rng)
         age = rng.choices((rng.randrange(0, 18), rng.randrange(18, 60), rng.randrange(60, 98)), (1, 4, 6))[0]
-        birthdate = today - timedelta(days=age * 365 + rng.randrange(365))
+        birthdate = today - timedelta(days=max(youngest_days, age * 365 + rng.randrange(365)))
         married = pools.family_name(rng) if sex == "F" and age > 22 and rng.random() < 0.55 else None
         birthplace = rng.choice(pools.ELSEWHERE_CITIES) if rng.random() < 0.2 else self.pick_commune().name
         address = self.new_address()
