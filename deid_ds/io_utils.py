@@ -97,3 +97,20 @@ def replace_directory(new: str | Path, path: str | Path) -> None:
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
+
+
+def close_writers(writers) -> None:
+    """Close every Parquet writer, then raise the first error met (a full disk fails the first ``close``).
+
+    A writer whose ``close`` failed is marked closed: otherwise the garbage collector calls ``close`` again
+    from ``__del__`` and prints a traceback after the one-line error the user was given.
+    """
+    first: BaseException | None = None
+    for writer in writers:
+        try:
+            writer.close()
+        except BaseException as error:  # noqa: BLE001 - the others are still closed, the first error raised
+            writer.is_open = False
+            first = first or error
+    if first is not None:
+        raise first

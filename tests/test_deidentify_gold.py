@@ -10,11 +10,11 @@ both modes are checked two ways:
   characters dropped, folded): no metadata value and no gold entity text of the note (3 characters or
   more) appears as a whole word anywhere in the file, outside the text the run wrote as replacements.
 
-Inside the replacements, a surrogate may coincide with another entity's original (a drawn city that is
-also a city of the note, an e-mail whose local part keeps the original's words): that is the surrogates'
-content, checked strictly in the last test, which is expected to fail until the surrogates avoid it
-(part B of the issue). DATE entities without a day (``2017``, ``juillet 2022``) are left out of the strict
-check: shifting a date by days rightly keeps its year and often its month.
+Inside the replacements, a surrogate must not coincide with any entity of its note either (a drawn city
+that is also a city of the note, a doctor renamed with the patient's surname, an e-mail whose local part
+keeps the original's words): the last test checks the surrogates' content strictly. DATE entities
+without a day (``2017``, ``juillet 2022``) are left out of that check: shifting a date by days rightly
+keeps its year and often its month.
 """
 
 from __future__ import annotations
@@ -141,7 +141,5 @@ def test_masks_write_no_identifier_at_all(runs):
     assert _found(runs, "mask", inside_replacements=True) == []
 
 
-@pytest.mark.xfail(strict=False, reason="surrogate content (part B): a drawn surrogate can equal another entity's original "
-                                        "(a city of the note, an e-mail local part kept)")
 def test_surrogates_write_no_identifier_of_the_note(runs):
     assert _found(runs, "surrogate", inside_replacements=True) == []

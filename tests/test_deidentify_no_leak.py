@@ -280,3 +280,44 @@ def test_the_cli_refuses_an_empty_or_short_key_and_writes_nothing(write_notes, t
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["key_fingerprint"] == "" and "demo-key" not in json.dumps(report)
+
+
+# ------------------------------------------------------------------------------- the note's other entities
+
+
+def test_a_surrogate_is_never_another_entity_of_its_note():
+    """A town drawn for Brest is never the Quimper the same note names, whatever the key."""
+    from deid_ds.deidentification.overlap import NoteOriginals
+
+    towns = ("Quimper", "Vannes")
+    drawn = set()
+    for n in range(24):
+        ctx = Context(Keyring(f"test-key-not-secret-{n:04d}".encode()), load_pools(None), "patient:P1", NOBODY)
+        drawn.add(ctx.draw(towns, ("VILLE", "brest"), "Brest"))
+        ctx.note_originals = NoteOriginals.of([("VILLE", "Brest"), ("VILLE", "QUIMPER")])
+        assert ctx.draw(towns, ("VILLE", "brest"), "Brest") == "Vannes"
+    assert drawn == set(towns)  # without the note's entities, some keys do draw Quimper
+
+
+def test_note_originals_cover_words_glued_into_other_entities():
+    from deid_ds.deidentification.overlap import NoteOriginals
+
+    note = NoteOriginals.of([("VILLE", "Lorient"), ("PATIENT", "M. LE PAGE"), ("ZIP", "29000"), ("DATE", "12 mars 2020")])
+    assert note.given_back("rue de Lorient") and note.given_back("Page") and note.given_back("29000")
+    assert note.given_back("12 MARS 2020")
+    assert not note.given_back("rue de Brest") and not note.given_back("mars") and not note.given_back("Le Goff")
+
+
+def test_every_surrogate_of_a_note_avoids_the_note_s_other_entities():
+    html = ("<p>Patient : M. Yann GILBERT, 12 rue de Lorient, 56100 Lorient. Adressé par le Dr LEDUC et le "
+            "Dr Thébault.</p>")
+    spans = [("PATIENT", "Yann GILBERT"), ("STR", "12 rue de Lorient"), ("ZIP", "56100"), ("VILLE", "Lorient."),
+             ("DOCTOR", "LEDUC"), ("DOCTOR", "Thébault")]
+    spans = [(label, text.rstrip(".")) for label, text in spans]
+    for n in range(12):
+        located = [SpanIn(label, html.index(text), html.index(text) + len(text)) for label, text in spans]
+        ctx = Context(Keyring(f"test-key-not-secret-{n:04d}".encode()), load_pools(None), "patient:P1", NOBODY)
+        outcome = deidentify_document(html_to_text(html), located, ctx, "surrogate")
+        written = " ".join(row["replacement"] for row in outcome.audit)
+        for word in ("gilbert", "yann", "lorient", "leduc", "thebault", "56100"):
+            assert word not in letters_of(written) + written, (n, word)

@@ -13,7 +13,9 @@ patient's real first name would put it back in the note, and the residual-leak c
 flag it. A doctor whose global surrogate happens to be the current patient's name takes the next draw
 in that patient's notes (the only case where a doctor's surrogate is not the same everywhere). Nor does
 a draw return a candidate that carries one of the original's words (:mod:`.overlap`: ``Jean`` never
-becomes ``Jeanne``, ``Pont-l'Abbé`` never ``Pont-Aven``).
+becomes ``Jeanne``, ``Pont-l'Abbé`` never ``Pont-Aven``), nor one that is, or carries a word of, another
+entity of the same note (``note_originals``: a town drawn for Brest is never the Quimper the note also
+names; a doctor is never renamed with the patient's real surname).
 
 **Salt.** When a whole surrogate still gives back part of its original (a part drawn for ``Jean`` that
 is the ``Pierre`` of ``Jean-Pierre``), :func:`deid_ds.deidentification.surrogates.surrogate` draws it
@@ -29,7 +31,7 @@ from typing import TypeVar
 from rapidfuzz.distance import Levenshtein
 
 from deid_ds.deidentification.keyed import Keyring
-from deid_ds.deidentification.overlap import keeps_original
+from deid_ds.deidentification.overlap import NoteOriginals, keeps_original
 from deid_ds.deidentification.pools import Pools
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
@@ -65,6 +67,9 @@ class Context:
     memory: dict[str, object] = field(default_factory=dict)
     _avoid: frozenset[str] | None = None
     salt: str = ""
+    #: The note's entities (set by :func:`deid_ds.deidentification.document.deidentify_document`): no draw
+    #: returns one of them, nor a word of one.
+    note_originals: NoteOriginals = field(default_factory=NoteOriginals)
 
     def parts(self, *parts: str) -> tuple[str, ...]:
         """The parts of a keyed choice, with the salt of a second draw when there is one."""
@@ -84,6 +89,8 @@ class Context:
     def clashes(self, candidate: str, original: str) -> bool:
         """True when ``candidate`` would reproduce the original or one of the patient's own words."""
         if fold_key(candidate) == fold_key(original) or keeps_original(original, candidate, ""):
+            return True
+        if self.note_originals.given_back(candidate):
             return True
         for word in words_of(candidate):
             if word in self.avoid_words:

@@ -23,6 +23,7 @@ from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.html_replace import Edit, SpanError, apply_all, locate
 from deid_ds.deidentification.names import remember, sex_cue
 from deid_ds.deidentification.other_views import Replacer, view_edits
+from deid_ds.deidentification.overlap import NoteOriginals
 from deid_ds.deidentification.places import remember_town
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
 from deid_ds.html_text import ParsedHtml
@@ -93,6 +94,7 @@ def deidentify_document(
         if span.text is not None and _normalised(span.text) != _normalised(text[where.text_start : where.text_end]):
             return DocumentOutcome(None, "span text does not match the note (spans made on another version of the notes?)")
     if mode == "surrogate":
+        ctx.note_originals = NoteOriginals.of((s.label, text[w.text_start : w.text_end]) for s, w in zip(spans, located))
         for span, where in zip(spans, located):
             if span.label in ("PATIENT", "DOCTOR"):
                 start, end = where.text_start, where.text_end

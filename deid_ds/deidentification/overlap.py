@@ -12,12 +12,17 @@ in e-mail addresses, the top-level domain, public mail providers and service wor
 letters or more may not appear anywhere in the surrogate's letters (``martin`` in ``martinez``, ``legall``
 in ``jeanne.legall``); a shorter one may not be one of its words (``li`` is in ``lilou``, not a leak). The
 letters of a date are month and weekday names: a date is compared whole only.
+
+The same test holds against every *other* entity of the note (:class:`NoteOriginals`): a surrogate is
+never another original of its note either.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 
 from deid_ds.kb.normalize import name_particles, street_type_abbreviations, street_type_words
@@ -96,6 +101,41 @@ def name_tokens(original: str, label: str) -> frozenset[str]:
     generic = generic_words(label)
     words = {w for w in _WORD.findall(text) if len(w) >= 2 and w not in generic}
     return frozenset(w for w in words if label != "EMAIL" or not is_service_word(w))
+
+
+@dataclass(frozen=True)
+class NoteOriginals:
+    """Every entity the note holds (its spans' texts), as the words no surrogate of the note may carry.
+
+    A surrogate drawn for one entity may happen to be another entity of the same note: a drawn town that
+    is the note's other town, a doctor renamed with the patient's surname, a street surrogate ``rue de
+    Lorient`` in a note that names Lorient. Written into the note, it puts that identifier back where
+    the other entity's own replacement removed it. Each original contributes its name tokens (by its own
+    label, :func:`name_tokens`) and its whole normalised text (digits included: a ZIP or a phone).
+    """
+
+    wholes: frozenset[str] = frozenset()
+    tokens: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, entities: Iterable[tuple[str, str]]) -> NoteOriginals:
+        """From ``(label, original text)`` pairs; dates contribute their whole text only."""
+        wholes, tokens = set(), set()
+        for label, original in entities:
+            wholes.add(" ".join(normalise(original).split()))
+            if label != "DATE":
+                tokens |= name_tokens(original, label)
+        return cls(frozenset(wholes), frozenset(tokens))
+
+    def given_back(self, surrogate: str) -> bool:
+        """True when ``surrogate`` is one of the note's entities or carries one of their name tokens."""
+        if not self.wholes:
+            return False
+        if " ".join(normalise(surrogate).split()) in self.wholes:
+            return True
+        words = _WORD.findall(normalise(surrogate))
+        letters, word_set = "".join(words), set(words)
+        return any(t in word_set or (len(t) >= SUBSTRING_FROM and t in letters) for t in self.tokens)
 
 
 def keeps_original(original: str, surrogate: str, label: str) -> bool:

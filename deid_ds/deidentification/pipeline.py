@@ -46,6 +46,7 @@ from deid_ds.deidentification.other_views import HIDDEN_POLICIES
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.errors import InputError
+from deid_ds.io_utils import close_writers
 from deid_ds.model import LABELS, PATIENT_FIELDS, Note
 from deid_ds.report import add_counts
 
@@ -566,8 +567,7 @@ def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions
                     writers[2].write_table(pa.Table.from_pydict(batch.audit, schema=a_schema))
                     bar.update(len(batch.documents["id_document"]))
         finally:
-            for writer in writers:
-                writer.close()
+            close_writers(writers)
         report.spans_for_unknown_documents = sum(len(v) for k, v in by_document.items() if k not in seen_spans)
         report.leaks = leaks.to_dict()
         report.seconds = time.perf_counter() - started

@@ -9,7 +9,8 @@ without ``@``, a name without a letter, a label outside the eight), inventing on
 digits into the clinical content, so the span is *masked* (with the mask format) and the reason is kept
 as a *fallback* (audit row, per-document count, report). Every surrogate then passes one final guard,
 :func:`guard`: if it equals its original or carries one of the original's words
-(:func:`deid_ds.deidentification.overlap.keeps_original`), it is drawn again with another keyed salt, at
+(:func:`deid_ds.deidentification.overlap.keeps_original`), or is another entity of the note or carries
+one of its words (:class:`deid_ds.deidentification.overlap.NoteOriginals`), it is drawn again with another keyed salt, at
 most :data:`ATTEMPTS` times, and masked if none passes. A date is never drawn again (another offset
 would break the intervals between the patient's dates): a date the shift leaves as it was (a year alone,
 a day and month moved by a whole year) is masked.
@@ -86,7 +87,7 @@ def guard(ctx: Context, label: str, original: str, draw: Callable[[Context], str
     """``draw(ctx)`` if it gives nothing of ``original`` back, else a salted redraw; ``None`` if none passes."""
     for attempt in range(ATTEMPTS):
         candidate = draw(ctx if attempt == 0 else replace(ctx, salt=f"redraw {attempt}"))
-        if not keeps_original(original, candidate, label):
+        if not keeps_original(original, candidate, label) and not ctx.note_originals.given_back(candidate):
             return candidate
     return None
 
