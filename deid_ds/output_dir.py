@@ -250,12 +250,16 @@ def remove_stale_inside(directory: Path) -> list[Path]:
     return removed
 
 
-def write_marker(directory: Path, command: str) -> None:
-    """Sign ``directory`` as the output of deid-ds ``command`` (what a later run may replace)."""
+def write_marker(directory: Path, command: str, *, timestamp: bool = True) -> None:
+    """Sign ``directory`` as the output of deid-ds ``command`` (what a later run may replace).
+
+    Without ``timestamp`` the marker holds no time: ``synth`` promises the same bytes for the same seed.
+    """
     from deid_ds import __version__
 
-    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
-    marker = {"tool": MARKER_TOOL, "command": command, "version": __version__, "created": created}
+    marker = {"tool": MARKER_TOOL, "command": command, "version": __version__}
+    if timestamp:
+        marker["created"] = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
     (directory / MARKER).write_text(json.dumps(marker, indent=1) + "\n", encoding="utf-8")
 
 

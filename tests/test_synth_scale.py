@@ -126,3 +126,26 @@ def test_an_interrupted_synth_leaves_the_previous_sample_and_no_temporary_file(t
     assert b"Traceback" not in err
     assert _files(out) == before
     assert not [p for p in out.rglob("*") if p.name.startswith(TMP_PREFIX)]
+
+
+def test_synth_writes_only_into_a_directory_it_wrote_or_with_overwrite(tmp_path):
+    """A folder of the user's (their own notes.parquet) is refused, exit status 2, untouched."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.parquet").write_bytes(b"the user's own notes")
+    args = ["synth", "--notes", "8", "--seed", "3", "--quiet", "--distractor-professionals", "0"]
+    refused = CliRunner().invoke(main, [*args, "--out", str(mine)])
+    assert refused.exit_code == 2 and "--overwrite" in refused.output and "Traceback" not in refused.output
+    assert [p.name for p in mine.iterdir()] == ["notes.parquet"]
+    assert (mine / "notes.parquet").read_bytes() == b"the user's own notes"
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "keep.txt").write_text("mine")
+    refused = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "new"), "--kb-dir", str(kb)])
+    assert refused.exit_code == 2 and not (tmp_path / "new").exists()
+    done = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "new")])
+    assert done.exit_code == 0, done.output
+    again = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "new")])  # its own output: written again
+    assert again.exit_code == 0, again.output
+    forced = CliRunner().invoke(main, [*args, "--out", str(mine), "--overwrite"])
+    assert forced.exit_code == 0 and (mine / "notes.parquet").read_bytes() != b"the user's own notes"

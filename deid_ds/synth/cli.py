@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import quiet_option
+from deid_ds.cli_common import handle_errors, quiet_option
 
 _SHARE = click.FloatRange(0.0, 1.0)
 
@@ -14,7 +14,11 @@ _SHARE = click.FloatRange(0.0, 1.0)
 @click.option("--patients", "-p", type=click.IntRange(min=1), help="Number of patients (default: notes / 4). At most --notes.")
 @click.option("--seed", "-s", default=1, show_default=True, type=int, help="Random seed: same options and seed, same bytes.")
 @click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=str),
-              help="Output directory: notes.parquet, gold.parquet, gold.jsonl, README.md (and kb/ unless --kb-dir).")
+              help="Output directory: notes.parquet, gold.parquet, gold.jsonl, README.md (and kb/ unless --kb-dir). "
+                   "An existing directory is written into only if it is empty or an earlier synth wrote it (see --overwrite).")
+@click.option("--overwrite", is_flag=True,
+              help="Write into OUT (and --kb-dir) even when deid-ds did not write them (no .deid-ds.json marker inside): "
+                   "the files of the same names are replaced, the others kept. Never allowed: /, the home or current directory.")
 @click.option("--kb-dir", type=click.Path(file_okay=False, path_type=str),
               help="Where to write the knowledge-base files (default: OUT/kb).")
 @click.option("--missing-professionals", default=0.15, show_default=True, type=_SHARE,
@@ -31,7 +35,8 @@ _SHARE = click.FloatRange(0.0, 1.0)
 @click.option("--distractor-streets", default=20, show_default=True, type=click.IntRange(min=0),
               help="BAN streets per commune (on average) no note mentions.")
 @quiet_option
-def synth_command(notes, patients, seed, out, kb_dir, missing_professionals, missing_streets, noise, phrasing,
+@handle_errors
+def synth_command(notes, patients, seed, out, overwrite, kb_dir, missing_professionals, missing_streets, noise, phrasing,
                   distractor_professionals, distractor_streets, quiet):
     """Generate a synthetic sample: French clinical HTML notes with patient metadata, gold annotations,
     and BAN / Annuaire Santé source files in their official formats.
@@ -51,6 +56,7 @@ def synth_command(notes, patients, seed, out, kb_dir, missing_professionals, mis
     config = SynthConfig(notes=notes, patients=patients, seed=seed, missing_professionals=missing_professionals,
                          missing_streets=missing_streets, noise=noise, phrasing=phrasing,
                          distractor_professionals=distractor_professionals, distractor_streets=distractor_streets)
-    counts = synthesize(config, out, kb_dir=kb_dir, command=canonical_command(config, out, kb_dir), progress=not quiet)
+    counts = synthesize(config, out, kb_dir=kb_dir, command=canonical_command(config, out, kb_dir), progress=not quiet,
+                        overwrite=overwrite)
     click.echo(summary_table(counts))
     click.echo(f"written to {out}" + (f" (knowledge bases in {kb_dir})" if kb_dir else ""))

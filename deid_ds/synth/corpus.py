@@ -382,20 +382,39 @@ def _chunks(notes: Iterable[tuple[dict, list[dict]]], size: int) -> Iterator[tup
 
 def _write_sample(config: SynthConfig, out: str | Path, notes: Iterable[tuple[dict, list[dict]]],
                   knowledge_bases: Callable[[], Iterable[tuple[str, list]]], *, kb_dir: str | Path | None,
-                  command: str | None, chunk_notes: int) -> tuple[SampleCounts, dict[str, Path]]:
+                  command: str | None, chunk_notes: int, overwrite: bool = False) -> tuple[SampleCounts, dict[str, Path]]:
     """Write a sample's files as its notes come: the one place that writes a sample's files.
 
     ``knowledge_bases`` is called once every note is written (its files list the notes' people and streets).
     The tables go into place last, with the README, so a failure before the end leaves them untouched.
+    ``out`` and ``kb_dir`` follow the output-directory policy of :mod:`deid_ds.output_dir`: written only
+    when new, empty or signed by an earlier ``synth`` (else ``overwrite``), never the current or home
+    directory; ``out`` is locked for the run, and both are signed.
     """
-    from deid_ds.synth.summary import readme_text
+    from deid_ds.output_dir import check_output_dir, guarded_output, remove_stale_inside, write_marker
 
     if chunk_notes < 1:
         raise ValueError("chunk_notes must be at least 1")
     out = Path(out)
     kb_path = Path(kb_dir) if kb_dir is not None else out / "kb"
-    out.mkdir(parents=True, exist_ok=True)
-    kb_path.mkdir(parents=True, exist_ok=True)
+    check_output_dir(kb_path, "synth", overwrite=overwrite)
+    with guarded_output(out, "synth", overwrite=overwrite):
+        out.mkdir(parents=True, exist_ok=True)
+        kb_path.mkdir(parents=True, exist_ok=True)
+        for directory in (out, kb_path):
+            remove_stale_inside(directory)  # the temporary files of a killed run (under the lock of out)
+        result = _write_files(config, out, kb_path, notes, knowledge_bases, kb_dir=kb_dir, command=command,
+                              chunk_notes=chunk_notes)
+        for directory in (out, kb_path):
+            write_marker(directory, "synth", timestamp=False)
+        return result
+
+
+def _write_files(config: SynthConfig, out: Path, kb_path: Path, notes: Iterable[tuple[dict, list[dict]]],
+                 knowledge_bases: Callable[[], Iterable[tuple[str, list]]], *, kb_dir: str | Path | None,
+                 command: str | None, chunk_notes: int) -> tuple[SampleCounts, dict[str, Path]]:
+    from deid_ds.synth.summary import readme_text
+
     counts = SampleCounts(config)
     written: dict[str, Path] = {}
     with _table_files(out) as write_tables:
@@ -423,7 +442,7 @@ def _counted(notes: Iterable[tuple[dict, list[dict]]], counts: SampleCounts) -> 
 
 
 def synthesize(config: SynthConfig, out: str | Path, *, kb_dir: str | Path | None = None, command: str | None = None,
-               progress: bool = False, chunk_notes: int = CHUNK_NOTES) -> SampleCounts:
+               progress: bool = False, chunk_notes: int = CHUNK_NOTES, overwrite: bool = False) -> SampleCounts:
     """Generate a sample and write it as it is generated: ``deid-ds synth``.
 
     The files are those :func:`generate_corpus` then :func:`write_corpus` give, but only ``chunk_notes`` notes
@@ -433,12 +452,12 @@ def synthesize(config: SynthConfig, out: str | Path, *, kb_dir: str | Path | Non
     generation = Generation(config)
     notes = ((note.row, note.gold) for note in generation.notes(progress=progress))
     counts, _ = _write_sample(config, out, notes, generation.knowledge_bases, kb_dir=kb_dir, command=command,
-                              chunk_notes=chunk_notes)
+                              chunk_notes=chunk_notes, overwrite=overwrite)
     return counts
 
 
 def write_corpus(corpus: Corpus, out: str | Path, *, kb_dir: str | Path | None = None, command: str | None = None,
-                 chunk_notes: int = CHUNK_NOTES) -> dict[str, Path]:
+                 chunk_notes: int = CHUNK_NOTES, overwrite: bool = False) -> dict[str, Path]:
     """Write ``out/notes.parquet``, ``out/gold.parquet``, ``out/gold.jsonl``, ``out/README.md`` and the
     knowledge-base files into ``kb_dir`` (default ``out/kb``). Every file is written atomically.
 
@@ -449,7 +468,7 @@ def write_corpus(corpus: Corpus, out: str | Path, *, kb_dir: str | Path | None =
         yield from corpus.ban.items()
 
     _, written = _write_sample(corpus.config, out, _gold_by_note(corpus.notes, corpus.gold), knowledge_bases,
-                               kb_dir=kb_dir, command=command, chunk_notes=chunk_notes)
+                               kb_dir=kb_dir, command=command, chunk_notes=chunk_notes, overwrite=overwrite)
     return written
 
 
