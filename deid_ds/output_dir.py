@@ -228,10 +228,7 @@ def remove_stale(out: Path) -> list[Path]:
         if match.group(2) == OLD and not out.exists() and entry.is_dir():
             os.replace(entry, out)
             continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
+        _remove(entry)
         removed.append(entry)
     return removed
 
@@ -242,12 +239,17 @@ def remove_stale_inside(directory: Path) -> list[Path]:
     removed = []
     for entry in directory.iterdir():
         if entry.name.startswith(TMP_PREFIX):
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
+            _remove(entry)
             removed.append(entry)
     return removed
+
+
+def _remove(entry: Path) -> None:
+    """Remove a temporary file or directory of ours (a link is removed, never followed)."""
+    if entry.is_dir() and not entry.is_symlink():
+        shutil.rmtree(entry, ignore_errors=True)
+    else:
+        entry.unlink(missing_ok=True)
 
 
 def write_marker(directory: Path, command: str, *, timestamp: bool = True) -> None:

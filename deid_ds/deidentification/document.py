@@ -82,6 +82,7 @@ def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[in
 def deidentify_document(
     parsed: ParsedHtml, spans: Sequence[SpanIn], ctx: Context, mode: str, *, mask_format: str = DEFAULT_MASK, audit_originals: bool = False,
     hidden: str = "deidentify",
+    scope_entities: Sequence[tuple[str, str]] = (),
 ) -> DocumentOutcome:
     """Replace every span of one parsed note, then its other views under the ``hidden`` policy (module
     docstring); ``mode`` is ``mask`` or ``surrogate``."""
@@ -94,7 +95,10 @@ def deidentify_document(
         if span.text is not None and _normalised(span.text) != _normalised(text[where.text_start : where.text_end]):
             return DocumentOutcome(None, "span text does not match the note (spans made on another version of the notes?)")
     if mode == "surrogate":
-        ctx.note_originals = NoteOriginals.of((s.label, text[w.text_start : w.text_end]) for s, w in zip(spans, located))
+        # No surrogate is one of the note's entities, nor one of its patient's other notes' (``scope_entities``,
+        # the same in each of them: a patient's surrogates stay the same from note to note).
+        mine = [(s.label, text[w.text_start : w.text_end]) for s, w in zip(spans, located)]
+        ctx.note_originals = NoteOriginals.of([*scope_entities, *mine])
         for span, where in zip(spans, located):
             if span.label in ("PATIENT", "DOCTOR"):
                 start, end = where.text_start, where.text_end

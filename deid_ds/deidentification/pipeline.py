@@ -78,6 +78,9 @@ class DeidJob:
     spans: list[list[SpanIn]]
     duplicates: frozenset[int]
     options: DeidOptions
+    #: Per scope (patient) of the batch's notes, the (label, text) of every span of all the scope's notes:
+    #: what no surrogate may be, the same set in each of the patient's notes so that they stay coherent.
+    scope_entities: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -134,10 +137,12 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
         elif note.html is None:
             error = "html is null"
         else:
-            ctx = Context(options.keyring, pools, scope_of(note.id_patient, note.id_document), note.patient, options.birthdate_year)
+            scope = scope_of(note.id_patient, note.id_document)
+            ctx = Context(options.keyring, pools, scope, note.patient, options.birthdate_year)
             try:
                 outcome = deidentify_document(html_to_text(note.html), spans, ctx, options.mode, mask_format=options.mask_format,
-                                              audit_originals=options.audit_originals, hidden=options.hidden)
+                                              audit_originals=options.audit_originals, hidden=options.hidden,
+                                              scope_entities=job.scope_entities.get(scope, ()))
             except Exception as exc:  # noqa: BLE001 - one bad note must not stop the run; the reason names the type only
                 error = f"internal error during de-identification ({type(exc).__name__})"
             else:
@@ -227,8 +232,23 @@ def _batches(source, batch_size: int, keep_columns: tuple[str, ...] = ()) -> Ite
             yield notes, extras
 
 
+def documents_by_scope(source) -> dict[str, list[str]]:
+    """The documents of each scope (patient, else the document itself), from the id columns only."""
+    by_scope: dict[str, list[str]] = {}
+    for id_document, id_patient in source.iter_identifiers():
+        by_scope.setdefault(scope_of(id_patient, id_document), []).append(id_document)
+    return by_scope
+
+
+def scope_entities(documents: list[str], spans: Mapping[str, list[SpanIn]]) -> tuple[tuple[str, str], ...]:
+    """The distinct (label, text) of the spans of ``documents`` that carry their text, in a stable order."""
+    pairs = {(s.label, s.text) for d in documents for s in spans.get(d, ()) if s.text}
+    return tuple(sorted(pairs))
+
+
 def _jobs(source, spans: Mapping[str, list[SpanIn]], batch_size: int, options: DeidOptions, seen_spans: set[str]) -> Iterator[DeidJob]:
     seen: set[str] = set()
+    by_scope = documents_by_scope(source) if options.mode == "surrogate" else {}
     for notes, extras in _batches(source, batch_size, options.keep_columns):
         duplicates = set()
         for position, note in enumerate(notes):
@@ -236,7 +256,9 @@ def _jobs(source, spans: Mapping[str, list[SpanIn]], batch_size: int, options: D
                 duplicates.add(position)
             seen.add(note.id_document)
         seen_spans.update(note.id_document for note in notes if note.id_document in spans)
-        yield DeidJob(notes, extras, [spans.get(note.id_document, []) for note in notes], frozenset(duplicates), options)
+        scopes = {scope_of(note.id_patient, note.id_document) for note in notes}
+        entities = {scope: scope_entities(by_scope.get(scope, []), spans) for scope in scopes if scope in by_scope}
+        yield DeidJob(notes, extras, [spans.get(note.id_document, []) for note in notes], frozenset(duplicates), options, entities)
 
 
 def input_columns(source) -> list[str]:

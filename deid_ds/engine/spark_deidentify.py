@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from deid_ds.deidentification.context import scope_of
 from deid_ds.deidentification.document import SpanIn
 from deid_ds.deidentification.leaks import LeakCounts
 from deid_ds.deidentification.pipeline import (BatchResult, DeidentifyReport, DeidJob, DeidOptions, _notes_table, audit_schema,
@@ -43,6 +44,7 @@ from deid_ds.output_dir import check_output_dir, signed_directory
 from deid_ds.model import PATIENT_FIELDS
 
 SPANS = "_spans"  # the column of each note's spans, joined on
+SCOPE_ENTITIES = "_scope_entities"  # the (label, text) of every span of the note's patient, joined on
 
 
 def stats_schema():
@@ -65,9 +67,11 @@ class DeidBatch:
 
         spans = [[SpanIn(s["label"], s["html_start"], s["html_end"], s["source"], s["text"]) for s in row or ()]
                  for row in others.column(SPANS).to_pylist()]
-        extras = others.drop_columns([SPANS])
+        entities = {scope_of(note.id_patient, note.id_document): tuple((e["label"], e["text"]) for e in row)
+                    for note, row in zip(notes, others.column(SCOPE_ENTITIES).to_pylist()) if row}
+        extras = others.drop_columns([SPANS, SCOPE_ENTITIES])
         options = replace(self.options, kb=engine.shipped(self.options.kb))
-        result = deidentify_batch(DeidJob(list(notes), extras, spans, duplicates, options))
+        result = deidentify_batch(DeidJob(list(notes), extras, spans, duplicates, options, entities))
         stats = {"per_label": [json.dumps(result.per_label)], "fallbacks": [json.dumps(result.fallbacks)], "leaks": [json.dumps(result.leaks.to_dict())],
                  "per_view": [json.dumps(result.per_view)], "blanked": [json.dumps(result.blanked)]}
         return {
@@ -104,6 +108,23 @@ def read_spans(spark, path: str | Path):
                         F.col("html_start").cast("long").alias("html_start"), F.col("html_end").cast("long").alias("html_end"),
                         optional["source"].alias("source"), optional["text"].alias("text"),
                         F.col("_metadata.file_path").alias(engine.FILE), row.alias(engine.ROW)).where(F.col("label").isNotNull())
+
+
+def with_scope_entities(notes: engine.SparkNotes, spans) -> engine.SparkNotes:
+    """The notes with a column of the (label, text) of every span of their scope's notes (the patient's,
+    else the note's own): what :func:`deid_ds.deidentification.pipeline.scope_entities` gives locally."""
+    from pyspark.sql import functions as F
+
+    patient, document = F.col("id_patient").cast("string"), F.col("id_document").cast("string")
+    scope = F.when(patient.isNotNull() & (patient != ""), F.concat(F.lit("patient:"), patient)).otherwise(
+        F.concat(F.lit("document:"), document))
+    scopes = notes.frame.select(document.alias("_scope_doc"), scope.alias("_scope"))
+    pairs = spans.where(F.col("text").isNotNull() & (F.col("text") != "")).select("id_document", "label", "text")
+    per_scope = (pairs.join(scopes, pairs["id_document"] == scopes["_scope_doc"]).groupBy("_scope")
+                 .agg(F.array_sort(F.collect_set(F.struct("label", "text"))).alias(SCOPE_ENTITIES)))
+    frame = notes.frame.withColumn("_note_scope", scope)
+    frame = frame.join(per_scope, frame["_note_scope"] == per_scope["_scope"], "left").drop("_note_scope", "_scope")
+    return engine.SparkNotes(frame, notes.columns, (*notes.others, SCOPE_ENTITIES))
 
 
 def with_spans(notes: engine.SparkNotes, spans) -> engine.SparkNotes:
@@ -165,7 +186,7 @@ def deidentify_spark(
     outputs = {"notes": schema, "documents": documents_schema(), "audit": audit_schema(options.audit_originals), "stats": stats_schema()}
     shipped = replace(options, kb=engine.ship(spark, options.kb) if options.kb else None)
     work = engine.work_path(out)
-    datasets = engine.run_batches(with_spans(source, span_frame), DeidBatch(shipped, schema), outputs, work, batch_size, read.duplicates, log)
+    datasets = engine.run_batches(with_spans(with_scope_entities(source, span_frame), span_frame), DeidBatch(shipped, schema), outputs, work, batch_size, read.duplicates, log)
     report, leaks = new_report(options), LeakCounts()
     report.dropped_columns, report.fail_on_leak = dropped, fail_on_leak
     no_documents: dict[str, list] = {"status": [], "error": [], "n_leaks": [], "leak_check": [], "n_replacements": []}
