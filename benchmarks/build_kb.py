@@ -37,7 +37,9 @@ def word(rng: random.Random, parts: int) -> str:
 
 
 def generate_ban(path: Path, rows: int, communes: int, streets: int, rng: random.Random) -> None:
-    commune_names = [f"{word(rng, 2)}-{word(rng, 2)}" if i % 7 == 0 else word(rng, rng.randint(2, 3)) for i in range(communes)]
+    commune_names = [
+        f"{word(rng, 2)}-{word(rng, 2)}" if i % 7 == 0 else word(rng, rng.randint(2, 3)) for i in range(communes)
+    ]
     per_commune = max(1, streets // communes)
     numbers_per_street = max(1, rows // (communes * per_commune))
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
@@ -64,7 +66,14 @@ def generate_ban(path: Path, rows: int, communes: int, streets: int, rng: random
 def generate_directory(path: Path, lines: int, people: int, rng: random.Random) -> None:
     header = (REPO.parent / "shared" / "formats" / "rpps_small.txt").read_text(encoding="utf-8").splitlines()[0]
     surnames = [word(rng, rng.randint(2, 4)).upper() for _ in range(250_000)]
-    professions = ["Médecin", "Infirmier", "Masseur-Kinésithérapeute", "Pharmacien", "Sage-Femme", "Chirurgien-Dentiste"]
+    professions = [
+        "Médecin",
+        "Infirmier",
+        "Masseur-Kinésithérapeute",
+        "Pharmacien",
+        "Sage-Femme",
+        "Chirurgien-Dentiste",
+    ]
     with path.open("w", encoding="utf-8") as out:
         out.write(header + "\n")
         written = 0
@@ -74,8 +83,29 @@ def generate_directory(path: Path, lines: int, people: int, rng: random.Random) 
             activities = (lines * (person + 1)) // people - (lines * person) // people  # one line per activity
             for a in range(activities):
                 fields = [""] * 52
-                fields[0:11] = ["8", f"1{person:010d}", f"81{person:010d}", "DR", "Docteur", "M", "Monsieur", last, first, "10", profession]
-                fields[30:38] = ["", "R", "Rue", f"{word(rng, 3).upper()}", "", "", f"{(person % 95) + 1:02d}000", f"{(person % 95) + 1:02d}{a:03d}"]
+                fields[0:11] = [
+                    "8",
+                    f"1{person:010d}",
+                    f"81{person:010d}",
+                    "DR",
+                    "Docteur",
+                    "M",
+                    "Monsieur",
+                    last,
+                    first,
+                    "10",
+                    profession,
+                ]
+                fields[30:38] = [
+                    "",
+                    "R",
+                    "Rue",
+                    f"{word(rng, 3).upper()}",
+                    "",
+                    "",
+                    f"{(person % 95) + 1:02d}000",
+                    f"{(person % 95) + 1:02d}{a:03d}",
+                ]
                 fields[40] = f"02{person % 100000000:08d}"
                 out.write("|".join(fields) + "|\n")
                 written += 1
@@ -139,10 +169,25 @@ def main() -> None:
     manifest = json.loads((out / "manifest.json").read_text())
     rows = {t: info["rows"] for t, info in manifest["tables"].items()}
     sizes = {p.name: p.stat().st_size for p in (ban, directory, out / "matcher.npz")}
-    print(json.dumps({"scale": args.scale, "sizes": sizes, "rows_read": [s["rows_read"] for s in manifest["sources"]], "tables": rows,
-                      "build_s": round(build_s, 1), "build_peak_mb": round(build_mb), "compile_s": round(compile_s, 1), "compile_peak_mb": round(compile_mb),
-                      "load_s": round(float(load_s), 2), "load_rss_mb": round(float(load_mb)), "matcher_keys": int(keys),
-                      "machine": f"{platform.machine()}, Python {platform.python_version()}"}, indent=1))
+    print(
+        json.dumps(
+            {
+                "scale": args.scale,
+                "sizes": sizes,
+                "rows_read": [s["rows_read"] for s in manifest["sources"]],
+                "tables": rows,
+                "build_s": round(build_s, 1),
+                "build_peak_mb": round(build_mb),
+                "compile_s": round(compile_s, 1),
+                "compile_peak_mb": round(compile_mb),
+                "load_s": round(float(load_s), 2),
+                "load_rss_mb": round(float(load_mb)),
+                "matcher_keys": int(keys),
+                "machine": f"{platform.machine()}, Python {platform.python_version()}",
+            },
+            indent=1,
+        )
+    )
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -114,8 +114,18 @@ def main() -> None:
         note = replace(notes[0], id_document=f"large-{mb}", html=large_html([n.html for n in notes], int(mb * 1e6)))
         best = time_stages(note, options, args.repeat)
         total = best["parse"] + best["segment"] + best["label"]
-        rows.append([f"{mb:g}", *(f"{best[s]:.2f}" for s in ("parse", "segment", "label", "worker")), f"{total / mb:.2f}", best["status"]])
-        print(format_table(["MB", "parse s", "segment s", "label s", "worker s", "s/MB (3 stages)", "status"], rows[-1:]), flush=True)
+        rows.append(
+            [
+                f"{mb:g}",
+                *(f"{best[s]:.2f}" for s in ("parse", "segment", "label", "worker")),
+                f"{total / mb:.2f}",
+                best["status"],
+            ]
+        )
+        print(
+            format_table(["MB", "parse s", "segment s", "label s", "worker s", "s/MB (3 stages)", "status"], rows[-1:]),
+            flush=True,
+        )
     print()
     print(format_table(["MB", "parse s", "segment s", "label s", "worker s", "s/MB (3 stages)", "status"], rows))
 

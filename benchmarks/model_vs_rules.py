@@ -68,7 +68,11 @@ def run(step: str, args: list[str], timings: dict[str, float]) -> None:
 
 def kb_sources(directory: Path) -> list[str]:
     args = [arg for path in sorted(directory.glob("adresses-*.csv.gz")) for arg in ("--ban", str(path))]
-    return args + [arg for path in sorted(directory.glob("PS_LibreAcces_Personne_activite_*.txt")) for arg in ("--health-directory", str(path))]
+    return args + [
+        arg
+        for path in sorted(directory.glob("PS_LibreAcces_Personne_activite_*.txt"))
+        for arg in ("--health-directory", str(path))
+    ]
 
 
 def masked_context(text: str, start: int, spans: list[tuple[int, int, str]], words: int = 3) -> str:
@@ -112,14 +116,27 @@ def error_breakdown(notes: Path, gold: Path, systems: dict[str, Path], top: int 
             s, e = text.text_span(hs, he)
             # what the gold has there: the same span with another label, an overlapping one, or nothing
             overlap = [g for g in gold_text_spans[doc] if g[0] < e and s < g[1]]
-            kind = "nothing" if not overlap else ("label " + overlap[0][2] if (overlap[0][0], overlap[0][1]) == (s, e) else "boundary")
+            kind = (
+                "nothing"
+                if not overlap
+                else ("label " + overlap[0][2] if (overlap[0][0], overlap[0][1]) == (s, e) else "boundary")
+            )
             wrong[label][f"{kind} | {masked_context(text.text, s, gold_text_spans[doc])}"] += 1
-        out[name] = {label: {"missed": sum(missed[label].values()), "missed_after": missed[label].most_common(top),
-                             "false": sum(wrong[label].values()), "false_where": wrong[label].most_common(top)} for label in LABELS}
+        out[name] = {
+            label: {
+                "missed": sum(missed[label].values()),
+                "missed_after": missed[label].most_common(top),
+                "false": sum(wrong[label].values()),
+                "false_where": wrong[label].most_common(top),
+            }
+            for label in LABELS
+        }
     return out
 
 
-def training_corpora(spec: str, seed: int, test_seed: int, work: Path, timings: dict[str, float]) -> list[tuple[str, Path | None]]:
+def training_corpora(
+    spec: str, seed: int, test_seed: int, work: Path, timings: dict[str, float]
+) -> list[tuple[str, Path | None]]:
     """The training corpora named by ``--train``: ``sample``, ``N`` (``synth --phrasing train``) or
     ``STYLE:N`` (``synth --phrasing STYLE``, e.g. ``unseen:300``), comma-separated; each generated corpus
     gets its own seed (``--train-seed``, then the next ones, never ``--test-seed``), so its notes, patients
@@ -133,8 +150,22 @@ def training_corpora(spec: str, seed: int, test_seed: int, work: Path, timings: 
         style, _, count = item.rpartition(":")
         style = style or "train"
         name = f"train-{style}-{count}"
-        run(f"synth {name}", ["synth", "--notes", count, "--seed", str(next(seeds)), "--phrasing", style,
-                              "--out", str(work / name), "--quiet"], timings)
+        run(
+            f"synth {name}",
+            [
+                "synth",
+                "--notes",
+                count,
+                "--seed",
+                str(next(seeds)),
+                "--phrasing",
+                style,
+                "--out",
+                str(work / name),
+                "--quiet",
+            ],
+            timings,
+        )
         parts.append((name, work / name))
     return parts
 
@@ -144,8 +175,14 @@ def training_notes(parts: list[tuple[str, Path | None]], work: Path) -> tuple[Pa
     ``--gold`` flags: gold scores the weak labels of a single corpus for the record; it never feeds training."""
     import shutil
 
-    files = [(name, REPO / "data" / "notes.parquet" if directory is None else directory / "notes.parquet",
-              REPO / "data" / "gold.parquet" if directory is None else directory / "gold.parquet") for name, directory in parts]
+    files = [
+        (
+            name,
+            REPO / "data" / "notes.parquet" if directory is None else directory / "notes.parquet",
+            REPO / "data" / "gold.parquet" if directory is None else directory / "gold.parquet",
+        )
+        for name, directory in parts
+    ]
     if len(files) == 1:
         return files[0][1], ["--gold", str(files[0][2])]
     merged = work / "train-notes"
@@ -162,16 +199,27 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/deid-model-vs-rules"))
     parser.add_argument("--test-notes", type=int, default=300)
     parser.add_argument("--test-seed", type=int, default=3)
-    parser.add_argument("--train", default="sample", help="training corpora, comma-separated: 'sample' (data/notes.parquet), N (synth --phrasing train) or STYLE:N (e.g. unseen:300)")
+    parser.add_argument(
+        "--train",
+        default="sample",
+        help="training corpora, comma-separated: 'sample' (data/notes.parquet), N (synth --phrasing train) or STYLE:N (e.g. unseen:300)",
+    )
     parser.add_argument("--train-seed", type=int, default=2)
     parser.add_argument("--max-epochs", type=int, default=8)
     parser.add_argument("--hidden", type=int, default=64, help="the tagger's LSTM hidden size (the demo's: 64)")
     parser.add_argument("--seeds", default="0", help="tagger seeds, comma-separated (one model each)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads for training (1: torch's spinning threads crawl on a shared machine)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads for training (1: torch's spinning threads crawl on a shared machine)",
+    )
     parser.add_argument("--workers", type=int, default=2, help="predict workers")
     parser.add_argument("--styles", default="unseen", help="test styles: unseen, heldout (comma-separated)")
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--resume", action="store_true", help="keep the outputs of a previous run in WORKDIR (steps whose --out exists)")
+    parser.add_argument(
+        "--resume", action="store_true", help="keep the outputs of a previous run in WORKDIR (steps whose --out exists)"
+    )
     args = parser.parse_args()
     global RESUME
     RESUME = args.resume
@@ -184,8 +232,22 @@ def main() -> None:
     styles = [s.strip() for s in args.styles.split(",") if s.strip()]
     kb_args = kb_sources(REPO / "kb" / "sources")
     for style in styles:
-        run(f"synth {style}", ["synth", "--notes", str(args.test_notes), "--seed", str(args.test_seed), "--phrasing", style,
-                               "--out", str(work / style), "--quiet"], timings)
+        run(
+            f"synth {style}",
+            [
+                "synth",
+                "--notes",
+                str(args.test_notes),
+                "--seed",
+                str(args.test_seed),
+                "--phrasing",
+                style,
+                "--out",
+                str(work / style),
+                "--quiet",
+            ],
+            timings,
+        )
         kb_args += kb_sources(work / style / "kb")
     train_parts = training_corpora(args.train, args.train_seed, args.test_seed, work, timings)
     for _, directory in train_parts:
@@ -197,46 +259,161 @@ def main() -> None:
     # 3-4. weak labels of the training notes, embeddings and tagger(s), with the demo's sizes
     weak = work / "weak"
     train_notes, gold_args = training_notes(train_parts, work)
-    run("weak-label train", ["weak-label", str(train_notes), "--kb", str(kb), "--out", str(weak), *gold_args,
-                             "--keep-empty", "0.3", "--quiet"], timings)
-    run("fasttext", ["embeddings", "fasttext", str(weak), "--out", str(work / "fasttext"), "--dim", "32", "--epochs", "5",
-                     "--bucket", "20000", "--quiet"], timings)
-    run("flair-lm", ["embeddings", "flair-lm", str(weak), "--out", str(work / "flair-lm"), "--hidden", "64", "--epochs", "2",
-                     "--seq-len", "50", "--batch", "16", "--threads", "1", "--quiet"], timings)
+    run(
+        "weak-label train",
+        [
+            "weak-label",
+            str(train_notes),
+            "--kb",
+            str(kb),
+            "--out",
+            str(weak),
+            *gold_args,
+            "--keep-empty",
+            "0.3",
+            "--quiet",
+        ],
+        timings,
+    )
+    run(
+        "fasttext",
+        [
+            "embeddings",
+            "fasttext",
+            str(weak),
+            "--out",
+            str(work / "fasttext"),
+            "--dim",
+            "32",
+            "--epochs",
+            "5",
+            "--bucket",
+            "20000",
+            "--quiet",
+        ],
+        timings,
+    )
+    run(
+        "flair-lm",
+        [
+            "embeddings",
+            "flair-lm",
+            str(weak),
+            "--out",
+            str(work / "flair-lm"),
+            "--hidden",
+            "64",
+            "--epochs",
+            "2",
+            "--seq-len",
+            "50",
+            "--batch",
+            "16",
+            "--threads",
+            "1",
+            "--quiet",
+        ],
+        timings,
+    )
     seeds = [int(s) for s in args.seeds.split(",")]
     for seed in seeds:
-        run(f"train seed {seed}", ["train", str(weak), "--out", str(work / f"model-{seed}"), "--fasttext", str(work / "fasttext"),
-                                   "--flair-lm", str(work / "flair-lm"), "--hidden", str(args.hidden), "--max-epochs", str(args.max_epochs),
-                                   "--threads", str(args.threads), "--seed", str(seed), "--quiet"], timings)
+        run(
+            f"train seed {seed}",
+            [
+                "train",
+                str(weak),
+                "--out",
+                str(work / f"model-{seed}"),
+                "--fasttext",
+                str(work / "fasttext"),
+                "--flair-lm",
+                str(work / "flair-lm"),
+                "--hidden",
+                str(args.hidden),
+                "--max-epochs",
+                str(args.max_epochs),
+                "--threads",
+                str(args.threads),
+                "--seed",
+                str(seed),
+                "--quiet",
+            ],
+            timings,
+        )
 
     # 5-6. every system on every test style, side by side, and where each one errs
     results = {}
     for style in styles:
         notes, gold, out = work / style / "notes.parquet", work / style / "gold.parquet", work / f"eval-{style}"
         systems = {"rules": out / "rules"}
-        run(f"rules {style}", ["weak-label", str(notes), "--kb", str(kb), "--out", str(systems["rules"]), "--gold", str(gold), "--quiet"], timings)
+        run(
+            f"rules {style}",
+            ["weak-label", str(notes), "--kb", str(kb), "--out", str(systems["rules"]), "--gold", str(gold), "--quiet"],
+            timings,
+        )
         for seed in seeds:
             suffix = "" if len(seeds) == 1 else f"-{seed}"
             model = work / f"model-{seed}"
             systems[f"model{suffix}"] = out / f"model{suffix}"
             systems[f"hybrid{suffix}"] = out / f"hybrid{suffix}"
-            run(f"predict {style}", ["predict", str(model), str(notes), "--out", str(systems[f"model{suffix}"]),
-                                     "--workers", str(args.workers), "--quiet"], timings)
-            run(f"hybrid {style}", ["predict", str(model), str(notes), "--out", str(systems[f"hybrid{suffix}"]), "--with-rules", str(kb),
-                                    "--workers", str(args.workers), "--quiet"], timings)
-        evaluate_args = ["evaluate", "--gold", str(gold), "--notes", str(notes), "--json", str(out / "evaluate.json"),
-                         "--figure", str(out / "evaluate.png"), "--quiet"]
+            run(
+                f"predict {style}",
+                [
+                    "predict",
+                    str(model),
+                    str(notes),
+                    "--out",
+                    str(systems[f"model{suffix}"]),
+                    "--workers",
+                    str(args.workers),
+                    "--quiet",
+                ],
+                timings,
+            )
+            run(
+                f"hybrid {style}",
+                [
+                    "predict",
+                    str(model),
+                    str(notes),
+                    "--out",
+                    str(systems[f"hybrid{suffix}"]),
+                    "--with-rules",
+                    str(kb),
+                    "--workers",
+                    str(args.workers),
+                    "--quiet",
+                ],
+                timings,
+            )
+        evaluate_args = [
+            "evaluate",
+            "--gold",
+            str(gold),
+            "--notes",
+            str(notes),
+            "--json",
+            str(out / "evaluate.json"),
+            "--figure",
+            str(out / "evaluate.png"),
+            "--quiet",
+        ]
         for name, path in systems.items():
             evaluate_args += ["--pred", str(path), "--name", name]
         run(f"evaluate {style}", evaluate_args, timings)
         scores = json.loads((out / "evaluate.json").read_text(encoding="utf-8"))
         results[style] = {"evaluate": scores, "errors": error_breakdown(notes, gold, systems)}
 
-    cards = {seed: json.loads((work / f"model-{seed}" / "model_card.json").read_text(encoding="utf-8")) for seed in seeds}
+    cards = {
+        seed: json.loads((work / f"model-{seed}" / "model_card.json").read_text(encoding="utf-8")) for seed in seeds
+    }
     report = {
         "machine": {"cpu": cpu_model(), "python": platform.python_version()},
         "config": {**{k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()}},
-        "training": {str(seed): {k: card.get(k) for k in ("data", "selection", "seconds_per_epoch", "total_seconds")} for seed, card in cards.items()},
+        "training": {
+            str(seed): {k: card.get(k) for k in ("data", "selection", "seconds_per_epoch", "total_seconds")}
+            for seed, card in cards.items()
+        },
         "timings_s": {k: round(v, 1) for k, v in timings.items()},
         "total_s": round(time.perf_counter() - started, 1),
         "results": results,
@@ -256,13 +433,34 @@ def print_summary(report: dict) -> None:
         rows = []
         for name, s in systems.items():
             micro = s["exact"]["micro"]
-            rows.append([name, micro["precision"], micro["recall"], micro["f1"], "{:.4f}-{:.4f}".format(*s["micro_f1_ci"]),
-                         "{:+.4f}..{:+.4f}".format(*s["delta_f1_ci"]), s["lenient"]["micro"]["f1"], s["redacted"]["recall"]])
+            rows.append(
+                [
+                    name,
+                    micro["precision"],
+                    micro["recall"],
+                    micro["f1"],
+                    "{:.4f}-{:.4f}".format(*s["micro_f1_ci"]),
+                    "{:+.4f}..{:+.4f}".format(*s["delta_f1_ci"]),
+                    s["lenient"]["micro"]["f1"],
+                    s["redacted"]["recall"],
+                ]
+            )
         print(format_table(["system", "P", "R", "F1", "F1 95% CI", "ΔF1 vs rules CI", "lenient F1", "redacted"], rows))
-        rows = [[label, s0["gold"], *(systems[name]["exact"]["per_label"].get(label, {}).get("f1", float("nan")) for name in systems)]
-                for label in LABELS for s0 in [next(iter(systems.values()))["exact"]["per_label"].get(label, {"gold": 0})]]
+        rows = [
+            [
+                label,
+                s0["gold"],
+                *(systems[name]["exact"]["per_label"].get(label, {}).get("f1", float("nan")) for name in systems),
+            ]
+            for label in LABELS
+            for s0 in [next(iter(systems.values()))["exact"]["per_label"].get(label, {"gold": 0})]
+        ]
         print(format_table(["label", "gold", *systems], rows))
-    print("\ntimings (s): " + ", ".join(f"{k} {v}" for k, v in report["timings_s"].items()) + f"; total {report['total_s']}")
+    print(
+        "\ntimings (s): "
+        + ", ".join(f"{k} {v}" for k, v in report["timings_s"].items())
+        + f"; total {report['total_s']}"
+    )
 
 
 if __name__ == "__main__":

@@ -89,9 +89,15 @@ def main() -> None:
     parser.add_argument("--notes", type=Path, default=REPO / "data" / "notes.parquet")
     parser.add_argument("--min-notes", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu", help="cpu: this process's CPU time; wall: elapsed time")
-    parser.add_argument("--parser", choices=["fused", "stdlib", "both"], default="fused",
-                        help="fused: html_to_text as shipped; stdlib: every note through the HTMLParser-driven extractor; both: alternate")
+    parser.add_argument(
+        "--clock", choices=sorted(CLOCKS), default="cpu", help="cpu: this process's CPU time; wall: elapsed time"
+    )
+    parser.add_argument(
+        "--parser",
+        choices=["fused", "stdlib", "both"],
+        default="fused",
+        help="fused: html_to_text as shipped; stdlib: every note through the HTMLParser-driven extractor; both: alternate",
+    )
     args = parser.parse_args()
     parsers = ("fused", "stdlib") if args.parser == "both" else (args.parser,)
 
@@ -140,12 +146,16 @@ def main() -> None:
     from deid_ds.segment_notes import segment_notes
 
     with tempfile.TemporaryDirectory() as tmp:
-        table = pa.table({"id_document": [str(i) for i in range(len(htmls))], "id_patient": ["p"] * len(htmls), "html": htmls})
+        table = pa.table(
+            {"id_document": [str(i) for i in range(len(htmls))], "id_patient": ["p"] * len(htmls), "html": htmls}
+        )
         pq.write_table(table, Path(tmp) / "notes.parquet")
         runs = iter(range(args.repeat * len(parsers)))
         command_s = best_of(
             args.repeat,
-            lambda: segment_notes(Path(tmp) / "notes.parquet", Path(tmp) / f"out{next(runs)}", progress=False, workers=1),
+            lambda: segment_notes(
+                Path(tmp) / "notes.parquet", Path(tmp) / f"out{next(runs)}", progress=False, workers=1
+            ),
             args.clock,
             parsers,
         )
@@ -161,11 +171,25 @@ def main() -> None:
     for label, _, seconds in stages:
         for name in parsers:
             s = seconds[name]
-            rows.append([label if len(parsers) == 1 else f"{label} [{name}]", len(htmls), megabytes, s, megabytes / s, len(htmls) / s])
+            rows.append(
+                [
+                    label if len(parsers) == 1 else f"{label} [{name}]",
+                    len(htmls),
+                    megabytes,
+                    s,
+                    megabytes / s,
+                    len(htmls) / s,
+                ]
+            )
     print(format_table(["stage", "notes", "MB", f"seconds ({args.clock})", "MB/s/core", "notes/s"], rows))
     if len(parsers) > 1:
-        print("speed-up of the fused scanner: " + ", ".join(f"{key} {seconds['stdlib'] / seconds['fused']:.2f}x" for _, key, seconds in stages))
-    print(f"machine: {cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB")
+        print(
+            "speed-up of the fused scanner: "
+            + ", ".join(f"{key} {seconds['stdlib'] / seconds['fused']:.2f}x" for _, key, seconds in stages)
+        )
+    print(
+        f"machine: {cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB"
+    )
     summary = {"clock": args.clock}
     for _, key, seconds in stages:
         for name in parsers:

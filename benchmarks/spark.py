@@ -58,7 +58,11 @@ def replicate(copies: int, path: Path) -> int:
     for k in range(copies):
         table = sample
         for column in ("id_document", "id_patient"):
-            table = table.set_column(table.schema.get_field_index(column), column, pc.binary_join_element_wise(table[column], pa.scalar(f"-c{k}"), ""))
+            table = table.set_column(
+                table.schema.get_field_index(column),
+                column,
+                pc.binary_join_element_wise(table[column], pa.scalar(f"-c{k}"), ""),
+            )
         tables.append(table)
     pq.write_table(pa.concat_tables(tables), path, row_group_size=256)
     return sample.num_rows * copies
@@ -68,8 +72,14 @@ def build_kb(out: Path) -> Path:
     if not (out / "manifest.json").exists():
         sources = REPO / "kb" / "sources"
         args = [a for f in sorted(sources.glob("adresses-*.csv.gz")) for a in ("--ban", str(f))]
-        args += [a for f in sorted(sources.glob("PS_LibreAcces_Personne_activite_*.txt")) for a in ("--health-directory", str(f))]
-        subprocess.run([str(REPO / ".venv" / "bin" / "deid-ds"), "build-kb", "--out", str(out), "--quiet", *args], check=True)
+        args += [
+            a
+            for f in sorted(sources.glob("PS_LibreAcces_Personne_activite_*.txt"))
+            for a in ("--health-directory", str(f))
+        ]
+        subprocess.run(
+            [str(REPO / ".venv" / "bin" / "deid-ds"), "build-kb", "--out", str(out), "--quiet", *args], check=True
+        )
     return out
 
 
@@ -78,7 +88,9 @@ def same(a: Path, b: Path) -> bool:
     import pyarrow.parquet as pq
 
     return all((a / n).read_bytes() == (b / n).read_bytes() for n in names) and all(
-        pq.read_table(a / n).equals(pq.read_table(b / n)) for n in ("spans.parquet", "documents.parquet", "sentences.parquet"))
+        pq.read_table(a / n).equals(pq.read_table(b / n))
+        for n in ("spans.parquet", "documents.parquet", "sentences.parquet")
+    )
 
 
 def main() -> None:
@@ -96,15 +108,21 @@ def main() -> None:
     kb = args.kb or build_kb(args.workdir / "kb")
     configs = [("local", "-", int(w)) for w in args.local_workers.split(",") if w]
     configs += [("spark", m, 1) for m in args.masters.split(",") if m]
-    print(f"{n_notes} notes ({notes.stat().st_size / 1e6:.1f} MB Parquet), {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}")
+    print(
+        f"{n_notes} notes ({notes.stat().st_size / 1e6:.1f} MB Parquet), {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}"
+    )
     reference = None
     rows = []
     for engine, master, workers in configs:
         best = None
         for attempt in range(args.repeat):
             out = args.workdir / f"out-{engine}-{master.strip('[]').replace('[', '')}-{workers}-{attempt}"
-            result = subprocess.run([sys.executable, "-c", _RUN, engine, master, str(workers), str(notes), str(kb), str(out)],
-                                    capture_output=True, text=True, cwd=REPO)
+            result = subprocess.run(
+                [sys.executable, "-c", _RUN, engine, master, str(workers), str(notes), str(kb), str(out)],
+                capture_output=True,
+                text=True,
+                cwd=REPO,
+            )
             if result.returncode:
                 sys.exit(result.stderr[-3000:])
             figures = json.loads(result.stdout.strip().splitlines()[-1])
@@ -114,7 +132,10 @@ def main() -> None:
                 best = figures
         label = f"{engine} workers={workers}" if engine == "local" else f"spark {master}"
         rows.append((label, best["session"], best["command"], n_notes / best["command"]))
-        print(f"{label:22s} session {best['session']:6.1f} s   command {best['command']:6.1f} s   {n_notes / best['command']:7.1f} notes/s", flush=True)
+        print(
+            f"{label:22s} session {best['session']:6.1f} s   command {best['command']:6.1f} s   {n_notes / best['command']:7.1f} notes/s",
+            flush=True,
+        )
     print(json.dumps(rows))
 
 

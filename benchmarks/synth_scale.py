@@ -28,7 +28,19 @@ STUDY_NOTES = 878_217
 
 def run_synth(notes: int, seed: int, out: Path) -> dict[str, float]:
     """Run one ``deid-ds synth`` and return its wall time, peak RSS and output size."""
-    command = [sys.executable, "-m", "deid_ds", "synth", "--notes", str(notes), "--seed", str(seed), "--out", str(out), "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "deid_ds",
+        "synth",
+        "--notes",
+        str(notes),
+        "--seed",
+        str(seed),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     start = time.perf_counter()
     child = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL)
@@ -37,8 +49,13 @@ def run_synth(notes: int, seed: int, out: Path) -> dict[str, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"synth --notes {notes} --seed {seed} failed (exit {os.waitstatus_to_exitcode(status)})")
     size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
-    return {"notes": notes, "seconds": round(seconds, 1), "notes_per_s": round(notes / seconds, 1),
-            "peak_rss_mb": round(usage.ru_maxrss / 1024, 1), "output_mb": round(size / 2**20, 1)}
+    return {
+        "notes": notes,
+        "seconds": round(seconds, 1),
+        "notes_per_s": round(notes / seconds, 1),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "output_mb": round(size / 2**20, 1),
+    }
 
 
 def main() -> None:
@@ -48,7 +65,10 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/deid-synth-bench"))
     parser.add_argument("--keep", action="store_true", help="keep the generated samples")
     args = parser.parse_args()
-    print(json.dumps({"machine": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()}), flush=True)
+    print(
+        json.dumps({"machine": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version()}),
+        flush=True,
+    )
     rows = []
     for notes in args.notes:
         out = args.workdir / f"synth-{notes}"
@@ -62,9 +82,18 @@ def main() -> None:
         small, large = sorted(rows, key=lambda r: r["notes"])[-2:]
         per_note_kb = (large["peak_rss_mb"] - small["peak_rss_mb"]) * 1024 / (large["notes"] - small["notes"])
         rate = large["notes_per_s"]
-        print(json.dumps({"rss_kb_per_note": round(per_note_kb, 2),
-                          "study_rss_mb_linear": round(large["peak_rss_mb"] + per_note_kb * (STUDY_NOTES - large["notes"]) / 1024),
-                          "study_minutes_at_largest_rate": round(STUDY_NOTES / rate / 60, 1)}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "rss_kb_per_note": round(per_note_kb, 2),
+                    "study_rss_mb_linear": round(
+                        large["peak_rss_mb"] + per_note_kb * (STUDY_NOTES - large["notes"]) / 1024
+                    ),
+                    "study_minutes_at_largest_rate": round(STUDY_NOTES / rate / 60, 1),
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -105,7 +105,21 @@ def synth_notes(work: Path, n: int, seed: int) -> Path:
     out = work / f"synth-{n}-{seed}"
     if not (out / "notes.parquet").exists():
         print(f"generating {n} synthetic notes…", flush=True)
-        cmd = [sys.executable, "-m", "deid_ds", "synth", "--notes", str(n), "--seed", str(seed), "--phrasing", "all", "--out", str(out), "-q"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "deid_ds",
+            "synth",
+            "--notes",
+            str(n),
+            "--seed",
+            str(seed),
+            "--phrasing",
+            "all",
+            "--out",
+            str(out),
+            "-q",
+        ]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return out
 
@@ -142,8 +156,13 @@ def matcher_load(kb: Path) -> dict:
     )
     result = subprocess.run([sys.executable, "-c", code, str(kb)], capture_output=True, text=True, check=True, cwd=REPO)
     s, before, after, peak, keys = result.stdout.split()
-    return {"load_s": round(float(s), 2), "rss_before_load_mb": round(float(before)), "rss_after_load_mb": round(float(after)),
-            "load_peak_mb": round(float(peak)), "matcher_keys": int(keys)}
+    return {
+        "load_s": round(float(s), 2),
+        "rss_before_load_mb": round(float(before)),
+        "rss_after_load_mb": round(float(after)),
+        "load_peak_mb": round(float(peak)),
+        "matcher_keys": int(keys),
+    }
 
 
 # --------------------------------------------------------------------------------------------------
@@ -158,7 +177,13 @@ def worker_pass(notes, segmenter, labeller) -> None:
             for note in notes[i : i + BATCH]:
                 parsed = html_to_text(note.html)
                 compact = segmenter.token_spans(parsed.text)
-                kept.append((parsed, compact, labeller.label(parsed.text, list(zip(compact.starts, compact.ends)), note.patient)))
+                kept.append(
+                    (
+                        parsed,
+                        compact,
+                        labeller.label(parsed.text, list(zip(compact.starts, compact.ends)), note.patient),
+                    )
+                )
 
 
 def replicate(notes_path: Path, copies: int, out: Path) -> Path:
@@ -177,11 +202,12 @@ def replicate(notes_path: Path, copies: int, out: Path) -> Path:
             for column in ("id_document", "id_patient"):
                 i = part.schema.get_field_index(column)
                 if i >= 0:
-                    part = part.set_column(i, column, pc.binary_join_element_wise(pc.cast(part[column], pa.string()), f"c{k}", "-"))
+                    part = part.set_column(
+                        i, column, pc.binary_join_element_wise(pc.cast(part[column], pa.string()), f"c{k}", "-")
+                    )
             parts.append(part)
         pq.write_table(pa.concat_tables(parts), out)
     return out
-
 
 
 def paired(notes_path: Path, out: Path) -> Path:
@@ -215,6 +241,7 @@ def cost_at(size_kb: float, points: list[tuple[float, float]]) -> float:
     (x0, y0), (x1, y1) = points
     return y0 + (y1 - y0) * (size_kb - x0) / (x1 - x0)
 
+
 _E2E = (
     IMPORT_COMMAND + "import json, resource, shutil, sys, tempfile, time\n"
     "out = tempfile.mkdtemp(prefix='wl-bench-'); t = time.perf_counter()\n"
@@ -228,11 +255,20 @@ def end_to_end(notes_path: Path, kb: Path, workers: int, repeat: int) -> dict:
     """``weak_label`` in a fresh interpreter per run: wall time of the call, its peak and its workers' peak."""
     runs = []
     for _ in range(repeat):
-        result = subprocess.run([sys.executable, "-c", _E2E, str(notes_path), str(kb), str(workers)], capture_output=True, text=True, cwd=REPO)
+        result = subprocess.run(
+            [sys.executable, "-c", _E2E, str(notes_path), str(kb), str(workers)],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        )
         if result.returncode != 0:
             raise RuntimeError(result.stderr[-2000:])
         runs.append(json.loads(result.stdout.strip().splitlines()[-1]))
-    return {"seconds": [r[0] for r in runs], "peak_mb": max(r[1] for r in runs), "children_peak_mb": max(r[2] for r in runs)}
+    return {
+        "seconds": [r[0] for r in runs],
+        "peak_mb": max(r[1] for r in runs),
+        "children_peak_mb": max(r[2] for r in runs),
+    }
 
 
 def profile_command(notes_path: Path, kb: Path, dump: Path) -> pstats.Stats:
@@ -282,7 +318,12 @@ def profile_worker(notes, segmenter, labeller, top: int) -> dict:
 
 def _block(title: str, rows, total: float, limit: int = 30) -> None:
     print(f"\n{title}")
-    print(format_table(["call", "seconds", "share"], [[name, ct, f"{100 * ct / total:.1f} %"] for name, ct in rows[:limit] if ct >= 0.0005]))
+    print(
+        format_table(
+            ["call", "seconds", "share"],
+            [[name, ct, f"{100 * ct / total:.1f} %"] for name, ct in rows[:limit] if ct >= 0.0005],
+        )
+    )
 
 
 def print_profile(p: dict) -> None:
@@ -311,13 +352,20 @@ def print_command_profile(stats: pstats.Stats) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0, help="size of the generated national files (1.0 = France)")
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp/deid-wl-bench"), help="generated files and KB, kept and reused")
+    parser.add_argument(
+        "--workdir", type=Path, default=Path("/tmp/deid-wl-bench"), help="generated files and KB, kept and reused"
+    )
     parser.add_argument("--kb", type=Path, help="a built knowledge base to use instead of generating one")
     parser.add_argument("--notes", type=int, default=3000, help="synthetic notes")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-command", action="store_true", help="skip the end-to-end command runs")
-    parser.add_argument("--copies", type=int, default=2, help="also run the command on the notes this many times over (distinct ids), for its marginal rate")
+    parser.add_argument(
+        "--copies",
+        type=int,
+        default=2,
+        help="also run the command on the notes this many times over (distinct ids), for its marginal rate",
+    )
     parser.add_argument("--profile", action="store_true", help="profile one worker pass and one command run")
     parser.add_argument("--top", type=int, default=25, help="functions listed by the profile")
     args = parser.parse_args()
@@ -364,7 +412,10 @@ def main() -> None:
     results: dict[str, tuple[list[float], int]] = {}
     results["label only"] = (timings(args.repeat, label_only), 1)
     results["parse + segment"] = (timings(args.repeat, parse_segment), 1)
-    results["worker (parse + segment + label)"] = (timings(args.repeat, lambda: worker_pass(notes, segmenter, labeller)), 1)
+    results["worker (parse + segment + label)"] = (
+        timings(args.repeat, lambda: worker_pass(notes, segmenter, labeller)),
+        1,
+    )
     info["peak_rss_mb_in_process"] = round(peak_mb())
 
     command: dict[str, dict] = {}
@@ -410,10 +461,16 @@ def main() -> None:
         small = min(end_to_end(joined, kb, 2, args.repeat)["seconds"])
         large = min(end_to_end(joined_bigger, kb, 2, args.repeat)["seconds"])
         if large > small:
-            points = [(kbytes / n, 1 / marginal["command, workers=2"]), (joined_kb / n_joined, (large - small) / (n_joined * (args.copies - 1)))]
+            points = [
+                (kbytes / n, 1 / marginal["command, workers=2"]),
+                (joined_kb / n_joined, (large - small) / (n_joined * (args.copies - 1))),
+            ]
             per_note = cost_at(TARGET_NOTE_KB, points)
-            sizes = {"kb_per_note": [round(x, 3) for x, _ in points], "marginal_ms_per_note_2_workers": [round(1000 * y, 4) for _, y in points],
-                     "notes3kb_s_core_interpolated": round(1 / per_note / 2, 1)}
+            sizes = {
+                "kb_per_note": [round(x, 3) for x, _ in points],
+                "marginal_ms_per_note_2_workers": [round(1000 * y, 4) for _, y in points],
+                "notes3kb_s_core_interpolated": round(1 / per_note / 2, 1),
+            }
 
     rows, figures = [], {}
     for stage, (seconds, cores) in results.items():
@@ -421,25 +478,55 @@ def main() -> None:
         per_core = n / best / cores
         kb_s = kbytes / best / cores
         rows.append([stage, cores, best, median, n / best, per_core, n / median / cores, kb_s, kb_s / TARGET_NOTE_KB])
-        figures[stage] = {"cores": cores, "best_s": round(best, 3), "median_s": round(median, 3), "notes_s": round(n / best, 1),
-                          "notes_s_core": round(per_core, 1), "notes_s_core_median": round(n / median / cores, 1),
-                          "kb_s_core": round(kb_s, 1), "notes3kb_s_core": round(kb_s / TARGET_NOTE_KB, 1)}
+        figures[stage] = {
+            "cores": cores,
+            "best_s": round(best, 3),
+            "median_s": round(median, 3),
+            "notes_s": round(n / best, 1),
+            "notes_s_core": round(per_core, 1),
+            "notes_s_core_median": round(n / median / cores, 1),
+            "kb_s_core": round(kb_s, 1),
+            "notes3kb_s_core": round(kb_s / TARGET_NOTE_KB, 1),
+        }
         if stage in marginal:
             figures[stage]["marginal_notes_s"] = round(marginal[stage], 1)
             figures[stage]["marginal_notes3kb_s_core"] = round(marginal[stage] * kbytes / n / TARGET_NOTE_KB / cores, 1)
         if stage in command:
-            figures[stage].update(peak_mb=round(command[stage]["peak_mb"]), workers_peak_mb=round(command[stage]["children_peak_mb"]))
+            figures[stage].update(
+                peak_mb=round(command[stage]["peak_mb"]), workers_peak_mb=round(command[stage]["children_peak_mb"])
+            )
 
     print()
     print(f"{n} notes, {kbytes / 1000:.2f} MB of HTML ({kbytes / n:.2f} KB per note), {n_tokens:,} tokens; KB: {kb}")
-    print(format_table(["stage", "cores", "best s", "median s", "notes/s", "notes/s/core", "median notes/s/core", "KB/s/core", "3 KB notes/s/core"], rows))
-    print(f"matcher: {info['matcher_keys']:,} keys, load {info['load_s']} s in a fresh interpreter ({load_here_s:.2f} s here), "
-          f"RSS {info['rss_before_load_mb']} → {info['rss_after_load_mb']} MB (here {rss_start:.0f} → {rss_loaded:.0f} MB)")
+    print(
+        format_table(
+            [
+                "stage",
+                "cores",
+                "best s",
+                "median s",
+                "notes/s",
+                "notes/s/core",
+                "median notes/s/core",
+                "KB/s/core",
+                "3 KB notes/s/core",
+            ],
+            rows,
+        )
+    )
+    print(
+        f"matcher: {info['matcher_keys']:,} keys, load {info['load_s']} s in a fresh interpreter ({load_here_s:.2f} s here), "
+        f"RSS {info['rss_before_load_mb']} → {info['rss_after_load_mb']} MB (here {rss_start:.0f} → {rss_loaded:.0f} MB)"
+    )
     for stage, c in command.items():
-        print(f"{stage}: peak RSS {c['peak_mb']:.0f} MB (parent), {c['children_peak_mb']:.0f} MB (largest worker process)")
+        print(
+            f"{stage}: peak RSS {c['peak_mb']:.0f} MB (parent), {c['children_peak_mb']:.0f} MB (largest worker process)"
+        )
     print(f"peak RSS of this process (all notes pre-parsed in memory): {info['peak_rss_mb_in_process']} MB")
     worker = figures["worker (parse + segment + label)"]["notes3kb_s_core"]
-    print(f"target: {TARGET_PER_CORE} 3 KB notes/s/core — worker stage {worker:.0f}: {'met' if worker >= TARGET_PER_CORE else 'NOT met'}")
+    print(
+        f"target: {TARGET_PER_CORE} 3 KB notes/s/core — worker stage {worker:.0f}: {'met' if worker >= TARGET_PER_CORE else 'NOT met'}"
+    )
     for stage in command:
         rate = figures[stage]["notes3kb_s_core"] * figures[stage]["cores"]
         line = f"{stage}: {PAPER_NOTES:,} 3 KB notes in {PAPER_NOTES / rate / 60:.1f} min at the {n}-note rate"
@@ -450,13 +537,25 @@ def main() -> None:
     if sizes is not None:
         rate = sizes["notes3kb_s_core_interpolated"]
         (x0, x1), (y0, y1) = sizes["kb_per_note"], sizes["marginal_ms_per_note_2_workers"]
-        print(f"command, workers=2, marginal cost per note: {y0:.3f} ms at {x0:.2f} KB, {y1:.3f} ms at {x1:.2f} KB (notes joined in pairs) → "
-              f"3 KB notes interpolated: {rate:.0f} notes/s/core ({'met' if rate >= TARGET_PER_CORE else 'NOT met'}); "
-              f"{PAPER_NOTES:,} notes in {PAPER_NOTES / rate / 2 / 60:.1f} min on 2 cores")
+        print(
+            f"command, workers=2, marginal cost per note: {y0:.3f} ms at {x0:.2f} KB, {y1:.3f} ms at {x1:.2f} KB (notes joined in pairs) → "
+            f"3 KB notes interpolated: {rate:.0f} notes/s/core ({'met' if rate >= TARGET_PER_CORE else 'NOT met'}); "
+            f"{PAPER_NOTES:,} notes in {PAPER_NOTES / rate / 2 / 60:.1f} min on 2 cores"
+        )
         info["sizes"] = sizes
     print(f"machine: {cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}")
-    print(json.dumps({"notes": n, "kb_per_note": round(kbytes / n, 3), "tokens": n_tokens, "scale": None if args.kb else args.scale,
-                      **info, "stages": figures}))
+    print(
+        json.dumps(
+            {
+                "notes": n,
+                "kb_per_note": round(kbytes / n, 3),
+                "tokens": n_tokens,
+                "scale": None if args.kb else args.scale,
+                **info,
+                "stages": figures,
+            }
+        )
+    )
 
     if args.profile:
         print_profile(profile_worker(notes, segmenter, labeller, args.top))

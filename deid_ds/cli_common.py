@@ -57,5 +57,5 @@ def engine_options(command):
         type=click.Choice(["local", "spark"]),
         default="local",
         show_default=True,
-        help="local: worker processes on this machine; spark: Apache Spark (pip install \"deid-ds[spark]\"), notes and outputs on any path Spark reads (hdfs://, s3a://, local).",
+        help='local: worker processes on this machine; spark: Apache Spark (pip install "deid-ds[spark]"), notes and outputs on any path Spark reads (hdfs://, s3a://, local).',
     )(command)

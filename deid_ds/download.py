@@ -295,7 +295,9 @@ def _check_zip(path: Path, label: str) -> None:
         raise DownloadError(f"{label}: CRC error in zip member {bad!r}")
 
 
-def check_file(path: str | os.PathLike[str], expect: Expect | None = None, *, progress: bool = False, label: str | None = None) -> CheckedFile:
+def check_file(
+    path: str | os.PathLike[str], expect: Expect | None = None, *, progress: bool = False, label: str | None = None
+) -> CheckedFile:
     """Check a local file before use and hash it; raise :class:`DownloadError` naming it otherwise.
 
     ``expect``: ``"gzip"`` (decompressed to the end: truncation, CRC), ``"zip"`` (every member
@@ -337,8 +339,15 @@ def _progress_bar(enabled: bool, total: int | None, initial: int, desc: str) -> 
     from tqdm import tqdm
 
     return tqdm(
-        total=total, initial=initial, desc=desc, unit="B", unit_scale=True, unit_divisor=1024,
-        file=sys.stderr, disable=not enabled, leave=enabled,
+        total=total,
+        initial=initial,
+        desc=desc,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        file=sys.stderr,
+        disable=not enabled,
+        leave=enabled,
     )
 
 
@@ -493,13 +502,17 @@ def fetch(
         import requests
 
         with requests.Session() as own:
-            return _Downloader(url, target, expect, own, verify, timeout, progress, cached).run(retries, backoff, max_wait)
+            return _Downloader(url, target, expect, own, verify, timeout, progress, cached).run(
+                retries, backoff, max_wait
+            )
     return _Downloader(url, target, expect, session, verify, timeout, progress, cached).run(retries, backoff, max_wait)
 
 
 def _fetch_local(source: str, path: Path, expect: Expect | None, progress: bool) -> FetchedSource:
     checked = check_file(path, expect, progress=progress, label=source)
-    return FetchedSource(source=source, path=path, size=checked.size, sha256=checked.sha256, fetched_at=_now(), kind=checked.kind)
+    return FetchedSource(
+        source=source, path=path, size=checked.size, sha256=checked.sha256, fetched_at=_now(), kind=checked.kind
+    )
 
 
 def _verify_option(ca_bundle: str | os.PathLike[str] | None) -> str | None:
@@ -542,10 +555,17 @@ def _reusable(url: str, target: Path, expect: Expect | None, progress: bool) -> 
     meta = meta or {}
     return (
         FetchedSource(
-            source=url, path=target, size=target.stat().st_size, sha256=sha256,
-            fetched_at=meta.get("fetched_at") or _now(), kind=kind, from_cache=True,
-            http_status=meta.get("http_status"), etag=meta.get("etag"),
-            last_modified=meta.get("last_modified"), remote_filename=meta.get("remote_filename"),
+            source=url,
+            path=target,
+            size=target.stat().st_size,
+            sha256=sha256,
+            fetched_at=meta.get("fetched_at") or _now(),
+            kind=kind,
+            from_cache=True,
+            http_status=meta.get("http_status"),
+            etag=meta.get("etag"),
+            last_modified=meta.get("last_modified"),
+            remote_filename=meta.get("remote_filename"),
         ),
         "",
     )
@@ -554,9 +574,17 @@ def _reusable(url: str, target: Path, expect: Expect | None, progress: bool) -> 
 class _Downloader:
     """One download of one URL into ``target``, over as many attempts as the retry policy allows."""
 
-    def __init__(self, url: str, target: Path, expect: Expect | None, session: requests.Session,
-                 verify: str | None, timeout: float | tuple[float, float], progress: bool,
-                 cached: FetchedSource | None) -> None:
+    def __init__(
+        self,
+        url: str,
+        target: Path,
+        expect: Expect | None,
+        session: requests.Session,
+        verify: str | None,
+        timeout: float | tuple[float, float],
+        progress: bool,
+        cached: FetchedSource | None,
+    ) -> None:
         self.url, self.target, self.expect, self.session = url, target, expect, session
         self.verify, self.timeout, self.progress, self.cached = verify, timeout, progress, cached
         self.partial = _Partial(target.with_name(target.name + ".part"), target.with_name(target.name + ".part.json"))
@@ -570,7 +598,9 @@ class _Downloader:
             except _Retry as error:
                 failures = 1 if error.progressed else failures + 1
                 if failures > retries:
-                    kept = " (the partial file is kept and the next call resumes it)" if self.partial.part.exists() else ""
+                    kept = (
+                        " (the partial file is kept and the next call resumes it)" if self.partial.part.exists() else ""
+                    )
                     tries = "1 attempt" if failures == 1 else f"{failures} attempts in a row"
                     raise DownloadError(f"{self.url}: {error.message}; gave up after {tries}{kept}") from None
                 time.sleep(retry_delay(failures, error.retry_after, backoff, max_wait))
@@ -599,9 +629,13 @@ class _Downloader:
             if self.verify:
                 hint = f"with the CA bundle {self.verify}"
             else:
-                hint = ("the Annuaire Santé servers use the IGC-Santé certificate chain, which is not trusted "
-                        "by default: pass its CA certificates (PEM) as ca_bundle / --ca-bundle")
-            raise DownloadError(f"{self.url}: TLS certificate verification failed ({error.__class__.__name__}); {hint}") from None
+                hint = (
+                    "the Annuaire Santé servers use the IGC-Santé certificate chain, which is not trusted "
+                    "by default: pass its CA certificates (PEM) as ca_bundle / --ca-bundle"
+                )
+            raise DownloadError(
+                f"{self.url}: TLS certificate verification failed ({error.__class__.__name__}); {hint}"
+            ) from None
         except (requests.exceptions.ConnectionError, requests.exceptions.Timeout) as error:
             raise _Retry(f"cannot connect ({error.__class__.__name__}: {error})") from None
         except requests.exceptions.RequestException as error:
@@ -625,7 +659,9 @@ class _Downloader:
             self._receive(response, offset, total)
         return self._finish(response, offset)
 
-    def _start_position(self, response: requests.Response, offset: int, state: dict[str, Any]) -> tuple[int, int | None]:
+    def _start_position(
+        self, response: requests.Response, offset: int, state: dict[str, Any]
+    ) -> tuple[int, int | None]:
         """Where the body goes in the ``.part`` file and the full size to expect; records the validators."""
         headers = response.headers
         etag, last_modified = headers.get("ETag"), headers.get("Last-Modified")
@@ -633,17 +669,30 @@ class _Downloader:
             match = _CONTENT_RANGE.match(headers.get("Content-Range", ""))
             total = int(match.group(3)) if match and match.group(3) != "*" else None
             same_file = state.get("etag") in (None, etag) or etag is None
-            if not match or int(match.group(1)) != offset or not offset or not same_file or (
-                state.get("total") is not None and total != state.get("total")
+            if (
+                not match
+                or int(match.group(1)) != offset
+                or not offset
+                or not same_file
+                or (state.get("total") is not None and total != state.get("total"))
             ):
                 self.partial.discard()
-                raise _Retry(f"unexpected partial response (Content-Range {headers.get('Content-Range')!r} for a resume at byte {offset})")
+                raise _Retry(
+                    f"unexpected partial response (Content-Range {headers.get('Content-Range')!r} for a resume at byte {offset})"
+                )
         else:
             offset = 0  # a 200 is the whole file: the range was ignored, or the remote file changed
             length = headers.get("Content-Length")
             total = int(length) if length and length.isdigit() else None
-        self.partial.save({"url": self.url, "etag": etag, "last_modified": last_modified, "total": total,
-                           "remote_filename": _content_disposition_filename(headers.get("Content-Disposition"))})
+        self.partial.save(
+            {
+                "url": self.url,
+                "etag": etag,
+                "last_modified": last_modified,
+                "total": total,
+                "remote_filename": _content_disposition_filename(headers.get("Content-Disposition")),
+            }
+        )
         return offset, total
 
     def _receive(self, response: requests.Response, offset: int, total: int | None) -> None:
@@ -653,10 +702,17 @@ class _Downloader:
         import requests
         import urllib3
 
-        network_errors = (urllib3.exceptions.HTTPError, requests.exceptions.RequestException, http.client.HTTPException, OSError)
+        network_errors = (
+            urllib3.exceptions.HTTPError,
+            requests.exceptions.RequestException,
+            http.client.HTTPException,
+            OSError,
+        )
         received = 0
-        with self.partial.part.open("ab" if offset else "wb") as out, \
-                _progress_bar(self.progress, total, offset, self.target.name) as bar:
+        with (
+            self.partial.part.open("ab" if offset else "wb") as out,
+            _progress_bar(self.progress, total, offset, self.target.name) as bar,
+        ):
             chunks = response.raw.stream(CHUNK_SIZE, decode_content=False)
             while True:
                 try:
@@ -667,7 +723,9 @@ class _Downloader:
                     out.flush()
                     have = offset + received
                     of = f" of {total}" if total is not None else ""
-                    raise _Retry(f"connection lost after {have}{of} bytes ({error.__class__.__name__})", progressed=received > 0) from None
+                    raise _Retry(
+                        f"connection lost after {have}{of} bytes ({error.__class__.__name__})", progressed=received > 0
+                    ) from None
                 out.write(chunk)
                 received += len(chunk)
                 bar.update(len(chunk))
@@ -676,7 +734,9 @@ class _Downloader:
             raise _Retry(f"truncated at {have} of {total} bytes", progressed=received > 0)
         if total is not None and have > total:
             self.partial.discard()
-            raise DownloadError(f"{self.url}: received {have} bytes, more than the {total} announced; download discarded")
+            raise DownloadError(
+                f"{self.url}: received {have} bytes, more than the {total} announced; download discarded"
+            )
 
     def _finish(self, response: requests.Response, offset: int) -> FetchedSource:
         """Check the complete ``.part``, describe it, and move it onto the final name."""
@@ -687,12 +747,24 @@ class _Downloader:
             raise DownloadError(f"{error} — download refused, nothing kept") from None
         state = _read_json(self.partial.state) or {}
         result = FetchedSource(
-            source=self.url, path=self.target, size=checked.size, sha256=checked.sha256, fetched_at=_now(),
-            kind=checked.kind, downloaded=True, resumed_from=offset, http_status=response.status_code,
-            etag=state.get("etag"), last_modified=state.get("last_modified"),
+            source=self.url,
+            path=self.target,
+            size=checked.size,
+            sha256=checked.sha256,
+            fetched_at=_now(),
+            kind=checked.kind,
+            downloaded=True,
+            resumed_from=offset,
+            http_status=response.status_code,
+            etag=state.get("etag"),
+            last_modified=state.get("last_modified"),
             remote_filename=state.get("remote_filename"),
         )
-        meta = {k: v for k, v in result.to_dict().items() if k not in ("downloaded", "from_cache", "resumed_from", "source", "path")}
+        meta = {
+            k: v
+            for k, v in result.to_dict().items()
+            if k not in ("downloaded", "from_cache", "resumed_from", "source", "path")
+        }
         # the description first, then the file: a crash in between leaves a sha256 that the old file
         # (if any) does not match, so it is downloaded again rather than trusted
         atomic_write_text(_sidecar(self.target), json.dumps({"url": self.url, **meta}, indent=1))

@@ -66,8 +66,16 @@ _FUSED_ALTERNATIVES = (
     # the first closing tag whose name is "script" in ASCII letters, any case.
     # (A self-closing <script/> is not one: HTMLParser calls handle_startendtag, no raw text; it is a
     # "start" match below.)
-    ("script", r"<[sS][cC][rR][iI][pP][tT](?:" + _FUSED_ATTRIBUTE + r")*+[ \t\n\r\f]*+>(?s:.*?)</\s*[sS][cC][rR][iI][pP][tT]\s*>"),
-    ("style", r"<[sS][tT][yY][lL][eE](?:" + _FUSED_ATTRIBUTE + r")*+[ \t\n\r\f]*+>(?s:.*?)</\s*[sS][tT][yY][lL][eE]\s*>"),
+    (
+        "script",
+        r"<[sS][cC][rR][iI][pP][tT](?:"
+        + _FUSED_ATTRIBUTE
+        + r")*+[ \t\n\r\f]*+>(?s:.*?)</\s*[sS][cC][rR][iI][pP][tT]\s*>",
+    ),
+    (
+        "style",
+        r"<[sS][tT][yY][lL][eE](?:" + _FUSED_ATTRIBUTE + r")*+[ \t\n\r\f]*+>(?s:.*?)</\s*[sS][tT][yY][lL][eE]\s*>",
+    ),
     # Tag names as HTMLParser's endtagfind reads them (namespaced Word tags such as <o:p> included);
     # for start tags, tagfind_tolerant takes every character up to whitespace, "/" or ">". A start tag
     # ending in "/>" (after the name, a quoted value, a name without value or blanks: <br/>, <br />,
@@ -229,7 +237,13 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
     # kinds (match.lastindex) and group numbers as local variables: this loop runs once per construct
     kinds = scanner.groupindex
     script, style, comment, doctype, pi = (kinds[k] for k in ("script", "style", "comment", "doctype", "pi"))
-    run, start_tag, end_tag, other_text, marked = kinds["run"], kinds["start"], kinds["end"], kinds["text"], kinds["marked"]
+    run, start_tag, end_tag, other_text, marked = (
+        kinds["run"],
+        kinds["start"],
+        kinds["end"],
+        kinds["text"],
+        kinds["marked"],
+    )
     run_lead, run_core, run_trail, start_name, end_name = run + 1, run + 2, run + 3, start_tag + 1, end_tag + 1
     simple_references = _SIMPLE_REFERENCES
     start_slash = start_tag + 2
@@ -246,7 +260,9 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                     continue
             if pre_depth:
                 start, end = match.span()
-                last, newlines, space_start, space_end = _preformatted(out, source, start, end, last, newlines, space_start, space_end)
+                last, newlines, space_start, space_end = _preformatted(
+                    out, source, start, end, last, newlines, space_start, space_end
+                )
                 continue
             start, end = match.span(run_lead)
             if not core:
@@ -257,21 +273,26 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 # references, line breaks or runs of blanks in the core
                 if "  " in core or "\n" in core and ("\n\n" in core or " \n" in core or "\n " in core):
                     start, end = match.span()  # runs of blanks: _GAP_RE's gaps
-                    last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
+                    last, newlines, space_start, space_end = _collapsed_run(
+                        out, source, start, end, last, newlines, space_start, space_end
+                    )
                     continue
                 # single "\n" and complete references: one identity run per literal stretch, each single
                 # "\n" in it read as a space mapped to itself (collapsible_space, flushed by the next
                 # literal), one run per reference (``mapped``), i.e. what _GAP_RE's split would give
                 rollback = len(parts)  # one run per part
                 if space_start >= 0:  # collapsible_space(leading blanks), then the core (as below)
-                    add_part(" "); add_run((1, space_start, space_end))
+                    add_part(" ")
+                    add_run((1, space_start, space_end))
                 elif end > start and last not in "\n\t ":
-                    add_part(" "); add_run((1, start, end))
+                    add_part(" ")
+                    add_run((1, start, end))
                 chunks = core.replace("\n", " ").split("&")
                 position = end
                 literal = chunks[0]
                 if literal:
-                    add_part(literal); add_run((len(literal), position, -1))
+                    add_part(literal)
+                    add_run((len(literal), position, -1))
                     position += len(literal)
                 # each chunk after the first: a reference without its "&" (up to ";"), then a literal
                 for chunk in islice(chunks, 1, None):
@@ -279,11 +300,13 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                     value = simple_references.get(name) or _simple_reference(name)
                     if not value:
                         break
-                    add_part(value); add_run((len(value), position, position + len(name) + 1))
+                    add_part(value)
+                    add_run((len(value), position, position + len(name) + 1))
                     position += len(name) + 1
-                    literal = chunk[len(name):]
+                    literal = chunk[len(name) :]
                     if literal:
-                        add_part(literal); add_run((len(literal), position, -1))
+                        add_part(literal)
+                        add_run((len(literal), position, -1))
                         position += len(literal)
                 else:
                     last = parts[-1][-1]
@@ -294,16 +317,21 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                         space_start, space_end = start, end
                     continue
                 # a reference that is not simple: undo, and decode the run the general way
-                del parts[rollback:], runs[3 * rollback:]
+                del parts[rollback:], runs[3 * rollback :]
                 start, end = match.span()
-                last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
+                last, newlines, space_start, space_end = _collapsed_run(
+                    out, source, start, end, last, newlines, space_start, space_end
+                )
                 continue
             # a core with single spaces only: collapsible_space(leading blanks), then literal(core)
             if space_start >= 0:  # flush the pending space
-                add_part(" "); add_run((1, space_start, space_end))
+                add_part(" ")
+                add_run((1, space_start, space_end))
             elif end > start and last not in "\n\t ":  # ("" is in it too)
-                add_part(" "); add_run((1, start, end))
-            add_part(core); add_run((len(core), end, -1))
+                add_part(" ")
+                add_run((1, start, end))
+            add_part(core)
+            add_run((len(core), end, -1))
             last = core[-1]
             newlines = 0
             space_start = -1
@@ -383,22 +411,26 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 last = out.last
             if code == 1:
                 if last != "" and newlines < 2:
-                    add_part("\n"); add_run((1, position, position))
+                    add_part("\n")
+                    add_run((1, position, position))
                     newlines += 1
                     last = "\n"
             elif code == 4:
                 if last not in "\n\t":  # ("" is in it too)
-                    add_part("\t"); add_run((1, position, position))
+                    add_part("\t")
+                    add_run((1, position, position))
                     newlines = 0
                     last = "\t"
             elif last != "":
                 if last == "\t" and runs[-2] == runs[-1]:
                     # _drop_last of an inserted cell separator: its own part and run
-                    parts.pop(); del runs[-3:]
+                    parts.pop()
+                    del runs[-3:]
                     last = parts[-1][-1] if parts else ""
                 count = 2 if code == 2 else 1
                 while newlines < count:
-                    add_part("\n"); add_run((1, position, position))
+                    add_part("\n")
+                    add_run((1, position, position))
                     newlines += 1
                     last = "\n"
         elif kind == other_text:
@@ -411,9 +443,13 @@ def _fused_extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[
                 else:
                     continue
             if pre_depth:
-                last, newlines, space_start, space_end = _preformatted(out, source, start, end, last, newlines, space_start, space_end)
+                last, newlines, space_start, space_end = _preformatted(
+                    out, source, start, end, last, newlines, space_start, space_end
+                )
                 continue
-            last, newlines, space_start, space_end = _collapsed_run(out, source, start, end, last, newlines, space_start, space_end)
+            last, newlines, space_start, space_end = _collapsed_run(
+                out, source, start, end, last, newlines, space_start, space_end
+            )
         elif kind == script or kind == style:
             if hidden_element is None:
                 # the element is hidden from the end of its start tag (no ">" inside: see _FUSED_ATTRIBUTE)
@@ -473,7 +509,8 @@ def _collapsed_run(
                 position += 1
             if text:
                 if text[-1] == " " and len(text) > 1 and space_start < 0:
-                    add_part(text[:-1]); add_run((len(text) - 1, position, -1))
+                    add_part(text[:-1])
+                    add_run((len(text) - 1, position, -1))
                     last = text[-2]
                     newlines = 0
                     if last not in "\n\t ":
@@ -483,9 +520,11 @@ def _collapsed_run(
                         space_start, space_end = position, text_end
                 else:
                     if space_start >= 0:
-                        add_part(" "); add_run((1, space_start, space_end))
+                        add_part(" ")
+                        add_run((1, space_start, space_end))
                         space_start = -1
-                    add_part(text); add_run((len(text), position, -1))
+                    add_part(text)
+                    add_run((len(text), position, -1))
                     last = text[-1]
                     newlines = 0
             position = text_end
@@ -503,10 +542,12 @@ def _collapsed_run(
         position += len(ref)
         value, consumed, is_space = references.get(ref) or _decoded_reference(ref)
         if space_start >= 0 and (consumed == 0 or not is_space):
-            add_part(" "); add_run((1, space_start, space_end))
+            add_part(" ")
+            add_run((1, space_start, space_end))
             space_start = -1
         if consumed == 0:  # an unknown name: literal
-            add_part(ref); add_run((len(ref), ref_start, -1))
+            add_part(ref)
+            add_run((len(ref), ref_start, -1))
             last = ref[-1]
             newlines = 0
             continue
@@ -515,14 +556,17 @@ def _collapsed_run(
             if space_start < 0 and last not in "\n\t ":
                 space_start, space_end = ref_start, ref_end
         else:
-            add_part(value); add_run((len(value), ref_start, ref_end))
+            add_part(value)
+            add_run((len(value), ref_start, ref_end))
             last = value[-1]
             newlines = 0
         if ref_end < position:  # a legacy reference without ";": the rest is literal
             if space_start >= 0:
-                add_part(" "); add_run((1, space_start, space_end))
+                add_part(" ")
+                add_run((1, space_start, space_end))
                 space_start = -1
-            add_part(ref[consumed:]); add_run((position - ref_end, ref_end, -1))
+            add_part(ref[consumed:])
+            add_run((position - ref_end, ref_end, -1))
             last = ref[-1]
             newlines = 0
     return last, newlines, space_start, space_end

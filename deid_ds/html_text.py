@@ -657,9 +657,7 @@ class _Extractor(HTMLParser):
             self.cursor = len(self.source)
 
 
-def emit_text(
-    out: _TextBuilder, source: str, start: int, end: int, *, preformatted: bool, decode: bool = True
-) -> None:
+def emit_text(out: _TextBuilder, source: str, start: int, end: int, *, preformatted: bool, decode: bool = True) -> None:
     """Decode ``source[start:end]`` (references, whitespace) into ``out``."""
     if preformatted:
         _emit_preformatted(out, source, start, end, decode)

@@ -26,6 +26,7 @@ OPTIONAL_COLUMNS: tuple[str, ...] = ("id_patient", "doc_type", *PATIENT_FIELDS)
 NOTE_COLUMNS: tuple[str, ...] = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 TEXT_SUFFIXES = (".html", ".htm", ".txt")
 from deid_ds.defaults import DEFAULT_BATCH_SIZE  # noqa: E402 - re-exported
+
 _PARQUET_MAGIC = b"PAR1"
 
 
@@ -38,7 +39,9 @@ def parse_column_map(items: Iterable[str]) -> dict[str, str]:
         if not sep or not ours or not theirs:
             raise InputError(f"column mapping {item!r} is not of the form OUR_NAME=SOURCE_NAME")
         if ours not in NOTE_COLUMNS:
-            raise InputError(f"column mapping {item!r}: {ours!r} is not a notes column (one of {', '.join(NOTE_COLUMNS)})")
+            raise InputError(
+                f"column mapping {item!r}: {ours!r} is not a notes column (one of {', '.join(NOTE_COLUMNS)})"
+            )
         mapping[ours] = theirs
     return mapping
 
@@ -93,7 +96,9 @@ class NotesSource:
         wanted = [self.columns[name] for name in ("id_document", "id_patient") if name in self.columns]
         for file in self.files:
             row = 0
-            for record_batch in pq.ParquetFile(file).iter_batches(batch_size=batch_size, columns=list(dict.fromkeys(wanted))):
+            for record_batch in pq.ParquetFile(file).iter_batches(
+                batch_size=batch_size, columns=list(dict.fromkeys(wanted))
+            ):
                 data = record_batch.to_pydict()
                 documents = data[self.columns["id_document"]]
                 patients = data[self.columns["id_patient"]] if "id_patient" in self.columns else [None] * len(documents)
@@ -118,7 +123,13 @@ def open_notes(path: str | Path, column_map: Mapping[str, str] | None = None) ->
         if parquet_files:
             return _open_parquet(path, tuple(parquet_files), column_map)
         if text_files:
-            return NotesSource(path, "files", len(text_files), {"id_document": "<file name>", "html": "<file content>"}, tuple(text_files))
+            return NotesSource(
+                path,
+                "files",
+                len(text_files),
+                {"id_document": "<file name>", "html": "<file content>"},
+                tuple(text_files),
+            )
         raise InputError(f"{path}: directory holds no *.parquet and no {'/'.join('*' + s for s in TEXT_SUFFIXES)} file")
     if path.suffix.lower() in TEXT_SUFFIXES:
         return NotesSource(path, "files", 1, {"id_document": "<file name>", "html": "<file content>"}, (path,))
@@ -160,9 +171,7 @@ def _check_columns(file: Path, names: list[str], column_map: Mapping[str, str]) 
         theirs = column_map.get(ours, ours)
         if theirs not in names:
             hint = f"use --column {ours}=SOURCE_COLUMN" if ours not in column_map else "check the --column mapping"
-            raise InputError(
-                f"{file}: required column {theirs!r} not found (columns: {', '.join(names)}); {hint}"
-            )
+            raise InputError(f"{file}: required column {theirs!r} not found (columns: {', '.join(names)}); {hint}")
     for ours, theirs in column_map.items():
         if theirs not in names and ours not in REQUIRED_COLUMNS:
             raise InputError(f"{file}: mapped column {theirs!r} (for {ours}) not found (columns: {', '.join(names)})")

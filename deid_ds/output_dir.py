@@ -38,8 +38,10 @@ MARKER_TOOL = "deid-ds"
 _TMP_NAME = re.compile(r"\.deid-ds-tmp-(\d+)-[0-9a-f]{8}([no])-(.+)")
 #: The paths a run reads (``None`` for an option not given): never replaced, nor a directory holding one.
 Inputs = Iterable["str | Path | None"]
-OVERWRITE_HELP = ("Replace OUT even when deid-ds did not write it (no .deid-ds.json marker inside). "
-                  "Never allowed: /, the home or current directory, an input of the run or a directory holding one.")
+OVERWRITE_HELP = (
+    "Replace OUT even when deid-ds did not write it (no .deid-ds.json marker inside). "
+    "Never allowed: /, the home or current directory, an input of the run or a directory holding one."
+)
 
 
 class OutputRefused(DeidError):
@@ -61,9 +63,9 @@ def _is_remote(path: str | Path) -> bool:
 def _local(path: str | Path) -> Path:
     text = str(path)
     if text.startswith("file://"):
-        text = text[len("file://"):]
+        text = text[len("file://") :]
     elif text.startswith("file:"):
-        text = text[len("file:"):]
+        text = text[len("file:") :]
     return Path(text)
 
 
@@ -116,8 +118,9 @@ def check_output_dir(out: str | Path, command: str, inputs: Inputs = (), overwri
         raise OutputRefused(f"--out {out}: is a symbolic link; give the directory it points to, or another path")
     reason = forbidden_reason(path, inputs)
     if reason is not None:
-        raise OutputRefused(f"--out {out}: refused, {reason} (never replaced, even with --overwrite); "
-                            "choose a new directory")
+        raise OutputRefused(
+            f"--out {out}: refused, {reason} (never replaced, even with --overwrite); choose a new directory"
+        )
     if not path.exists():
         return path
     if not path.is_dir():
@@ -128,29 +131,33 @@ def check_output_dir(out: str | Path, command: str, inputs: Inputs = (), overwri
     if marker is not None and marker.get("command") == command:
         return path
     if marker is not None:
-        raise OutputRefused(f"--out {out}: holds the output of deid-ds {marker.get('command')}, not {command}; "
-                            "pass --overwrite to replace it, or choose another --out")
+        raise OutputRefused(
+            f"--out {out}: holds the output of deid-ds {marker.get('command')}, not {command}; "
+            "pass --overwrite to replace it, or choose another --out"
+        )
     try:
         empty = not any(path.iterdir())
     except OSError as error:
         raise OutputRefused(f"--out {out}: cannot be listed ({error.strerror})") from None
     if empty:
         return path
-    raise OutputRefused(f"--out {out}: exists and was not written by deid-ds (no {MARKER} inside; "
-                        "an older deid-ds wrote none): pass --overwrite to replace it and everything in it, "
-                        "or choose another --out")
+    raise OutputRefused(
+        f"--out {out}: exists and was not written by deid-ds (no {MARKER} inside; "
+        "an older deid-ds wrote none): pass --overwrite to replace it and everything in it, "
+        "or choose another --out"
+    )
 
 
-def check_work_directory(work: Path, inputs: Inputs = (), overwrite: bool = False, *,
-                         sign: str = "state.json") -> None:
+def check_work_directory(work: Path, inputs: Inputs = (), overwrite: bool = False, *, sign: str = "state.json") -> None:
     """Check a run may use (and in the end remove) the work directory ``work`` (weak-label's ``OUT.partial``).
 
     An existing ``work`` must be one deid-ds made (it holds ``sign``), or empty, or ``overwrite`` given;
     the targets :func:`forbidden_reason` names are refused whatever.
     """
     if work.is_symlink():
-        raise OutputRefused(f"{work}: the work directory of this --out is a symbolic link; "
-                            "move it away or choose another --out")
+        raise OutputRefused(
+            f"{work}: the work directory of this --out is a symbolic link; move it away or choose another --out"
+        )
     reason = forbidden_reason(work, inputs)
     if reason is not None:
         raise OutputRefused(f"{work}: refused as the work directory of this --out, {reason}; choose another --out")
@@ -159,8 +166,10 @@ def check_work_directory(work: Path, inputs: Inputs = (), overwrite: bool = Fals
     if not work.is_dir():
         raise OutputRefused(f"{work}: the work directory of this --out is a file; remove it or choose another --out")
     if not (work / sign).is_file() and any(work.iterdir()):
-        raise OutputRefused(f"{work}: exists and is not a deid-ds work directory (no {sign}); "
-                            "pass --overwrite to replace it, or choose another --out")
+        raise OutputRefused(
+            f"{work}: exists and is not a deid-ds work directory (no {sign}); "
+            "pass --overwrite to replace it, or choose another --out"
+        )
 
 
 def _lock_path(out: Path) -> Path:
@@ -189,8 +198,10 @@ def output_lock(out: Path) -> Iterator[None]:
             os.close(fd)
             if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                 raise
-            raise OutputRefused(f"--out {out}: another deid-ds run is writing it (lock {lock.name}); "
-                                "wait for it to finish or choose another --out") from None
+            raise OutputRefused(
+                f"--out {out}: another deid-ds run is writing it (lock {lock.name}); "
+                "wait for it to finish or choose another --out"
+            ) from None
         try:
             same = os.fstat(fd).st_ino == os.stat(lock).st_ino
         except FileNotFoundError:

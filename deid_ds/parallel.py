@@ -104,8 +104,9 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int = 1, pref
     context = multiprocessing.get_context("spawn")
     # Workers are started by the thread that submits (this generator's consumer).
     death_signal = threading.current_thread() is threading.main_thread()
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_exit_with_parent,
-                               initargs=(os.getpid(), death_signal))
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(), death_signal)
+    )
     pending: deque[Future[R]] = deque()
     try:
         for item in items:

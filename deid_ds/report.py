@@ -18,7 +18,9 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]], title
     widths = [max([len(h)] + [len(row[i]) for row in cells]) for i, h in enumerate(headers)]
 
     def line(values: Sequence[str]) -> str:
-        return "  ".join(v.rjust(w) if numeric[i] else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))).rstrip()
+        return "  ".join(
+            v.rjust(w) if numeric[i] else v.ljust(w) for i, (v, w) in enumerate(zip(values, widths))
+        ).rstrip()
 
     out = []
     if title:

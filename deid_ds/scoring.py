@@ -267,7 +267,9 @@ class SpanScores:
             lenient = self.lenient[label]
             rows.append([label, c.gold, c.predicted, c.tp, c.precision, c.recall, c.f1, lenient.f1])
         micro, lenient_micro = self.micro, self.lenient_micro
-        rows.append(["micro", micro.gold, micro.predicted, micro.tp, micro.precision, micro.recall, micro.f1, lenient_micro.f1])
+        rows.append(
+            ["micro", micro.gold, micro.predicted, micro.tp, micro.precision, micro.recall, micro.f1, lenient_micro.f1]
+        )
         sections = [
             format_table(
                 ["label", "gold", "pred", "TP", "P", "R", "F1", "lenient F1"],
@@ -279,8 +281,14 @@ class SpanScores:
         summary = [
             ["micro P / R / F1 (exact)", f"{micro.precision:.3f} / {micro.recall:.3f} / {micro.f1:.3f}"],
             ["macro F1 (exact)", f"{self.macro_f1:.3f}"],
-            ["micro P / R / F1 (lenient)", f"{lenient_micro.precision:.3f} / {lenient_micro.recall:.3f} / {lenient_micro.f1:.3f}"],
-            [f"{unit} recall, label-blind (redacted)", f"{self.redacted_recall:.3f} ({self.redacted_covered:,} of {self.redacted_gold:,} {unit}s)"],
+            [
+                "micro P / R / F1 (lenient)",
+                f"{lenient_micro.precision:.3f} / {lenient_micro.recall:.3f} / {lenient_micro.f1:.3f}",
+            ],
+            [
+                f"{unit} recall, label-blind (redacted)",
+                f"{self.redacted_recall:.3f} ({self.redacted_covered:,} of {self.redacted_gold:,} {unit}s)",
+            ],
             [
                 "fully redacted documents",
                 f"{self.fully_redacted_share:.3f} ({self.documents_fully_redacted:,} of {self.documents_with_gold:,} with gold)",
@@ -289,10 +297,22 @@ class SpanScores:
         sections.append(format_table(["metric", "value"], summary))
         if self.per_doc_type:
             rows = [
-                [t, s.documents, s.counts.gold, s.counts.predicted, s.counts.tp, s.counts.precision, s.counts.recall, s.counts.f1, s.redacted_recall]
+                [
+                    t,
+                    s.documents,
+                    s.counts.gold,
+                    s.counts.predicted,
+                    s.counts.tp,
+                    s.counts.precision,
+                    s.counts.recall,
+                    s.counts.f1,
+                    s.redacted_recall,
+                ]
                 for t, s in self.per_doc_type.items()
             ]
-            sections.append(format_table(["document type", "docs", "gold", "pred", "TP", "P", "R", "F1", "redacted"], rows))
+            sections.append(
+                format_table(["document type", "docs", "gold", "pred", "TP", "P", "R", "F1", "redacted"], rows)
+            )
         if self.per_source:
             rows = [[name, s.spans, s.correct, s.precision, s.lenient_precision] for name, s in self.per_source.items()]
             sections.append(format_table(["source", "spans", "correct", "precision", "overlap"], rows))
@@ -327,7 +347,9 @@ def _spans(frame: pd.DataFrame | None, name: str, columns: Iterable[str] = _SPAN
         frame = pd.DataFrame({c: [] for c in columns})  # "nothing predicted" may come as a bare empty frame
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise InputError(f"{name}: column(s) {', '.join(missing)} not found (columns: {', '.join(map(str, frame.columns))})")
+        raise InputError(
+            f"{name}: column(s) {', '.join(missing)} not found (columns: {', '.join(map(str, frame.columns))})"
+        )
     out = pd.DataFrame(index=pd.RangeIndex(len(frame)))
     out["id_document"] = _id_column(frame["id_document"].reset_index(drop=True))
     if "label" in columns:
@@ -341,7 +363,9 @@ def _spans(frame: pd.DataFrame | None, name: str, columns: Iterable[str] = _SPAN
         raise InputError(f"{name}: offsets must lie between 0 and 2**32")
     if "source" in frame.columns:
         source = frame["source"].reset_index(drop=True).astype(object)
-        out["source"] = source.where(source.notna() & (source.astype(str) != ""), _NO_SOURCE).astype(str).to_numpy(dtype=object)
+        out["source"] = (
+            source.where(source.notna() & (source.astype(str) != ""), _NO_SOURCE).astype(str).to_numpy(dtype=object)
+        )
     return out
 
 
@@ -392,7 +416,9 @@ def _union(group: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.nd
     return starts, ends
 
 
-def _overlaps_union(group: np.ndarray, start: np.ndarray, end: np.ndarray, union: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def _overlaps_union(
+    group: np.ndarray, start: np.ndarray, end: np.ndarray, union: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
     """For each interval, whether it overlaps (by at least one character) a merged interval of its group."""
     u_start, u_end = union
     if not len(start):
@@ -432,7 +458,12 @@ def _expand(lo: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _overlap_pairs(
-    a_group: np.ndarray, a_start: np.ndarray, a_end: np.ndarray, b_group: np.ndarray, b_start: np.ndarray, b_end: np.ndarray
+    a_group: np.ndarray,
+    a_start: np.ndarray,
+    a_end: np.ndarray,
+    b_group: np.ndarray,
+    b_start: np.ndarray,
+    b_end: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every (a, b) pair of intervals of the same group overlapping by ≥ 1 character, with the overlap.
 
@@ -497,7 +528,9 @@ def _labels_in(*frames: pd.DataFrame) -> list[str]:
 
 
 def _per_label(tp: pd.Series, predicted: pd.Series, gold: pd.Series, labels: list[str]) -> dict[str, Counts]:
-    return {label: Counts(int(tp.get(label, 0)), int(predicted.get(label, 0)), int(gold.get(label, 0))) for label in labels}
+    return {
+        label: Counts(int(tp.get(label, 0)), int(predicted.get(label, 0)), int(gold.get(label, 0))) for label in labels
+    }
 
 
 def score_spans(
@@ -532,7 +565,9 @@ def score_spans(
     hits = pred_u.merge(gold_u, on=key, how="inner")
 
     # Exact, per label and per document.
-    exact = _per_label(hits.groupby("label").size(), pred_u.groupby("label").size(), gold_u.groupby("label").size(), labels)
+    exact = _per_label(
+        hits.groupby("label").size(), pred_u.groupby("label").size(), gold_u.groupby("label").size(), labels
+    )
     doc_counts = np.zeros((n_docs, 3), dtype=np.int64)  # tp, predicted, gold
     for column, frame in enumerate((hits, pred_u, gold_u)):
         doc_counts[:, column] = np.bincount(frame["doc"].to_numpy(dtype=np.int64), minlength=n_docs)[:n_docs]
@@ -541,7 +576,9 @@ def score_spans(
     n_labels = len(labels)
 
     def groups(frame: pd.DataFrame) -> np.ndarray:
-        return frame["doc"].to_numpy(dtype=np.int64) * n_labels + frame["label"].map(label_code).to_numpy(dtype=np.int64)
+        return frame["doc"].to_numpy(dtype=np.int64) * n_labels + frame["label"].map(label_code).to_numpy(
+            dtype=np.int64
+        )
 
     g_group, p_group = groups(gold_u), groups(pred_u)
     g_start, g_end = gold_u["html_start"].to_numpy(), gold_u["html_end"].to_numpy()
@@ -580,19 +617,36 @@ def score_spans(
     if "source" in pred_frame.columns and len(pred_frame):
         correct = pred_frame[key].merge(gold_u.assign(_hit=True), on=key, how="left")["_hit"].notna().to_numpy()
         overlapping = np.zeros(len(pred_frame), dtype=bool)
-        rows, _, _ = _overlap_pairs(groups(pred_frame), pred_frame["html_start"].to_numpy(), pred_frame["html_end"].to_numpy(), g_group, g_start, g_end)
+        rows, _, _ = _overlap_pairs(
+            groups(pred_frame),
+            pred_frame["html_start"].to_numpy(),
+            pred_frame["html_end"].to_numpy(),
+            g_group,
+            g_start,
+            g_end,
+        )
         overlapping[rows] = True
-        table = pd.DataFrame({"source": pred_frame["source"].to_numpy(), "correct": correct, "overlapping": overlapping})
-        summary = table.groupby("source", sort=False).agg(spans=("correct", "size"), correct=("correct", "sum"), overlapping=("overlapping", "sum"))
+        table = pd.DataFrame(
+            {"source": pred_frame["source"].to_numpy(), "correct": correct, "overlapping": overlapping}
+        )
+        summary = table.groupby("source", sort=False).agg(
+            spans=("correct", "size"), correct=("correct", "sum"), overlapping=("overlapping", "sum")
+        )
         summary = summary.reset_index().sort_values(["spans", "source"], ascending=[False, True])
         per_source = {
-            str(row.source): SourceScore(int(row.spans), int(row.correct), int(row.overlapping)) for row in summary.itertuples(index=False)
+            str(row.source): SourceScore(int(row.spans), int(row.correct), int(row.overlapping))
+            for row in summary.itertuples(index=False)
         }
 
     # Per document type.
     per_doc_type: dict[str, DocTypeScore] = {}
     if doc_types is not None:
-        types = {as_identifier(k): (str(v) if v is not None and not (isinstance(v, float) and np.isnan(v)) else _UNKNOWN_TYPE) for k, v in doc_types.items()}
+        types = {
+            as_identifier(k): (
+                str(v) if v is not None and not (isinstance(v, float) and np.isnan(v)) else _UNKNOWN_TYPE
+            )
+            for k, v in doc_types.items()
+        }
         doc_type = pd.Series([types.get(d, _UNKNOWN_TYPE) for d in doc_ids], dtype=object)
         frame = pd.DataFrame(doc_counts, columns=["tp", "predicted", "gold"])
         frame["docs"] = 1
@@ -601,7 +655,10 @@ def score_spans(
         frame["type"] = doc_type
         for name, row in frame.groupby("type", sort=True).sum().iterrows():
             per_doc_type[str(name)] = DocTypeScore(
-                int(row["docs"]), Counts(int(row["tp"]), int(row["predicted"]), int(row["gold"])), int(row["redacted_gold"]), int(row["redacted_covered"])
+                int(row["docs"]),
+                Counts(int(row["tp"]), int(row["predicted"]), int(row["gold"])),
+                int(row["redacted_gold"]),
+                int(row["redacted_covered"]),
             )
 
     return SpanScores(
@@ -662,7 +719,9 @@ def _bootstrap_f1(doc_counts: np.ndarray, n: int, seed: int) -> np.ndarray:
         tp_sum = tp @ weights
         total_sum = total @ weights
         with np.errstate(divide="ignore", invalid="ignore"):
-            out[:, begin : begin + size] = np.where(total_sum > 0, 2 * tp_sum / np.where(total_sum > 0, total_sum, 1), 1.0)
+            out[:, begin : begin + size] = np.where(
+                total_sum > 0, 2 * tp_sum / np.where(total_sum > 0, total_sum, 1), 1.0
+            )
     return out
 
 
@@ -705,15 +764,40 @@ class SystemComparison:
             delta = "" if name == first else "[{:+.3f}, {:+.3f}]".format(*self.delta_ci[name])
             micro = s.micro
             rows.append(
-                [name, micro.precision, micro.recall, micro.f1, f"[{low:.3f}, {high:.3f}]", delta, s.macro_f1, s.lenient_micro.f1, s.redacted_recall, s.fully_redacted_share]
+                [
+                    name,
+                    micro.precision,
+                    micro.recall,
+                    micro.f1,
+                    f"[{low:.3f}, {high:.3f}]",
+                    delta,
+                    s.macro_f1,
+                    s.lenient_micro.f1,
+                    s.redacted_recall,
+                    s.fully_redacted_share,
+                ]
             )
-        headers = ["system", "P", "R", "F1", f"F1 {percent} CI", f"ΔF1 vs {first}", "macro F1", "lenient F1", "redacted", "fully red."]
+        headers = [
+            "system",
+            "P",
+            "R",
+            "F1",
+            f"F1 {percent} CI",
+            f"ΔF1 vs {first}",
+            "macro F1",
+            "lenient F1",
+            "redacted",
+            "fully red.",
+        ]
         sections = [format_table(headers, rows, title="Exact-span micro scores (bootstrap over documents)")]
         if self.scores:
             labels = list(next(iter(self.scores.values())).exact)
             for s in self.scores.values():
                 labels += [label for label in s.exact if label not in labels]
-            rows = [[label, *(s.exact[label].f1 if label in s.exact else 1.0 for s in self.scores.values())] for label in labels]
+            rows = [
+                [label, *(s.exact[label].f1 if label in s.exact else 1.0 for s in self.scores.values())]
+                for label in labels
+            ]
             sections.append(format_table(["F1 per label", *self.scores], rows))
         return "\n\n".join(sections)
 
@@ -721,7 +805,8 @@ class SystemComparison:
         return {
             "confidence": self.confidence,
             "systems": {
-                name: {**s.to_dict(), "micro_f1_ci": list(self.ci[name]), "delta_f1_ci": list(self.delta_ci[name])} for name, s in self.scores.items()
+                name: {**s.to_dict(), "micro_f1_ci": list(self.ci[name]), "delta_f1_ci": list(self.delta_ci[name])}
+                for name, s in self.scores.items()
             },
         }
 
@@ -746,7 +831,10 @@ def compare_systems(
     gold_frame = _spans(gold, "gold")
     frames = {name: _spans(frame, f"predicted ({name})") for name, frame in systems.items()}
     doc_ids = _document_list(documents, gold_frame, *frames.values())
-    scores = {name: score_spans(gold_frame, frame, tokens=tokens, documents=doc_ids, doc_types=doc_types) for name, frame in frames.items()}
+    scores = {
+        name: score_spans(gold_frame, frame, tokens=tokens, documents=doc_ids, doc_types=doc_types)
+        for name, frame in frames.items()
+    }
     if not scores:
         return SystemComparison({}, {}, {}, confidence)
     counts = np.stack([s.doc_counts for s in scores.values()])

@@ -30,6 +30,7 @@ from deid_ds.punkt import sentence_splitter
 from deid_ds.tokens import fixup_positions, tokenize, tokenize_with
 
 from deid_ds.defaults import DEFAULT_MAX_TOKENS  # noqa: E402 - re-exported
+
 _SOFT_BREAK_TOKENS = frozenset({";", ",", ":"})
 SPACES = frozenset(" \t\n\r\f\v\xa0\u202f\u2009\u2007\u2002\u2003\u3000")
 _SENTENCE_END = re.compile(r"[.?!\u2026]\W*\s")
@@ -98,9 +99,7 @@ class TokenSpans:
 class Segmenter:
     """Splits parsed notes into sentences and tokens. Build once, reuse for every note."""
 
-    def __init__(
-        self, parameters: PunktParameters | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS
-    ) -> None:
+    def __init__(self, parameters: PunktParameters | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
         if max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
         self._splitter: PunktSentenceTokenizer = sentence_splitter(parameters)

@@ -12,18 +12,56 @@ from deid_ds.notes_io import parse_column_map
 
 @click.command("segment")
 @click.argument("notes", type=click.Path(path_type=str))
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite).")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(path_type=str),
+    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite).",
+)
 @overwrite_option
 @column_option
-@click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).")
-@click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens; longer ones are cut.")
-@click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes read and processed at a time.")
+@click.option(
+    "--punkt",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).",
+)
+@click.option(
+    "--max-tokens",
+    default=DEFAULT_MAX_TOKENS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Longest sentence, in tokens; longer ones are cut.",
+)
+@click.option(
+    "--batch-size",
+    default=DEFAULT_BATCH_SIZE,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Notes read and processed at a time.",
+)
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
-@click.option("--max-note-bytes", default=DEFAULT_MAX_NOTE_BYTES, show_default=True, type=click.IntRange(min=0), metavar="BYTES", help="A note with more HTML than this is failed (\"note larger than the limit\"); 0: no limit.")
-@click.option("--note-timeout", default=DEFAULT_NOTE_TIMEOUT, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS", help="A note still being segmented after this is interrupted and failed; 0: no limit.")
+@click.option(
+    "--max-note-bytes",
+    default=DEFAULT_MAX_NOTE_BYTES,
+    show_default=True,
+    type=click.IntRange(min=0),
+    metavar="BYTES",
+    help='A note with more HTML than this is failed ("note larger than the limit"); 0: no limit.',
+)
+@click.option(
+    "--note-timeout",
+    default=DEFAULT_NOTE_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="A note still being segmented after this is interrupted and failed; 0: no limit.",
+)
 @quiet_option
 @handle_errors
-def segment_command(notes, out, overwrite, column, punkt, max_tokens, batch_size, workers, max_note_bytes, note_timeout, quiet):
+def segment_command(
+    notes, out, overwrite, column, punkt, max_tokens, batch_size, workers, max_note_bytes, note_timeout, quiet
+):
     """Split HTML notes into sentences and tokens with offsets in the text and in the HTML.
 
     NOTES is a Parquet file or directory (the notes table of the README), or HTML/text files.
@@ -51,7 +89,9 @@ def segment_command(notes, out, overwrite, column, punkt, max_tokens, batch_size
 
 @click.command("punkt-train")
 @click.argument("notes", type=click.Path(path_type=str))
-@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False, path_type=str), help="Parameter file to write (JSON).")
+@click.option(
+    "--out", "-o", required=True, type=click.Path(dir_okay=False, path_type=str), help="Parameter file to write (JSON)."
+)
 @column_option
 @click.option("--limit", type=click.IntRange(min=1), help="Train on the first N notes only.")
 @quiet_option

@@ -25,7 +25,14 @@ from deid_ds.errors import DocumentError
 from deid_ds.html_text import ParsedHtml, html_to_text
 from deid_ds.output_dir import output_directory
 from deid_ds.model import Note
-from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT, NoteLimits, NoteTimer, size_error, timeout_error
+from deid_ds.note_limits import (
+    DEFAULT_MAX_NOTE_BYTES,
+    DEFAULT_NOTE_TIMEOUT,
+    NoteLimits,
+    NoteTimer,
+    size_error,
+    timeout_error,
+)
 from deid_ds.notes_io import DEFAULT_BATCH_SIZE, open_notes
 from deid_ds.parallel import ordered_map, relaxed_gc
 from deid_ds.segment import DEFAULT_MAX_TOKENS, SPACES, Segmenter, TokenSpans
@@ -179,7 +186,19 @@ class SentenceColumns:
     TOKEN_FIELDS = ("text", "start", "end", "html_start", "html_end", "ws")
 
     def __init__(self) -> None:
-        self.sentence: dict[str, list] = {name: [] for name in ("id_document", "id_patient", "sentence_index", "text_start", "text_end", "html_start", "html_end", "text")}
+        self.sentence: dict[str, list] = {
+            name: []
+            for name in (
+                "id_document",
+                "id_patient",
+                "sentence_index",
+                "text_start",
+                "text_end",
+                "html_start",
+                "html_end",
+                "text",
+            )
+        }
         self.token: dict[str, list] = {name: [] for name in self.TOKEN_FIELDS}
         self.token_offsets: list[int] = [0]
 
@@ -240,7 +259,9 @@ def note_html_size(note: Note) -> int:
     return 0
 
 
-def _segment_batch(job: tuple[list[Note], SegmentOptions, NoteLimits]) -> tuple[list[tuple[DocumentStatus, int]], SentenceColumns]:
+def _segment_batch(
+    job: tuple[list[Note], SegmentOptions, NoteLimits],
+) -> tuple[list[tuple[DocumentStatus, int]], SentenceColumns]:
     notes, options, limits = job
     segmenter = segmenter_for(options)
     statuses = []

@@ -14,28 +14,120 @@ from deid_ds.notes_io import parse_column_map
 
 @click.command("weak-label")
 @click.argument("notes", type=str)
-@click.option("--kb", type=click.Path(path_type=str), help="Knowledge base from `deid-ds build-kb`. Without it the gazetteer rules are off; patterns, context cues and metadata still label.")
-@click.option("--out", "-o", required=True, type=str, help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite; work in progress is kept in OUT.partial and resumed; with --engine spark, in OUT.spark-partial, not resumed).")
+@click.option(
+    "--kb",
+    type=click.Path(path_type=str),
+    help="Knowledge base from `deid-ds build-kb`. Without it the gazetteer rules are off; patterns, context cues and metadata still label.",
+)
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=str,
+    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite; work in progress is kept in OUT.partial and resumed; with --engine spark, in OUT.spark-partial, not resumed).",
+)
 @overwrite_option
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
-@click.option("--gold", type=click.Path(path_type=str), help="Gold spans (Parquet or JSONL: id_document, label, html_start, html_end) to score the labels against.")
+@click.option(
+    "--gold",
+    type=click.Path(path_type=str),
+    help="Gold spans (Parquet or JSONL: id_document, label, html_start, html_end) to score the labels against.",
+)
 @column_option
-@click.option("--keep-empty", default=0.0, show_default=True, type=click.FloatRange(0.0, 1.0), metavar="SHARE", help="Share of the sentences without entity to keep in train and dev (chosen by a hash, deterministic).")
-@click.option("--keep-empty-test", default=1.0, show_default=True, type=click.FloatRange(0.0, 1.0), metavar="SHARE", help="Share of the sentences without entity to keep in test (default: all, so that a correction campaign on the test documents shows every sentence).")
-@click.option("--split", "split", default="0.8,0.1,0.1", show_default=True, metavar="TRAIN,DEV,TEST", help="Shares of patients in train, dev and test (all of a patient's notes in one split).")
-@click.option("--seed", default=0, show_default=True, type=int, help="Key of the hash that orders patients for the split.")
+@click.option(
+    "--keep-empty",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    metavar="SHARE",
+    help="Share of the sentences without entity to keep in train and dev (chosen by a hash, deterministic).",
+)
+@click.option(
+    "--keep-empty-test",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    metavar="SHARE",
+    help="Share of the sentences without entity to keep in test (default: all, so that a correction campaign on the test documents shows every sentence).",
+)
+@click.option(
+    "--split",
+    "split",
+    default="0.8,0.1,0.1",
+    show_default=True,
+    metavar="TRAIN,DEV,TEST",
+    help="Shares of patients in train, dev and test (all of a patient's notes in one split).",
+)
+@click.option(
+    "--seed", default=0, show_default=True, type=int, help="Key of the hash that orders patients for the split."
+)
 @click.option("--no-metadata", is_flag=True, help="Do not use the patients' metadata columns.")
-@click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).")
-@click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens; longer ones are cut.")
-@click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit of resumption).")
-@click.option("--max-note-bytes", default=DEFAULT_MAX_NOTE_BYTES, show_default=True, type=click.IntRange(min=0), metavar="BYTES", help="A note with more HTML than this is failed (\"note larger than the limit\") and the others labelled; 0: no limit.")
-@click.option("--note-timeout", default=DEFAULT_NOTE_TIMEOUT, show_default=True, type=click.FloatRange(min=0), metavar="SECONDS", help="A note still being labelled after this is interrupted and failed (\"note took longer than the time limit\"); its batch goes on. 0: no limit.")
-@click.option("--sentences-jsonl", is_flag=True, help="Also write OUT/sentences.jsonl, the rows of sentences.parquet as Prodigy tasks (off by default: the largest output, ~11 times the notes' HTML, 2.2 GB per 100,000 notes; the campaign reads sentences.parquet).")
+@click.option(
+    "--punkt",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).",
+)
+@click.option(
+    "--max-tokens",
+    default=DEFAULT_MAX_TOKENS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Longest sentence, in tokens; longer ones are cut.",
+)
+@click.option(
+    "--batch-size",
+    default=DEFAULT_BATCH_SIZE,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Notes per batch (the unit of resumption).",
+)
+@click.option(
+    "--max-note-bytes",
+    default=DEFAULT_MAX_NOTE_BYTES,
+    show_default=True,
+    type=click.IntRange(min=0),
+    metavar="BYTES",
+    help='A note with more HTML than this is failed ("note larger than the limit") and the others labelled; 0: no limit.',
+)
+@click.option(
+    "--note-timeout",
+    default=DEFAULT_NOTE_TIMEOUT,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help='A note still being labelled after this is interrupted and failed ("note took longer than the time limit"); its batch goes on. 0: no limit.',
+)
+@click.option(
+    "--sentences-jsonl",
+    is_flag=True,
+    help="Also write OUT/sentences.jsonl, the rows of sentences.parquet as Prodigy tasks (off by default: the largest output, ~11 times the notes' HTML, 2.2 GB per 100,000 notes; the campaign reads sentences.parquet).",
+)
 @engine_options
 @quiet_option
 @handle_errors
-def weak_label_command(notes, kb, out, overwrite, workers, gold, column, keep_empty, keep_empty_test, split, seed, no_metadata, punkt,
-                       max_tokens, batch_size, max_note_bytes, note_timeout, sentences_jsonl, engine, spark_master, quiet):
+def weak_label_command(
+    notes,
+    kb,
+    out,
+    overwrite,
+    workers,
+    gold,
+    column,
+    keep_empty,
+    keep_empty_test,
+    split,
+    seed,
+    no_metadata,
+    punkt,
+    max_tokens,
+    batch_size,
+    max_note_bytes,
+    note_timeout,
+    sentences_jsonl,
+    engine,
+    spark_master,
+    quiet,
+):
     """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
 
     NOTES is a Parquet file or directory (the notes table of the README; with --engine spark, any path

@@ -29,7 +29,9 @@ except ImportError:  # older Prodigy: the JSONL loader
     label=Arg("--label", "-l", help="Comma-separated labels (default: the eight of the guidelines)"),
     annotator=Arg("--annotator", "-a", help="Serve only this annotator's tasks (primary and overlap) from tasks.jsonl"),
     feed_overlap=Arg("--feed-overlap", "-FO", help="Send every task to every named session (?session=NAME)"),
-    annotations_per_task=Arg("--annotations-per-task", "-APT", help="Task routing: annotators per task (not with --feed-overlap)"),
+    annotations_per_task=Arg(
+        "--annotations-per-task", "-APT", help="Task routing: annotators per task (not with --feed-overlap)"
+    ),
 )
 def deid_correct(
     dataset: str,

@@ -22,7 +22,11 @@ from deid_ds.campaign.review import read_answers_file, review_tasks
     "deid.review",
     dataset=Arg(help="Dataset to save the adjudicated answers to"),
     source=Arg(help="Answers of the correction: JSONL from `prodigy db-out DATASET`"),
-    source_dataset=Arg("--source-dataset", "-S", help="Name of the correction dataset, removed from the session ids (default: inferred)"),
+    source_dataset=Arg(
+        "--source-dataset",
+        "-S",
+        help="Name of the correction dataset, removed from the session ids (default: inferred)",
+    ),
     label=Arg("--label", "-l", help="Comma-separated labels (default: the eight of the guidelines)"),
     include_agreed=Arg("--all", "-A", help="Also show the sentences on which every annotator agreed"),
 )
@@ -37,7 +41,10 @@ def deid_review(
     labels = parse_labels(label)
     answers = read_answers_file(source)
     # The answers' own _input_hash is kept (overwrite=False), so a reviewed sentence is not served again.
-    stream = [hash_task(task, set_hashes, overwrite=False) for task in review_tasks(answers, dataset=source_dataset, include_agreed=include_agreed)]
+    stream = [
+        hash_task(task, set_hashes, overwrite=False)
+        for task in review_tasks(answers, dataset=source_dataset, include_agreed=include_agreed)
+    ]
     return {
         "dataset": dataset,
         "stream": stream,

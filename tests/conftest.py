@@ -14,14 +14,44 @@ SHARED = REPO.parent / "shared"
 #: Tests on the verbatim official sample rows of ``../shared/formats`` (kept beside the checkout, not
 #: copied into it). CI has them; a checkout elsewhere skips these tests with this reason, visibly.
 requires_shared_formats = pytest.mark.skipif(
-    not (SHARED / "formats").is_dir(), reason="official format samples not found at ../shared/formats beside this checkout"
+    not (SHARED / "formats").is_dir(),
+    reason="official format samples not found at ../shared/formats beside this checkout",
 )
 
 
 #: Words and separators of :func:`name_notes`: names in every casing, particles, initials, titles,
 #: words that stop a name run, digits and punctuation, joined by blanks, line breaks and tabs.
-NAME_WORDS = ["Jeanne", "LE", "GALL", "Le", "Gall", "de", "d'", "J.", "J.-P.", "M.", "Dr", "Mme", "Saint-Brieuc", "janvier",
-              "Janvier", "CEDEX", "le", "la", "12", "35000", ",", ":", "-", "Morvan", "MORVAN", "Kerbrat", "von", "A", "Ø"]
+NAME_WORDS = [
+    "Jeanne",
+    "LE",
+    "GALL",
+    "Le",
+    "Gall",
+    "de",
+    "d'",
+    "J.",
+    "J.-P.",
+    "M.",
+    "Dr",
+    "Mme",
+    "Saint-Brieuc",
+    "janvier",
+    "Janvier",
+    "CEDEX",
+    "le",
+    "la",
+    "12",
+    "35000",
+    ",",
+    ":",
+    "-",
+    "Morvan",
+    "MORVAN",
+    "Kerbrat",
+    "von",
+    "A",
+    "Ø",
+]
 NAME_SEPARATORS = [" ", " ", " ", "  ", "", "\n", "\t", " \n ", "\u00a0", "\r"]
 
 
@@ -31,6 +61,7 @@ def name_notes(draw, extra_words: tuple[str, ...] = ()) -> str:
     words = draw(st.lists(st.sampled_from(NAME_WORDS + list(extra_words)), min_size=0, max_size=40))
     seps = draw(st.lists(st.sampled_from(NAME_SEPARATORS), min_size=len(words), max_size=len(words)))
     return "".join(w + s for w, s in zip(words, seps))
+
 
 class NetworkUsed(AssertionError):
     """Raised by :func:`cut_network` when code under test tries to reach the network."""

@@ -11,7 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from deid_ds.agreement.compute import agreement, agreement_from_files
-from deid_ds.agreement.kappa import BootstrapKappa, bootstrap_kappa, category_kappas, cohen_kappa, fleiss_kappa, fleiss_kappa_varying
+from deid_ds.agreement.kappa import (
+    BootstrapKappa,
+    bootstrap_kappa,
+    category_kappas,
+    cohen_kappa,
+    fleiss_kappa,
+    fleiss_kappa_varying,
+)
 from deid_ds.agreement.readers import detect_format, read_answers, strip_dataset
 from deid_ds.cli import main
 from deid_ds.errors import InputError
@@ -116,7 +123,9 @@ def _krippendorff_alpha_nominal(counts: np.ndarray) -> float:
     counts = counts[counts.sum(axis=1) >= 2].astype(float)
     m = counts.sum(axis=1)
     # o_ck = Σ_u (n_uc n_uk − [c = k] n_uc) / (m_u − 1)
-    coincidence = np.einsum("uc,uk,u->ck", counts, counts, 1 / (m - 1)) - np.diag((counts / (m - 1)[:, None]).sum(axis=0))
+    coincidence = np.einsum("uc,uk,u->ck", counts, counts, 1 / (m - 1)) - np.diag(
+        (counts / (m - 1)[:, None]).sum(axis=0)
+    )
     n_c = coincidence.sum(axis=1)
     n = n_c.sum()
     observed = coincidence.sum() - np.trace(coincidence)
@@ -163,7 +172,9 @@ def test_bootstrap_of_one_document_is_the_estimate():
     counts = np.array([[3, 0], [1, 1], [0, 2]])
     boot = bootstrap_kappa(np.zeros(3, dtype=int), counts, n=50, seed=0)
     assert boot.low == pytest.approx(fleiss_kappa(counts)) and boot.high == pytest.approx(fleiss_kappa(counts))
-    assert bootstrap_kappa(np.zeros(0, dtype=int), np.zeros((0, 2)), n=10) == BootstrapKappa(None, None, [None, None], [None, None], 10)
+    assert bootstrap_kappa(np.zeros(0, dtype=int), np.zeros((0, 2)), n=10) == BootstrapKappa(
+        None, None, [None, None], [None, None], 10
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -171,35 +182,64 @@ def test_bootstrap_of_one_document_is_the_estimate():
 
 SENTENCES = [
     # (id_document, sentence_index, doc_type, text, {annotator: [(start, end, label)]})
-    ("D1", 0, "letter", "Vu par le Dr Yann KERBRAT le 03/02/2021.", {
-        "alice": [(13, 25, "DOCTOR"), (29, 39, "DATE")],
-        "bob": [(13, 25, "DOCTOR"), (29, 39, "DATE")],
-        "carol": [(18, 25, "PATIENT"), (29, 39, "DATE")],
-    }),
-    ("D1", 1, "letter", "Mme Jeanne LE GALL, née à Quimper.", {
-        "alice": [(4, 18, "PATIENT"), (26, 33, "VILLE")],
-        "bob": [(4, 18, "PATIENT")],
-        "carol": [(4, 18, "PATIENT"), (26, 33, "VILLE")],
-    }),
-    ("D2", 0, "report", "Tél : 02 99 28 43 21, 35033 RENNES.", {
-        "alice": [(6, 20, "PHONE"), (22, 27, "ZIP"), (28, 34, "VILLE")],
-        "bob": [(6, 20, "PHONE"), (22, 27, "ZIP"), (28, 34, "VILLE")],
-    }),
-    ("D2", 1, "report", "Revu le 12 mars par le Pr Le Bihan.", {
-        "alice": [(8, 15, "DATE"), (26, 34, "DOCTOR")],
-        "bob": [(8, 15, "DATE"), (26, 34, "DOCTOR")],
-        "carol": [(8, 15, "DATE")],
-    }),
+    (
+        "D1",
+        0,
+        "letter",
+        "Vu par le Dr Yann KERBRAT le 03/02/2021.",
+        {
+            "alice": [(13, 25, "DOCTOR"), (29, 39, "DATE")],
+            "bob": [(13, 25, "DOCTOR"), (29, 39, "DATE")],
+            "carol": [(18, 25, "PATIENT"), (29, 39, "DATE")],
+        },
+    ),
+    (
+        "D1",
+        1,
+        "letter",
+        "Mme Jeanne LE GALL, née à Quimper.",
+        {
+            "alice": [(4, 18, "PATIENT"), (26, 33, "VILLE")],
+            "bob": [(4, 18, "PATIENT")],
+            "carol": [(4, 18, "PATIENT"), (26, 33, "VILLE")],
+        },
+    ),
+    (
+        "D2",
+        0,
+        "report",
+        "Tél : 02 99 28 43 21, 35033 RENNES.",
+        {
+            "alice": [(6, 20, "PHONE"), (22, 27, "ZIP"), (28, 34, "VILLE")],
+            "bob": [(6, 20, "PHONE"), (22, 27, "ZIP"), (28, 34, "VILLE")],
+        },
+    ),
+    (
+        "D2",
+        1,
+        "report",
+        "Revu le 12 mars par le Pr Le Bihan.",
+        {
+            "alice": [(8, 15, "DATE"), (26, 34, "DOCTOR")],
+            "bob": [(8, 15, "DATE"), (26, 34, "DOCTOR")],
+            "carol": [(8, 15, "DATE")],
+        },
+    ),
 ]
 ANNOTATORS = ("alice", "bob", "carol")
 
 
 def _prodigy_line(doc, index, doc_type, text, spans, name, answer="accept", n=0):
-    tokens = [{"text": text[s:e], "start": s, "end": e, "id": i, "ws": e < len(text) and text[e] == " "} for i, (s, e) in enumerate(tokenize(text))]
+    tokens = [
+        {"text": text[s:e], "start": s, "end": e, "id": i, "ws": e < len(text) and text[e] == " "}
+        for i, (s, e) in enumerate(tokenize(text))
+    ]
     prodigy_spans = []
     for start, end, label in spans:
         covered = [t["id"] for t in tokens if t["start"] < end and t["end"] > start]
-        prodigy_spans.append({"start": start, "end": end, "token_start": covered[0], "token_end": covered[-1], "label": label})
+        prodigy_spans.append(
+            {"start": start, "end": end, "token_start": covered[0], "token_end": covered[-1], "label": label}
+        )
     return {
         "text": text,
         "tokens": tokens,
@@ -238,9 +278,16 @@ def doccano_files(tmp_path) -> list[Path]:
             if name not in answers:
                 continue
             spans = answers[name]
-            record = {"id": n + 1, "text": text, "meta": {"id_document": doc, "doc_type": doc_type, "sentence_index": index}}
+            record = {
+                "id": n + 1,
+                "text": text,
+                "meta": {"id_document": doc, "doc_type": doc_type, "sentence_index": index},
+            }
             if name == "bob":  # the newer export form
-                record["entities"] = [{"id": k, "start_offset": s, "end_offset": e, "label": label} for k, (s, e, label) in enumerate(spans)]
+                record["entities"] = [
+                    {"id": k, "start_offset": s, "end_offset": e, "label": label}
+                    for k, (s, e, label) in enumerate(spans)
+                ]
             else:
                 record["label"] = [[s, e, label] for s, e, label in spans]
             lines.append(record)
@@ -257,11 +304,30 @@ def labelstudio_file(tmp_path) -> Path:
         annotations = []
         for name, spans in answers.items():
             result = [
-                {"id": f"r{k}", "from_name": "label", "to_name": "text", "type": "labels", "value": {"start": s, "end": e, "text": text[s:e], "labels": [label]}}
+                {
+                    "id": f"r{k}",
+                    "from_name": "label",
+                    "to_name": "text",
+                    "type": "labels",
+                    "value": {"start": s, "end": e, "text": text[s:e], "labels": [label]},
+                }
                 for k, (s, e, label) in enumerate(spans)
             ]
-            annotations.append({"id": len(annotations) + 1, "completed_by": {"id": ANNOTATORS.index(name) + 1, "email": name}, "result": result, "was_cancelled": False})
-        tasks.append({"id": 100 + n, "data": {"text": text, "meta": {"id_document": doc, "doc_type": doc_type, "sentence_index": index}}, "annotations": annotations})
+            annotations.append(
+                {
+                    "id": len(annotations) + 1,
+                    "completed_by": {"id": ANNOTATORS.index(name) + 1, "email": name},
+                    "result": result,
+                    "was_cancelled": False,
+                }
+            )
+        tasks.append(
+            {
+                "id": 100 + n,
+                "data": {"text": text, "meta": {"id_document": doc, "doc_type": doc_type, "sentence_index": index}},
+                "annotations": annotations,
+            }
+        )
     tasks[0]["annotations"].append({"id": 99, "completed_by": 4, "result": [], "was_cancelled": True})
     path = tmp_path / "export.json"
     path.write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -279,7 +345,10 @@ def test_prodigy_reader_keeps_accepted_answers_and_strips_the_dataset(prodigy_fi
 
 
 def test_strip_dataset_rules():
-    assert strip_dataset(["deid-campaign-alice", "deid-campaign-bob"]) == {"deid-campaign-alice": "alice", "deid-campaign-bob": "bob"}
+    assert strip_dataset(["deid-campaign-alice", "deid-campaign-bob"]) == {
+        "deid-campaign-alice": "alice",
+        "deid-campaign-bob": "bob",
+    }
     assert strip_dataset(["ds-anne", "ds-annie"]) == {"ds-anne": "anne", "ds-annie": "annie"}
     assert strip_dataset(["deid-jean-pierre"], dataset="deid") == {"deid-jean-pierre": "jean-pierre"}
     assert strip_dataset(["answers-jean-pierre"], stems=["answers"]) == {"answers-jean-pierre": "jean-pierre"}
@@ -389,7 +458,7 @@ def test_labelstudio_errors_name_the_task(labelstudio_file):
     labelstudio_file.write_text(json.dumps(tasks), encoding="utf-8")
     with pytest.raises(InputError, match=rf"{labelstudio_file.name}: task 2: no 'text' string"):
         read_answers([labelstudio_file])
-    labelstudio_file.write_text("[\n{\"data\": \n", encoding="utf-8")
+    labelstudio_file.write_text('[\n{"data": \n', encoding="utf-8")
     with pytest.raises(InputError, match=rf"{labelstudio_file.name}:3: malformed JSON"):
         read_answers([labelstudio_file], "labelstudio")
 
@@ -407,7 +476,9 @@ def test_doccano_line_without_labels_is_an_error(tmp_path):
 
 def test_agreement_command_writes_json_and_figure(tmp_path, prodigy_file):
     out_json, out_png = tmp_path / "agreement.json", tmp_path / "kappa.png"
-    result = CliRunner().invoke(main, ["agreement", str(prodigy_file), "--json", str(out_json), "--figure", str(out_png), "--bootstrap", "200"])
+    result = CliRunner().invoke(
+        main, ["agreement", str(prodigy_file), "--json", str(out_json), "--figure", str(out_png), "--bootstrap", "200"]
+    )
     assert result.exit_code == 0, result.output
     assert "Fleiss' kappa" in result.output and "bootstrap over documents" in result.output
     assert "not independent" in result.output
@@ -418,7 +489,9 @@ def test_agreement_command_writes_json_and_figure(tmp_path, prodigy_file):
     assert data["fleiss_kappa"]["ci_low"] <= data["fleiss_kappa"]["value"] <= data["fleiss_kappa"]["ci_high"]
     assert len(data["per_pair"]) == len(list(combinations(ANNOTATORS, 2)))
     assert out_png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    again = CliRunner().invoke(main, ["agreement", str(prodigy_file), "--json", str(tmp_path / "again.json"), "--bootstrap", "200"])
+    again = CliRunner().invoke(
+        main, ["agreement", str(prodigy_file), "--json", str(tmp_path / "again.json"), "--bootstrap", "200"]
+    )
     assert again.exit_code == 0
     assert json.loads((tmp_path / "again.json").read_text(encoding="utf-8")) == data
 

@@ -13,9 +13,23 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO
-from deid_ds.campaign.assignment import OVERLAP, PRIMARY, annotators_of, assign_documents, overlap_size, parse_annotators
+from deid_ds.campaign.assignment import (
+    OVERLAP,
+    PRIMARY,
+    annotators_of,
+    assign_documents,
+    overlap_size,
+    parse_annotators,
+)
 from deid_ds.campaign.build import prepare_campaign
-from deid_ds.campaign.components import LABEL_COLOURS, answer_validator, before_db, correct_config, parse_labels, prepare_stream
+from deid_ds.campaign.components import (
+    LABEL_COLOURS,
+    answer_validator,
+    before_db,
+    correct_config,
+    parse_labels,
+    prepare_stream,
+)
 from deid_ds.campaign.review import build_review_task, group_answers, infer_dataset, review_tasks
 from deid_ds.campaign.sampling import sample_documents, stratified_order
 from deid_ds.campaign.tasks import META_KEYS, TaskError, expected_ws, task_problems, validate_task
@@ -35,7 +49,9 @@ def weak_dir(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("campaign")
     notes = base / "notes.parquet"
     pq.write_table(pq.read_table(NOTES).slice(0, 60), notes)
-    weak_label(notes, base / "weak", keep_empty=1.0, split=(0.5, 0.1, 0.4), progress=False, workers=1, sentences_jsonl=True)
+    weak_label(
+        notes, base / "weak", keep_empty=1.0, split=(0.5, 0.1, 0.4), progress=False, workers=1, sentences_jsonl=True
+    )
     return base / "weak"
 
 
@@ -47,7 +63,10 @@ def a_task() -> dict:
     """A hand-made consistent task: 'Vu par le Dr Yann KERBRAT le 03/02/2021.'"""
     text = "Vu par le Dr Yann KERBRAT le 03/02/2021."
     words = [(0, 2), (3, 6), (7, 9), (10, 12), (13, 17), (18, 25), (26, 28), (29, 39), (39, 40)]
-    tokens = [{"text": text[s:e], "start": s, "end": e, "html_start": 100 + s, "html_end": 100 + e, "id": i, "ws": ws} for i, ((s, e), ws) in enumerate(zip(words, expected_ws(text, [e for _, e in words])))]
+    tokens = [
+        {"text": text[s:e], "start": s, "end": e, "html_start": 100 + s, "html_end": 100 + e, "id": i, "ws": ws}
+        for i, ((s, e), ws) in enumerate(zip(words, expected_ws(text, [e for _, e in words])))
+    ]
     return {
         "text": text,
         "tokens": tokens,
@@ -56,7 +75,14 @@ def a_task() -> dict:
             {"start": 13, "end": 25, "token_start": 4, "token_end": 5, "label": "DOCTOR", "source": "context:title"},
             {"start": 29, "end": 39, "token_start": 7, "token_end": 7, "label": "DATE", "source": "pattern:date"},
         ],
-        "meta": {"id_document": "D1", "id_patient": "P1", "doc_type": "letter", "sentence_index": 2, "annotator": "alice", "annotator2": ["bob"]},
+        "meta": {
+            "id_document": "D1",
+            "id_patient": "P1",
+            "doc_type": "letter",
+            "sentence_index": 2,
+            "annotator": "alice",
+            "annotator2": ["bob"],
+        },
     }
 
 
@@ -76,7 +102,10 @@ def test_a_consistent_task_passes_and_ws_follows_the_offsets():
         (lambda t: t["spans"][0].update(token_end=6), "not aligned"),  # exclusive token_end: one token too far
         (lambda t: t["spans"][0].update(start=14), "not aligned"),  # half a token
         (lambda t: t["spans"][1].update(token_start=9, token_end=9), "not tokens of the sentence"),
-        (lambda t: t["spans"].append({"start": 18, "end": 25, "token_start": 5, "token_end": 5, "label": "PATIENT"}), "overlap"),
+        (
+            lambda t: t["spans"].append({"start": 18, "end": 25, "token_start": 5, "token_end": 5, "label": "PATIENT"}),
+            "overlap",
+        ),
         (lambda t: t["spans"][0].update(label="NAME"), "unknown label"),
         (lambda t: t["spans"][0].update(end=99), "outside the sentence"),
         (lambda t: t["tokens"][7].update(ws=True), "ws=True contradicts"),
@@ -103,20 +132,29 @@ def test_campaign_tasks_are_consistent_and_carry_the_weak_label_sentences(weak_d
     tasks = read_jsonl(out / "tasks.jsonl")
     assert len(tasks) == report.tasks > 0
     assert report.sentences_missing == 0  # --keep-empty 1: every sentence of a chosen document
-    sentences = {(s["meta"]["id_document"], s["meta"]["sentence_index"]): s for s in read_jsonl(weak_dir / "sentences.jsonl")}
+    sentences = {
+        (s["meta"]["id_document"], s["meta"]["sentence_index"]): s for s in read_jsonl(weak_dir / "sentences.jsonl")
+    }
     for task in tasks:
         assert task_problems(task) == []
         assert set(task) == {"text", "tokens", "tokens_parser", "spans", "meta"}
         assert tuple(task["meta"]) == META_KEYS
         source = sentences[(task["meta"]["id_document"], task["meta"]["sentence_index"])]
-        assert (task["text"], task["tokens"], task["spans"], task["tokens_parser"]) == (source["text"], source["tokens"], source["spans"], source["tokens_parser"])
+        assert (task["text"], task["tokens"], task["spans"], task["tokens_parser"]) == (
+            source["text"],
+            source["tokens"],
+            source["spans"],
+            source["tokens_parser"],
+        )
         assert [t["ws"] for t in task["tokens"]] == expected_ws(task["text"], [t["end"] for t in task["tokens"]])
         for span in task["spans"]:  # token_end inclusive
             assert task["tokens"][span["token_end"]]["end"] == span["end"]
             assert task["tokens"][span["token_start"]]["start"] == span["start"]
     chosen = {t["meta"]["id_document"] for t in tasks}
     expected = sorted(k for k in sentences if k[0] in chosen)
-    assert [(t["meta"]["id_document"], t["meta"]["sentence_index"]) for t in tasks] == expected  # document then sentence order
+    assert [
+        (t["meta"]["id_document"], t["meta"]["sentence_index"]) for t in tasks
+    ] == expected  # document then sentence order
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -149,7 +187,15 @@ def test_stratified_order_keeps_every_prefix_proportional():
     assert first == {"a": 4, "b": 2, "c": 1}
 
 
-@pytest.mark.parametrize("counts, annotators, overlap", [({"letter": 30, "report": 17, "imaging": 4}, "a,b,c", 0.2), ({"x": 250, "y": 250}, "a,b,c,d,e", 0.2), ({"x": 7}, "a,b", 0.5), ({"x": 9, "y": 2}, "a,b,c", 1.0)])
+@pytest.mark.parametrize(
+    "counts, annotators, overlap",
+    [
+        ({"letter": 30, "report": 17, "imaging": 4}, "a,b,c", 0.2),
+        ({"x": 250, "y": 250}, "a,b,c,d,e", 0.2),
+        ({"x": 7}, "a,b", 0.5),
+        ({"x": 9, "y": 2}, "a,b,c", 1.0),
+    ],
+)
 def test_assignment_gives_every_document_one_primary_and_the_overlap_to_all_others(counts, annotators, overlap):
     documents = documents_of(counts)
     names = annotators.split(",")
@@ -191,7 +237,10 @@ def test_overlap_size_rounding_and_edges():
         overlap_size(3, 1.5)
 
 
-@pytest.mark.parametrize("value, message", [("", "no annotator"), ("a,b,a", "given twice: a"), ("a,b c", "letters, digits"), ("a,../x", "letters, digits")])
+@pytest.mark.parametrize(
+    "value, message",
+    [("", "no annotator"), ("a,b,a", "given twice: a"), ("a,b c", "letters, digits"), ("a,../x", "letters, digits")],
+)
 def test_parse_annotators_refuses_bad_names(value, message):
     with pytest.raises(ValueError, match=message):
         parse_annotators(value)
@@ -203,10 +252,31 @@ def test_parse_annotators_refuses_bad_names(value, message):
 
 def test_campaign_command_end_to_end(weak_dir, tmp_path):
     out = tmp_path / "campaign"
-    args = ["campaign", str(weak_dir), "--out", str(out), "--annotators", "alice,bob,carol", "--per-type", "3", "--split", "test,train", "--seed", "7"]
+    args = [
+        "campaign",
+        str(weak_dir),
+        "--out",
+        str(out),
+        "--annotators",
+        "alice,bob,carol",
+        "--per-type",
+        "3",
+        "--split",
+        "test,train",
+        "--seed",
+        "7",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in out.iterdir()) == [".deid-ds.json", "assignments.csv", "campaign.json", "tasks-alice.jsonl", "tasks-bob.jsonl", "tasks-carol.jsonl", "tasks.jsonl"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".deid-ds.json",
+        "assignments.csv",
+        "campaign.json",
+        "tasks-alice.jsonl",
+        "tasks-bob.jsonl",
+        "tasks-carol.jsonl",
+        "tasks.jsonl",
+    ]
     campaign = json.loads((out / "campaign.json").read_text())
     with (out / "assignments.csv").open() as handle:
         rows = list(csv.DictReader(handle))
@@ -263,7 +333,9 @@ def test_a_default_weak_label_run_gives_the_campaign_every_sentence_of_the_test_
         weak = tmp_path / f"weak-{keep_empty_test}"
         weak_label(notes, weak, keep_empty_test=keep_empty_test, split=(0.5, 0.1, 0.4), progress=False, workers=1)
         messages: list[str] = []
-        report = prepare_campaign(weak, tmp_path / f"campaign-{keep_empty_test}", "alice,bob", seed=1, log=messages.append)
+        report = prepare_campaign(
+            weak, tmp_path / f"campaign-{keep_empty_test}", "alice,bob", seed=1, log=messages.append
+        )
         documents = pq.read_table(weak / "documents.parquet").to_pandas().set_index("id_document")
         tasks = read_jsonl(tmp_path / f"campaign-{keep_empty_test}" / "tasks.jsonl")
         chosen = {t["meta"]["id_document"] for t in tasks}
@@ -338,8 +410,12 @@ def test_input_hash_separates_identical_sentences_of_different_documents():
     hashed = list(prepare_stream([first, copy, other], fake_set_hashes))
     assert hashed[0]["_input_hash"] == hashed[1]["_input_hash"] != hashed[2]["_input_hash"]
     other["meta"].update(annotator="carol", annotator2=[])
-    assert [t["meta"]["id_document"] for t in prepare_stream([a_task(), other], fake_set_hashes, annotator="bob")] == ["D1"]
-    assert [t["meta"]["id_document"] for t in prepare_stream([a_task(), other], fake_set_hashes, annotator="carol")] == ["D2"]
+    assert [t["meta"]["id_document"] for t in prepare_stream([a_task(), other], fake_set_hashes, annotator="bob")] == [
+        "D1"
+    ]
+    assert [
+        t["meta"]["id_document"] for t in prepare_stream([a_task(), other], fake_set_hashes, annotator="carol")
+    ] == ["D2"]
     broken = a_task()
     broken["spans"][0]["token_end"] = 6
     with pytest.raises(TaskError, match="document D1, sentence 2"):
@@ -359,10 +435,25 @@ def test_answer_validator_and_before_db():
     assert [(s["html_start"], s["html_end"]) for s in saved["spans"]] == [(113, 125), (129, 139)]
 
 
-def answer_of(name: str, spans: list[tuple[int, int, int, int, str]], answer: str = "accept", timestamp: int = 1, dataset: str = "deid-gold") -> dict:
+def answer_of(
+    name: str,
+    spans: list[tuple[int, int, int, int, str]],
+    answer: str = "accept",
+    timestamp: int = 1,
+    dataset: str = "deid-gold",
+) -> dict:
     task = a_task()
-    task["spans"] = [{"start": s, "end": e, "token_start": ts, "token_end": te, "label": label} for s, e, ts, te, label in spans]
-    return dict(task, answer=answer, _input_hash=42, _annotator_id=f"{dataset}-{name}", _session_id=f"{dataset}-{name}", _timestamp=timestamp)
+    task["spans"] = [
+        {"start": s, "end": e, "token_start": ts, "token_end": te, "label": label} for s, e, ts, te, label in spans
+    ]
+    return dict(
+        task,
+        answer=answer,
+        _input_hash=42,
+        _annotator_id=f"{dataset}-{name}",
+        _session_id=f"{dataset}-{name}",
+        _timestamp=timestamp,
+    )
 
 
 DOCTOR = (13, 25, 4, 5, "DOCTOR")
@@ -371,7 +462,12 @@ DATE = (29, 39, 7, 7, "DATE")
 
 
 def test_review_task_is_the_majority_with_the_differences_listed():
-    answers = [answer_of("alice", [DOCTOR, DATE]), answer_of("bob", [DOCTOR, DATE]), answer_of("carol", [PATIENT, DATE]), answer_of("dan", [DATE], answer="ignore")]
+    answers = [
+        answer_of("alice", [DOCTOR, DATE]),
+        answer_of("bob", [DOCTOR, DATE]),
+        answer_of("carol", [PATIENT, DATE]),
+        answer_of("dan", [DATE], answer="ignore"),
+    ]
     assert infer_dataset(answers) == "deid-gold"
     groups = group_answers(answers)
     assert list(groups) == [42] and sorted(groups[42]) == ["alice", "bob", "carol"]
@@ -379,7 +475,10 @@ def test_review_task_is_the_majority_with_the_differences_listed():
     assert [(s["start"], s["end"], s["label"]) for s in task["spans"]] == [(13, 25, "DOCTOR"), (29, 39, "DATE")]
     assert task_problems(task) == []
     assert task["meta"]["review_annotators"] == "alice, bob, carol"
-    assert task["meta"]["review_differences"] == "DOCTOR «Yann KERBRAT» (13-25): alice, bob | PATIENT «Yann KERBRAT» (13-25): carol"
+    assert (
+        task["meta"]["review_differences"]
+        == "DOCTOR «Yann KERBRAT» (13-25): alice, bob | PATIENT «Yann KERBRAT» (13-25): carol"
+    )
     assert task["_input_hash"] == 42 and task["meta"]["id_document"] == "D1"
     assert [v["annotator"] for v in task["review"]["versions"]] == ["alice", "bob", "carol"]
 

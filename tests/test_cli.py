@@ -38,12 +38,18 @@ def test_python_dash_m_works_and_import_is_light():
 
 def test_segment_accounts_for_every_note_and_never_prints_note_text(tmp_path, write_notes):
     rows = [
-        {"id_document": "d1", "id_patient": "p1", "html": "<p>Mme <b>Jeanne</b> LE GALL, née le 12/08/1957.</p><p>Dr KERBRAT</p>"},
+        {
+            "id_document": "d1",
+            "id_patient": "p1",
+            "html": "<p>Mme <b>Jeanne</b> LE GALL, née le 12/08/1957.</p><p>Dr KERBRAT</p>",
+        },
         {"id_document": "d2", "id_patient": "p1", "html": None},
         {"id_document": "d3", "id_patient": "p2", "html": "<p>&nbsp;</p>"},
         {"id_document": "d4", "id_patient": "p2", "html": "<style>jamais fermé Jeanne"},
     ]
-    notes = write_notes(rows, schema=pa.schema([("id_document", pa.string()), ("id_patient", pa.string()), ("html", pa.string())]))
+    notes = write_notes(
+        rows, schema=pa.schema([("id_document", pa.string()), ("id_patient", pa.string()), ("html", pa.string())])
+    )
     out = tmp_path / "seg"
     result = CliRunner().invoke(main, ["segment", str(notes), "--out", str(out), "--quiet", "--batch-size", "2"])
     assert result.exit_code == 0, result.output
@@ -63,11 +69,20 @@ def test_segment_accounts_for_every_note_and_never_prints_note_text(tmp_path, wr
 
 
 def test_segment_with_two_workers_gives_the_same_output(tmp_path, write_notes):
-    rows = [{"id_document": f"d{i}", "id_patient": "p", "html": f"<p>Note {i}. Vu par le Dr. Martin le 0{i % 9 + 1}/02/2021.</p>"} for i in range(30)]
+    rows = [
+        {
+            "id_document": f"d{i}",
+            "id_patient": "p",
+            "html": f"<p>Note {i}. Vu par le Dr. Martin le 0{i % 9 + 1}/02/2021.</p>",
+        }
+        for i in range(30)
+    ]
     notes = write_notes(rows)
     runner = CliRunner()
     for workers in ("1", "2"):
-        result = runner.invoke(main, ["segment", str(notes), "-o", str(tmp_path / workers), "-q", "--batch-size", "4", "-j", workers])
+        result = runner.invoke(
+            main, ["segment", str(notes), "-o", str(tmp_path / workers), "-q", "--batch-size", "4", "-j", workers]
+        )
         assert result.exit_code == 0, result.output
     one = pd.read_parquet(tmp_path / "1" / "sentences.parquet")
     two = pd.read_parquet(tmp_path / "2" / "sentences.parquet")
@@ -86,7 +101,13 @@ def test_bad_input_gives_one_clear_line_and_leaves_no_output(tmp_path):
 
 
 def test_punkt_train_then_segment_with_the_trained_parameters(tmp_path, write_notes):
-    rows = [{"id_document": f"d{i}", "html": "<p>Traitement par amox. et clav. depuis hier. Revu par le Pr. Martin. Sortie.</p>"} for i in range(40)]
+    rows = [
+        {
+            "id_document": f"d{i}",
+            "html": "<p>Traitement par amox. et clav. depuis hier. Revu par le Pr. Martin. Sortie.</p>",
+        }
+        for i in range(40)
+    ]
     notes = write_notes(rows)
     params = tmp_path / "punkt.json"
     runner = CliRunner()

@@ -41,8 +41,16 @@ def sample(tmp_path_factory) -> tuple[Path, Path]:
 def surrogate_run(sample, tmp_path_factory) -> Path:
     notes, gold = sample
     out = tmp_path_factory.mktemp("deid") / "out"
-    deidentify(notes, out, spans=gold, key="k1-test-key-not-secret", keep_metadata="surrogate", audit_originals=True, progress=False,
-               keep_columns=["extra"])
+    deidentify(
+        notes,
+        out,
+        spans=gold,
+        key="k1-test-key-not-secret",
+        keep_metadata="surrogate",
+        audit_originals=True,
+        progress=False,
+        keep_columns=["extra"],
+    )
     return out
 
 
@@ -60,7 +68,11 @@ def test_outputs_account_for_every_note_and_replacement(sample, surrogate_run):
     assert list(out["extra"]) == list(notes["extra"]) and list(out["id_document"]) == list(notes["id_document"])
     assert len(documents) == len(notes) and set(documents["status"]) == {"ok"}
     assert len(audit) == len(gold) == report["replacements"] and "original" in audit.columns
-    assert report["documents"] == len(notes) and report["key_origin"] == "--key" and "k1-test-key" not in json.dumps(report)
+    assert (
+        report["documents"] == len(notes)
+        and report["key_origin"] == "--key"
+        and "k1-test-key" not in json.dumps(report)
+    )
     # the patients' own values: hundreds in the input, (almost) none left
     before = LeakCounts()
     for _, row in notes.iterrows():
@@ -94,7 +106,9 @@ def test_surrogates_are_consistent_within_a_patient(surrogate_run):
         assert (distinct == 1).all(), label
         changed = rows["key"] != rows["replacement"].map(fold_key)
         assert (changed | (rows["key"].str.len() == 4)).all(), label  # a year alone may stay the same year
-    doctors = audit[audit["label"] == "DOCTOR"].groupby("key")["replacement"].agg(lambda r: len({fold_key(x) for x in r}))
+    doctors = (
+        audit[audit["label"] == "DOCTOR"].groupby("key")["replacement"].agg(lambda r: len({fold_key(x) for x in r}))
+    )
     assert (doctors == 1).mean() > 0.9  # the same everywhere unless the draw was a patient's own name
     assert audit.groupby("id_patient")["id_document"].nunique().max() > 1
 
@@ -125,9 +139,19 @@ def test_metadata_surrogates_are_those_of_the_notes(sample, surrogate_run):
 
 def test_same_key_same_bytes_other_key_other_output(sample, surrogate_run, tmp_path):
     notes, gold = sample
-    deidentify(notes, tmp_path / "again", spans=gold, key="k1-test-key-not-secret", keep_metadata="surrogate", audit_originals=True,
-               progress=False, keep_columns=["extra"])
-    deidentify(notes, tmp_path / "other", spans=gold, key="k2-test-key-not-secret", keep_metadata="surrogate", progress=False)
+    deidentify(
+        notes,
+        tmp_path / "again",
+        spans=gold,
+        key="k1-test-key-not-secret",
+        keep_metadata="surrogate",
+        audit_originals=True,
+        progress=False,
+        keep_columns=["extra"],
+    )
+    deidentify(
+        notes, tmp_path / "other", spans=gold, key="k2-test-key-not-secret", keep_metadata="surrogate", progress=False
+    )
     assert (tmp_path / "again" / "notes.parquet").read_bytes() == (surrogate_run / "notes.parquet").read_bytes()
     assert (tmp_path / "again" / "audit.parquet").read_bytes() == (surrogate_run / "audit.parquet").read_bytes()
     first = pd.read_parquet(surrogate_run / "notes.parquet")["html"]
@@ -162,14 +186,21 @@ def test_bad_notes_are_failed_and_withheld(write_notes, tmp_path):
     spans = pd.DataFrame(
         [
             {"id_document": "ok", "label": "PATIENT", "html_start": start, "html_end": html.index(",")},
-            {"id_document": "bad", "label": "PATIENT", "html_start": start - 3, "html_end": html.index(",")},  # starts on <b>
+            {
+                "id_document": "bad",
+                "label": "PATIENT",
+                "html_start": start - 3,
+                "html_end": html.index(","),
+            },  # starts on <b>
             {"id_document": "overlap", "label": "PATIENT", "html_start": start, "html_end": html.index(",")},
             {"id_document": "overlap", "label": "PATIENT", "html_start": html.index("LE"), "html_end": html.index(",")},
             {"id_document": "elsewhere", "label": "DATE", "html_start": 0, "html_end": 2},
         ]
     )
     spans.to_parquet(tmp_path / "spans.parquet")
-    report = deidentify(notes, tmp_path / "out", spans=tmp_path / "spans.parquet", key="k0-test-key-not-secret", progress=False)
+    report = deidentify(
+        notes, tmp_path / "out", spans=tmp_path / "spans.parquet", key="k0-test-key-not-secret", progress=False
+    )
     documents = pd.read_parquet(tmp_path / "out" / "documents.parquet")
     assert list(documents["status"]) == ["ok", "failed", "failed", "failed", "failed"]
     assert "Jeanne" not in " ".join(documents["error"].dropna())
@@ -180,25 +211,55 @@ def test_bad_notes_are_failed_and_withheld(write_notes, tmp_path):
 def _planted(write_notes, tmp_path) -> tuple[Path, Path]:
     """A note whose name is replaced but whose birthdate (not in the spans) is left: a leak."""
     html = "<p>Mme <b>Jeanne</b> LE GALL, née le 12/08/1957.</p>"
-    notes = write_notes([{"id_document": "d1", "id_patient": "P", "html": html, "firstname": "Jeanne", "lastname": "Le Gall",
-                          "birthdate": "1957-08-12"}])
-    spans = pd.DataFrame([{"id_document": "d1", "label": "PATIENT", "html_start": html.index("Jeanne"), "html_end": html.index(",")}])
+    notes = write_notes(
+        [
+            {
+                "id_document": "d1",
+                "id_patient": "P",
+                "html": html,
+                "firstname": "Jeanne",
+                "lastname": "Le Gall",
+                "birthdate": "1957-08-12",
+            }
+        ]
+    )
+    spans = pd.DataFrame(
+        [{"id_document": "d1", "label": "PATIENT", "html_start": html.index("Jeanne"), "html_end": html.index(",")}]
+    )
     spans.to_parquet(tmp_path / "spans.parquet")
     return notes, tmp_path / "spans.parquet"
 
 
 def test_cli_fail_on_leak(write_notes, tmp_path):
     notes, spans = _planted(write_notes, tmp_path)
-    args = ["deidentify", str(notes), "--spans", str(spans), "--out", str(tmp_path / "out"), "--key", "k0-test-key-not-secret", "--quiet", "-j", "1"]
+    args = [
+        "deidentify",
+        str(notes),
+        "--spans",
+        str(spans),
+        "--out",
+        str(tmp_path / "out"),
+        "--key",
+        "k0-test-key-not-secret",
+        "--quiet",
+        "-j",
+        "1",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
-    assert "residual-leak check: 1 value(s)" in result.output and "1957" not in result.output and "Jeanne" not in result.output
+    assert (
+        "residual-leak check: 1 value(s)" in result.output
+        and "1957" not in result.output
+        and "Jeanne" not in result.output
+    )
     result = CliRunner().invoke(main, [*args, "--fail-on-leak"])
     assert result.exit_code == 3
     spans_all = pd.read_parquet(spans)
     html = pd.read_parquet(notes)["html"].iloc[0]
     date = html.index("12/08")
-    pd.concat([spans_all, pd.DataFrame([{"id_document": "d1", "label": "DATE", "html_start": date, "html_end": date + 10}])]).to_parquet(spans)
+    pd.concat(
+        [spans_all, pd.DataFrame([{"id_document": "d1", "label": "DATE", "html_start": date, "html_end": date + 10}])]
+    ).to_parquet(spans)
     result = CliRunner().invoke(main, [*args, "--fail-on-leak", "--birthdate-year"])
     assert result.exit_code == 0, result.output
     out = pd.read_parquet(tmp_path / "out" / "notes.parquet")["html"].iloc[0]
@@ -210,10 +271,29 @@ def test_cli_end_to_end_with_column_mapping_and_workers(sample, surrogate_run, t
     notes.to_parquet(tmp_path / "renamed.parquet")
     gold = pd.read_parquet(sample[1])
     gold.to_parquet(tmp_path / "gold.parquet")
-    result = CliRunner().invoke(main, ["deidentify", str(tmp_path / "renamed.parquet"), "--spans", str(tmp_path / "gold.parquet"),
-                                       "--out", str(tmp_path / "out"), "--column", "html=TEXTE", "--column", "id_document=ID",
-                                       "--keep-metadata", "surrogate", "--workers", "2", "--batch-size", "20", "--quiet"],
-                           env={"DEID_DS_KEY": "k1-test-key-not-secret"})
+    result = CliRunner().invoke(
+        main,
+        [
+            "deidentify",
+            str(tmp_path / "renamed.parquet"),
+            "--spans",
+            str(tmp_path / "gold.parquet"),
+            "--out",
+            str(tmp_path / "out"),
+            "--column",
+            "html=TEXTE",
+            "--column",
+            "id_document=ID",
+            "--keep-metadata",
+            "surrogate",
+            "--workers",
+            "2",
+            "--batch-size",
+            "20",
+            "--quiet",
+        ],
+        env={"DEID_DS_KEY": "k1-test-key-not-secret"},
+    )
     assert result.exit_code == 0, result.output
     assert "deidentify (surrogate; key: environment DEID_DS_KEY" in result.output
     ours = pd.read_parquet(tmp_path / "out" / "notes.parquet")

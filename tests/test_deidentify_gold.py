@@ -45,9 +45,11 @@ def _hidden_views(row: pd.Series) -> str:
     first, last = row["firstname"] or "", row["lastname"] or ""
     shy = last[:2] + "&shy;" + last[2:] if len(last) > 3 else last
     values = " ".join(v for v in (row["phone"], row["city"]) if isinstance(v, str))
-    return (f"<title>{first} {last}</title><!-- {last} {values} -->"
-            f'<img alt="{first} {shy}" title="{row["city"] or ""}" data-patient="{last}">'
-            f'<a href="mailto:{row["email"] or ""}"></a><script>var p = "{last}";</script><p>.</p {last}>')
+    return (
+        f"<title>{first} {last}</title><!-- {last} {values} -->"
+        f'<img alt="{first} {shy}" title="{row["city"] or ""}" data-patient="{last}">'
+        f'<a href="mailto:{row["email"] or ""}"></a><script>var p = "{last}";</script><p>.</p {last}>'
+    )
 
 
 def _corpus(name: str, base: Path) -> tuple[Path, Path]:
@@ -73,8 +75,25 @@ def runs(request, tmp_path_factory) -> dict:
     outputs = {}
     for mode in MODES:
         out = base / mode
-        result = CliRunner().invoke(main, ["deidentify", str(notes), "--spans", str(gold), "--out", str(out), "--mode", mode,
-                                           "--key", "acceptance-test-key-0001", "--fail-on-leak", "--quiet", "-j", "1"])
+        result = CliRunner().invoke(
+            main,
+            [
+                "deidentify",
+                str(notes),
+                "--spans",
+                str(gold),
+                "--out",
+                str(out),
+                "--mode",
+                mode,
+                "--key",
+                "acceptance-test-key-0001",
+                "--fail-on-leak",
+                "--quiet",
+                "-j",
+                "1",
+            ],
+        )
         outputs[mode] = (result, out)
     return {"notes": pd.read_parquet(notes), "gold": pd.read_parquet(gold), "outputs": outputs}
 
@@ -115,7 +134,9 @@ def _found(runs: dict, mode: str, *, inside_replacements: bool) -> list[tuple[st
         if not inside_replacements:
             html = _without(html, replaced.get(row["id_document"], []))
         text = _readable(html)
-        for what, value in _values(row, gold.get(row["id_document"], runs["gold"].iloc[:0]), strict=inside_replacements):
+        for what, value in _values(
+            row, gold.get(row["id_document"], runs["gold"].iloc[:0]), strict=inside_replacements
+        ):
             if re.search(r"(?<![\w])" + re.escape(fold_key(value)) + r"(?![\w])", text):
                 found.append((row["id_document"], what))
     return found

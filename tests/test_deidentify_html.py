@@ -105,8 +105,11 @@ def test_layout_characters_inside_a_span_are_not_text_segments():
 _words = st.text(alphabet="abcXYZé&<>", min_size=1, max_size=6)
 
 
-@given(original=st.lists(_words, min_size=1, max_size=5).map(" ".join), replacement=st.text(alphabet="ab cD&<", max_size=20),
-       data=st.data())
+@given(
+    original=st.lists(_words, min_size=1, max_size=5).map(" ".join),
+    replacement=st.text(alphabet="ab cD&<", max_size=20),
+    data=st.data(),
+)
 @settings(max_examples=300, deadline=None)
 def test_split_replacement_pieces_spell_the_replacement(original, replacement, data):
     cuts = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(original) - 1)), max_size=4))))
@@ -116,7 +119,19 @@ def test_split_replacement_pieces_spell_the_replacement(original, replacement, d
     assert "".join(pieces) == replacement
 
 
-_TAGS = ["<b>", "</b>", "<i>", "</i>", "<br>", "<span class=\"x\">", "</span>", "&nbsp;", "&eacute;", "&amp;", "<!-- c -->"]
+_TAGS = [
+    "<b>",
+    "</b>",
+    "<i>",
+    "</i>",
+    "<br>",
+    '<span class="x">',
+    "</span>",
+    "&nbsp;",
+    "&eacute;",
+    "&amp;",
+    "<!-- c -->",
+]
 _fragment = st.one_of(st.sampled_from(_TAGS), st.text(alphabet="abcDEF 12", min_size=1, max_size=8))
 
 
@@ -147,5 +162,5 @@ def test_replacing_keeps_structure_and_every_byte_outside_the_spans(parts, data)
     assert out[cursor_out:] == html[cursor_in:]
     # the rendered text reads the replacements where the entities were
     text = html_to_text(out).text
-    for (_, _, replacement) in spans:
+    for _, _, replacement in spans:
         assert " ".join(replacement.split()) in " ".join(text.split())

@@ -15,8 +15,24 @@ from test_predict import model_dir, no_network, notes_file  # noqa: F401 - fixtu
 @pytest.mark.slow
 def test_deidentify_with_a_model(model_dir, notes_file, tmp_path):  # noqa: F811
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["deidentify", str(notes_file), "--model", str(model_dir), "--out", str(out), "--mode", "mask",
-                                       "--device", "cpu", "--workers", "1", "--quiet"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "deidentify",
+            str(notes_file),
+            "--model",
+            str(model_dir),
+            "--out",
+            str(out),
+            "--mode",
+            "mask",
+            "--device",
+            "cpu",
+            "--workers",
+            "1",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
     documents = pd.read_parquet(out / "documents.parquet")

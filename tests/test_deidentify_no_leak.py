@@ -156,8 +156,9 @@ def test_no_surrogate_gives_back_its_original(data, case, form, label):
 # ------------------------------------------------------------------------------------------------ never invent
 
 
-@pytest.mark.parametrize("text", ["Glasgow à 15/15", "15/15", "11,6", "Hb 11,6", "11.6", "01:15", "à 01:15",
-                                  "2019-0042-17"])
+@pytest.mark.parametrize(
+    "text", ["Glasgow à 15/15", "15/15", "11,6", "Hb 11,6", "11.6", "01:15", "à 01:15", "2019-0042-17"]
+)
 def test_a_date_that_does_not_read_as_one_is_masked(text):
     new = surrogate(context(), "DATE", text, mask_format="[{label}]")
     assert new.text == "[DATE]" and new.fallback == UNPARSED_DATE
@@ -169,8 +170,17 @@ def test_a_date_the_shift_leaves_as_it_was_is_masked():
     assert new.text == "[DATE]" and new.fallback == UNCHANGED_DATE
 
 
-@pytest.mark.parametrize(("label", "text"), [("PHONE", "15"), ("PHONE", "2 99 28 4"), ("ZIP", "350"),
-                                             ("EMAIL", "zeb.quag"), ("PATIENT", "123"), ("NUMERO", "0042")])
+@pytest.mark.parametrize(
+    ("label", "text"),
+    [
+        ("PHONE", "15"),
+        ("PHONE", "2 99 28 4"),
+        ("ZIP", "350"),
+        ("EMAIL", "zeb.quag"),
+        ("PATIENT", "123"),
+        ("NUMERO", "0042"),
+    ],
+)
 def test_what_is_not_a_value_of_its_label_is_masked(label, text):
     new = surrogate(context(), label, text, mask_format="XXX")
     assert new.text == "XXX" and new.fallback and new.fallback.endswith("->mask")
@@ -179,11 +189,24 @@ def test_what_is_not_a_value_of_its_label_is_masked(label, text):
 def test_fallbacks_are_listed_per_document_and_in_the_summary(write_notes, tmp_path):
     html = "<p>Glasgow à 15/15, Hb 11,6 g/dL, vu à 01:15 le 03/02/2021.</p>"
     notes = write_notes([{"id_document": "d1", "id_patient": "P", "html": html}])
-    spans = pd.DataFrame([{"id_document": "d1", "label": "DATE", "html_start": html.index(t),
-                           "html_end": html.index(t) + len(t)} for t in ("15/15", "11,6", "01:15", "03/02/2021")])
+    spans = pd.DataFrame(
+        [
+            {"id_document": "d1", "label": "DATE", "html_start": html.index(t), "html_end": html.index(t) + len(t)}
+            for t in ("15/15", "11,6", "01:15", "03/02/2021")
+        ]
+    )
     spans.to_parquet(tmp_path / "spans.parquet")
-    args = ["deidentify", str(notes), "--spans", str(tmp_path / "spans.parquet"), "--out", str(tmp_path / "out"),
-            "--quiet", "-j", "1"]
+    args = [
+        "deidentify",
+        str(notes),
+        "--spans",
+        str(tmp_path / "spans.parquet"),
+        "--out",
+        str(tmp_path / "out"),
+        "--quiet",
+        "-j",
+        "1",
+    ]
     result = CliRunner().invoke(main, args, env={KEY_ENV: KEY.decode()})
     assert result.exit_code == 0, result.output
     out = pd.read_parquet(tmp_path / "out" / "notes.parquet")["html"].iloc[0]
@@ -198,11 +221,23 @@ def test_fallbacks_are_listed_per_document_and_in_the_summary(write_notes, tmp_p
 # ------------------------------------------------------------------------------------------------ sex of given names
 
 
-@pytest.mark.parametrize(("before", "after", "sex"), [
-    ("Vu ce jour Madame ", " pour", "F"), ("Mme ", "", "F"), ("M. ", "", "M"), ("Monsieur ", "", "M"),
-    ("la patiente ", "", "F"), ("le patient ", "", "M"), ("", ", née le 3 mai", "F"), ("", ", né le 3 mai", "M"),
-    ("Dr ", "", None), ("J.-M. ", "", None), ("", " ne souhaite pas", None), ("vu avec ", "", None),
-])
+@pytest.mark.parametrize(
+    ("before", "after", "sex"),
+    [
+        ("Vu ce jour Madame ", " pour", "F"),
+        ("Mme ", "", "F"),
+        ("M. ", "", "M"),
+        ("Monsieur ", "", "M"),
+        ("la patiente ", "", "F"),
+        ("le patient ", "", "M"),
+        ("", ", née le 3 mai", "F"),
+        ("", ", né le 3 mai", "M"),
+        ("Dr ", "", None),
+        ("J.-M. ", "", None),
+        ("", " ne souhaite pas", None),
+        ("vu avec ", "", None),
+    ],
+)
 def test_the_sex_a_note_gives_a_name(before, after, sex):
     assert sex_cue(before, after) == sex
 
@@ -239,7 +274,9 @@ def test_the_sex_cue_holds_for_the_whole_note_and_its_metadata():
     ctx = context(patient)
     outcome = deidentify_document(html_to_text(html), spans, ctx, "surrogate")
     firsts = {row["replacement"].split(" ")[0] for row in outcome.audit}
-    assert len(firsts) == 1 and firsts <= set(load_pools(None).first_names["F"]) - set(load_pools(None).first_names["E"])
+    assert len(firsts) == 1 and firsts <= set(load_pools(None).first_names["F"]) - set(
+        load_pools(None).first_names["E"]
+    )
     assert surrogate_metadata(ctx)["firstname"] == firsts.pop()
 
 
@@ -302,17 +339,26 @@ def test_a_surrogate_is_never_another_entity_of_its_note():
 def test_note_originals_cover_words_glued_into_other_entities():
     from deid_ds.deidentification.overlap import NoteOriginals
 
-    note = NoteOriginals.of([("VILLE", "Lorient"), ("PATIENT", "M. LE PAGE"), ("ZIP", "29000"), ("DATE", "12 mars 2020")])
+    note = NoteOriginals.of(
+        [("VILLE", "Lorient"), ("PATIENT", "M. LE PAGE"), ("ZIP", "29000"), ("DATE", "12 mars 2020")]
+    )
     assert note.given_back("rue de Lorient") and note.given_back("Page") and note.given_back("29000")
     assert note.given_back("12 MARS 2020")
     assert not note.given_back("rue de Brest") and not note.given_back("mars") and not note.given_back("Le Goff")
 
 
 def test_every_surrogate_of_a_note_avoids_the_note_s_other_entities():
-    html = ("<p>Patient : M. Yann GILBERT, 12 rue de Lorient, 56100 Lorient. Adressé par le Dr LEDUC et le "
-            "Dr Thébault.</p>")
-    spans = [("PATIENT", "Yann GILBERT"), ("STR", "12 rue de Lorient"), ("ZIP", "56100"), ("VILLE", "Lorient."),
-             ("DOCTOR", "LEDUC"), ("DOCTOR", "Thébault")]
+    html = (
+        "<p>Patient : M. Yann GILBERT, 12 rue de Lorient, 56100 Lorient. Adressé par le Dr LEDUC et le Dr Thébault.</p>"
+    )
+    spans = [
+        ("PATIENT", "Yann GILBERT"),
+        ("STR", "12 rue de Lorient"),
+        ("ZIP", "56100"),
+        ("VILLE", "Lorient."),
+        ("DOCTOR", "LEDUC"),
+        ("DOCTOR", "Thébault"),
+    ]
     spans = [(label, text.rstrip(".")) for label, text in spans]
     for n in range(12):
         located = [SpanIn(label, html.index(text), html.index(text) + len(text)) for label, text in spans]

@@ -19,11 +19,21 @@ from deid_ds.deidentification.pools import load_pools
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
 
-PATIENT = PatientMetadata(firstname="JEANNE", lastname="LE GALL", birthdate="1957-08-12", address="16 RUE HENRI LE GUILLOUX",
-                          zip="35000", city="Rennes", phone="0299284321", email="jeanne.legall@orange.fr")
+PATIENT = PatientMetadata(
+    firstname="JEANNE",
+    lastname="LE GALL",
+    birthdate="1957-08-12",
+    address="16 RUE HENRI LE GUILLOUX",
+    zip="35000",
+    city="Rennes",
+    phone="0299284321",
+    email="jeanne.legall@orange.fr",
+)
 
 
-def context(key: bytes = b"k1", scope: str = "patient:P1", patient: PatientMetadata = PATIENT, kb: str | None = None, **kwargs) -> Context:
+def context(
+    key: bytes = b"k1", scope: str = "patient:P1", patient: PatientMetadata = PATIENT, kb: str | None = None, **kwargs
+) -> Context:
     return Context(Keyring(key), load_pools(kb), scope, patient, **kwargs)
 
 
@@ -37,7 +47,9 @@ def test_first_and_last_names_are_mapped_separately_and_coherently():
     assert last.isupper() and first[0].isupper() and not first.isupper()
     # capitals written without accents get a surrogate without accents: compare folded
     assert fold_key(surrogate_name(ctx, "Le Gall")) == fold_key(last)  # "Mme Le Gall"
-    assert surrogate_name(ctx, "J. Le Gall") == f"{first[0]}. {surrogate_name(ctx, 'Le Gall')}"  # initial of the surrogate
+    assert (
+        surrogate_name(ctx, "J. Le Gall") == f"{first[0]}. {surrogate_name(ctx, 'Le Gall')}"
+    )  # initial of the surrogate
     assert surrogate_name(ctx, "LE GALL Jeanne") == f"{last} {first}"
     assert fold_key(surrogate_name(ctx, "le gall")) == fold_key(last) and surrogate_name(ctx, "le gall").islower()
     fake = surrogate_metadata(ctx)
@@ -48,7 +60,10 @@ def test_first_and_last_names_are_mapped_separately_and_coherently():
 def test_compound_names_are_mapped_part_by_part():
     ctx = context(patient=PatientMetadata())
     jean, pierre = surrogate_name(ctx, "Jean"), surrogate_name(ctx, "Pierre")
-    assert surrogate_name(ctx, "Jean-Pierre MARTIN-DUVAL").split(" ")[0] == f"{surrogate_name(ctx, 'Jean', role='first')}-{surrogate_name(ctx, 'Pierre', role='first')}"
+    assert (
+        surrogate_name(ctx, "Jean-Pierre MARTIN-DUVAL").split(" ")[0]
+        == f"{surrogate_name(ctx, 'Jean', role='first')}-{surrogate_name(ctx, 'Pierre', role='first')}"
+    )
     martin = surrogate_name(ctx, "MARTIN")
     assert surrogate_name(ctx, "Jean-Pierre MARTIN-DUVAL").split(" ", 1)[1].startswith(martin + "-")
     assert jean and pierre
@@ -143,7 +158,13 @@ def test_birthdate_can_be_generalised_to_the_year():
 
 def test_phones_keep_their_layout_prefix_and_region():
     ctx = context()
-    for original in ("02 99 28 43 21", "02.99.28.43.21", "+33 2 99 28 43 21", "+33 (0)2\u00a099 28 43 21", "0299284321"):
+    for original in (
+        "02 99 28 43 21",
+        "02.99.28.43.21",
+        "+33 2 99 28 43 21",
+        "+33 (0)2\u00a099 28 43 21",
+        "0299284321",
+    ):
         new = surrogate_phone(ctx, original)
         assert re.sub(r"\d", "0", new) == re.sub(r"\d", "0", original) and new != original
     national = {re.sub(r"\D", "", surrogate_phone(ctx, o))[-9:] for o in ("02 99 28 43 21", "+33 2 99 28 43 21")}
@@ -207,7 +228,16 @@ def test_leak_check_finds_each_field_in_every_view():
     # the title and the e-mail address in an attribute; "Jeane" is one edit away
     assert fields["firstname"]["exact"] == 2 and fields["firstname"]["fuzzy"] == 1
     assert fields["lastname"]["exact"] == 1 and fields["birthdate"]["exact"] == 2 and fields["phone"]["exact"] == 2
-    assert fields["email"]["exact"] == 1 and fields["address"]["exact"] == 1 and fields["zip"]["exact"] == 1 and fields["city"]["exact"] == 1
-    assert found.per_view["hidden"] == 3 and found.per_view["attribute"] == 2 and found.total == sum(found.per_view.values())
+    assert (
+        fields["email"]["exact"] == 1
+        and fields["address"]["exact"] == 1
+        and fields["zip"]["exact"] == 1
+        and fields["city"]["exact"] == 1
+    )
+    assert (
+        found.per_view["hidden"] == 3
+        and found.per_view["attribute"] == 2
+        and found.total == sum(found.per_view.values())
+    )
     clean = find_leaks("<p>Patiente vue le matin, Martine et Gallois.</p>", PATIENT)
     assert clean.total == 0

@@ -24,8 +24,14 @@ from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
 from deid_ds.output_dir import write_marker
 
-PATIENT = PatientMetadata(firstname="Jeanne", lastname="Kerbrat", birthdate="1957-08-12", phone="06 12 34 56 78",
-                          email="jeanne.kerbrat@orange.fr", city="Plouzané")
+PATIENT = PatientMetadata(
+    firstname="Jeanne",
+    lastname="Kerbrat",
+    birthdate="1957-08-12",
+    phone="06 12 34 56 78",
+    email="jeanne.kerbrat@orange.fr",
+    city="Plouzané",
+)
 BODY = "<p>Mme <b>Jeanne</b> KERBRAT, vue ce jour.</p>"
 
 #: One place outside the visible text per case, each holding an identifier of PATIENT.
@@ -98,8 +104,17 @@ def test_the_leak_check_finds_an_identifier_in_every_view(where):
     assert find_leaks("<html><body><p>Rien.</p></body></html>", PATIENT).total == 0
 
 
-@pytest.mark.parametrize("html", ["<p>Mme Ker&shy;brat</p>", "<p>Mme Ker\u00adbrat</p>", "<p>Mme Ker\u200bbrat</p>",
-                                  "<p>Mme Ker&#8203;brat</p>", "<p>Jeanne\u200bKerbrat</p>", '<p data-kerbrat="1">.</p>'])
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>Mme Ker&shy;brat</p>",
+        "<p>Mme Ker\u00adbrat</p>",
+        "<p>Mme Ker\u200bbrat</p>",
+        "<p>Mme Ker&#8203;brat</p>",
+        "<p>Jeanne\u200bKerbrat</p>",
+        '<p data-kerbrat="1">.</p>',
+    ],
+)
 def test_the_leak_check_reads_through_invisible_characters_and_attribute_names(html):
     assert find_leaks(html, PATIENT).per_field["lastname"]["exact"] == 1
 
@@ -153,8 +168,10 @@ def test_hidden_keep_leaves_the_views_and_blank_empties_the_hidden_elements(hidd
 
 
 def test_nothing_changes_in_a_note_without_identifiers_in_its_other_views():
-    html = ('<!DOCTYPE html><html><head><meta charset="utf-8"><title>Compte rendu</title><style>td{vertical-align:top}</style>'
-            '</head><body><table width="100%"><tr><td>' + BODY + "</td></tr></table></body></html>")
+    html = (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Compte rendu</title><style>td{vertical-align:top}</style>'
+        '</head><body><table width="100%"><tr><td>' + BODY + "</td></tr></table></body></html>"
+    )
     outcome = _deidentify(html)
     assert [row["view"] for row in outcome.audit] == ["text"]
     assert outcome.html.startswith(html[: html.index("Mme")])
@@ -167,20 +184,52 @@ def test_nothing_changes_in_a_note_without_identifiers_in_its_other_views():
 def planted(write_notes, tmp_path):
     """One note with a name in its title, an attribute and a comment; one whose patient has no metadata."""
     html = "<html><head><title>CR Kerbrat</title></head><body><!-- Kerbrat --><img alt='Kerbrat'>" + BODY
-    rows = [{"id_document": "d1", "id_patient": "P1", "html": html, "firstname": "Jeanne", "lastname": "Kerbrat",
-             "ward": "cardio", "nir": "2570835238012"},
-            {"id_document": "d2", "id_patient": "P2", "html": "<p>Vu M. Le Goff.</p>", "firstname": None, "lastname": None,
-             "ward": "neuro", "nir": "1570835238012"}]
+    rows = [
+        {
+            "id_document": "d1",
+            "id_patient": "P1",
+            "html": html,
+            "firstname": "Jeanne",
+            "lastname": "Kerbrat",
+            "ward": "cardio",
+            "nir": "2570835238012",
+        },
+        {
+            "id_document": "d2",
+            "id_patient": "P2",
+            "html": "<p>Vu M. Le Goff.</p>",
+            "firstname": None,
+            "lastname": None,
+            "ward": "neuro",
+            "nir": "1570835238012",
+        },
+    ]
     notes = write_notes(rows)
     start = html.index("Jeanne</b>")
-    pd.DataFrame([{"id_document": "d1", "label": "PATIENT", "html_start": start, "html_end": html.index(", vue")}]).to_parquet(
-        tmp_path / "spans.parquet")
+    pd.DataFrame(
+        [{"id_document": "d1", "label": "PATIENT", "html_start": start, "html_end": html.index(", vue")}]
+    ).to_parquet(tmp_path / "spans.parquet")
     return notes, tmp_path / "spans.parquet"
 
 
 def _run(notes, spans, out, *args):
-    return CliRunner().invoke(main, ["deidentify", str(notes), "--spans", str(spans), "--out", str(out), "--key", "k-test-key-not-secret", "--quiet",
-                                     "-j", "1", *args])
+    return CliRunner().invoke(
+        main,
+        [
+            "deidentify",
+            str(notes),
+            "--spans",
+            str(spans),
+            "--out",
+            str(out),
+            "--key",
+            "k-test-key-not-secret",
+            "--quiet",
+            "-j",
+            "1",
+            *args,
+        ],
+    )
 
 
 def test_the_views_are_deidentified_by_the_command_and_unchecked_notes_are_said_so(planted, tmp_path):
@@ -202,7 +251,9 @@ def test_the_views_are_deidentified_by_the_command_and_unchecked_notes_are_said_
 
 def test_a_run_where_no_note_can_be_checked_says_not_checked(write_notes, tmp_path):
     notes = write_notes([{"id_document": "d1", "html": "<p>Vu M. Le Goff.</p>"}])
-    pd.DataFrame({"id_document": ["d1"], "label": ["PATIENT"], "html_start": [8], "html_end": [15]}).to_parquet(tmp_path / "s.parquet")
+    pd.DataFrame({"id_document": ["d1"], "label": ["PATIENT"], "html_start": [8], "html_end": [15]}).to_parquet(
+        tmp_path / "s.parquet"
+    )
     result = _run(notes, tmp_path / "s.parquet", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert "residual-leak check: not checked (1 document(s) without metadata)" in result.output
@@ -217,7 +268,9 @@ def test_fail_on_leak_leaves_out_untouched_and_keeps_the_output_aside(planted, t
     (out / "previous.txt").write_text("a previous run")
     result = _run(notes, spans, out, "--hidden", "keep", "--fail-on-leak")
     assert result.exit_code == 3
-    assert f"{out} left as it was" in result.output and f"{out}.leaks" in result.output and "Kerbrat" not in result.output
+    assert (
+        f"{out} left as it was" in result.output and f"{out}.leaks" in result.output and "Kerbrat" not in result.output
+    )
     assert sorted(p.name for p in out.iterdir()) == [".deid-ds.json", "previous.txt"]  # OUT as it was
     aside = pd.read_parquet(tmp_path / "out.leaks" / "documents.parquet").set_index("id_document")
     assert aside.loc["d1", "n_leaks"] == 3
@@ -240,9 +293,14 @@ def test_unknown_columns_are_dropped_unless_kept(planted, tmp_path):
     assert list(pd.read_parquet(tmp_path / "kept" / "notes.parquet")["ward"]) == ["cardio", "neuro"]
 
 
-@pytest.mark.parametrize(("column", "message"), [("nowhere", "--keep-column nowhere: no such column in"),
-                                                  ("html", "--keep-column html: deid-ds writes this column itself"),
-                                                  ("lastname", "--keep-column lastname: deid-ds writes this column itself")])
+@pytest.mark.parametrize(
+    ("column", "message"),
+    [
+        ("nowhere", "--keep-column nowhere: no such column in"),
+        ("html", "--keep-column html: deid-ds writes this column itself"),
+        ("lastname", "--keep-column lastname: deid-ds writes this column itself"),
+    ],
+)
 def test_keep_column_refuses_a_missing_column_and_the_ones_deid_ds_writes(planted, tmp_path, column, message):
     notes, spans = planted
     result = _run(notes, spans, tmp_path / "out", "--keep-column", column)
@@ -254,5 +312,7 @@ def test_keep_column_refuses_the_source_of_a_mapped_column(planted, tmp_path):
     notes, spans = planted
     frame = pd.read_parquet(notes).rename(columns={"html": "TEXTE"})
     frame.to_parquet(tmp_path / "renamed.parquet")
-    result = _run(tmp_path / "renamed.parquet", spans, tmp_path / "out", "--column", "html=TEXTE", "--keep-column", "TEXTE")
+    result = _run(
+        tmp_path / "renamed.parquet", spans, tmp_path / "out", "--column", "html=TEXTE", "--keep-column", "TEXTE"
+    )
     assert result.exit_code == 1 and "--keep-column TEXTE: deid-ds writes this column itself" in result.output

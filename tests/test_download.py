@@ -127,7 +127,11 @@ class FileServer:
         status, body, headers = 200, resource.body, dict(validators)
         requested = handler.headers.get("Range")
         if_range = handler.headers.get("If-Range")
-        if requested and not isinstance(fault, IgnoreRange) and if_range in (None, resource.etag, resource.last_modified):
+        if (
+            requested
+            and not isinstance(fault, IgnoreRange)
+            and if_range in (None, resource.etag, resource.last_modified)
+        ):
             start = int(requested.removeprefix("bytes=").rstrip("-"))
             status, body = 206, resource.body[start:]
             headers["Content-Range"] = f"bytes {start}-{len(resource.body) - 1}/{len(resource.body)}"
@@ -173,7 +177,9 @@ def zip_bytes(members: dict[str, str]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for name, text in members.items():
-            archive.writestr(zipfile.ZipInfo(name, date_time=(2024, 1, 15, 8, 30, 0)), text, compress_type=zipfile.ZIP_DEFLATED)
+            archive.writestr(
+                zipfile.ZipInfo(name, date_time=(2024, 1, 15, 8, 30, 0)), text, compress_type=zipfile.ZIP_DEFLATED
+            )
     return buffer.getvalue()
 
 
@@ -360,7 +366,12 @@ def test_an_earlier_download_is_reused_without_any_request(server, tmp_path):
 
     assert len(server.requests) == 1
     for reused in (again, offline):
-        assert (reused.from_cache, reused.downloaded, reused.sha256, reused.fetched_at) == (True, False, first.sha256, first.fetched_at)
+        assert (reused.from_cache, reused.downloaded, reused.sha256, reused.fetched_at) == (
+            True,
+            False,
+            first.sha256,
+            first.fetched_at,
+        )
 
 
 def test_a_damaged_earlier_download_is_downloaded_again(server, tmp_path):
@@ -413,7 +424,12 @@ def test_a_local_file_is_checked_and_hashed_in_place_without_network(tmp_path, n
 
     for source in (path, str(path), path.as_uri()):
         got = fetch(source, elsewhere, expect="gzip", **FAST)
-        assert (got.path, got.sha256, got.kind, got.is_local) == (path, hashlib.sha256(BAN_GZ).hexdigest(), "gzip", True)
+        assert (got.path, got.sha256, got.kind, got.is_local) == (
+            path,
+            hashlib.sha256(BAN_GZ).hexdigest(),
+            "gzip",
+            True,
+        )
     assert not elsewhere.exists()  # no copy
 
 
@@ -455,7 +471,10 @@ def test_check_file_finds_a_zip_member_with_a_bad_crc(tmp_path):
     path = tmp_path / "PS_LibreAcces.zip"
     path.write_bytes(bytes(data))
 
-    with pytest.raises(DownloadError, match=r"PS_LibreAcces.zip: (CRC error in zip member 'PS_LibreAcces_Personne_activite.txt'|corrupt zip)"):
+    with pytest.raises(
+        DownloadError,
+        match=r"PS_LibreAcces.zip: (CRC error in zip member 'PS_LibreAcces_Personne_activite.txt'|corrupt zip)",
+    ):
         check_file(path, "zip")
 
 
@@ -465,7 +484,11 @@ def test_check_file_accepts_good_files_and_multi_member_gzip(tmp_path):
     for name, (content, expect) in cases.items():
         (tmp_path / name).write_bytes(content)
         checked = check_file(tmp_path / name, expect)
-        assert (checked.kind, checked.size, checked.sha256) == (expect, len(content), hashlib.sha256(content).hexdigest())
+        assert (checked.kind, checked.size, checked.sha256) == (
+            expect,
+            len(content),
+            hashlib.sha256(content).hexdigest(),
+        )
     assert check_file(tmp_path / "a.gz").kind == "gzip"  # no expectation: the magic bytes decide
 
 
@@ -479,10 +502,28 @@ def tls_server(tmp_path):
         pytest.skip("openssl is needed to make a test certificate")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=IGC-Sante test",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True,
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "2",
+            "-subj",
+            "/CN=IGC-Sante test",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
     )
     with FileServer() as running:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -515,7 +556,14 @@ def test_ban_url_follows_the_official_pattern():
     assert ban_url("35") == "https://adresse.data.gouv.fr/data/ban/adresses/latest/csv/adresses-35.csv.gz"
     assert ban_url("france").endswith("/adresses-france.csv.gz")
     assert [normalize_departement(c) for c in (1, "5", "2a", " 2B ", "971", "976", "95", "France")] == [
-        "01", "05", "2A", "2B", "971", "976", "95", "france"
+        "01",
+        "05",
+        "2A",
+        "2B",
+        "971",
+        "976",
+        "95",
+        "france",
     ]
 
 
@@ -527,7 +575,9 @@ def test_ban_url_refuses_what_is_not_a_departement(code):
 
 
 def test_fetched_source_is_a_plain_frozen_record():
-    record = FetchedSource(source="x", path=Path("x"), size=1, sha256="0" * 64, fetched_at="2024-01-01T00:00:00Z", kind="text")
+    record = FetchedSource(
+        source="x", path=Path("x"), size=1, sha256="0" * 64, fetched_at="2024-01-01T00:00:00Z", kind="text"
+    )
     with pytest.raises(AttributeError):
         record.size = 2  # type: ignore[misc]
     assert record.to_dict()["path"] == "x"

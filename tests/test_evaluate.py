@@ -34,7 +34,14 @@ def frame(*rows, source: str | None = None) -> pd.DataFrame:
 
 GOLD = frame(("d1", "PATIENT", 10, 20), ("d1", "DATE", 30, 40), ("d1", "VILLE", 50, 56), ("d2", "DOCTOR", 0, 5))
 SYSTEM_A = frame(("d1", "PATIENT", 10, 20), ("d1", "DATE", 30, 40), ("d1", "VILLE", 50, 56), source="rules")
-SYSTEM_B = frame(("d1", "PATIENT", 10, 20), ("d1", "DATE", 30, 35), ("d1", "STR", 50, 56), ("d2", "DOCTOR", 0, 5), ("d3", "DATE", 0, 9), source="model")
+SYSTEM_B = frame(
+    ("d1", "PATIENT", 10, 20),
+    ("d1", "DATE", 30, 35),
+    ("d1", "STR", 50, 56),
+    ("d2", "DOCTOR", 0, 5),
+    ("d3", "DATE", 0, 9),
+    source="model",
+)
 
 
 @pytest.fixture
@@ -51,7 +58,9 @@ def inputs(tmp_path):
 
 def test_two_systems_against_hand_computed_scores(inputs, tmp_path):
     gold, a, b = inputs
-    result = evaluate(gold, [a, b], json_out=tmp_path / "out.json", figure=tmp_path / "out.png", n_bootstrap=300, seed=1)
+    result = evaluate(
+        gold, [a, b], json_out=tmp_path / "out.json", figure=tmp_path / "out.png", n_bootstrap=300, seed=1
+    )
     scores = result.comparison.scores
     assert list(scores) == ["sysA", "sysB"] and result.documents == 2
     micro_a, micro_b = scores["sysA"].micro, scores["sysB"].micro
@@ -68,7 +77,10 @@ def test_two_systems_against_hand_computed_scores(inputs, tmp_path):
     assert scores["sysA"].documents_fully_redacted == 1 and scores["sysB"].documents_fully_redacted == 1  # d1, d2
     # document types from the gold's column
     assert result.doc_types_from == "gold"
-    assert scores["sysA"].per_doc_type["letter"].counts.f1 == 1.0 and scores["sysA"].per_doc_type["report"].counts.recall == 0.0
+    assert (
+        scores["sysA"].per_doc_type["letter"].counts.f1 == 1.0
+        and scores["sysA"].per_doc_type["report"].counts.recall == 0.0
+    )
     for name, s in scores.items():
         low, high = result.comparison.ci[name]
         assert low <= s.micro.f1 <= high
@@ -76,7 +88,14 @@ def test_two_systems_against_hand_computed_scores(inputs, tmp_path):
 
 def test_json_layout_and_figure(inputs, tmp_path):
     gold, a, b = inputs
-    evaluate(gold, [a, b], names=["rules", "model"], json_out=tmp_path / "out.json", figure=tmp_path / "out.png", n_bootstrap=200)
+    evaluate(
+        gold,
+        [a, b],
+        names=["rules", "model"],
+        json_out=tmp_path / "out.json",
+        figure=tmp_path / "out.png",
+        n_bootstrap=200,
+    )
     data = json.loads((tmp_path / "out.json").read_text())
     assert data["documents"] == 2 and data["reference"] == "rules" and data["redaction_unit"] == "char"
     assert "gold's documents" in data["documents_evaluated"]
@@ -102,7 +121,9 @@ def test_same_seed_same_intervals(inputs):
 
 def test_system_names_default_to_directories_and_are_unique(tmp_path):
     (tmp_path / "weak").mkdir()
-    assert system_names([tmp_path / "weak", tmp_path / "model" / "spans.parquet", tmp_path / "x" / "weak" / "spans.parquet"]) == ["weak", "model", "weak-2"]
+    assert system_names(
+        [tmp_path / "weak", tmp_path / "model" / "spans.parquet", tmp_path / "x" / "weak" / "spans.parquet"]
+    ) == ["weak", "model", "weak-2"]
     assert system_names(["a/spans.parquet"], ["rules"]) == ["rules"]
     with pytest.raises(InputError, match="one name per system"):
         system_names(["a/spans.parquet", "b/spans.parquet"], ["rules"])
@@ -127,8 +148,27 @@ def test_inputs_are_checked(tmp_path):
 def test_cli_prints_the_side_by_side_table(inputs, tmp_path):
     gold, a, b = inputs
     result = CliRunner().invoke(
-        main, ["evaluate", "--gold", str(gold), "--pred", str(a), "--pred", str(b), "--name", "rules", "--name", "model",
-               "--bootstrap", "100", "--json", str(tmp_path / "e.json"), "--figure", str(tmp_path / "e.png"), "--quiet"]
+        main,
+        [
+            "evaluate",
+            "--gold",
+            str(gold),
+            "--pred",
+            str(a),
+            "--pred",
+            str(b),
+            "--name",
+            "rules",
+            "--name",
+            "model",
+            "--bootstrap",
+            "100",
+            "--json",
+            str(tmp_path / "e.json"),
+            "--figure",
+            str(tmp_path / "e.png"),
+            "--quiet",
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "2 documents evaluated: the gold's" in result.output
@@ -148,7 +188,12 @@ def test_with_notes_redaction_is_token_level_and_types_come_from_the_notes(tmp_p
     (tmp_path / "missing").mkdir()
     gold.to_parquet(tmp_path / "perfect" / "spans.parquet")
     gold.iloc[1:].to_parquet(tmp_path / "missing" / "spans.parquet")
-    result = evaluate(tmp_path / "gold.parquet", [tmp_path / "perfect", tmp_path / "missing"], notes=REPO / "data" / "notes.parquet", n_bootstrap=100)
+    result = evaluate(
+        tmp_path / "gold.parquet",
+        [tmp_path / "perfect", tmp_path / "missing"],
+        notes=REPO / "data" / "notes.parquet",
+        n_bootstrap=100,
+    )
     assert result.redaction_unit == "token" and result.doc_types_from == "notes" and result.notes_found == 4
     perfect, missing = result.comparison.scores["perfect"], result.comparison.scores["missing"]
     assert perfect.micro.f1 == 1.0 and perfect.redacted_recall == 1.0 and perfect.fully_redacted_share == 1.0

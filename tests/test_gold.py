@@ -58,7 +58,17 @@ def _perturb(tasks: list[dict], name: str) -> list[dict]:
                 span = {**span, "label": "PATIENT" if span["label"] != "PATIENT" else "DOCTOR"}
             spans.append(span)
             k += 1
-        answer = {**task, "spans": spans, "answer": "accept", "_input_hash": n, "_task_hash": n, "_annotator_id": f"deid-{name}", "_session_id": f"deid-{name}", "_view_id": "ner_manual", "_timestamp": 1_700_000_000 + n}
+        answer = {
+            **task,
+            "spans": spans,
+            "answer": "accept",
+            "_input_hash": n,
+            "_task_hash": n,
+            "_annotator_id": f"deid-{name}",
+            "_session_id": f"deid-{name}",
+            "_view_id": "ner_manual",
+            "_timestamp": 1_700_000_000 + n,
+        }
         out.append(answer)
     return out
 
@@ -71,7 +81,9 @@ def _write_jsonl(path: Path, rows: list[dict]) -> Path:
 @pytest.fixture(scope="module")
 def answers(campaign) -> list[Path]:
     root = campaign["root"]
-    return [_write_jsonl(root / f"{name}.jsonl", _perturb(campaign["tasks"], name)) for name in ("alice", "bob", "carol")]
+    return [
+        _write_jsonl(root / f"{name}.jsonl", _perturb(campaign["tasks"], name)) for name in ("alice", "bob", "carol")
+    ]
 
 
 def _reads_back(frame: pd.DataFrame, html: dict[str, str]) -> None:
@@ -91,7 +103,16 @@ def _in_sentences(spans: pd.DataFrame, tasks: list[dict]) -> pd.DataFrame:
 
 def test_majority_gold_recovers_the_pre_annotations(campaign, answers):
     frame, summary = gold_from_files(answers, strategy="majority")
-    assert list(frame.columns) == ["id_document", "label", "html_start", "html_end", "text", "id_patient", "doc_type", "annotators"]
+    assert list(frame.columns) == [
+        "id_document",
+        "label",
+        "html_start",
+        "html_end",
+        "text",
+        "id_patient",
+        "doc_type",
+        "annotators",
+    ]
     _reads_back(frame, campaign["html"])
     weak = _in_sentences(campaign["spans"], campaign["tasks"])
     scores = score_spans(frame, weak)
@@ -147,7 +168,14 @@ def _doccano(tasks: list[dict], keep_index: bool = True) -> list[dict]:
         meta = {"id_document": task["meta"]["id_document"], "doc_type": task["meta"]["doc_type"]}
         if keep_index:
             meta["sentence_index"] = task["meta"]["sentence_index"]
-        rows.append({"id": n, "text": task["text"], "label": [[s["start"], s["end"], s["label"]] for s in task["spans"]], "meta": meta})
+        rows.append(
+            {
+                "id": n,
+                "text": task["text"],
+                "label": [[s["start"], s["end"], s["label"]] for s in task["spans"]],
+                "meta": meta,
+            }
+        )
     return rows
 
 
@@ -157,20 +185,39 @@ def test_doccano_answers_need_notes_for_html_offsets(campaign, answers):
         gold_from_files([path], strategy="review")
     frame, summary = gold_from_files([path], strategy="review", notes=campaign["notes"])
     reference, _ = gold_from_files([answers[0]], strategy="review")
-    pd.testing.assert_frame_equal(frame.drop(columns=["annotators", "id_patient"]), reference.drop(columns=["annotators", "id_patient"]))
+    pd.testing.assert_frame_equal(
+        frame.drop(columns=["annotators", "id_patient"]), reference.drop(columns=["annotators", "id_patient"])
+    )
     assert summary.notes == {"sentence index": len(campaign["tasks"])}
 
 
 def test_labelstudio_answers_located_by_text_search(campaign, answers):
     tasks = []
     for n, task in enumerate(campaign["tasks"]):
-        result = [{"type": "labels", "from_name": "label", "to_name": "text", "value": {"start": s["start"], "end": s["end"], "labels": [s["label"]]}} for s in task["spans"]]
-        tasks.append({"id": n, "data": {"text": task["text"], "meta": {"id_document": task["meta"]["id_document"]}}, "annotations": [{"completed_by": 1, "result": result}]})
+        result = [
+            {
+                "type": "labels",
+                "from_name": "label",
+                "to_name": "text",
+                "value": {"start": s["start"], "end": s["end"], "labels": [s["label"]]},
+            }
+            for s in task["spans"]
+        ]
+        tasks.append(
+            {
+                "id": n,
+                "data": {"text": task["text"], "meta": {"id_document": task["meta"]["id_document"]}},
+                "annotations": [{"completed_by": 1, "result": result}],
+            }
+        )
     path = campaign["root"] / "ls.json"
     path.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
     frame, summary = gold_from_files([path], strategy="review", notes=campaign["notes"])
     reference, _ = gold_from_files([answers[0]], strategy="review")
-    assert set(summary.notes) <= {"text search (unique)", "text search (several occurrences: first after the previous sentence)"}
+    assert set(summary.notes) <= {
+        "text search (unique)",
+        "text search (several occurrences: first after the previous sentence)",
+    }
     merged = frame.merge(reference, on=["id_document", "label", "html_start", "html_end"])
     assert len(merged) >= 0.95 * len(reference)  # a repeated sentence may land on another occurrence
     _reads_back(frame, campaign["html"])
@@ -192,7 +239,20 @@ def test_gold_command_end_to_end(campaign, answers, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Gold (majority)" in result.output
     assert out.is_file() and out.with_suffix(".jsonl").is_file()
-    weak_run = CliRunner().invoke(main, ["weak-label", str(campaign["notes"]), "--out", str(tmp_path / "weak"), "--gold", str(out), "--quiet", "--workers", "1"])
+    weak_run = CliRunner().invoke(
+        main,
+        [
+            "weak-label",
+            str(campaign["notes"]),
+            "--out",
+            str(tmp_path / "weak"),
+            "--gold",
+            str(out),
+            "--quiet",
+            "--workers",
+            "1",
+        ],
+    )
     assert weak_run.exit_code == 0, weak_run.output
     report = json.loads((tmp_path / "weak" / "report.json").read_text(encoding="utf-8"))
     assert report["gold"]["exact"]["micro"]["f1"] >= 0.99
@@ -214,7 +274,17 @@ def _item(answers: dict[str, list[tuple[int, int, str]]], primary: str | None = 
 
     tokens = tokenize(text)
     made = {
-        name: Annotation(name, "D#0", text, [Span(*s) for s in spans], tokens, None, id_document="D", sentence_index=0, primary=primary)
+        name: Annotation(
+            name,
+            "D#0",
+            text,
+            [Span(*s) for s in spans],
+            tokens,
+            None,
+            id_document="D",
+            sentence_index=0,
+            primary=primary,
+        )
         for name, spans in answers.items()
     }
     return Item("D#0", text, made, tokens, None)

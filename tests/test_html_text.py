@@ -236,9 +236,9 @@ SIMPLE_TAG_SHAPES = [
     "<template><p>x</p></template><noscript><p>y</p></noscript><iframe><p>z</p></iframe>",
     "<script>unclosed <p>Jean</p>",
     "<p>a<p>b</div></td></br><plaintext><p>c</p>",
-    "<td class=\"x\" colspan=2>a</td><p style='a:b'>b</p><font size=2 face=\"Arial\">c</font>",
-    "<div\nclass=\"c\"\n>d</div><title lang=fr>t</title><style type=\"text/css\">p{}</style><p>e</p>",
-    "<p class=\"a\"/>f<a href=http://x/y>g</a><p a=>h<p a = \"b\">i<td\xa0class=x>j",
+    '<td class="x" colspan=2>a</td><p style=\'a:b\'>b</p><font size=2 face="Arial">c</font>',
+    '<div\nclass="c"\n>d</div><title lang=fr>t</title><style type="text/css">p{}</style><p>e</p>',
+    '<p class="a"/>f<a href=http://x/y>g</a><p a=>h<p a = "b">i<td\xa0class=x>j',
 ]
 
 
@@ -269,18 +269,85 @@ def test_the_simple_tag_fast_path_changes_nothing(monkeypatch, html):
     monkeypatch.setattr(html_text, "_SIMPLE_START_TAG", never)
     monkeypatch.setattr(html_text, "_SIMPLE_END_TAG", never)
     slow = _extractor_only(html)
-    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
+    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (
+        slow.text,
+        slow.offsets,
+        slow.hidden,
+        slow.warnings,
+    )
 
 
 _SOUP = [
-    "<p>", "</p>", "<br>", "<BR>", "<br/>", "</br>", "<b>", "</b>", "<td>", "</td>", "<td class=x>", "<div>", "</DIV>",
-    "<pre>", "</pre>", "<textarea>", "</textarea>", "<title>", "</title>", "<head>", "</head>", "<script>", "</script>",
-    "<style>", "</style>", "<xmp>", "</xmp>", "<template>", "</template>", "<!-- c -->", "<!--", "-->", "<!DOCTYPE html>",
-    "<![CDATA[x<y]]>", "<?pi?>", "<", ">", "</", "</>", "<p", "&amp;", "&#", "&#;", "&", "\n", "  ", "Jean", "é", "<h1x>",
-    "<b-c>", "</b c>", "<br\n>", "<a href=\"x>y\">", "</a>", "<td class=\"x\" colspan=2>", "<p style='a:b'>",
-    "<font size=2 face=\"Arial\">", "<div\nclass=\"c\"\n>", "<p id=a id='b'>", "<img src=\"a.png\" alt=\"Jean\">",
-    "<p class=\"a\"/>", "<span lang=FR style=\"x\" >", "<a href=http://x/y>", "<p a=>", "<p a = \"b\">",
-    "<title lang=fr>", "<style type=\"text/css\">", "<P CLASS=\"X\">", "<td\xa0class=x>", "<b data-x=\"'\">",
+    "<p>",
+    "</p>",
+    "<br>",
+    "<BR>",
+    "<br/>",
+    "</br>",
+    "<b>",
+    "</b>",
+    "<td>",
+    "</td>",
+    "<td class=x>",
+    "<div>",
+    "</DIV>",
+    "<pre>",
+    "</pre>",
+    "<textarea>",
+    "</textarea>",
+    "<title>",
+    "</title>",
+    "<head>",
+    "</head>",
+    "<script>",
+    "</script>",
+    "<style>",
+    "</style>",
+    "<xmp>",
+    "</xmp>",
+    "<template>",
+    "</template>",
+    "<!-- c -->",
+    "<!--",
+    "-->",
+    "<!DOCTYPE html>",
+    "<![CDATA[x<y]]>",
+    "<?pi?>",
+    "<",
+    ">",
+    "</",
+    "</>",
+    "<p",
+    "&amp;",
+    "&#",
+    "&#;",
+    "&",
+    "\n",
+    "  ",
+    "Jean",
+    "é",
+    "<h1x>",
+    "<b-c>",
+    "</b c>",
+    "<br\n>",
+    '<a href="x>y">',
+    "</a>",
+    '<td class="x" colspan=2>',
+    "<p style='a:b'>",
+    '<font size=2 face="Arial">',
+    '<div\nclass="c"\n>',
+    "<p id=a id='b'>",
+    '<img src="a.png" alt="Jean">',
+    '<p class="a"/>',
+    '<span lang=FR style="x" >',
+    "<a href=http://x/y>",
+    "<p a=>",
+    '<p a = "b">',
+    "<title lang=fr>",
+    '<style type="text/css">',
+    '<P CLASS="X">',
+    "<td\xa0class=x>",
+    '<b data-x="\'">',
 ]
 
 
@@ -297,7 +364,12 @@ def test_the_simple_tag_fast_path_changes_nothing_on_tag_soup(parts):
         slow = _extractor_only(html)
     finally:
         html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG = saved
-    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
+    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (
+        slow.text,
+        slow.offsets,
+        slow.hidden,
+        slow.warnings,
+    )
 
 
 def _parse_without_fast_paths(html: str):
@@ -326,7 +398,12 @@ def test_the_mirrored_parser_loop_is_the_one_that_runs_here():
 @pytest.mark.parametrize("html", SIMPLE_TAG_SHAPES + NASTY_LOOP_SHAPES)
 def test_the_parser_loop_and_tag_fast_paths_change_nothing(html):
     fast, slow = _extractor_only(html), _parse_without_fast_paths(html)
-    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
+    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (
+        slow.text,
+        slow.offsets,
+        slow.hidden,
+        slow.warnings,
+    )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -334,4 +411,9 @@ def test_the_parser_loop_and_tag_fast_paths_change_nothing(html):
 def test_the_parser_loop_and_tag_fast_paths_change_nothing_on_tag_soup(parts):
     html = "".join(parts)
     fast, slow = _extractor_only(html), _parse_without_fast_paths(html)
-    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (slow.text, slow.offsets, slow.hidden, slow.warnings)
+    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (
+        slow.text,
+        slow.offsets,
+        slow.hidden,
+        slow.warnings,
+    )

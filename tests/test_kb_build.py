@@ -35,7 +35,9 @@ def test_the_sample_builds_every_table_and_a_manifest_that_accounts_for_each_sou
     manifest = verify_tables(sample_kb)
     assert [s["base"] for s in manifest["sources"]] == ["ban"] * len(BAN_FILES) + ["annuaire"]
     for source in manifest["sources"]:
-        assert source["rows_read"] == source["rows_kept"] + sum(n for reason, n in source["rejected"].items() if "kept" not in reason)
+        assert source["rows_read"] == source["rows_kept"] + sum(
+            n for reason, n in source["rejected"].items() if "kept" not in reason
+        )
         assert len(source["sha256"]) == 64 and source["size"] > 0
     assert set(manifest["tables"]) == {"streets", "places", "postcodes", "professionals", "names", "contacts"}
     for name, info in manifest["tables"].items():
@@ -80,7 +82,9 @@ def test_the_matcher_finds_entries_case_accent_and_spacing_insensitively_at_toke
 
 
 def test_longest_match_wins_and_find_all_keeps_the_overlaps():
-    matcher = GazetteerMatcher.build([("jean", Category("names", "firstname")), ("jean pierre", Category("names", "firstname"))])
+    matcher = GazetteerMatcher.build(
+        [("jean", Category("names", "firstname")), ("jean pierre", Category("names", "firstname"))]
+    )
     assert [m.key for m in matcher.find("Jean Pierre")] == ["jean pierre"]
     assert sorted(m.key for m in matcher.find_all("Jean Pierre")) == ["jean", "jean pierre"]
 
@@ -169,11 +173,22 @@ def test_sources_are_downloaded_over_http_then_reused_offline(tmp_path, file_ser
     shutil.copy(BAN_FILES[0], root / "adresses-22.csv.gz")
     shutil.copy(DIRECTORY, root / "PS_LibreAcces_Personne_activite_202401150830.txt")
     out = tmp_path / "kb"
-    build_kb(out, ban=[f"{url}/adresses-22.csv.gz"], health_directory=[f"{url}/PS_LibreAcces_Personne_activite_202401150830.txt"], progress=False)
+    build_kb(
+        out,
+        ban=[f"{url}/adresses-22.csv.gz"],
+        health_directory=[f"{url}/PS_LibreAcces_Personne_activite_202401150830.txt"],
+        progress=False,
+    )
     manifest = json.loads((out / "manifest.json").read_text())
     assert [s["downloaded"] for s in manifest["sources"]] == [True, True]
     assert (out / "downloads" / "adresses-22.csv.gz").read_bytes() == Path(BAN_FILES[0]).read_bytes()
-    build_kb(out, ban=[f"{url}/adresses-22.csv.gz"], health_directory=[f"{url}/PS_LibreAcces_Personne_activite_202401150830.txt"], offline=True, progress=False)
+    build_kb(
+        out,
+        ban=[f"{url}/adresses-22.csv.gz"],
+        health_directory=[f"{url}/PS_LibreAcces_Personne_activite_202401150830.txt"],
+        offline=True,
+        progress=False,
+    )
     manifest = json.loads((out / "manifest.json").read_text())
     assert [s["from_cache"] for s in manifest["sources"]] == [True, True]
 
@@ -190,6 +205,8 @@ def test_a_build_removes_what_a_killed_build_left_and_refuses_while_another_runs
     build_kb(out, ban=BAN_FILES[:1], progress=False)
     assert not [p for p in out.iterdir() if p.name.startswith(".deid-ds-tmp-")]
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".deid-ds-lock")]
+
+
 def _header_only(source: str, target: Path) -> Path:
     """``target``: the header line of ``source`` (plain or gzip) and nothing else, compressed alike."""
     import gzip

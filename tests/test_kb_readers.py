@@ -29,7 +29,11 @@ def ban_lines() -> list[str]:
 
 
 def directory_lines() -> list[str]:
-    extra = [line for line in (FORMATS / "rpps_extra_lines.txt").read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+    extra = [
+        line
+        for line in (FORMATS / "rpps_extra_lines.txt").read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    ]
     return RPPS_SAMPLE.read_text(encoding="utf-8").splitlines() + extra
 
 
@@ -37,11 +41,19 @@ def test_real_ban_rows_give_streets_lieux_dits_communes_and_postcodes(tmp_path):
     tables, stats = read_ban(gz(tmp_path / "adresses-01.csv.gz", "\n".join(ban_lines()) + "\n"))
     assert (stats.rows_read, stats.rows_kept, stats.rejected, stats.columns) == (6, 6, {}, 23)
     streets = tables.streets.result().to_pylist()
-    assert {"nom_voie": "Le Mas Renouard", "code_insee": "48003", "code_postal": "48190", "nom_commune": "Allenc", "n": 1} in streets
+    assert {
+        "nom_voie": "Le Mas Renouard",
+        "code_insee": "48003",
+        "code_postal": "48190",
+        "nom_commune": "Allenc",
+        "n": 1,
+    } in streets
     communes = {(r["nom_commune"], r["code_insee"]) for r in tables.communes.result().to_pylist()}
     assert ("L'Abergement-de-Varey", "01002") in communes
     postcodes = tables.postcodes.result().to_pylist()
-    assert any(r["code_postal"] == "01640" and r["libelle_acheminement"] == "ABERGEMENT-DE-VAREY (L )" for r in postcodes)
+    assert any(
+        r["code_postal"] == "01640" and r["libelle_acheminement"] == "ABERGEMENT-DE-VAREY (L )" for r in postcodes
+    )
 
 
 def test_an_old_20_column_ban_file_is_read_by_column_names(tmp_path):
@@ -57,7 +69,9 @@ def test_an_old_20_column_ban_file_is_read_by_column_names(tmp_path):
 
 def test_bad_rows_are_skipped_counted_and_shown_with_their_line(tmp_path):
     header, *rows = ban_lines()
-    text = "\n".join([header, rows[0], "bad;line;with;few;fields", *rows[1:], ";;;;Rue X;35000;;;;;;;;;;;;;;;;;"]) + "\n"
+    text = (
+        "\n".join([header, rows[0], "bad;line;with;few;fields", *rows[1:], ";;;;Rue X;35000;;;;;;;;;;;;;;;;;"]) + "\n"
+    )
     _, stats = read_ban(gz(tmp_path / "adresses-35.csv.gz", text))
     assert stats.rejected == {"wrong number of fields": 1, "missing nom_commune or code_insee": 1}
     assert stats.examples == ["line 3: expected 23 fields, got 5: bad;line;with;few;fields"]
@@ -70,8 +84,14 @@ def test_bad_rows_are_skipped_counted_and_shown_with_their_line(tmp_path):
         (lambda p: p.write_bytes(b""), "empty file"),
         (lambda p: p.write_text("<!DOCTYPE html><html><body>502 Bad Gateway</body></html>"), "HTML page"),
         (lambda p: gz(p, ban_lines()[0].replace(";", ",") + "\n"), "separated by commas, expected ';'"),
-        (lambda p: gz(p, "id;numero;nom_commune\n1;2;3\n"), r"missing column\(s\) 'nom_voie', 'code_postal', 'code_insee'"),
-        (lambda p: p.write_bytes(gzip.compress(("\n".join(ban_lines() * 200) + "\n").encode())[:-40]), "truncated or corrupt"),
+        (
+            lambda p: gz(p, "id;numero;nom_commune\n1;2;3\n"),
+            r"missing column\(s\) 'nom_voie', 'code_postal', 'code_insee'",
+        ),
+        (
+            lambda p: p.write_bytes(gzip.compress(("\n".join(ban_lines() * 200) + "\n").encode())[:-40]),
+            "truncated or corrupt",
+        ),
     ],
 )
 def test_a_wrong_ban_file_is_refused_with_its_name(tmp_path, make, message):
@@ -89,17 +109,29 @@ def test_real_directory_rows_give_people_and_practice_sites(tmp_path):
     assert stats.columns == 52 and stats.rows_read == 22 and not stats.rejected
     people = {r["id"]: r for r in tables.people.result().to_pylist()}
     leger = people["10100271385"]
-    assert (leger["lastname"], leger["firstname"], leger["profession"], leger["civilite_exercice"]) == ("LEGER", "ROMAIN", "Médecin", "Docteur")
+    assert (leger["lastname"], leger["firstname"], leger["profession"], leger["civilite_exercice"]) == (
+        "LEGER",
+        "ROMAIN",
+        "Médecin",
+        "Docteur",
+    )
     streets = {r["street"] for r in tables.streets.result().to_pylist()}
     assert "Faubourg SAINT ETIENNE" in streets
     contacts = {(r["value"], r["kind"]) for r in tables.contacts.result().to_pylist()}
-    assert {("0381385454", "phone"), ("0381385480", "fax"), ("contact@chi-hautecomte.fr", "email"), ("CS 10329", "mention")} <= contacts
+    assert {
+        ("0381385454", "phone"),
+        ("0381385480", "fax"),
+        ("contact@chi-hautecomte.fr", "email"),
+        ("CS 10329", "mention"),
+    } <= contacts
 
 
 def test_one_line_per_activity_gives_one_person(tmp_path):
     lines = directory_lines()
     path = tmp_path / "PS_LibreAcces_Personne_activite_x.txt"
-    path.write_text("\n".join([lines[0], lines[-1], lines[-1].replace("0381385454", "0381000000")]) + "\n", encoding="utf-8")
+    path.write_text(
+        "\n".join([lines[0], lines[-1], lines[-1].replace("0381385454", "0381000000")]) + "\n", encoding="utf-8"
+    )
     tables, _ = read_directory(path)
     people = tables.people.result().to_pylist()
     assert len({p["id"] for p in people}) == 1
@@ -108,7 +140,9 @@ def test_one_line_per_activity_gives_one_person(tmp_path):
 def test_the_published_zip_is_read_without_extracting_and_a_bom_is_tolerated(tmp_path):
     archive = tmp_path / "PS_LibreAcces_202401150830.zip"
     with zipfile.ZipFile(archive, "w") as handle:
-        handle.writestr("PS_LibreAcces_Personne_activite_202401150830.txt", "\ufeff" + "\n".join(directory_lines()) + "\n")
+        handle.writestr(
+            "PS_LibreAcces_Personne_activite_202401150830.txt", "\ufeff" + "\n".join(directory_lines()) + "\n"
+        )
         handle.writestr("PS_LibreAcces_Dipl_AutExerc_202401150830.txt", "ignored|\n")
     tables, stats = read_directory(archive)
     assert stats.rows_read == 22 and tables.people.result().num_rows == 22

@@ -25,6 +25,7 @@ from deid_ds.label.candidate import Candidate
 from deid_ds.label.view import NoteView, WordMemo, _shape
 from deid_ds.tokens import tokenize
 
+
 def test_word_memo_is_its_function_and_stays_bounded() -> None:
     calls: list[str] = []
     memo = WordMemo(lambda w: calls.append(w) or w.upper(), 3)
@@ -57,12 +58,19 @@ def test_line_starts_are_the_tokens_after_a_break(joins: list[bool]) -> None:
 
 #: Candidate as the dataclass decorator alone would make it, from the same fields.
 _Generated = dataclasses.make_dataclass(
-    "_Generated", [(f.name, f.type, dataclasses.field(default=f.default)) for f in dataclasses.fields(Candidate)], frozen=True, slots=True
+    "_Generated",
+    [(f.name, f.type, dataclasses.field(default=f.default)) for f in dataclasses.fields(Candidate)],
+    frozen=True,
+    slots=True,
 )
 
 
 def test_candidate_behaves_as_the_generated_dataclass() -> None:
-    for args, kwargs in (((1, 4, "DOCTOR", "context:title"), {}), ((1, 4, "ZIP", "pattern:zip", 0.9, True), {}), ((), {"start": 2, "end": 3, "label": "DATE", "source": "pattern:date", "needs_context": True})):
+    for args, kwargs in (
+        ((1, 4, "DOCTOR", "context:title"), {}),
+        ((1, 4, "ZIP", "pattern:zip", 0.9, True), {}),
+        ((), {"start": 2, "end": 3, "label": "DATE", "source": "pattern:date", "needs_context": True}),
+    ):
         c, g = Candidate(*args, **kwargs), _Generated(*args, **kwargs)
         assert repr(c) == repr(g).replace("_Generated", "Candidate")
         assert dataclasses.astuple(c) == dataclasses.astuple(g)
@@ -76,13 +84,32 @@ def test_candidate_behaves_as_the_generated_dataclass() -> None:
         Candidate(1, 2, "DATE")  # type: ignore[call-arg]
 
 
-HEADING_WORDS = ["Secrétariat", "secretaires medicales", "Internes", "INTERNE", "Praticiens hospitaliers", "Chefs de clinique",
-                 "Équipe soignante", "cadre de santé", "sages-femmes", "Attachés", "Dr", "Jeanne", "LE GALL", ":", "-", "et"]
+HEADING_WORDS = [
+    "Secrétariat",
+    "secretaires medicales",
+    "Internes",
+    "INTERNE",
+    "Praticiens hospitaliers",
+    "Chefs de clinique",
+    "Équipe soignante",
+    "cadre de santé",
+    "sages-femmes",
+    "Attachés",
+    "Dr",
+    "Jeanne",
+    "LE GALL",
+    ":",
+    "-",
+    "et",
+]
 BLANKS = ["", " ", "  ", "\t", "\u00a0", " \t "]
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(BLANKS), st.sampled_from(HEADING_WORDS)), min_size=0, max_size=3), st.sampled_from(BLANKS))
+@given(
+    st.lists(st.tuples(st.sampled_from(BLANKS), st.sampled_from(HEADING_WORDS)), min_size=0, max_size=3),
+    st.sampled_from(BLANKS),
+)
 def test_the_heading_line_test_holds_for_every_heading_line(pieces: list[tuple[str, str]], tail: str) -> None:
     from deid_ds.label.cues import STAFF_HEADING
     from deid_ds.label.people import _HEADING_LINE
@@ -98,7 +125,11 @@ def test_the_rule_starts_hold_every_token_a_context_rule_starts_from() -> None:
 
     text = "Dr Morvan, interne — Mme LE GALL ( secrétaire ) M. Kerbrat – cadre ; Pr. A. Roussel - IDE\nMonsieur"
     view = NoteView(text, tokenize(text))
-    wanted = [i for i, (w, f) in enumerate(zip(view.words, view.folded)) if f in PROFESSIONAL_TITLES or f in CIVILITIES or w in _ROLE_SEPARATORS]
+    wanted = [
+        i
+        for i, (w, f) in enumerate(zip(view.words, view.folded))
+        if f in PROFESSIONAL_TITLES or f in CIVILITIES or w in _ROLE_SEPARATORS
+    ]
     assert wanted and set(wanted) <= set(_rule_starts(view))
     assert all(fold(separator) in {",", "-", "("} for separator in _ROLE_SEPARATORS)
 
@@ -108,7 +139,9 @@ def test_the_notes_of_one_patient_share_their_names() -> None:
     from deid_ds.model import PatientMetadata
 
     first = PatientNames.from_metadata(PatientMetadata(lastname="LE GALL-PRIGENT", firstname="Jeanne Marie"))
-    again = PatientNames.from_metadata(PatientMetadata(lastname="LE GALL-PRIGENT", firstname="Jeanne Marie", zip="35000"))
+    again = PatientNames.from_metadata(
+        PatientMetadata(lastname="LE GALL-PRIGENT", firstname="Jeanne Marie", zip="35000")
+    )
     assert first is again and first == PatientNames.of_names("LE GALL-PRIGENT", "Jeanne Marie")
     assert first.kind("legall") is None and first.kind("prigent") == "last" and first.kind("jeane") == "first"
     assert first.kind("jeanne") == "first" and PatientNames.from_metadata(PatientMetadata(lastname="Morvan")) != first

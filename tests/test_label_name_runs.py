@@ -27,6 +27,7 @@ from deid_ds.label.view import CORE, INITIAL, INNER, STOP, TITLE, UPPER, NoteVie
 from deid_ds.model import PatientMetadata
 from deid_ds.tokens import tokenize
 
+
 def view_of(text: str) -> NoteView:
     return NoteView(text, tokenize(text))
 
@@ -75,14 +76,18 @@ def test_name_runs_are_the_token_walk(text: str) -> None:
         i = end
     assert iter_name_runs(view) == walked
     flags = core_flags(view)
-    assert flags == [s in (UPPER, TITLE) and f not in NOT_NAME and not is_particle(f) for s, f in zip(view.shapes, view.folded)]
+    assert flags == [
+        s in (UPPER, TITLE) and f not in NOT_NAME and not is_particle(f) for s, f in zip(view.shapes, view.folded)
+    ]
     for words in ({"gall"}, {"morvan", "jeanne"}, {"de"}, set()):
         expected = [(i, j) for i, j in walked if any(flags[k] and view.folded[k] in words for k in range(i, j))]
         assert runs_with(view, words) == expected
 
 
 def test_name_runs_stop_at_seven_tokens_and_line_breaks() -> None:
-    view = view_of("Marie Claire Anne de La Tour d'Auvergne Dupont\nJ. Morvan\nAnne Marie Claire Sophie Louise Paule Jeanne Dupont")
+    view = view_of(
+        "Marie Claire Anne de La Tour d'Auvergne Dupont\nJ. Morvan\nAnne Marie Claire Sophie Louise Paule Jeanne Dupont"
+    )
     assert [view.words[i:j] for i, j in iter_name_runs(view)] == [
         ["Marie", "Claire", "Anne", "de", "La", "Tour"],
         ["d'", "Auvergne", "Dupont"],
@@ -98,7 +103,9 @@ NAMES = ["LE GALL-PRIGENT", "Jean-Pierre", "Morvan", "Kerbrat", "Marie Anne", "D
 @st.composite
 def typos(draw) -> str:
     """A folded name word with up to two edits (a deletion, an insertion, a substitution)."""
-    word = draw(st.sampled_from(["morvan", "kerbrat", "prigent", "gall", "dupont", "jean", "pierre", "anne", "marie", "lea"]))
+    word = draw(
+        st.sampled_from(["morvan", "kerbrat", "prigent", "gall", "dupont", "jean", "pierre", "anne", "marie", "lea"])
+    )
     for _ in range(draw(st.integers(0, 2))):
         at = draw(st.integers(0, len(word)))
         letter = draw(st.sampled_from("aeikmnoprt-"))
@@ -110,16 +117,31 @@ def typos(draw) -> str:
         elif at < len(word):
             word = word[:at] + letter + word[at + 1 :]
     if draw(st.booleans()):  # a compound (LE GALL-PRIGENT), maybe of a typo, maybe with a stray hyphen
-        word = draw(st.sampled_from(["", "-", "gall-", "jean-", "le-", "x-"])) + word + draw(st.sampled_from(["", "-", "-prigent", "-pierre", "-x"]))
+        word = (
+            draw(st.sampled_from(["", "-", "gall-", "jean-", "le-", "x-"]))
+            + word
+            + draw(st.sampled_from(["", "-", "-prigent", "-pierre", "-x"]))
+        )
     return word
 
 
 @settings(max_examples=600, deadline=None)
 @given(st.sampled_from(NAMES), st.sampled_from(NAMES), st.lists(typos(), max_size=30))
 def test_names_among_is_kind_on_every_word(last: str, first: str, words: list[str]) -> None:
-    words += ["-", "--", "-gall-", "jean--pierre", "anne-marie", "marie-x"]  # compounds, and hyphens with no part at all
+    words += [
+        "-",
+        "--",
+        "-gall-",
+        "jean--pierre",
+        "anne-marie",
+        "marie-x",
+    ]  # compounds, and hyphens with no part at all
     names = PatientNames.from_metadata(PatientMetadata(lastname=last, firstname=first))
-    expected = {w for w in words if PatientNames.from_metadata(PatientMetadata(lastname=last, firstname=first)).kind(w) is not None}
+    expected = {
+        w
+        for w in words
+        if PatientNames.from_metadata(PatientMetadata(lastname=last, firstname=first)).kind(w) is not None
+    }
     assert names.names_among(set(words)) == expected
 
 

@@ -234,10 +234,22 @@ def test_zips(text: str, expected: str, source: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["GB 12000 /mm3", "plaquettes 250000", "25000 UI", "BP 59899 – 56286 VANNES", "CS 55584", "00100 Rome", "99123 Nowhere"],
+    [
+        "GB 12000 /mm3",
+        "plaquettes 250000",
+        "25000 UI",
+        "BP 59899 – 56286 VANNES",
+        "CS 55584",
+        "00100 Rome",
+        "99123 Nowhere",
+    ],
 )
 def test_not_zips(text: str) -> None:
-    assert [c.text_of(text) for c in find_zips(text) if c.text_of(text) in {"12000", "25000", "59899", "55584", "00100", "99123"}] == []
+    assert [
+        c.text_of(text)
+        for c in find_zips(text)
+        if c.text_of(text) in {"12000", "25000", "59899", "55584", "00100", "99123"}
+    ] == []
 
 
 def test_cedex_number_is_outside() -> None:
@@ -383,7 +395,9 @@ def test_sample_precision_recall_floor() -> None:
     data = REPO / "data"
     if not (data / "notes.parquet").exists():
         pytest.skip("sample not present")
-    scores = evaluate(pd.read_parquet(data / "notes.parquet", columns=["id_document", "html"]), pd.read_parquet(data / "gold.parquet"))
+    scores = evaluate(
+        pd.read_parquet(data / "notes.parquet", columns=["id_document", "html"]), pd.read_parquet(data / "gold.parquet")
+    )
     assert scores.misaligned == 0
     for label, floor in F1_FLOOR.items():
         p, r, f = scores.prf(label)

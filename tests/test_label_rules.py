@@ -20,12 +20,16 @@ from deid_ds.model import PatientMetadata
 from deid_ds.tokens import tokenize
 
 
-def spans(text: str, labeller: WeakLabeller | None = None, patient: PatientMetadata | None = None) -> list[tuple[str, str]]:
+def spans(
+    text: str, labeller: WeakLabeller | None = None, patient: PatientMetadata | None = None
+) -> list[tuple[str, str]]:
     found = (labeller or WeakLabeller()).label(text, tokenize(text), patient)
     return [(c.label, text[c.start : c.end]) for c in found]
 
 
-def with_sources(text: str, labeller: WeakLabeller | None = None, patient: PatientMetadata | None = None) -> list[tuple[str, str, str]]:
+def with_sources(
+    text: str, labeller: WeakLabeller | None = None, patient: PatientMetadata | None = None
+) -> list[tuple[str, str, str]]:
     found = (labeller or WeakLabeller()).label(text, tokenize(text), patient)
     return [(c.label, text[c.start : c.end], c.source) for c in found]
 
@@ -87,7 +91,9 @@ def test_a_recipient_under_a_letter_header_is_a_professional() -> None:
 
 
 def test_a_directory_full_name_without_cue_is_a_doctor_from_the_gazetteer(gazetteer: WeakLabeller) -> None:
-    assert with_sources("Avis demandé à Yann Kerbrat hier.", gazetteer) == [("DOCTOR", "Yann Kerbrat", "gazetteer:directory")]
+    assert with_sources("Avis demandé à Yann Kerbrat hier.", gazetteer) == [
+        ("DOCTOR", "Yann Kerbrat", "gazetteer:directory")
+    ]
 
 
 def test_a_cue_line_does_not_reach_the_next_line() -> None:
@@ -97,7 +103,15 @@ def test_a_cue_line_does_not_reach_the_next_line() -> None:
 # -- PATIENT -----------------------------------------------------------------------------------------------
 
 
-PATIENT = PatientMetadata(firstname="JEANNE MARIE", lastname="LE GALL", birthdate="1957-08-12", zip="29200", city="Brest", phone="0612345678", email="jeanne.legall@example.fr")
+PATIENT = PatientMetadata(
+    firstname="JEANNE MARIE",
+    lastname="LE GALL",
+    birthdate="1957-08-12",
+    zip="29200",
+    city="Brest",
+    phone="0612345678",
+    email="jeanne.legall@example.fr",
+)
 
 
 @pytest.mark.parametrize(
@@ -222,7 +236,13 @@ def test_sources_are_ranked_by_tier_then_length_never_by_order() -> None:
     metadata = Candidate(0, 11, "PATIENT", "metadata:name", 1.0)
     context = Candidate(0, 11, "DOCTOR", "context:title", 0.95)
     gazetteer = Candidate(5, 11, "VILLE", "gazetteer:commune", 0.7)
-    assert tier("metadata:name") < tier("pattern:email") < tier("context:title") < tier("gazetteer:commune") < tier("nonsense")
+    assert (
+        tier("metadata:name")
+        < tier("pattern:email")
+        < tier("context:title")
+        < tier("gazetteer:commune")
+        < tier("nonsense")
+    )
     for order in ([metadata, context, gazetteer], [gazetteer, context, metadata], [context, gazetteer, metadata]):
         assert resolve(order, tokens) == [metadata]
 
@@ -237,7 +257,18 @@ def test_candidates_are_snapped_to_token_boundaries_and_dropped_when_uncertain()
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 12), st.sampled_from(["PATIENT", "DOCTOR", "VILLE"]), st.sampled_from(["metadata:name", "context:title", "gazetteer:commune", "pattern:zip"])), max_size=12), st.randoms())
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 40),
+            st.integers(1, 12),
+            st.sampled_from(["PATIENT", "DOCTOR", "VILLE"]),
+            st.sampled_from(["metadata:name", "context:title", "gazetteer:commune", "pattern:zip"]),
+        ),
+        max_size=12,
+    ),
+    st.randoms(),
+)
 def test_resolution_never_overlaps_aligns_to_tokens_and_ignores_input_order(raw, rng) -> None:
     text = "Jean Martin vu à Brest le matin par Yann Kerbrat et Anne Roux demain"
     tokens = tokenize(text)

@@ -10,7 +10,24 @@ from deid_ds.kb.normalize import fold
 
 _TOKEN = re.compile(r"[^\W_]+")
 _JOINER = re.compile(r"[\s'-]+")
-WORDS = ["saint", "brieuc", "le", "gall", "d", "almeida", "rue", "de", "la", "paix", "jean", "pierre", "42", "Émile", "zola", "x"]
+WORDS = [
+    "saint",
+    "brieuc",
+    "le",
+    "gall",
+    "d",
+    "almeida",
+    "rue",
+    "de",
+    "la",
+    "paix",
+    "jean",
+    "pierre",
+    "42",
+    "Émile",
+    "zola",
+    "x",
+]
 SEPARATORS = [" ", " ", " ", "  ", "-", " - ", "'", "’", "\u00a0", ", ", ".", "_", "\n", "\t", "/", ""]
 
 
@@ -38,7 +55,12 @@ def reference(entries: list[tuple[str, Category]], text: str) -> list[tuple[int,
 
 def test_find_all_agrees_with_brute_force_on_random_texts():
     rng = random.Random(5)
-    kinds = [Category("names", "lastname"), Category("names", "firstname", ambiguous="short"), Category("places", "commune"), Category("streets", "street")]
+    kinds = [
+        Category("names", "lastname"),
+        Category("names", "firstname", ambiguous="short"),
+        Category("places", "commune"),
+        Category("streets", "street"),
+    ]
     for _ in range(40):
         entries = []
         for _ in range(rng.randint(1, 25)):
@@ -46,16 +68,24 @@ def test_find_all_agrees_with_brute_force_on_random_texts():
             entries.append((rng.choice([" ", "-", "'"]).join(words), rng.choice(kinds)))
         matcher = GazetteerMatcher.build(entries)
         for _ in range(20):
-            text = "".join(rng.choice(WORDS).upper() if rng.random() < 0.2 else rng.choice(WORDS) + rng.choice(SEPARATORS) for _ in range(rng.randint(0, 30)))
+            text = "".join(
+                rng.choice(WORDS).upper() if rng.random() < 0.2 else rng.choice(WORDS) + rng.choice(SEPARATORS)
+                for _ in range(rng.randint(0, 30))
+            )
             got = [(m.start, m.end, m.key, frozenset(m.categories)) for m in matcher.find_all(text)]
             assert got == reference(entries, text), text
             assert matcher.find_all(text, fold(text)) == matcher.find_all(text)
 
 
 def test_matches_are_ordinary_matches():
-    matcher = GazetteerMatcher.build([("saint brieuc", Category("places", "commune")), ("brieuc", Category("names", "firstname"))])
+    matcher = GazetteerMatcher.build(
+        [("saint brieuc", Category("places", "commune")), ("brieuc", Category("names", "firstname"))]
+    )
     found = matcher.find_all("à Saint-Brieuc")
-    assert found == [Match(2, 14, "saint-brieuc", (Category("places", "commune"),)), Match(8, 14, "brieuc", (Category("names", "firstname"),))]
+    assert found == [
+        Match(2, 14, "saint-brieuc", (Category("places", "commune"),)),
+        Match(8, 14, "brieuc", (Category("names", "firstname"),)),
+    ]
     assert all(type(m) is Match for m in found) and len({*found}) == 2
 
 

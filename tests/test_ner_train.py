@@ -21,7 +21,18 @@ from deid_ds.cli import main
 
 SAMPLE_NOTES = 60
 
-CARD_FIELDS = {"data", "embeddings", "hyperparameters", "scores", "epochs", "seconds_per_epoch", "total_seconds", "device", "versions", "selection"}
+CARD_FIELDS = {
+    "data",
+    "embeddings",
+    "hyperparameters",
+    "scores",
+    "epochs",
+    "seconds_per_epoch",
+    "total_seconds",
+    "device",
+    "versions",
+    "selection",
+}
 
 
 @pytest.fixture(autouse=True)
@@ -85,7 +96,11 @@ def test_fasttext_from_references_a_bin_by_its_header(tmp_path):
     """A .bin is checked by its header (magic, version, dim) and referenced, not loaded (cc.fr.300 is 7 GB)."""
     from deid_ds.ner.fasttext import resolve_fasttext
 
-    header = struct.pack("<ii", 793712314, 12) + struct.pack("<12i", 300, 5, 5, 5, 10, 1, 1, 1, 2_000_000, 5, 5, 100) + struct.pack("<d", 1e-4)
+    header = (
+        struct.pack("<ii", 793712314, 12)
+        + struct.pack("<12i", 300, 5, 5, 5, 10, 1, 1, 1, 2_000_000, 5, 5, 100)
+        + struct.pack("<d", 1e-4)
+    )
     fake = tmp_path / "cc.fr.300.bin"
     fake.write_bytes(header + b"\0" * 64)
     run(["embeddings", "fasttext", "--from", str(fake), "--out", str(tmp_path / "ft")])
@@ -125,22 +140,84 @@ def test_embeddings_and_train_end_to_end(weak_dir, tmp_path):
     from flair.models import SequenceTagger
 
     ft, lm, model = tmp_path / "ft", tmp_path / "lm", tmp_path / "model"
-    run(["embeddings", "fasttext", str(weak_dir), "--out", str(ft), "--dim", "16", "--epochs", "1", "--bucket", "2000", "--workers", "1", "--quiet"])
+    run(
+        [
+            "embeddings",
+            "fasttext",
+            str(weak_dir),
+            "--out",
+            str(ft),
+            "--dim",
+            "16",
+            "--epochs",
+            "1",
+            "--bucket",
+            "2000",
+            "--workers",
+            "1",
+            "--quiet",
+        ]
+    )
     manifest = json.loads((ft / "fasttext.json").read_text())
     assert manifest["dim"] == 16 and manifest["vocab_size"] > 100 and manifest["corpus"]["sentences"] > 200
     assert FastTextEmbeddings(str(ft / "fasttext.kv")).embedding_length == 16
 
-    run(["embeddings", "flair-lm", str(weak_dir), "--out", str(lm), "--hidden", "16", "--epochs", "1", "--seq-len", "20", "--batch", "8",
-         "--threads", "1", "--workers", "1", "--quiet"])
+    run(
+        [
+            "embeddings",
+            "flair-lm",
+            str(weak_dir),
+            "--out",
+            str(lm),
+            "--hidden",
+            "16",
+            "--epochs",
+            "1",
+            "--seq-len",
+            "20",
+            "--batch",
+            "8",
+            "--threads",
+            "1",
+            "--workers",
+            "1",
+            "--quiet",
+        ]
+    )
     lm_manifest = json.loads((lm / "flair_lm.json").read_text())
     assert set(lm_manifest["models"]) == {"forward", "backward"}
     for direction in ("forward", "backward"):
         assert FlairEmbeddings(str(lm / direction / "best-lm.pt")).lm.is_forward_lm == (direction == "forward")
 
-    out = run(["train", str(weak_dir), "--out", str(model), "--fasttext", str(ft), "--flair-lm", str(lm), "--hidden", "16",
-               "--max-epochs", "1", "--threads", "1", "--device", "cpu", "--quiet"])
+    out = run(
+        [
+            "train",
+            str(weak_dir),
+            "--out",
+            str(model),
+            "--fasttext",
+            str(ft),
+            "--flair-lm",
+            str(lm),
+            "--hidden",
+            "16",
+            "--max-epochs",
+            "1",
+            "--threads",
+            "1",
+            "--device",
+            "cpu",
+            "--quiet",
+        ]
+    )
     assert "epoch 1/1" in out and "dev F1" in out
-    assert sorted(p.name for p in model.iterdir()) == [".deid-ds.json", "best-model.pt", "loss.tsv", "model_card.json", "training.log"]
+    assert sorted(p.name for p in model.iterdir()) == [
+        ".deid-ds.json",
+        "best-model.pt",
+        "loss.tsv",
+        "model_card.json",
+        "training.log",
+    ]
     card = json.loads((model / "model_card.json").read_text())
     assert CARD_FIELDS <= set(card)
     assert [e["type"] for e in card["embeddings"]] == ["fasttext", "flair-forward", "flair-backward", "characters"]
@@ -166,8 +243,25 @@ def test_a_model_is_kept_without_a_dev_split(weak_dir, tmp_path):
     data.mkdir()
     shutil.copyfile(weak_dir / "train.txt", data / "train.txt")
     (data / "dev.txt").write_text("", encoding="utf-8")
-    run(["train", str(data), "--out", str(tmp_path / "model"), "--hidden", "8", "--max-epochs", "1", "--max-sentences", "40",
-         "--threads", "1", "--device", "cpu", "--quiet"])
+    run(
+        [
+            "train",
+            str(data),
+            "--out",
+            str(tmp_path / "model"),
+            "--hidden",
+            "8",
+            "--max-epochs",
+            "1",
+            "--max-sentences",
+            "40",
+            "--threads",
+            "1",
+            "--device",
+            "cpu",
+            "--quiet",
+        ]
+    )
     card = json.loads((tmp_path / "model" / "model_card.json").read_text())
     assert (tmp_path / "model" / "best-model.pt").is_file()
     assert card["selection"] == {"rule": "lowest training loss (no dev split)", "epoch": 1}
@@ -177,8 +271,27 @@ def test_a_model_is_kept_without_a_dev_split(weak_dir, tmp_path):
     # A learning rate below --min-lr: Flair's annealing stops training in the evaluation of the first
     # epoch, before it saves the best model; the final one is kept under the same name.
     shutil.copyfile(weak_dir / "dev.txt", data / "dev.txt")
-    run(["train", str(data), "--out", str(tmp_path / "model"), "--hidden", "8", "--max-epochs", "3", "--max-sentences", "20",
-         "--lr", "1e-9", "--threads", "1", "--device", "cpu", "--quiet"])
+    run(
+        [
+            "train",
+            str(data),
+            "--out",
+            str(tmp_path / "model"),
+            "--hidden",
+            "8",
+            "--max-epochs",
+            "3",
+            "--max-sentences",
+            "20",
+            "--lr",
+            "1e-9",
+            "--threads",
+            "1",
+            "--device",
+            "cpu",
+            "--quiet",
+        ]
+    )
     card = json.loads((tmp_path / "model" / "model_card.json").read_text())
     assert (tmp_path / "model" / "best-model.pt").is_file() and not (tmp_path / "model" / "final-model.pt").exists()
     assert card["selection"] == {"rule": "last epoch (training stopped before Flair saved it)", "epoch": 1}
@@ -186,6 +299,8 @@ def test_a_model_is_kept_without_a_dev_split(weak_dir, tmp_path):
 
 
 def test_train_refuses_without_embeddings(weak_dir, tmp_path):
-    result = CliRunner().invoke(main, ["train", str(weak_dir), "--out", str(tmp_path / "m"), "--no-char", "--device", "cpu", "--quiet"])
+    result = CliRunner().invoke(
+        main, ["train", str(weak_dir), "--out", str(tmp_path / "m"), "--no-char", "--device", "cpu", "--quiet"]
+    )
     assert result.exit_code == 1 and "no embeddings" in result.output
     assert not (tmp_path / "m").exists()

@@ -10,7 +10,16 @@ from deid_ds.notes_io import as_identifier, open_notes, parse_column_map
 
 def test_notes_are_read_in_batches_with_metadata(write_notes):
     path = write_notes(
-        [{"id_document": f"d{i}", "id_patient": "p1", "html": f"<p>note {i}</p>", "firstname": "Jean", "zip": "35000"} for i in range(5)]
+        [
+            {
+                "id_document": f"d{i}",
+                "id_patient": "p1",
+                "html": f"<p>note {i}</p>",
+                "firstname": "Jean",
+                "zip": "35000",
+            }
+            for i in range(5)
+        ]
     )
     source = open_notes(path)
     assert source.num_notes == 5
@@ -34,7 +43,10 @@ def test_a_directory_of_parquet_files_is_one_table(tmp_path, write_notes):
 
     (tmp_path / "parts").mkdir()
     for part in range(3):
-        pq.write_table(pa.Table.from_pylist([{"id_document": f"{part}-{i}", "html": "x"} for i in range(4)]), tmp_path / "parts" / f"part-{part}.parquet")
+        pq.write_table(
+            pa.Table.from_pylist([{"id_document": f"{part}-{i}", "html": "x"} for i in range(4)]),
+            tmp_path / "parts" / f"part-{part}.parquet",
+        )
     source = open_notes(tmp_path / "parts")
     assert source.num_notes == 12
     assert [n.id_document for n in source.iter_notes()][:5] == ["0-0", "0-1", "0-2", "0-3", "1-0"]
@@ -42,7 +54,10 @@ def test_a_directory_of_parquet_files_is_one_table(tmp_path, write_notes):
 
 def test_a_missing_required_column_is_named_with_a_hint(write_notes):
     path = write_notes([{"id_document": "d", "TEXTE": "<p>x</p>"}])
-    with pytest.raises(InputError, match=r"required column 'html' not found \(columns: id_document, TEXTE\); use --column html=SOURCE_COLUMN"):
+    with pytest.raises(
+        InputError,
+        match=r"required column 'html' not found \(columns: id_document, TEXTE\); use --column html=SOURCE_COLUMN",
+    ):
         open_notes(path)
 
 

@@ -36,7 +36,21 @@ def pieces(draw):
     """A list of (html, visible_text) pieces."""
     kind = draw(
         st.sampled_from(
-            ["word", "word", "word", "ref", "inline", "block", "split_word", "space", "comment", "script", "stray", "br", "cell"]
+            [
+                "word",
+                "word",
+                "word",
+                "ref",
+                "inline",
+                "block",
+                "split_word",
+                "space",
+                "comment",
+                "script",
+                "stray",
+                "br",
+                "cell",
+            ]
         )
     )
     if kind == "word":

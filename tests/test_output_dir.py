@@ -105,8 +105,13 @@ def test_the_current_directory_its_ancestors_and_home_are_never_replaced(tmp_pat
     write(home, {".bashrc": "x"})
     monkeypatch.chdir(work)
     monkeypatch.setenv("HOME", str(home))
-    refused = [(".", "the current directory"), (str(work), "the current directory"),
-               ("..", "holds the current directory"), (str(home), "the home directory"), ("/", "the root directory")]
+    refused = [
+        (".", "the current directory"),
+        (str(work), "the current directory"),
+        ("..", "holds the current directory"),
+        (str(home), "the home directory"),
+        ("/", "the root directory"),
+    ]
     for out, reason in refused:
         with pytest.raises(OutputRefused, match=f"{reason}.*even with --overwrite"):
             check_output_dir(out, "segment", overwrite=overwrite)
@@ -211,8 +216,11 @@ def spans_for(notes: Path) -> Path:
 
 
 def command_args(command: str, notes: Path, out: Path) -> list[str]:
-    extra = {"segment": [], "weak-label": ["-j", "1", "--batch-size", "2"],
-             "deidentify": ["--spans", str(notes.parent / "spans.parquet"), "--key", "k-test-key-not-secret", "-j", "1"]}[command]
+    extra = {
+        "segment": [],
+        "weak-label": ["-j", "1", "--batch-size", "2"],
+        "deidentify": ["--spans", str(notes.parent / "spans.parquet"), "--key", "k-test-key-not-secret", "-j", "1"],
+    }[command]
     return [command, str(notes), "--out", str(out), "--quiet", *extra]
 
 
@@ -258,20 +266,29 @@ def test_out_dot_is_the_current_directory_and_refused(notes, tmp_path, monkeypat
 
 def _child(code: str, *args: str, **kwargs) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *args], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kwargs)
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
 
 
 def test_weak_label_refuses_at_once_while_another_process_writes_the_same_out(notes, tmp_path):
     out = tmp_path / "weak"
-    holder = _child("""
+    holder = _child(
+        """
         import sys, time
         from pathlib import Path
         from deid_ds.output_dir import output_lock
         with output_lock(Path(sys.argv[1])):
             print("locked", flush=True)
             time.sleep(60)
-    """, str(out))
+    """,
+        str(out),
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         result = CliRunner().invoke(main, command_args("weak-label", notes, out))
@@ -293,13 +310,16 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_output(command, notes, t
     assert CliRunner().invoke(main, command_args(command, notes, out)).exit_code == 0
     before = contents(out)
     assert max(len(data) for data in before.values()) > 2000
-    run = _child("""
+    run = _child(
+        """
         import resource, runpy, signal, sys
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))
         sys.argv = ["deid-ds", *sys.argv[1:]]
         runpy.run_module("deid_ds", run_name="__main__")
-    """, *command_args(command, notes, out))
+    """,
+        *command_args(command, notes, out),
+    )
     stdout, stderr = run.communicate(timeout=120)
     assert run.returncode not in (0, None), stdout + stderr
     assert "Traceback" not in stderr
@@ -309,13 +329,17 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_output(command, notes, t
     assert json.loads((out / MARKER).read_text())["command"] == command
 
 
-@pytest.mark.parametrize("args", [
-    ["predict", "{model}", "{notes}"],
-    ["train", "{weak}"],
-    ["campaign", "{weak}", "--annotators", "a,b"],
-    ["embeddings", "fasttext", "{notes}"],
-    ["embeddings", "flair-lm", "{notes}", "--device", "cpu"],
-], ids=lambda args: " ".join(a for a in args[:2] if not a.startswith("{")))
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["predict", "{model}", "{notes}"],
+        ["train", "{weak}"],
+        ["campaign", "{weak}", "--annotators", "a,b"],
+        ["embeddings", "fasttext", "{notes}"],
+        ["embeddings", "flair-lm", "{notes}", "--device", "cpu"],
+    ],
+    ids=lambda args: " ".join(a for a in args[:2] if not a.startswith("{")),
+)
 def test_the_other_directory_commands_refuse_a_foreign_directory_and_the_folder_of_their_input(args, notes, tmp_path):
     """Refused before any work: the check comes before models load or data is read."""
     weak, model = tmp_path / "weak", tmp_path / "model"
@@ -337,14 +361,17 @@ def test_the_other_directory_commands_refuse_a_foreign_directory_and_the_folder_
 def test_after_kill_9_the_next_run_removes_what_the_killed_one_left(tmp_path):
     out = tmp_path / "out"
     produce(out, text="previous")
-    killed = _child("""
+    killed = _child(
+        """
         import sys, time
         from deid_ds.output_dir import output_directory
         with output_directory(sys.argv[1], "segment") as tmp:
             (tmp / "result.txt").write_text("half")
             print("writing", flush=True)
             time.sleep(60)
-    """, str(out))
+    """,
+        str(out),
+    )
     assert killed.stdout.readline().strip() == "writing"
     killed.kill()
     killed.wait()

@@ -45,7 +45,7 @@ def test_ordered_map_in_process_keeps_order():
 
 # ------------------------------------------------------------------------ workers never outlive the parent
 
-SLOW_SCRIPT = '''
+SLOW_SCRIPT = """
 import os, sys, time
 from pathlib import Path
 
@@ -62,7 +62,7 @@ def slow(item):
 if __name__ == "__main__":
     for _ in ordered_map(slow, [(sys.argv[1], i) for i in range(8)], workers=2):
         pass
-'''
+"""
 
 
 def _alive(pid: int) -> bool:
@@ -151,4 +151,6 @@ def test_a_failed_batch_stops_the_other_workers_instead_of_waiting_for_them():
     with pytest.raises(ValueError, match="batch 3 failed"):
         list(ordered_map(_fail_on_three, range(8), workers=2))
     assert time.monotonic() - started < 20
-    assert not [process for process in multiprocessing.active_children() if process.pid not in before], "workers left running"
+    assert not [process for process in multiprocessing.active_children() if process.pid not in before], (
+        "workers left running"
+    )

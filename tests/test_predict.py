@@ -76,9 +76,23 @@ def test_sentence_entities_reads_flair_spans_and_token_tags():
 
 
 def test_rule_sources_that_win():
-    for source in ("metadata:lastname", "pattern:email", "pattern:phone_fr", "pattern:date_written", "pattern:zip_city", "address:street"):
+    for source in (
+        "metadata:lastname",
+        "pattern:email",
+        "pattern:phone_fr",
+        "pattern:date_written",
+        "pattern:zip_city",
+        "address:street",
+    ):
         assert rule_wins(source), source
-    for source in ("context:title", "gazetteer:commune", "propagation:DOCTOR", "patient:lastname", "pattern:dictation_initials", "model"):
+    for source in (
+        "context:title",
+        "gazetteer:commune",
+        "propagation:DOCTOR",
+        "patient:lastname",
+        "pattern:dictation_initials",
+        "model",
+    ):
         assert not rule_wins(source), source
 
 
@@ -191,10 +205,21 @@ def model_dir(tmp_path_factory, notes_file) -> Path:
             for token in sentence:
                 for char in token.text:
                     characters.add_item(char)
-        tagger = SequenceTagger(hidden_size=8, embeddings=CharacterEmbeddings(characters, char_embedding_dim=8, hidden_size_char=8),
-                                tag_dictionary=corpus.make_label_dictionary("ner", add_unk=False), tag_type="ner", use_crf=True)
-        ModelTrainer(tagger, corpus).train(base / "flair", max_epochs=5, mini_batch_size=8, learning_rate=0.5, save_final_model=True,
-                                           create_file_logs=False)
+        tagger = SequenceTagger(
+            hidden_size=8,
+            embeddings=CharacterEmbeddings(characters, char_embedding_dim=8, hidden_size_char=8),
+            tag_dictionary=corpus.make_label_dictionary("ner", add_unk=False),
+            tag_type="ner",
+            use_crf=True,
+        )
+        ModelTrainer(tagger, corpus).train(
+            base / "flair",
+            max_epochs=5,
+            mini_batch_size=8,
+            learning_rate=0.5,
+            save_final_model=True,
+            create_file_logs=False,
+        )
     finally:
         torch.set_num_threads(threads)
     out = base / "modeldir"
@@ -250,7 +275,11 @@ def test_predict_end_to_end(predicted, notes_file):
 @pytest.mark.slow
 def test_predict_tokens_are_the_labellers(predicted, model_dir, notes_file):
     """Sentences and tokens are those of weak-label: same counts per note as its documents table."""
-    weak = pd.read_parquet(model_dir.parent / "weak" / "documents.parquet").drop_duplicates("id_document").set_index("id_document")
+    weak = (
+        pd.read_parquet(model_dir.parent / "weak" / "documents.parquet")
+        .drop_duplicates("id_document")
+        .set_index("id_document")
+    )
     ours = pd.read_parquet(predicted / "documents.parquet").iloc[:N_NOTES].set_index("id_document")
     assert (ours["n_sentences"] == weak.loc[ours.index, "n_sentences"]).all()
     assert (ours["n_tokens"] == weak.loc[ours.index, "n_tokens"]).all()
@@ -276,6 +305,7 @@ def test_hybrid_is_the_merge_of_model_and_rules(predicted, model_dir, notes_file
     columns = ["text_start", "text_end", "label", "source"]
     assert set(hybrid["source"]) - {"model", AGREED_SOURCE}, "rule sources expected"
     for document in sorted(set(hybrid["id_document"]) | set(model["id_document"]) | set(rules["id_document"])):
+
         def of(frame):
             return [tuple(r) for r in frame.loc[frame["id_document"] == document, columns].itertuples(index=False)]
 
@@ -285,7 +315,9 @@ def test_hybrid_is_the_merge_of_model_and_rules(predicted, model_dir, notes_file
 
 
 @pytest.mark.slow
-def test_with_rules_refuses_a_knowledge_base_table_that_does_not_match_its_manifest(model_dir, notes_file, kb_dir, tmp_path):
+def test_with_rules_refuses_a_knowledge_base_table_that_does_not_match_its_manifest(
+    model_dir, notes_file, kb_dir, tmp_path
+):
     kb = tmp_path / "kb"
     shutil.copytree(kb_dir, kb)
     from deid_ds.kb.matcher import ensure_matcher_cache
@@ -293,10 +325,27 @@ def test_with_rules_refuses_a_knowledge_base_table_that_does_not_match_its_manif
     ensure_matcher_cache(kb)  # a current matcher cache, which alone would not notice the change below
     pq.write_table(pq.read_table(kb / "places.parquet").slice(1), kb / "places.parquet")
     out = tmp_path / "hybrid"
-    result = CliRunner().invoke(main, ["predict", str(model_dir), str(notes_file), "--out", str(out), "--with-rules", str(kb), "--quiet",
-                                       "--device", "cpu", "--workers", "1"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "predict",
+            str(model_dir),
+            str(notes_file),
+            "--out",
+            str(out),
+            "--with-rules",
+            str(kb),
+            "--quiet",
+            "--device",
+            "cpu",
+            "--workers",
+            "1",
+        ],
+    )
     assert result.exit_code == 1, result.output
-    assert f"{kb / 'places.parquet'}: does not match manifest.json" in result.output and "Traceback" not in result.output
+    assert (
+        f"{kb / 'places.parquet'}: does not match manifest.json" in result.output and "Traceback" not in result.output
+    )
     assert not out.exists()
 
 
@@ -305,8 +354,25 @@ def test_predict_then_evaluate(predicted, model_dir, notes_file, tmp_path):
     gold = pd.read_parquet(REPO / "data" / "gold.parquet")
     ids = set(pd.read_parquet(notes_file)["id_document"].iloc[:N_NOTES])
     gold[gold["id_document"].isin(ids)].to_parquet(tmp_path / "gold.parquet")
-    result = CliRunner().invoke(main, ["evaluate", "--gold", str(tmp_path / "gold.parquet"), "--pred", str(model_dir.parent / "weak"),
-                                       "--pred", str(predicted), "--name", "rules", "--name", "model", "--bootstrap", "50", "--quiet"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "evaluate",
+            "--gold",
+            str(tmp_path / "gold.parquet"),
+            "--pred",
+            str(model_dir.parent / "weak"),
+            "--pred",
+            str(predicted),
+            "--name",
+            "rules",
+            "--name",
+            "model",
+            "--bootstrap",
+            "50",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert f"{N_NOTES} documents evaluated" in result.output
 
@@ -322,6 +388,18 @@ def test_model_file_and_bad_models(tmp_path, notes_file):
     assert model_file(tmp_path / "final").name == "final-model.pt"
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "best-model.pt").write_bytes(b"not a model")
-    result = CliRunner().invoke(main, ["predict", str(tmp_path / "bad"), str(notes_file), "--out", str(tmp_path / "out"), "--quiet", "--device", "cpu"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "predict",
+            str(tmp_path / "bad"),
+            str(notes_file),
+            "--out",
+            str(tmp_path / "out"),
+            "--quiet",
+            "--device",
+            "cpu",
+        ],
+    )
     assert result.exit_code == 1 and "not a Flair SequenceTagger" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()

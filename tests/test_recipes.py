@@ -116,13 +116,25 @@ def load_file(path: Path, name: str):
 
 def task(document: str = "D1", index: int = 0, annotator: str = "alice", others: list[str] | None = None) -> dict:
     text = "Dr Yann KERBRAT"
-    tokens = [{"text": w, "start": s, "end": e, "html_start": 10 + s, "html_end": 10 + e, "id": i, "ws": True} for i, (w, s, e) in enumerate([("Dr", 0, 2), ("Yann", 3, 7), ("KERBRAT", 8, 15)])]
+    tokens = [
+        {"text": w, "start": s, "end": e, "html_start": 10 + s, "html_end": 10 + e, "id": i, "ws": True}
+        for i, (w, s, e) in enumerate([("Dr", 0, 2), ("Yann", 3, 7), ("KERBRAT", 8, 15)])
+    ]
     return {
         "text": text,
         "tokens": tokens,
         "tokens_parser": [{"start": t["html_start"], "end": t["html_end"]} for t in tokens],
-        "spans": [{"start": 3, "end": 15, "token_start": 1, "token_end": 2, "label": "DOCTOR", "source": "context:title"}],
-        "meta": {"id_document": document, "id_patient": "P1", "doc_type": "letter", "sentence_index": index, "annotator": annotator, "annotator2": others or []},
+        "spans": [
+            {"start": 3, "end": 15, "token_start": 1, "token_end": 2, "label": "DOCTOR", "source": "context:title"}
+        ],
+        "meta": {
+            "id_document": document,
+            "id_patient": "P1",
+            "doc_type": "letter",
+            "sentence_index": index,
+            "annotator": annotator,
+            "annotator2": others or [],
+        },
     }
 
 
@@ -139,7 +151,9 @@ def test_deid_correct_components(standin, tmp_path):
     function, args = REGISTRY["deid.correct"]
     assert function is module.deid_correct
     assert {"dataset", "source", "label", "feed_overlap", "annotations_per_task"} <= set(args)
-    source = write_jsonl(tmp_path / "tasks.jsonl", [task("D1", 0, "alice", ["bob"]), task("D2", 0, "bob"), task("D2", 1, "bob")])
+    source = write_jsonl(
+        tmp_path / "tasks.jsonl", [task("D1", 0, "alice", ["bob"]), task("D2", 0, "bob"), task("D2", 1, "bob")]
+    )
     components = module.deid_correct("deid_gold", str(source), feed_overlap=True)
     assert {"dataset", "stream", "view_id", "config", "validate_answer", "before_db"} <= set(components)
     assert components["dataset"] == "deid_gold" and components["view_id"] == "ner_manual"
@@ -150,7 +164,11 @@ def test_deid_correct_components(standin, tmp_path):
     assert set(config["custom_theme"]["labels"]) == set(LABELS)
     assert CALLS[-1] == {"source": str(source), "rehash": False, "dedup": False}
     stream = list(components["stream"])
-    assert [(t["meta"]["id_document"], t["meta"]["sentence_index"]) for t in stream] == [("D1", 0), ("D2", 0), ("D2", 1)]
+    assert [(t["meta"]["id_document"], t["meta"]["sentence_index"]) for t in stream] == [
+        ("D1", 0),
+        ("D2", 0),
+        ("D2", 1),
+    ]
     # the same text in two documents: two inputs
     assert len({t["_input_hash"] for t in stream}) == 3 and all("_task_hash" in t for t in stream)
 
@@ -173,7 +191,9 @@ def test_deid_correct_components(standin, tmp_path):
     only_bob = module.deid_correct("deid_gold", str(source), annotator="bob")["stream"]
     assert [t["meta"]["id_document"] for t in only_bob] == ["D1", "D2", "D2"]
     only_alice = module.deid_correct("deid_gold", str(source), annotator="alice", label="DOCTOR")
-    assert [t["meta"]["id_document"] for t in only_alice["stream"]] == ["D1"] and only_alice["config"]["labels"] == ["DOCTOR"]
+    assert [t["meta"]["id_document"] for t in only_alice["stream"]] == ["D1"] and only_alice["config"]["labels"] == [
+        "DOCTOR"
+    ]
 
 
 def test_deid_correct_falls_back_to_the_jsonl_loader(standin, tmp_path):
@@ -182,7 +202,9 @@ def test_deid_correct_falls_back_to_the_jsonl_loader(standin, tmp_path):
     assert module.get_stream is None
     source = write_jsonl(tmp_path / "tasks.jsonl", [task("D1"), task("D2")])
     stream = list(module.deid_correct("deid_gold", str(source))["stream"])
-    assert [t["meta"]["id_document"] for t in stream] == ["D1", "D2"] and stream[0]["_input_hash"] != stream[1]["_input_hash"]
+    assert [t["meta"]["id_document"] for t in stream] == ["D1", "D2"] and stream[0]["_input_hash"] != stream[1][
+        "_input_hash"
+    ]
 
 
 def test_deid_correct_refuses_a_broken_task_file(standin, tmp_path):
@@ -199,7 +221,14 @@ def test_deid_review_builds_the_adjudication_stream(standin, tmp_path):
     from prodigy.core import REGISTRY
 
     assert REGISTRY["deid.review"][0] is module.deid_review
-    alice = dict(task("D1", 0, "alice", ["bob"]), answer="accept", _input_hash=7, _task_hash=1, _annotator_id="deid_gold-alice", _session_id="deid_gold-alice")
+    alice = dict(
+        task("D1", 0, "alice", ["bob"]),
+        answer="accept",
+        _input_hash=7,
+        _task_hash=1,
+        _annotator_id="deid_gold-alice",
+        _session_id="deid_gold-alice",
+    )
     bob = json.loads(json.dumps(alice))
     bob.update(_annotator_id="deid_gold-bob", _session_id="deid_gold-bob")
     bob["spans"][0]["label"] = "PATIENT"
@@ -229,7 +258,13 @@ def test_installed_entry_points_load_the_recipes(standin):
 def test_deid_ds_never_imports_prodigy_or_the_recipes():
     for path in (REPO / "deid_ds").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             assert not any(n.split(".")[0] in ("prodigy", "deid_ds_recipes", "recipes") for n in names), path
     code = (
         "import sys, deid_ds\n"

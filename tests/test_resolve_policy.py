@@ -8,9 +8,29 @@ import random
 from bisect import bisect_right
 
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.resolve import SWEEP_MARKS_ABOVE, _rank, _sweep_inserting, _sweep_marking, rank, resolve, snap, winners
+from deid_ds.label.resolve import (
+    SWEEP_MARKS_ABOVE,
+    _rank,
+    _sweep_inserting,
+    _sweep_marking,
+    rank,
+    resolve,
+    snap,
+    winners,
+)
 
-SOURCES = ["metadata:lastname", "pattern:email", "pattern:date_written", "address:street", "context:doctor", "propagation:form", "patient:firstname", "pattern:zip", "gazetteer:commune", "other:thing"]
+SOURCES = [
+    "metadata:lastname",
+    "pattern:email",
+    "pattern:date_written",
+    "address:street",
+    "context:doctor",
+    "propagation:form",
+    "patient:firstname",
+    "pattern:zip",
+    "gazetteer:commune",
+    "other:thing",
+]
 LABELS = ["NOM", "PRENOM", "VILLE", "STR", "DATE"]
 
 
@@ -53,7 +73,9 @@ def random_candidates(rng: random.Random, count: int, offset: int, confidences: 
     for _ in range(count):
         start = rng.randint(0, offset + 2)
         end = start + rng.randint(1, 20)
-        candidates.append(Candidate(start, end, rng.choice(LABELS), rng.choice(SOURCES), rng.choice(confidences), rng.random() < 0.1))
+        candidates.append(
+            Candidate(start, end, rng.choice(LABELS), rng.choice(SOURCES), rng.choice(confidences), rng.random() < 0.1)
+        )
     return candidates
 
 
@@ -84,7 +106,9 @@ def test_both_sweeps_keep_the_same_spans():
     for _ in range(300):
         tokens, offset = random_tokens(rng)
         candidates = random_candidates(rng, rng.randint(0, 60), offset, [0.5, 0.6, 0.7, 0.9, 1.0])
-        ranked = sorted(rank(candidates, [s for s, _ in tokens], [e for _, e in tokens], {}).values(), key=lambda r: r[0])
+        ranked = sorted(
+            rank(candidates, [s for s, _ in tokens], [e for _, e in tokens], {}).values(), key=lambda r: r[0]
+        )
         assert _sweep_marking(ranked) == _sweep_inserting(ranked)
 
 

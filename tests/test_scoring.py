@@ -62,16 +62,32 @@ def test_perfect_prediction_scores_one_everywhere():
 def test_every_label_is_listed_even_when_absent_and_absent_labels_stay_out_of_macro():
     scores = score_spans(GOLD, GOLD)
     assert list(scores.exact) == list(LABELS) and list(scores.lenient) == list(LABELS)
-    assert scores.exact["EMAIL"].to_dict() == {"gold": 0, "predicted": 0, "tp": 0, "precision": 1.0, "recall": 1.0, "f1": 1.0}
+    assert scores.exact["EMAIL"].to_dict() == {
+        "gold": 0,
+        "predicted": 0,
+        "tp": 0,
+        "precision": 1.0,
+        "recall": 1.0,
+        "f1": 1.0,
+    }
     extra = score_spans(GOLD, pd.concat([GOLD, spans(("d1", "MISC", 0, 5))]))
-    assert list(extra.exact)[-1] == "MISC" and extra.exact["MISC"].f1 == 0.0  # an unknown label is a false positive, not dropped
+    assert (
+        list(extra.exact)[-1] == "MISC" and extra.exact["MISC"].f1 == 0.0
+    )  # an unknown label is a false positive, not dropped
     assert extra.macro_f1 == pytest.approx(3 / 4)
 
 
 def test_boundary_error_is_an_exact_false_positive_and_negative_but_a_lenient_match():
     predicted = spans(("d1", "PATIENT", 10, 15), ("d1", "DATE", 30, 40), ("d1", "VILLE", 50, 56))
     scores = score_spans(GOLD, predicted, tokens=TOKENS)
-    assert scores.exact["PATIENT"].to_dict() == {"gold": 1, "predicted": 1, "tp": 0, "precision": 0.0, "recall": 0.0, "f1": 0.0}
+    assert scores.exact["PATIENT"].to_dict() == {
+        "gold": 1,
+        "predicted": 1,
+        "tp": 0,
+        "precision": 0.0,
+        "recall": 0.0,
+        "f1": 0.0,
+    }
     assert prf(scores.micro) == pytest.approx((2 / 3, 2 / 3, 2 / 3))
     assert scores.lenient["PATIENT"].tp == 1 and prf(scores.lenient_micro) == (1.0, 1.0, 1.0)
     # "DUPONT" (16-20) is left visible: 4 of the 5 gold tokens are redacted, the note is not fully redacted.
@@ -83,7 +99,9 @@ def test_label_error_counts_in_both_labels_but_still_redacts():
     predicted = spans(("d1", "DOCTOR", 10, 20), ("d1", "DATE", 30, 40), ("d1", "VILLE", 50, 56))
     scores = score_spans(GOLD, predicted, tokens=TOKENS)
     assert (scores.exact["PATIENT"].recall, scores.exact["DOCTOR"].precision) == (0.0, 0.0)
-    assert scores.lenient["PATIENT"].tp == 0 and scores.lenient["DOCTOR"].tp == 0  # lenient is about boundaries, not labels
+    assert (
+        scores.lenient["PATIENT"].tp == 0 and scores.lenient["DOCTOR"].tp == 0
+    )  # lenient is about boundaries, not labels
     assert scores.redacted_recall == 1.0 and scores.fully_redacted_share == 1.0  # label-blind: the name is masked
 
 
@@ -145,9 +163,9 @@ def _sequential_greedy(gold_spans, pred_spans):
     return matched
 
 
-span_strategy = st.tuples(st.sampled_from(["a", "b"]), st.sampled_from(["DATE", "STR"]), st.integers(0, 40), st.integers(1, 12)).map(
-    lambda t: (t[0], t[1], t[2], t[2] + t[3])
-)
+span_strategy = st.tuples(
+    st.sampled_from(["a", "b"]), st.sampled_from(["DATE", "STR"]), st.integers(0, 40), st.integers(1, 12)
+).map(lambda t: (t[0], t[1], t[2], t[2] + t[3]))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -196,7 +214,9 @@ def test_integer_and_string_ids_compare_as_strings():
     gold = spans((1, "DATE", 0, 10), (2, "ZIP", 3, 8))
     predicted = spans(("1", "DATE", 0, 10), (2.0, "ZIP", 3, 8))  # a float id column reads as "2", like the notes reader
     scores = score_spans(gold, predicted, documents=[1, "2"], doc_types={1: "letter", "2": "letter"})
-    assert prf(scores.micro) == (1.0, 1.0, 1.0) and scores.documents == 2 and scores.per_doc_type["letter"].documents == 2
+    assert (
+        prf(scores.micro) == (1.0, 1.0, 1.0) and scores.documents == 2 and scores.per_doc_type["letter"].documents == 2
+    )
 
 
 def test_offsets_may_come_as_strings_or_floats_but_must_be_valid():
@@ -259,11 +279,18 @@ def test_fully_redacted_share():
     gold = pd.concat([GOLD, spans(("d2", "DATE", 0, 10), ("d2", "ZIP", 20, 25))])
     predicted = pd.concat([GOLD.assign(label="DATE"), spans(("d2", "DATE", 0, 10))])
     scores = score_spans(gold, predicted, documents=["d1", "d2", "d3"])
-    assert (scores.documents_fully_redacted, scores.documents_with_gold) == (1, 2) and scores.fully_redacted_share == 0.5
+    assert (scores.documents_fully_redacted, scores.documents_with_gold) == (
+        1,
+        2,
+    ) and scores.fully_redacted_share == 0.5
     tokens = pd.concat([TOKENS, pd.DataFrame({"id_document": ["d2"] * 2, "html_start": [0, 20], "html_end": [10, 25]})])
     assert score_spans(gold, predicted, tokens=tokens).fully_redacted_share == 0.5
     # A note whose gold spans overlap no token at all cannot be shown redacted: it is counted as not.
-    assert score_spans(gold, gold, tokens=TOKENS).to_dict()["fully_redacted"] == {"documents_with_gold": 2, "documents": 1, "share": 0.5}
+    assert score_spans(gold, gold, tokens=TOKENS).to_dict()["fully_redacted"] == {
+        "documents_with_gold": 2,
+        "documents": 1,
+        "share": 0.5,
+    }
 
 
 # ------------------------------------------------------------------------ per source, per doc type
@@ -279,13 +306,26 @@ def test_per_source_precision():
         source=True,
     )
     scores = score_spans(GOLD, predicted)
-    assert list(scores.per_source) == ["pattern.date", "(none)", "ban.commune", "metadata.lastname"]  # most spans first, then by name
+    assert list(scores.per_source) == [
+        "pattern.date",
+        "(none)",
+        "ban.commune",
+        "metadata.lastname",
+    ]  # most spans first, then by name
     date = scores.per_source["pattern.date"]
     assert (date.spans, date.correct, date.precision) == (2, 1, 0.5)
     ville = scores.per_source["ban.commune"]
-    assert (ville.correct, ville.precision, ville.lenient_precision) == (0, 0.0, 1.0)  # a boundary error, not a false alarm
+    assert (ville.correct, ville.precision, ville.lenient_precision) == (
+        0,
+        0.0,
+        1.0,
+    )  # a boundary error, not a false alarm
     assert scores.to_dict()["per_source"]["metadata.lastname"] == {
-        "spans": 1, "correct": 1, "precision": 1.0, "overlapping": 1, "lenient_precision": 1.0
+        "spans": 1,
+        "correct": 1,
+        "precision": 1.0,
+        "overlapping": 1,
+        "lenient_precision": 1.0,
     }
     table = scores.table()
     assert "pattern.date" in table and table.index("source") > table.index("fully redacted documents")
@@ -330,7 +370,14 @@ def _many_documents(n_docs: int = 600, seed: int = 1) -> tuple[pd.DataFrame, pd.
     rng = np.random.default_rng(seed)
     docs = np.repeat([f"n{i}" for i in range(n_docs)], 10)
     starts = np.tile(np.arange(10) * 20, n_docs)
-    gold = pd.DataFrame({"id_document": docs, "label": rng.choice(list(LABELS), len(docs)), "html_start": starts, "html_end": starts + 8})
+    gold = pd.DataFrame(
+        {
+            "id_document": docs,
+            "label": rng.choice(list(LABELS), len(docs)),
+            "html_start": starts,
+            "html_end": starts + 8,
+        }
+    )
     predicted = gold[rng.random(len(gold)) > 0.1].copy()
     shifted = rng.random(len(predicted)) < 0.05
     predicted.loc[shifted, "html_end"] -= 1
@@ -358,7 +405,10 @@ def test_compare_systems_side_by_side():
     model = gold.iloc[: len(gold) - 30]  # misses the last three notes' entities, else perfect
     comparison = compare_systems({"rules": rules, "model": model}, gold, n_bootstrap=300, seed=0)
     assert list(comparison.scores) == ["rules", "model"]
-    assert comparison.scores["model"].micro.f1 == score_spans(gold, model, documents=sorted(set(gold["id_document"]))).micro.f1
+    assert (
+        comparison.scores["model"].micro.f1
+        == score_spans(gold, model, documents=sorted(set(gold["id_document"]))).micro.f1
+    )
     low, high = comparison.delta_ci["model"]
     assert 0 < low < high  # the model is better on every resample
     assert comparison.delta_ci["rules"] == (0.0, 0.0)
@@ -370,7 +420,9 @@ def test_compare_systems_side_by_side():
 
 def test_compare_systems_judges_every_system_on_the_same_documents():
     gold = spans(("a", "DATE", 0, 5))
-    comparison = compare_systems({"one": spans(("a", "DATE", 0, 5)), "two": spans(("b", "DATE", 0, 5))}, gold, n_bootstrap=10)
+    comparison = compare_systems(
+        {"one": spans(("a", "DATE", 0, 5)), "two": spans(("b", "DATE", 0, 5))}, gold, n_bootstrap=10
+    )
     assert {s.documents for s in comparison.scores.values()} == {2}
 
 
@@ -433,6 +485,8 @@ def test_scoring_a_large_set_counts_tokens_and_spans_right():
     gold, predicted = _many_documents(5000)  # 50,000 gold spans
     predicted = predicted.assign(source=np.where(np.arange(len(predicted)) % 2, "a", "b"))
     starts = np.tile(np.arange(40) * 5, 5000)
-    tokens = pd.DataFrame({"id_document": np.repeat(gold["id_document"].unique(), 40), "html_start": starts, "html_end": starts + 4})
+    tokens = pd.DataFrame(
+        {"id_document": np.repeat(gold["id_document"].unique(), 40), "html_start": starts, "html_end": starts + 4}
+    )
     scores = score_spans(gold, predicted, tokens=tokens)
     assert scores.redacted_gold == len(tokens) // 2 and 0.8 < scores.micro.f1 < 0.95  # tokens 0-4 and 5-9 of each 20

@@ -160,7 +160,9 @@ def test_relatives_are_patient_and_nurses_are_doctor(corpus):
 
 def test_notes_table_follows_the_input_contract(written):
     table = pq.read_table(written / "notes.parquet")
-    assert tuple(table.column_names) == NOTE_COLUMNS == ("id_document", "id_patient", "doc_type", "html", *PATIENT_FIELDS)
+    assert (
+        tuple(table.column_names) == NOTE_COLUMNS == ("id_document", "id_patient", "doc_type", "html", *PATIENT_FIELDS)
+    )
     assert all(str(t) == "string" for t in table.schema.types)
     rows = table.to_pylist()
     assert len({r["id_document"] for r in rows}) == len(rows)
@@ -174,7 +176,9 @@ def test_metadata_disagrees_with_the_text_as_cdw_metadata_does(corpus):
     by_doc = _spans_by_doc(corpus)
     unmatched_last = accentless_caps = 0
     for note in corpus.notes:
-        patient_texts = strip_accents(" ".join(s["text"] for s in by_doc.get(note["id_document"], []) if s["label"] == "PATIENT")).upper()
+        patient_texts = strip_accents(
+            " ".join(s["text"] for s in by_doc.get(note["id_document"], []) if s["label"] == "PATIENT")
+        ).upper()
         if note["lastname"] and strip_accents(note["lastname"]).upper() not in patient_texts:
             unmatched_last += 1  # maiden name in the CDW, married name in the letter (or a typo)
         if note["firstname"] and note["firstname"] == strip_accents(note["firstname"]).upper():
@@ -194,7 +198,9 @@ def test_several_notes_per_patient():
 
 @requires_shared_formats
 def test_ban_files_parse_with_the_official_23_column_header(written, corpus):
-    official = (SHARED_FORMATS / "ban_csv_sample_StreetWorks-SDK.csv").read_text(encoding="utf-8").splitlines()[0].split(";")
+    official = (
+        (SHARED_FORMATS / "ban_csv_sample_StreetWorks-SDK.csv").read_text(encoding="utf-8").splitlines()[0].split(";")
+    )
     assert list(BAN_HEADER) == official
     pairs = set()
     for dep in pools.DEPARTEMENTS:
@@ -278,13 +284,21 @@ def test_synth_command_is_deterministic_and_prints_only_counts(tmp_path):
     runner = CliRunner()
     outputs = []
     for name in ("a", "b"):
-        result = runner.invoke(main, ["synth", "--notes", "300", "--seed", "1", "--out", str(tmp_path / name), "--quiet"])
+        result = runner.invoke(
+            main, ["synth", "--notes", "300", "--seed", "1", "--out", str(tmp_path / name), "--quiet"]
+        )
         assert result.exit_code == 0, result.output
         outputs.append(result.output)
     files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
     assert files_a == files_b
-    assert {str(p) for p in files_a} >= {"notes.parquet", "gold.parquet", "gold.jsonl", "README.md", "kb/adresses-35.csv.gz"}
+    assert {str(p) for p in files_a} >= {
+        "notes.parquet",
+        "gold.parquet",
+        "gold.jsonl",
+        "README.md",
+        "kb/adresses-35.csv.gz",
+    }
     for rel in files_a:
         if rel.name != "README.md":  # the README quotes the --out path
             assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
@@ -395,7 +409,10 @@ def test_unseen_writes_the_constructs_it_promises(unseen):
 def test_unseen_relatives_are_patient_and_roles_after_a_name_are_outside_it(unseen):
     relative_seen = role_seen = False
     for text, span, start, end in _spans_in_text(unseen):
-        if re.search(r"(sa fille|son fils|son époux|sa sœur|sa voisine) (M\.|Mme|Madame|Monsieur) $", text[max(0, start - 25) : start]):
+        if re.search(
+            r"(sa fille|son fils|son époux|sa sœur|sa voisine) (M\.|Mme|Madame|Monsieur) $",
+            text[max(0, start - 25) : start],
+        ):
             assert span["label"] == "PATIENT", span
             relative_seen = True
         if re.match(r" \((IDE|interne|kiné)\)", text[end : end + 10]):
@@ -407,8 +424,12 @@ def test_unseen_relatives_are_patient_and_roles_after_a_name_are_outside_it(unse
 
 
 def test_unseen_wording_is_new_to_both_other_families(unseen):
-    train = _masked_lines(generate_corpus(SynthConfig(notes=120, seed=11, phrasing="train", distractor_professionals=0)))
-    heldout = _masked_lines(generate_corpus(SynthConfig(notes=120, seed=11, phrasing="heldout", distractor_professionals=0)))
+    train = _masked_lines(
+        generate_corpus(SynthConfig(notes=120, seed=11, phrasing="train", distractor_professionals=0))
+    )
+    heldout = _masked_lines(
+        generate_corpus(SynthConfig(notes=120, seed=11, phrasing="heldout", distractor_professionals=0))
+    )
     lines = _masked_lines(unseen, family=2)
     # what is shared is what every French letter writes alike: bare address lines, "Docteur <DOCTOR>", "CHU de <VILLE>"
     for reference in (train, heldout):
@@ -425,12 +446,31 @@ def test_unseen_is_deterministic_and_leaves_the_other_families_unchanged(unseen)
     sample = generate_corpus(SynthConfig(notes=300, patients=80, seed=1))
     committed = [json.loads(line) for line in (data / "gold.jsonl").read_text(encoding="utf-8").splitlines()]
     assert sample.gold == committed
-    assert [n["html"] for n in sample.notes] == pq.read_table(data / "notes.parquet", columns=["html"]).column("html").to_pylist()
+    assert [n["html"] for n in sample.notes] == pq.read_table(data / "notes.parquet", columns=["html"]).column(
+        "html"
+    ).to_pylist()
 
 
 def test_synth_command_accepts_unseen_and_its_readme_says_so(tmp_path):
-    result = CliRunner().invoke(main, ["synth", "--notes", "12", "--seed", "4", "--phrasing", "unseen", "--out", str(tmp_path),
-                                       "--distractor-professionals", "0", "--distractor-streets", "1", "--quiet"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "synth",
+            "--notes",
+            "12",
+            "--seed",
+            "4",
+            "--phrasing",
+            "unseen",
+            "--out",
+            str(tmp_path),
+            "--distractor-professionals",
+            "0",
+            "--distractor-streets",
+            "1",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     readme = (tmp_path / "README.md").read_text(encoding="utf-8")
     assert "--phrasing unseen" in readme and "family 2" in readme

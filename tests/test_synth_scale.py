@@ -32,8 +32,25 @@ REPO = Path(__file__).resolve().parents[1]
 def test_a_patient_drawn_in_the_corpus_last_week_is_a_month_old_and_the_command_succeeds(tmp_path):
     """Seed 267 draws its sixth patient born 7 days before LAST_DAY: the old generator had no day for that
     patient's note and died with ``ValueError: empty range for randrange()`` (as --notes 50000 did, every seed)."""
-    result = CliRunner().invoke(main, ["synth", "--notes", "40", "--seed", "267", "--noise", "0", "--out", str(tmp_path),
-                                       "--distractor-professionals", "0", "--distractor-streets", "1", "--quiet"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "synth",
+            "--notes",
+            "40",
+            "--seed",
+            "267",
+            "--noise",
+            "0",
+            "--out",
+            str(tmp_path),
+            "--distractor-professionals",
+            "0",
+            "--distractor-streets",
+            "1",
+            "--quiet",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
     notes = pq.read_table(tmp_path / "notes.parquet").to_pylist()
@@ -77,7 +94,9 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def test_a_sample_written_in_three_chunks_is_the_sample_written_in_one(tmp_path):
-    config = SynthConfig(notes=100, seed=5, noise=0.6, phrasing="all", distractor_professionals=50, distractor_streets=2)
+    config = SynthConfig(
+        notes=100, seed=5, noise=0.6, phrasing="all", distractor_professionals=50, distractor_streets=2
+    )
     one, three = tmp_path / "one", tmp_path / "three"
     counts = synthesize(config, one, command="deid-ds synth")
     synthesize(config, three, chunk_notes=40, command="deid-ds synth")
@@ -109,13 +128,46 @@ def _interruptible() -> None:
 def test_an_interrupted_synth_leaves_the_previous_sample_and_no_temporary_file(tmp_path):
     """Ctrl-C while the notes are being written: the sample already there is untouched, nothing half-written stays."""
     out = tmp_path / "out"
-    runner = CliRunner().invoke(main, ["synth", "--notes", "30", "--seed", "3", "--out", str(out), "--quiet",
-                                       "--distractor-professionals", "0", "--distractor-streets", "1"])
+    runner = CliRunner().invoke(
+        main,
+        [
+            "synth",
+            "--notes",
+            "30",
+            "--seed",
+            "3",
+            "--out",
+            str(out),
+            "--quiet",
+            "--distractor-professionals",
+            "0",
+            "--distractor-streets",
+            "1",
+        ],
+    )
     assert runner.exit_code == 0, runner.output
     before = _files(out)
-    child = subprocess.Popen([sys.executable, "-m", "deid_ds", "synth", "--notes", "50000", "--patients", "50", "--seed", "4",
-                              "--out", str(out), "--quiet"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             preexec_fn=_interruptible)
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "deid_ds",
+            "synth",
+            "--notes",
+            "50000",
+            "--patients",
+            "50",
+            "--seed",
+            "4",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        preexec_fn=_interruptible,
+    )
     deadline = time.monotonic() + 60
     while not any(p.name.startswith(TMP_PREFIX) for p in out.iterdir()):  # the tables are being written
         assert child.poll() is None and time.monotonic() < deadline, "synth ended before writing"

@@ -25,7 +25,16 @@ from deid_ds.weak_labelling import pipeline as weak_label_pipeline
 
 NOTES = REPO / "data" / "notes.parquet"
 GOLD = REPO / "data" / "gold.parquet"
-OUTPUT_FILES = ("spans.parquet", "sentences.parquet", "sentences.jsonl", "documents.parquet", "train.txt", "dev.txt", "test.txt", "report.json")
+OUTPUT_FILES = (
+    "spans.parquet",
+    "sentences.parquet",
+    "sentences.jsonl",
+    "documents.parquet",
+    "train.txt",
+    "dev.txt",
+    "test.txt",
+    "report.json",
+)
 TAG = re.compile(r"^(O|[BI]-[A-Z]+)$")
 
 
@@ -148,13 +157,21 @@ def test_sentences_tags_spans_and_flair_files_agree(sample_run):
         assert set(line["meta"]) == {"id_document", "id_patient", "doc_type", "sentence_index"}
         tokens = line["tokens"]
         assert [t["id"] for t in tokens] == list(range(len(tokens)))
-        assert [(t["html_start"], t["html_end"]) for t in tokens] == [(p["start"], p["end"]) for p in line["tokens_parser"]]
+        assert [(t["html_start"], t["html_end"]) for t in tokens] == [
+            (p["start"], p["end"]) for p in line["tokens_parser"]
+        ]
         for t in tokens:
             assert line["text"][t["start"] : t["end"]] == t["text"]
-            assert html_to_text(html[line["meta"]["id_document"]][t["html_start"] : t["html_end"]]).text.strip() == t["text"]
+            assert (
+                html_to_text(html[line["meta"]["id_document"]][t["html_start"] : t["html_end"]]).text.strip()
+                == t["text"]
+            )
         expected = ["O"] * len(tokens)
         for span in line["spans"]:
-            assert line["text"][span["start"] : span["end"]] == line["text"][tokens[span["token_start"]]["start"] : tokens[span["token_end"]]["end"]]
+            assert (
+                line["text"][span["start"] : span["end"]]
+                == line["text"][tokens[span["token_start"]]["start"] : tokens[span["token_end"]]["end"]]
+            )
             expected[span["token_start"]] = "B-" + span["label"]
             for i in range(span["token_start"] + 1, span["token_end"] + 1):
                 expected[i] = "I-" + span["label"]
@@ -209,7 +226,9 @@ def test_output_does_not_depend_on_workers_or_batch_size(kb_dir, subset, tmp_pat
     same_outputs(tmp_path / "a", tmp_path / "b")
     same_outputs(tmp_path / "a", tmp_path / "c")
     assert not (tmp_path / "a.partial").exists()
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted([*OUTPUT_FILES, MARKER])  # and the marker of deid-ds
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(
+        [*OUTPUT_FILES, MARKER]
+    )  # and the marker of deid-ds
 
 
 def test_keep_empty_keeps_the_requested_share_of_sentences_without_entity(kb_dir, subset, tmp_path):
@@ -239,14 +258,25 @@ def check_kept_counts(out: Path, report) -> None:
     lines = read_lines(out)
     documents = pd.read_parquet(out / "documents.parquet")
     per_document = Counter(line["meta"]["id_document"] for line in lines)
-    assert documents.set_index("id_document")["n_sentences_kept"].to_dict() == {d: per_document.get(d, 0) for d in documents["id_document"]}
+    assert documents.set_index("id_document")["n_sentences_kept"].to_dict() == {
+        d: per_document.get(d, 0) for d in documents["id_document"]
+    }
     assert report.sentences_kept == len(lines) == len(pd.read_parquet(out / "sentences.parquet"))
     assert report.sentences_kept_without_entity == sum(not line["spans"] for line in lines)
     for name in ("train", "dev", "test"):
-        assert report.splits[name]["sentences"] == sum(line["split"] == name for line in lines) == len(read_flair(out / f"{name}.txt"))
-        assert report.splits[name]["documents"] == len({line["meta"]["id_document"] for line in lines if line["split"] == name})
+        assert (
+            report.splits[name]["sentences"]
+            == sum(line["split"] == name for line in lines)
+            == len(read_flair(out / f"{name}.txt"))
+        )
+        assert report.splits[name]["documents"] == len(
+            {line["meta"]["id_document"] for line in lines if line["split"] == name}
+        )
     report_file = json.loads((out / "report.json").read_text())
-    assert (report_file["sentences_kept"], report_file["written"]) == (report.sentences_kept, int((documents["n_sentences_kept"] > 0).sum()))
+    assert (report_file["sentences_kept"], report_file["written"]) == (
+        report.sentences_kept,
+        int((documents["n_sentences_kept"] > 0).sum()),
+    )
 
 
 def test_the_test_split_keeps_every_sentence_of_its_documents_by_default(sample_run):
@@ -275,7 +305,9 @@ def test_keep_empty_test_changes_only_the_test_split(kb_dir, subset, tmp_path):
     for name in ("train.txt", "dev.txt", "spans.parquet"):
         assert (tmp_path / "old" / name).read_bytes() == (tmp_path / "default" / name).read_bytes(), name
     old_lines, default_lines = read_lines(tmp_path / "old"), read_lines(tmp_path / "default")
-    assert [line for line in old_lines if line["split"] != "test"] == [line for line in default_lines if line["split"] != "test"]
+    assert [line for line in old_lines if line["split"] != "test"] == [
+        line for line in default_lines if line["split"] != "test"
+    ]
     old_test = [line for line in old_lines if line["split"] == "test"]
     default_test = [line for line in default_lines if line["split"] == "test"]
     assert len(default_test) > len(old_test) > 0
@@ -300,7 +332,9 @@ def test_per_split_shares_match_runs_with_one_share_whatever_the_workers_and_bat
     run(notes, tmp_path / "low", kb=kb_dir, keep_empty=0.3, keep_empty_test=0.3)
     run(notes, tmp_path / "high", kb=kb_dir, keep_empty=0.6, keep_empty_test=0.6)
     for split, reference in (("train", "low"), ("dev", "low"), ("test", "high")):
-        assert (tmp_path / "mixed" / f"{split}.txt").read_bytes() == (tmp_path / reference / f"{split}.txt").read_bytes(), split
+        assert (tmp_path / "mixed" / f"{split}.txt").read_bytes() == (
+            tmp_path / reference / f"{split}.txt"
+        ).read_bytes(), split
         lines = [line for line in read_lines(tmp_path / "mixed") if line["split"] == split]
         assert lines == [line for line in read_lines(tmp_path / reference) if line["split"] == split]
     test = [line for line in read_lines(tmp_path / "mixed") if line["split"] == "test"]
@@ -322,7 +356,9 @@ def test_the_resume_fingerprint_covers_keep_empty_test(subset):
     from deid_ds.segment_notes import SegmentOptions
 
     source = open_notes(subset(5))
-    options = [wl.WeakLabelOptions(SegmentOptions(None, 200), LabelConfig(None, True), 0.0, share) for share in (1.0, 0.5)]
+    options = [
+        wl.WeakLabelOptions(SegmentOptions(None, 200), LabelConfig(None, True), 0.0, share) for share in (1.0, 0.5)
+    ]
     one, other = (wl.run_fingerprint(source, o, 8, None) for o in options)
     assert {k for k in one if one[k] != other[k]} == {"keep_empty_test"}
     assert (options[1].share_for("test"), options[1].share_for("train"), options[1].share_for("dev")) == (0.5, 0.0, 0.0)
@@ -336,20 +372,40 @@ def test_sentences_jsonl_is_written_only_on_request_and_holds_the_parquet_rows(k
     from deid_ds.ner.corpus_text import write_corpus_text
 
     notes, runner = subset(20), CliRunner()
-    plain = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "plain"), "-q", "-j", "1"])
+    plain = runner.invoke(
+        main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "plain"), "-q", "-j", "1"]
+    )
     assert plain.exit_code == 0, plain.output
     assert not (tmp_path / "plain" / "sentences.jsonl").exists()
-    asked = ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "jsonl"), "-q", "-j", "1", "--sentences-jsonl"]
+    asked = [
+        "weak-label",
+        str(notes),
+        "--kb",
+        str(kb_dir),
+        "-o",
+        str(tmp_path / "jsonl"),
+        "-q",
+        "-j",
+        "1",
+        "--sentences-jsonl",
+    ]
     assert runner.invoke(main, asked).exit_code == 0
-    lines = [json.loads(line) for line in (tmp_path / "jsonl" / "sentences.jsonl").read_text(encoding="utf-8").splitlines()]
+    lines = [
+        json.loads(line) for line in (tmp_path / "jsonl" / "sentences.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     assert lines == pq.read_table(tmp_path / "plain" / "sentences.parquet").to_pylist()
     same_outputs(tmp_path / "plain", tmp_path / "plain")
     for name in OUTPUT_FILES:
         if name not in ("sentences.jsonl", "report.json"):
             assert (tmp_path / "plain" / name).read_bytes() == (tmp_path / "jsonl" / name).read_bytes(), name
     (tmp_path / "jsonl-only").mkdir()
-    (tmp_path / "jsonl" / "sentences.jsonl").rename(tmp_path / "jsonl-only" / "sentences.jsonl")  # an older run's directory
-    from_parquet, from_jsonl = write_corpus_text(tmp_path / "plain", tmp_path / "a.txt"), write_corpus_text(tmp_path / "jsonl-only", tmp_path / "b.txt")
+    (tmp_path / "jsonl" / "sentences.jsonl").rename(
+        tmp_path / "jsonl-only" / "sentences.jsonl"
+    )  # an older run's directory
+    from_parquet, from_jsonl = (
+        write_corpus_text(tmp_path / "plain", tmp_path / "a.txt"),
+        write_corpus_text(tmp_path / "jsonl-only", tmp_path / "b.txt"),
+    )
     assert from_parquet.kind == from_jsonl.kind == "weak-label" and from_parquet.sentences > 0
     assert (tmp_path / "a.txt").read_bytes() == (tmp_path / "b.txt").read_bytes()
     assert from_parquet.to_dict() | {"source": ""} == from_jsonl.to_dict() | {"source": ""}
@@ -428,7 +484,11 @@ def test_an_input_changed_with_the_same_size_and_mtime_starts_over(kb_dir, subse
 
     notes = tmp_path / "notes.parquet"
     table = pq.read_table(NOTES).slice(0, 30)
-    plain = {"compression": "none", "use_dictionary": False, "write_statistics": False}  # the size follows the bytes of the text
+    plain = {
+        "compression": "none",
+        "use_dictionary": False,
+        "write_statistics": False,
+    }  # the size follows the bytes of the text
     pq.write_table(table, notes, **plain)
     out = tmp_path / "out"
     with monkeypatch.context() as patch:
@@ -446,7 +506,9 @@ def test_an_input_changed_with_the_same_size_and_mtime_starts_over(kb_dir, subse
     os.utime(notes, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     messages: list[str] = []
     report = run(notes, out, kb=kb_dir, batch_size=10, log=messages.append)
-    assert messages == [f"starting over: input changed since the interrupted run (work directory {tmp_path / 'out.partial'})"]
+    assert messages == [
+        f"starting over: input changed since the interrupted run (work directory {tmp_path / 'out.partial'})"
+    ]
     assert report.batches_resumed == 0
     run(notes, tmp_path / "reference", kb=kb_dir, batch_size=10)
     same_outputs(tmp_path / "reference", out)
@@ -467,7 +529,9 @@ def test_parts_hold_no_jsonl_unless_asked_and_asking_later_starts_over(kb_dir, s
     assert lines.column("flair").null_count == 0
     messages: list[str] = []
     report = run(notes, out, kb=kb_dir, batch_size=10, log=messages.append)
-    assert messages == [f"starting over: sentences_jsonl changed since the interrupted run (work directory {tmp_path / 'out.partial'})"]
+    assert messages == [
+        f"starting over: sentences_jsonl changed since the interrupted run (work directory {tmp_path / 'out.partial'})"
+    ]
     assert report.batches_resumed == 0
     run(notes, tmp_path / "reference", kb=kb_dir, batch_size=10)
     same_outputs(tmp_path / "reference", out)
@@ -506,7 +570,22 @@ def test_sigterm_stops_the_command_and_its_workers_and_the_run_resumes(kb_dir, t
     notes = tmp_path / "notes.parquet"
     pq.write_table(pa.concat_tables(copies), notes)
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "deid_ds", "weak-label", str(notes), "--kb", str(kb_dir), "-o", str(out), "-q", "-j", "2", "--batch-size", "8"]
+    command = [
+        sys.executable,
+        "-m",
+        "deid_ds",
+        "weak-label",
+        str(notes),
+        "--kb",
+        str(kb_dir),
+        "-o",
+        str(out),
+        "-q",
+        "-j",
+        "2",
+        "--batch-size",
+        "8",
+    ]
     parent = subprocess.Popen(command, env=_environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         work = tmp_path / "out.partial"
@@ -517,7 +596,9 @@ def test_sigterm_stops_the_command_and_its_workers_and_the_run_resumes(kb_dir, t
         parent.send_signal(signal.SIGTERM)
         output, _ = parent.communicate(timeout=60)
         assert parent.returncode == 143, output
-        assert time.monotonic() - started < 30  # 1.5 s measured on 2 shared cores; the batches left take a minute or more
+        assert (
+            time.monotonic() - started < 30
+        )  # 1.5 s measured on 2 shared cores; the batches left take a minute or more
         assert "Traceback" not in output
         assert _wait_for(lambda: not any(_alive(pid) for pid in workers), 5), "workers still running"
     finally:
@@ -539,10 +620,25 @@ def test_sigterm_stops_the_command_and_its_workers_and_the_run_resumes(kb_dir, t
 def test_a_failing_note_is_counted_with_a_reason_and_never_printed(kb_dir, write_notes, tmp_path, monkeypatch):
     schema = pa.schema([(name, pa.string()) for name in ("id_document", "id_patient", "html", "lastname")])
     rows = [
-        {"id_document": "d1", "id_patient": "p1", "html": "<p>Mme Jeanne KERVELLA, née le 12/08/1957, tél 02 99 28 43 21.</p>", "lastname": "KERVELLA"},
+        {
+            "id_document": "d1",
+            "id_patient": "p1",
+            "html": "<p>Mme Jeanne KERVELLA, née le 12/08/1957, tél 02 99 28 43 21.</p>",
+            "lastname": "KERVELLA",
+        },
         {"id_document": "d2", "id_patient": "p1", "html": None, "lastname": "KERVELLA"},
-        {"id_document": "d3", "id_patient": None, "html": "<p>Revue le 3 février 2021 par le Dr Yann MORVAN.</p>", "lastname": None},
-        {"id_document": "d4", "id_patient": "p2", "html": "<p>Courrier de Mme Odile QUÉMÉNEUR du 04/05/2020.</p>", "lastname": "QUÉMÉNEUR"},
+        {
+            "id_document": "d3",
+            "id_patient": None,
+            "html": "<p>Revue le 3 février 2021 par le Dr Yann MORVAN.</p>",
+            "lastname": None,
+        },
+        {
+            "id_document": "d4",
+            "id_patient": "p2",
+            "html": "<p>Courrier de Mme Odile QUÉMÉNEUR du 04/05/2020.</p>",
+            "lastname": "QUÉMÉNEUR",
+        },
         {"id_document": "d5", "id_patient": "p2", "html": "<p>&nbsp;</p>", "lastname": "QUÉMÉNEUR"},
     ]
     notes = write_notes(rows, schema=schema)
@@ -555,7 +651,9 @@ def test_a_failing_note_is_counted_with_a_reason_and_never_printed(kb_dir, write
 
     monkeypatch.setattr(WeakLabeller, "label_offsets", label)
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["weak-label", str(notes), "--kb", str(kb_dir), "--out", str(out), "-j", "1", "--batch-size", "2"])
+    result = CliRunner().invoke(
+        main, ["weak-label", str(notes), "--kb", str(kb_dir), "--out", str(out), "-j", "1", "--batch-size", "2"]
+    )
     assert result.exit_code == 0, result.output
     for secret in ("Jeanne", "KERVELLA", "MORVAN", "QUÉMÉNEUR", "Odile", "1957"):
         assert secret not in result.output
@@ -576,7 +674,11 @@ def test_a_second_note_with_an_already_seen_id_is_failed_not_mixed_with_the_firs
     rows = [
         {"id_document": "d1", "id_patient": "p1", "html": "<p>Revue le 3 février 2021.</p>"},
         {"id_document": "d2", "id_patient": "p1", "html": "<p>Revue le 4 février 2021.</p>"},
-        {"id_document": "d1", "id_patient": "p2", "html": "<p>Revue le 5 février 2021.</p>"},  # another patient, same id
+        {
+            "id_document": "d1",
+            "id_patient": "p2",
+            "html": "<p>Revue le 5 février 2021.</p>",
+        },  # another patient, same id
     ]
     out = tmp_path / "out"
     run(write_notes(rows), out, batch_size=2, split=(0.5, 0.0, 0.5))  # p1 and p2 in different splits
@@ -584,7 +686,9 @@ def test_a_second_note_with_an_already_seen_id_is_failed_not_mixed_with_the_firs
     assert documents["status"].tolist() == ["ok", "ok", "failed"]  # every input row accounted for
     assert documents["split"].iloc[0] != documents["split"].iloc[2]
     lines = [json.loads(line) for line in (out / "sentences.jsonl").read_text().splitlines()]
-    assert {line["split"] for line in lines} == {documents["split"].iloc[0]}  # the first d1's split, not the duplicate's
+    assert {line["split"] for line in lines} == {
+        documents["split"].iloc[0]
+    }  # the first d1's split, not the duplicate's
     assert documents["n_sentences_kept"].tolist() == [1, 1, 0]
     assert documents["error"].iloc[2].startswith("duplicate id_document")
     spans = pd.read_parquet(out / "spans.parquet")
@@ -610,7 +714,11 @@ def test_an_entity_cut_by_a_sentence_boundary_restarts_with_b_in_the_next_senten
     assert [(sp["token_start"], sp["token_end"]) for line in lines for sp in line["spans"]] == [(2, 2), (0, 1)]
     spans = pd.read_parquet(tmp_path / "out" / "spans.parquet")
     assert report.entities == len(spans) == 1
-    assert html_to_text(html[spans.loc[0, "html_start"] : spans.loc[0, "html_end"]]).text.split() == ["3", "février", "2021"]
+    assert html_to_text(html[spans.loc[0, "html_start"] : spans.loc[0, "html_end"]]).text.split() == [
+        "3",
+        "février",
+        "2021",
+    ]
 
 
 def test_a_labeller_breaking_its_contract_fails_the_note_not_the_run():
@@ -630,11 +738,31 @@ def test_column_mapping_gives_the_same_labels(kb_dir, subset, tmp_path):
     notes = subset(20)
     renamed = tmp_path / "export.parquet"
     table = pq.read_table(notes)
-    pq.write_table(table.rename_columns([{"id_document": "ID_ENTREPOT", "html": "TEXTE", "id_patient": "IPP"}.get(c, c) for c in table.column_names]), renamed)
+    pq.write_table(
+        table.rename_columns(
+            [{"id_document": "ID_ENTREPOT", "html": "TEXTE", "id_patient": "IPP"}.get(c, c) for c in table.column_names]
+        ),
+        renamed,
+    )
     runner = CliRunner()
     args = ["--kb", str(kb_dir), "-q", "-j", "1"]
     plain = runner.invoke(main, ["weak-label", str(notes), "--out", str(tmp_path / "plain"), *args])
-    mapped = runner.invoke(main, ["weak-label", str(renamed), "--out", str(tmp_path / "mapped"), *args, "-c", "id_document=ID_ENTREPOT", "--column", "html=TEXTE", "-c", "id_patient=IPP"])
+    mapped = runner.invoke(
+        main,
+        [
+            "weak-label",
+            str(renamed),
+            "--out",
+            str(tmp_path / "mapped"),
+            *args,
+            "-c",
+            "id_document=ID_ENTREPOT",
+            "--column",
+            "html=TEXTE",
+            "-c",
+            "id_patient=IPP",
+        ],
+    )
     assert plain.exit_code == 0 and mapped.exit_code == 0, plain.output + mapped.output
     same_outputs(tmp_path / "plain", tmp_path / "mapped")
     missing = runner.invoke(main, ["weak-label", str(renamed), "--out", str(tmp_path / "x"), *args])
@@ -645,12 +773,30 @@ def test_column_mapping_gives_the_same_labels(kb_dir, subset, tmp_path):
 def test_without_metadata_and_without_knowledge_base(kb_dir, subset, tmp_path):
     notes = subset(30)
     runner = CliRunner()
-    full = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "full"), "-q", "-j", "1"])
-    blind = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "blind"), "-q", "-j", "1", "--no-metadata"])
+    full = runner.invoke(
+        main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "full"), "-q", "-j", "1"]
+    )
+    blind = runner.invoke(
+        main,
+        [
+            "weak-label",
+            str(notes),
+            "--kb",
+            str(kb_dir),
+            "-o",
+            str(tmp_path / "blind"),
+            "-q",
+            "-j",
+            "1",
+            "--no-metadata",
+        ],
+    )
     bare = runner.invoke(main, ["weak-label", str(notes), "-o", str(tmp_path / "bare"), "-q", "-j", "1"])
     for result in (full, blind, bare):
         assert result.exit_code == 0, result.output
-    sources = {name: set(pd.read_parquet(tmp_path / name / "spans.parquet")["source"]) for name in ("full", "blind", "bare")}
+    sources = {
+        name: set(pd.read_parquet(tmp_path / name / "spans.parquet")["source"]) for name in ("full", "blind", "bare")
+    }
     assert any(s.startswith("metadata:") for s in sources["full"])
     assert not any(s.startswith("metadata:") for s in sources["blind"])
     assert not any(s.startswith("gazetteer:") for s in sources["bare"])
@@ -662,7 +808,22 @@ def test_without_metadata_and_without_knowledge_base(kb_dir, subset, tmp_path):
 def test_the_command_prints_the_tables_and_refuses_bad_options(kb_dir, subset, tmp_path):
     notes = subset(10)
     runner = CliRunner()
-    result = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / "ok"), "-q", "--split", "0.5,0.25,0.25", "--seed", "3"])
+    result = runner.invoke(
+        main,
+        [
+            "weak-label",
+            str(notes),
+            "--kb",
+            str(kb_dir),
+            "-o",
+            str(tmp_path / "ok"),
+            "-q",
+            "--split",
+            "0.5,0.25,0.25",
+            "--seed",
+            "3",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "documents read" in result.output and "label" in result.output and "source" in result.output
     assert json.loads((tmp_path / "ok" / "report.json").read_text())["split_shares"] == [0.5, 0.25, 0.25]
@@ -692,7 +853,9 @@ def test_a_knowledge_base_table_changed_since_its_manifest_is_refused_by_name(kb
     notes, kb = subset(4), tmp_path / "kb"
     shutil.copytree(kb_dir, kb)
     runner = CliRunner()
-    first = runner.invoke(main, ["weak-label", str(notes), "--kb", str(kb), "-o", str(tmp_path / "ok"), "-q", "-j", workers])
+    first = runner.invoke(
+        main, ["weak-label", str(notes), "--kb", str(kb), "-o", str(tmp_path / "ok"), "-q", "-j", workers]
+    )
     assert first.exit_code == 0, first.output
     assert (kb / "matcher.npz").is_file()  # the cache a stale run would use
     names = pq.read_table(kb / "names.parquet")
@@ -709,10 +872,16 @@ def test_a_knowledge_base_table_changed_since_its_manifest_is_refused_by_name(kb
 
 def documents_types(notes: Path, ids: list[str]) -> dict[str, str]:
     frame = pd.read_parquet(notes)
-    return dict(zip(frame["id_document"], frame["doc_type"])) if not ids else {d: t for d, t in zip(frame["id_document"], frame["doc_type"]) if d in ids}
+    return (
+        dict(zip(frame["id_document"], frame["doc_type"]))
+        if not ids
+        else {d: t for d, t in zip(frame["id_document"], frame["doc_type"]) if d in ids}
+    )
 
 
-def test_gold_gets_every_token_of_the_evaluated_notes_and_its_scores_are_reported(kb_dir, subset, tmp_path, monkeypatch):
+def test_gold_gets_every_token_of_the_evaluated_notes_and_its_scores_are_reported(
+    kb_dir, subset, tmp_path, monkeypatch
+):
     """The contract with deid_ds.scoring, checked with a stand-in that records what it is given."""
     import sys
     import types
@@ -720,7 +889,14 @@ def test_gold_gets_every_token_of_the_evaluated_notes_and_its_scores_are_reporte
     notes = subset(12)
     ids = pd.read_parquet(notes)["id_document"].tolist()
     gold = pd.read_parquet(GOLD)
-    gold = pd.concat([gold[gold["id_document"].isin(ids[:8])], pd.DataFrame([{"id_document": "elsewhere", "label": "DATE", "html_start": 0, "html_end": 4, "text": "2020"}])])
+    gold = pd.concat(
+        [
+            gold[gold["id_document"].isin(ids[:8])],
+            pd.DataFrame(
+                [{"id_document": "elsewhere", "label": "DATE", "html_start": 0, "html_end": 4, "text": "2020"}]
+            ),
+        ]
+    )
     gold_path = tmp_path / "gold.jsonl"
     gold.to_json(gold_path, orient="records", lines=True, force_ascii=False)
     seen = {}
@@ -738,13 +914,35 @@ def test_gold_gets_every_token_of_the_evaluated_notes_and_its_scores_are_reporte
 
     monkeypatch.setitem(sys.modules, "deid_ds.scoring", types.SimpleNamespace(score_spans=score_spans))
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(out), "-q", "-j", "1", "--gold", str(gold_path), "--batch-size", "5"])
+    result = CliRunner().invoke(
+        main,
+        [
+            "weak-label",
+            str(notes),
+            "--kb",
+            str(kb_dir),
+            "-o",
+            str(out),
+            "-q",
+            "-j",
+            "1",
+            "--gold",
+            str(gold_path),
+            "--batch-size",
+            "5",
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert result.output.index("stand-in gold table") > result.output.index("documents read")
     assert seen["documents"] == sorted(ids[:8])
     assert seen["doc_types"] == documents_types(notes, ids[:8])
     assert set(seen["gold"]["id_document"]) == set(ids[:8])
-    assert set(seen["predicted"]["id_document"]) <= set(ids[:8]) and {"label", "html_start", "html_end", "source"} <= set(seen["predicted"].columns)
+    assert set(seen["predicted"]["id_document"]) <= set(ids[:8]) and {
+        "label",
+        "html_start",
+        "html_end",
+        "source",
+    } <= set(seen["predicted"].columns)
     spans = pd.read_parquet(out / "spans.parquet")
     assert len(seen["predicted"]) == spans["id_document"].isin(ids[:8]).sum()
     documents = pd.read_parquet(out / "documents.parquet").set_index("id_document")
@@ -758,7 +956,9 @@ def test_gold_gets_every_token_of_the_evaluated_notes_and_its_scores_are_reporte
 def test_gold_scores_are_printed_and_reported(kb_dir, tmp_path):
     """With the real deid_ds.scoring: every gold entity and every prediction of the sample is scored."""
     out = tmp_path / "out"
-    result = CliRunner().invoke(main, ["weak-label", str(NOTES), "--kb", str(kb_dir), "-o", str(out), "-q", "-j", "1", "--gold", str(GOLD)])
+    result = CliRunner().invoke(
+        main, ["weak-label", str(NOTES), "--kb", str(kb_dir), "-o", str(out), "-q", "-j", "1", "--gold", str(GOLD)]
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())
     gold = report["gold"]

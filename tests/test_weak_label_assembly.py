@@ -22,7 +22,15 @@ from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.split import DEFAULT_SPLIT, assign_splits, patient_group
 
 NOTES = REPO / "data" / "notes.parquet"
-FILES = ("spans.parquet", "sentences.parquet", "sentences.jsonl", "documents.parquet", "train.txt", "dev.txt", "test.txt")
+FILES = (
+    "spans.parquet",
+    "sentences.parquet",
+    "sentences.jsonl",
+    "documents.parquet",
+    "train.txt",
+    "dev.txt",
+    "test.txt",
+)
 
 
 @pytest.fixture
@@ -33,7 +41,9 @@ def notes(tmp_path) -> Path:
 
 
 def test_assembling_all_parts_at_once_gives_the_streamed_outputs(kb_dir, notes, tmp_path):
-    streamed = weak_label(notes, tmp_path / "streamed", kb=kb_dir, batch_size=7, keep_empty=0.3, progress=False, sentences_jsonl=True)
+    streamed = weak_label(
+        notes, tmp_path / "streamed", kb=kb_dir, batch_size=7, keep_empty=0.3, progress=False, sentences_jsonl=True
+    )
     source = open_notes(notes)
     options = WeakLabelOptions(SegmentOptions(), LabelConfig(str(Path(kb_dir).resolve()), True), 0.3, 1.0)
     group_split = assign_splits({patient_group(d, p) for d, p in source.iter_identifiers()}, DEFAULT_SPLIT, 0)
@@ -44,11 +54,31 @@ def test_assembling_all_parts_at_once_gives_the_streamed_outputs(kb_dir, notes, 
         splits = tuple(group_split[patient_group(n.id_document, n.id_patient)] for n in batch)
         label_batch(BatchJob(index, batch, options, str(work), None, duplicates, splits))
     report = WeakLabelReport(split_shares=list(DEFAULT_SPLIT), batches=len(lengths))
-    assemble(Run(BatchParts(work, len(lengths)), source.num_notes, DEFAULT_SPLIT, 0, time.perf_counter(), source.num_notes, group_split),
-             tmp_path / "at-once", None, report, sentences_jsonl=True)
+    assemble(
+        Run(
+            BatchParts(work, len(lengths)),
+            source.num_notes,
+            DEFAULT_SPLIT,
+            0,
+            time.perf_counter(),
+            source.num_notes,
+            group_split,
+        ),
+        tmp_path / "at-once",
+        None,
+        report,
+        sentences_jsonl=True,
+    )
     for name in FILES:
         assert (tmp_path / "streamed" / name).read_bytes() == (tmp_path / "at-once" / name).read_bytes(), name
-    for field in ("sentences_kept", "sentences_kept_without_entity", "entities", "entities_per_label", "entities_per_label_and_split", "splits"):
+    for field in (
+        "sentences_kept",
+        "sentences_kept_without_entity",
+        "entities",
+        "entities_per_label",
+        "entities_per_label_and_split",
+        "splits",
+    ):
         assert getattr(report, field) == getattr(streamed, field), field
 
 

@@ -41,8 +41,16 @@ class ReferenceColumns:
         if status.status == "ok" and labelled.compact is not None:
             kept = self._add_content(note, labelled, keep_empty)
             entities = len(labelled.candidates)
-        row = {**{name: getattr(status, name) for name in ("id_document", "id_patient", "status", "error", "n_chars", "n_sentences", "n_tokens")},
-               "doc_type": note.doc_type, "n_sentences_kept": kept, "n_entities": entities, "warnings": json.dumps(status.warnings, sort_keys=True)}
+        row = {
+            **{
+                name: getattr(status, name)
+                for name in ("id_document", "id_patient", "status", "error", "n_chars", "n_sentences", "n_tokens")
+            },
+            "doc_type": note.doc_type,
+            "n_sentences_kept": kept,
+            "n_entities": entities,
+            "warnings": json.dumps(status.warnings, sort_keys=True),
+        }
         for name, values in self.documents.items():
             values.append(row[name])
 
@@ -51,7 +59,18 @@ class ReferenceColumns:
         text = parsed.text
         starts, ends, html_starts, html_ends = token_offsets(parsed, compact)
         for c in candidates:
-            self.spans.append((note.id_document, note.id_patient, c.label, *parsed.html_span(c.start, c.end), c.start, c.end, text[c.start:c.end], c.source))
+            self.spans.append(
+                (
+                    note.id_document,
+                    note.id_patient,
+                    c.label,
+                    *parsed.html_span(c.start, c.end),
+                    c.start,
+                    c.end,
+                    text[c.start : c.end],
+                    c.source,
+                )
+            )
         if self.gold_ids is not None and note.id_document in self.gold_ids:
             self.gold_tokens["id_document"] += [note.id_document] * len(starts)
             self.gold_tokens["html_start"] += html_starts.tolist()
@@ -74,16 +93,30 @@ class ReferenceColumns:
                 self.token["html_end"].append(html_ends[i])
                 self.token["id"].append(i - a)
                 self.token["ws"].append(ws[i])
-                self.token_text.append(text[compact.starts[i]:compact.ends[i]])
+                self.token_text.append(text[compact.starts[i] : compact.ends[i]])
                 tag = tags[i]
                 self.tags.append("B-" + tag[2:] if i == a and tag.startswith("I-") else tag)
             self.sentence_tokens.append(b - a)
-            self.text.append(text[compact.starts[a]:compact.ends[b - 1]])
+            self.text.append(text[compact.starts[a] : compact.ends[b - 1]])
             for k in inside:
                 first, last = max(ranges[k][0], a), min(ranges[k][1], b - 1)
-                self.span.append((compact.starts[first] - offset, compact.ends[last] - offset, first - a, last - a, candidates[k].label, candidates[k].source))
+                self.span.append(
+                    (
+                        compact.starts[first] - offset,
+                        compact.ends[last] - offset,
+                        first - a,
+                        last - a,
+                        candidates[k].label,
+                        candidates[k].source,
+                    )
+                )
             self.sentence_spans.append(len(inside))
-            for name, value in (("id_document", note.id_document), ("id_patient", note.id_patient), ("doc_type", note.doc_type), ("sentence_index", index)):
+            for name, value in (
+                ("id_document", note.id_document),
+                ("id_patient", note.id_patient),
+                ("doc_type", note.doc_type),
+                ("sentence_index", index),
+            ):
                 self.meta[name].append(value)
         return kept
 
@@ -92,16 +125,33 @@ class ReferenceColumns:
         rows, t, s = [], 0, 0
         for i, text in enumerate(self.text):
             n, m = self.sentence_tokens[i], self.sentence_spans[i]
-            tokens = [{"text": self.token_text[j], **{name: self.token[name][j] for name in self.token}} for j in range(t, t + n)]
-            rows.append({"text": text, "tokens": tokens, "tokens_parser": [{"start": x["html_start"], "end": x["html_end"]} for x in tokens],
-                         "tags": self.tags[t:t + n],
-                         "spans": [dict(zip(("start", "end", "token_start", "token_end", "label", "source"), row)) for row in self.span[s:s + m]],
-                         "meta": {name: values[i] for name, values in self.meta.items()}})
+            tokens = [
+                {"text": self.token_text[j], **{name: self.token[name][j] for name in self.token}}
+                for j in range(t, t + n)
+            ]
+            rows.append(
+                {
+                    "text": text,
+                    "tokens": tokens,
+                    "tokens_parser": [{"start": x["html_start"], "end": x["html_end"]} for x in tokens],
+                    "tags": self.tags[t : t + n],
+                    "spans": [
+                        dict(zip(("start", "end", "token_start", "token_end", "label", "source"), row))
+                        for row in self.span[s : s + m]
+                    ],
+                    "meta": {name: values[i] for name, values in self.meta.items()},
+                }
+            )
             t, s = t + n, s + m
         sentences = pa.Table.from_pylist(rows, schema=schema)
-        tables = {"documents": pa.Table.from_pydict(self.documents, schema=documents_schema(with_split=False)),
-                  "spans": pa.Table.from_pylist([dict(zip(spans_schema().names, row)) for row in self.spans], schema=spans_schema()),
-                  "sentences": sentences, "lines": render_lines(sentences)}
+        tables = {
+            "documents": pa.Table.from_pydict(self.documents, schema=documents_schema(with_split=False)),
+            "spans": pa.Table.from_pylist(
+                [dict(zip(spans_schema().names, row)) for row in self.spans], schema=spans_schema()
+            ),
+            "sentences": sentences,
+            "lines": render_lines(sentences),
+        }
         if self.gold_ids is not None:
             tables["gold_tokens"] = pa.Table.from_pydict(self.gold_tokens, schema=gold_tokens_schema())
         return tables
@@ -115,18 +165,46 @@ class Candidate:
     source: str
 
 
-WORDS = ["Dupont", "Éléonore", "né", "le", "12/03/1980", "à", "Saint-Étienne", "Dr", "M.", "😀x", "日本", "rue", "des", "Lilas", "75001",
-         "tél", "06 12 34 56 78", "&eacute;t&eacute;", "&amp;", "a&nbsp;b", "x\u2009y", "z\u00a0"]
+WORDS = [
+    "Dupont",
+    "Éléonore",
+    "né",
+    "le",
+    "12/03/1980",
+    "à",
+    "Saint-Étienne",
+    "Dr",
+    "M.",
+    "😀x",
+    "日本",
+    "rue",
+    "des",
+    "Lilas",
+    "75001",
+    "tél",
+    "06 12 34 56 78",
+    "&eacute;t&eacute;",
+    "&amp;",
+    "a&nbsp;b",
+    "x\u2009y",
+    "z\u00a0",
+]
 BREAKS = [" ", " ", " ", ". ", ".\n", "<br>", "</p><p>", "</td><td>", " <b>", "</b> ", "&nbsp;", "\u3000"]
 
 
 def _note(rng: random.Random, segmenter, i: int):
     """A generated note with candidates on random runs of its tokens (some across sentences)."""
     html = "<p>" + "".join(rng.choice(WORDS) + rng.choice(BREAKS) for _ in range(rng.randint(0, 60))) + "</p>"
-    note = Note(f"d{i % 23}" if i % 5 else f"doc{i}", None if i % 4 == 0 else f"p{i % 7}", html, None if i % 3 else "CR")
+    note = Note(
+        f"d{i % 23}" if i % 5 else f"doc{i}", None if i % 4 == 0 else f"p{i % 7}", html, None if i % 3 else "CR"
+    )
     status, parsed, compact = segment_note(note, segmenter)
     if i % 17 == 3:  # labelled, then failed by a check
-        return note, LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", "labeller returned overlapping or unsorted spans"))
+        return note, LabelledNote(
+            DocumentStatus(
+                note.id_document, note.id_patient, "failed", "labeller returned overlapping or unsorted spans"
+            )
+        )
     if compact is None or not compact.starts:
         return note, LabelledNote(status, parsed, compact)
     n, token, candidates = len(compact.starts), 0, []
@@ -135,9 +213,18 @@ def _note(rng: random.Random, segmenter, i: int):
         if token >= n:
             break
         last = min(n - 1, token + rng.choice([0, 0, 1, 2, 5, 30]))
-        candidates.append(Candidate(compact.starts[token], compact.ends[last], rng.choice(["PATIENT", "DATE", "VILLE"]), rng.choice(["names", "dates", "é\"x", ""])))
+        candidates.append(
+            Candidate(
+                compact.starts[token],
+                compact.ends[last],
+                rng.choice(["PATIENT", "DATE", "VILLE"]),
+                rng.choice(["names", "dates", 'é"x', ""]),
+            )
+        )
         token = last + 1
-    return note, LabelledNote(status, parsed, compact, candidates, token_ranges(candidates, compact.starts, compact.ends))
+    return note, LabelledNote(
+        status, parsed, compact, candidates, token_ranges(candidates, compact.starts, compact.ends)
+    )
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -187,7 +274,11 @@ def test_entity_html_offsets_skip_characters_without_source():
             expected.append(parsed.html_span(token, last + 1))
             token = last + 1 + rng.randint(0, 3)
         status = DocumentStatus(f"d{i}", None, "ok", None, n, 1, n)
-        columns.add(Note(f"d{i}", None, parsed.html), LabelledNote(status, parsed, compact, candidates, token_ranges(candidates, compact.starts, compact.ends)), 0.0)
+        columns.add(
+            Note(f"d{i}", None, parsed.html),
+            LabelledNote(status, parsed, compact, candidates, token_ranges(candidates, compact.starts, compact.ends)),
+            0.0,
+        )
     spans = columns.tables()["spans"]
     assert list(zip(spans["html_start"].to_pylist(), spans["html_end"].to_pylist())) == expected
     assert any(a == b for a, b in expected)  # some entities have no source character at all
@@ -207,7 +298,16 @@ def test_a_lone_surrogate_outside_the_written_text_does_not_fail_the_batch():
     starts, ends = parsed.offsets.starts, parsed.offsets.ends
     end = ends[-1] if len(ends) else 0
     offsets = OffsetMap(starts + type(starts)("q", [end, end]), ends + type(ends)("q", [end + 1, end + 1]))
-    notes[1] = (note, LabelledNote(labelled.status, ParsedHtml(parsed.html, text, offsets), labelled.compact, labelled.candidates, labelled.ranges))
+    notes[1] = (
+        note,
+        LabelledNote(
+            labelled.status,
+            ParsedHtml(parsed.html, text, offsets),
+            labelled.compact,
+            labelled.candidates,
+            labelled.ranges,
+        ),
+    )
     fast, reference = BatchColumns(), ReferenceColumns()
     for note, labelled in notes:
         fast.add(note, labelled, 1.0)

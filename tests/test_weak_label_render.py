@@ -12,21 +12,49 @@ from deid_ds.weak_labelling.assemble import _jsonl_lines, _utf8
 from deid_ds.weak_labelling.render import _JSON_ESCAPED, _python_whitespace_class, flair_token, jsonl_line, render_lines
 from deid_ds.weak_labelling.schemas import sentences_schema
 
-WEIRD = ['a"b', "c\\d", "e\nf", "\x00", "\x1f", "\x7f", "é", "\u2028", " ", "\xa0x", "\u3000", "", "a b", "\x1c", "日本", "😀"]
+WEIRD = [
+    'a"b',
+    "c\\d",
+    "e\nf",
+    "\x00",
+    "\x1f",
+    "\x7f",
+    "é",
+    "\u2028",
+    " ",
+    "\xa0x",
+    "\u3000",
+    "",
+    "a b",
+    "\x1c",
+    "日本",
+    "😀",
+]
 
 
 def _rows() -> list[dict]:
     rows = []
     for i, word in enumerate(WEIRD):
-        rows.append({
-            "text": word + " z",
-            "tokens": [{"text": word, "start": 0, "end": len(word), "html_start": 5, "html_end": 9, "id": 0, "ws": True},
-                       {"text": "z", "start": 1, "end": 2, "html_start": 10, "html_end": 11, "id": 1, "ws": False}],
-            "tokens_parser": [{"start": 5, "end": 9}, {"start": 10, "end": 11}],
-            "tags": ["B-PER", "I-PER"] if i % 2 else ["O", "O"],
-            "spans": [] if i % 3 else [{"start": 0, "end": 2, "token_start": 0, "token_end": 1, "label": "PER", "source": word}],
-            "meta": {"id_document": word, "id_patient": None if i % 2 else "p" + word, "doc_type": None if i % 3 else word, "sentence_index": i},
-        })
+        rows.append(
+            {
+                "text": word + " z",
+                "tokens": [
+                    {"text": word, "start": 0, "end": len(word), "html_start": 5, "html_end": 9, "id": 0, "ws": True},
+                    {"text": "z", "start": 1, "end": 2, "html_start": 10, "html_end": 11, "id": 1, "ws": False},
+                ],
+                "tokens_parser": [{"start": 5, "end": 9}, {"start": 10, "end": 11}],
+                "tags": ["B-PER", "I-PER"] if i % 2 else ["O", "O"],
+                "spans": []
+                if i % 3
+                else [{"start": 0, "end": 2, "token_start": 0, "token_end": 1, "label": "PER", "source": word}],
+                "meta": {
+                    "id_document": word,
+                    "id_patient": None if i % 2 else "p" + word,
+                    "doc_type": None if i % 3 else word,
+                    "sentence_index": i,
+                },
+            }
+        )
     return rows
 
 
@@ -37,7 +65,10 @@ def test_render_lines_is_orjson_and_flair_token_per_row():
         lines = render_lines(sentences).to_pylist()
         expected = sentences.to_pylist()
         assert [line["jsonl"] for line in lines] == [orjson.dumps(row).decode() for row in expected]
-        blocks = ["".join(f"{flair_token(t['text'])} {tag}\n" for t, tag in zip(row["tokens"], row["tags"])) + "\n" for row in expected]
+        blocks = [
+            "".join(f"{flair_token(t['text'])} {tag}\n" for t, tag in zip(row["tokens"], row["tags"])) + "\n"
+            for row in expected
+        ]
         assert [line["flair"] for line in lines] == blocks
 
 
@@ -48,7 +79,9 @@ def test_assembled_lines_and_their_bytes():
     lines = _jsonl_lines(bodies, pa.array([f'"{s}"' for s in splits]))
     expected = "".join(jsonl_line(body, split) for body, split in zip(bodies.to_pylist(), splits))
     assert bytes(_utf8(lines)) == expected.encode("utf-8")
-    assert bytes(_utf8(lines.slice(2, 3))) == "".join(jsonl_line(b, s) for b, s in zip(bodies.to_pylist()[2:5], splits[2:5])).encode("utf-8")
+    assert bytes(_utf8(lines.slice(2, 3))) == "".join(
+        jsonl_line(b, s) for b, s in zip(bodies.to_pylist()[2:5], splits[2:5])
+    ).encode("utf-8")
     assert bytes(_utf8(pa.array([], pa.string()))) == b""
 
 

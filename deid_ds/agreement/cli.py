@@ -25,7 +25,9 @@ annotator_from_option = click.option(
     show_default=True,
     help="doccano: annotator from each line's 'user' field (auto: when present) or from the file name.",
 )
-dataset_option = click.option("--dataset", help="Prodigy dataset name, stripped from the DATASET-NAME annotator ids (default: guessed).")
+dataset_option = click.option(
+    "--dataset", help="Prodigy dataset name, stripped from the DATASET-NAME annotator ids (default: guessed)."
+)
 
 
 @click.command("agreement")
@@ -35,9 +37,22 @@ dataset_option = click.option("--dataset", help="Prodigy dataset name, stripped 
 @dataset_option
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=str), help="Write the results as JSON.")
 @click.option("--figure", type=click.Path(dir_okay=False, path_type=str), help="Write a PNG of the per-label kappas.")
-@click.option("--bootstrap", "n_bootstrap", default=1000, show_default=True, type=click.IntRange(min=1), help="Bootstrap resamples (of documents).")
+@click.option(
+    "--bootstrap",
+    "n_bootstrap",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Bootstrap resamples (of documents).",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
-@click.option("--confidence", default=0.95, show_default=True, type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True), help="Level of the intervals.")
+@click.option(
+    "--confidence",
+    default=0.95,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    help="Level of the intervals.",
+)
 @handle_errors
 def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, n_bootstrap, seed, confidence):
     """Inter-annotator agreement of a correction campaign: token-level Fleiss' kappa with a bootstrap
@@ -49,7 +64,15 @@ def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, 
     from deid_ds.agreement.compute import agreement_from_files
     from deid_ds.io_utils import atomic_write_text
 
-    result = agreement_from_files(answers, fmt, annotator_from=annotator_from, dataset=dataset, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
+    result = agreement_from_files(
+        answers,
+        fmt,
+        annotator_from=annotator_from,
+        dataset=dataset,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        confidence=confidence,
+    )
     click.echo(result.table())
     if json_path:
         atomic_write_text(json_path, json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
@@ -61,10 +84,26 @@ def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, 
 
 @click.command("gold")
 @click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=str))
-@click.option("--out", "-o", required=True, type=click.Path(dir_okay=False, path_type=str), help="Gold table (Parquet); the same rows are written as JSONL beside it.")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Gold table (Parquet); the same rows are written as JSONL beside it.",
+)
 @format_option
-@click.option("--strategy", type=click.Choice(("review", "majority")), default="review", show_default=True, help="review: the answers are adjudicated versions; majority: token-level majority of the annotators' answers.")
-@click.option("--notes", type=click.Path(exists=True, path_type=str), help="Notes table, to re-derive HTML offsets for answers without them (doccano, Label Studio).")
+@click.option(
+    "--strategy",
+    type=click.Choice(("review", "majority")),
+    default="review",
+    show_default=True,
+    help="review: the answers are adjudicated versions; majority: token-level majority of the annotators' answers.",
+)
+@click.option(
+    "--notes",
+    type=click.Path(exists=True, path_type=str),
+    help="Notes table, to re-derive HTML offsets for answers without them (doccano, Label Studio).",
+)
 @column_option
 @annotator_from_option
 @dataset_option
@@ -79,7 +118,14 @@ def gold_command(answers, out, fmt, strategy, notes, column, annotator_from, dat
     from deid_ds.notes_io import parse_column_map
 
     frame, summary = gold_from_files(
-        answers, out, fmt=fmt, strategy=strategy, notes=notes, column_map=parse_column_map(column), annotator_from=annotator_from, dataset=dataset
+        answers,
+        out,
+        fmt=fmt,
+        strategy=strategy,
+        notes=notes,
+        column_map=parse_column_map(column),
+        annotator_from=annotator_from,
+        dataset=dataset,
     )
     click.echo(summary.table())
     click.echo(f"{len(frame):,} gold spans written to {out}")

@@ -73,7 +73,12 @@ class AgreementResult:
                 "n_documents": self.n_documents,
                 "method": self.method,
                 "confidence": self.confidence,
-                "bootstrap": {"unit": "document", "resamples": self.n_bootstrap, "seed": self.seed, "note": INDEPENDENCE_NOTE},
+                "bootstrap": {
+                    "unit": "document",
+                    "resamples": self.n_bootstrap,
+                    "seed": self.seed,
+                    "note": INDEPENDENCE_NOTE,
+                },
             },
             "per_label": self.per_label,
             "per_pair": self.per_pair,
@@ -100,21 +105,53 @@ class AgreementResult:
             )
         ]
         if self.per_label:
-            rows = [[label, _number(s["kappa"]), f"[{_number(s['ci_low'])}, {_number(s['ci_high'])}]", s["ratings"]] for label, s in self.per_label.items()]
-            sections.append(format_table(["label", "kappa", f"{percent} CI", "ratings"], rows, title="Per label (Fleiss' category-specific kappa)"))
+            rows = [
+                [label, _number(s["kappa"]), f"[{_number(s['ci_low'])}, {_number(s['ci_high'])}]", s["ratings"]]
+                for label, s in self.per_label.items()
+            ]
+            sections.append(
+                format_table(
+                    ["label", "kappa", f"{percent} CI", "ratings"],
+                    rows,
+                    title="Per label (Fleiss' category-specific kappa)",
+                )
+            )
         if self.per_pair:
             rows = [
-                [f"{p['annotators'][0]} / {p['annotators'][1]}", p["items"], p["tokens"], _number(p["cohen_kappa"]), p["entities"]["a"], p["entities"]["b"], p["entities"]["matching"], _number(p["entities"]["f1"])]
+                [
+                    f"{p['annotators'][0]} / {p['annotators'][1]}",
+                    p["items"],
+                    p["tokens"],
+                    _number(p["cohen_kappa"]),
+                    p["entities"]["a"],
+                    p["entities"]["b"],
+                    p["entities"]["matching"],
+                    _number(p["entities"]["f1"]),
+                ]
                 for p in self.per_pair
             ]
             sections.append(
-                format_table(["annotators", "items", "tokens", "Cohen kappa", "spans A", "spans B", "exact", "entity F1"], rows, title="Per annotator pair")
+                format_table(
+                    ["annotators", "items", "tokens", "Cohen kappa", "spans A", "spans B", "exact", "entity F1"],
+                    rows,
+                    title="Per annotator pair",
+                )
             )
         if self.per_doc_type:
-            rows = [[t, s["documents"], s["items"], s["tokens"], _number(s["kappa"])] for t, s in self.per_doc_type.items()]
-            sections.append(format_table(["document type", "docs", "items", "tokens", "kappa"], rows, title="Per document type (Fleiss' kappa)"))
+            rows = [
+                [t, s["documents"], s["items"], s["tokens"], _number(s["kappa"])] for t, s in self.per_doc_type.items()
+            ]
+            sections.append(
+                format_table(
+                    ["document type", "docs", "items", "tokens", "kappa"],
+                    rows,
+                    title="Per document type (Fleiss' kappa)",
+                )
+            )
         left_out = [[reason, count] for reason, count in self.read.get("skipped", {}).items()]
-        left_out.append(["items answered by a single annotator (no agreement information)", self.items.get("single_annotator", 0)])
+        left_out.append(
+            ["items answered by a single annotator (no agreement information)", self.items.get("single_annotator", 0)]
+        )
         sections.append(format_table(["left out", "count"], left_out))
         return "\n\n".join(sections)
 
@@ -129,8 +166,14 @@ class AgreementResult:
 
         labels = [label for label, s in self.per_label.items() if s["kappa"] is not None]
         values = [self.per_label[label]["kappa"] for label in labels]
-        lows = [v - (self.per_label[label]["ci_low"] if self.per_label[label]["ci_low"] is not None else v) for label, v in zip(labels, values)]
-        highs = [(self.per_label[label]["ci_high"] if self.per_label[label]["ci_high"] is not None else v) - v for label, v in zip(labels, values)]
+        lows = [
+            v - (self.per_label[label]["ci_low"] if self.per_label[label]["ci_low"] is not None else v)
+            for label, v in zip(labels, values)
+        ]
+        highs = [
+            (self.per_label[label]["ci_high"] if self.per_label[label]["ci_high"] is not None else v) - v
+            for label, v in zip(labels, values)
+        ]
         fig, ax = plt.subplots(figsize=(max(4.0, 0.8 * len(labels) + 2), 3.5))
         try:
             ax.bar(labels, values, yerr=[lows, highs], capsize=3, color="#4C72B0")
@@ -180,7 +223,9 @@ def _matrix(items: Sequence[Item], report: ReadReport) -> _Matrix:
     for index, item in enumerate(items):
         starts = np.array([s for s, _ in item.tokens], dtype=np.int64)
         ends = np.array([e for _, e in item.tokens], dtype=np.int64)
-        ratings = [(column[name], token_labels(answer.spans, starts, ends, report)) for name, answer in item.answers.items()]
+        ratings = [
+            (column[name], token_labels(answer.spans, starts, ends, report)) for name, answer in item.answers.items()
+        ]
         for _, labels in ratings:
             seen.update(labels)
         per_item.append((index, ratings))
@@ -232,7 +277,9 @@ def agreement(
             "ratings": int(counts[:, j].sum()),
             "share": float(counts[:, j].sum() / counts.sum()) if counts.sum() else 0.0,
         }
-    method = "Fleiss" if len(raters) == 0 or raters.min() == raters.max() else "Fleiss, varying raters (pairwise pooling)"
+    method = (
+        "Fleiss" if len(raters) == 0 or raters.min() == raters.max() else "Fleiss, varying raters (pairwise pooling)"
+    )
     result = AgreementResult(
         value=value,
         ci_low=boot.low,
@@ -271,7 +318,9 @@ def _pairs(matrix: _Matrix) -> list[dict]:
             continue
         frames = []
         for name in (name_a, name_b):
-            rows = [(item.key, span.label, span.start, span.end) for item in shared for span in item.answers[name].spans]
+            rows = [
+                (item.key, span.label, span.start, span.end) for item in shared for span in item.answers[name].spans
+            ]
             frames.append(pd.DataFrame(rows, columns=["id_document", "label", "html_start", "html_end"]))
         scores = score_spans(frames[0], frames[1], documents=[item.key for item in shared])
         micro = scores.micro

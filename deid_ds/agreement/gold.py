@@ -50,7 +50,16 @@ from deid_ds.io_utils import atomic_path, atomic_write_text
 from deid_ds.report import format_table
 
 STRATEGIES: tuple[str, ...] = ("review", "majority")
-GOLD_COLUMNS: tuple[str, ...] = ("id_document", "label", "html_start", "html_end", "text", "id_patient", "doc_type", "annotators")
+GOLD_COLUMNS: tuple[str, ...] = (
+    "id_document",
+    "label",
+    "html_start",
+    "html_end",
+    "text",
+    "id_patient",
+    "doc_type",
+    "annotators",
+)
 
 
 @dataclass
@@ -79,7 +88,13 @@ class GoldSummary:
     def table(self) -> str:
         rows = [[label, self.spans[label]] for label in label_order(self.spans)]
         rows.append(["total", sum(self.spans.values())])
-        sections = [format_table(["label", "spans"], rows, title=f"Gold ({self.strategy}): {self.documents:,} documents, {self.items:,} items")]
+        sections = [
+            format_table(
+                ["label", "spans"],
+                rows,
+                title=f"Gold ({self.strategy}): {self.documents:,} documents, {self.items:,} items",
+            )
+        ]
         extra = [[f"tied tokens: {rule}", n] for rule, n in sorted(self.tied_tokens.items())]
         extra += [[f"sentences located in notes: {how}", n] for how, n in sorted(self.notes.items())]
         extra += [[reason, n] for reason, n in self.read.get("skipped", {}).items()]
@@ -192,12 +207,20 @@ class _NoteIndex:
                     return self._found(answer.id_document, s, e - s, summary, "sentence index")
         first = text.find(item.text)
         if first < 0 or not item.text:
-            raise InputError(f"{answer.source}: the sentence's text is not in its note (are --notes the notes the tasks were built from?)")
+            raise InputError(
+                f"{answer.source}: the sentence's text is not in its note (are --notes the notes the tasks were built from?)"
+            )
         if text.find(item.text, first + 1) < 0:
             return self._found(answer.id_document, first, len(item.text), summary, "text search (unique)")
         after = text.find(item.text, self._cursor.get(answer.id_document, 0))
         position = after if after >= 0 else first
-        return self._found(answer.id_document, position, len(item.text), summary, "text search (several occurrences: first after the previous sentence)")
+        return self._found(
+            answer.id_document,
+            position,
+            len(item.text),
+            summary,
+            "text search (several occurrences: first after the previous sentence)",
+        )
 
     def _found(self, document: str, start: int, length: int, summary: GoldSummary, how: str) -> int:
         summary.notes[how] += 1
@@ -246,7 +269,9 @@ def build_gold(
         index = _NoteIndex(notes, column_map, {item.first.id_document for item in items})
     rows = []
     for item in items:
-        spans, annotators = reviewed_spans(item, report) if strategy == "review" else majority_spans(item, summary, report)
+        spans, annotators = (
+            reviewed_spans(item, report) if strategy == "review" else majority_spans(item, summary, report)
+        )
         sentence_start = None
         for span in sorted(spans, key=lambda s: (s.start, s.end, s.label)):
             offsets = _aligned_html(item, span)
@@ -257,18 +282,35 @@ def build_gold(
                             f"{item.first.source}: the answers carry no HTML offsets (tokens without html_start/html_end and no "
                             "tokens_parser): pass --notes NOTES to re-derive them from the notes"
                         )
-                    raise InputError(f"{item.first.source}: a span does not start and end on token boundaries: pass --notes NOTES to map it exactly")
+                    raise InputError(
+                        f"{item.first.source}: a span does not start and end on token boundaries: pass --notes NOTES to map it exactly"
+                    )
                 if sentence_start is None:
                     sentence_start = index.sentence_start(item, summary)
-                offsets = index.parsed[item.first.id_document].html_span(sentence_start + span.start, sentence_start + span.end)
+                offsets = index.parsed[item.first.id_document].html_span(
+                    sentence_start + span.start, sentence_start + span.end
+                )
             first = item.first
-            rows.append((first.id_document, span.label, int(offsets[0]), int(offsets[1]), item.text[span.start : span.end], first.id_patient, item.doc_type, ",".join(annotators)))
+            rows.append(
+                (
+                    first.id_document,
+                    span.label,
+                    int(offsets[0]),
+                    int(offsets[1]),
+                    item.text[span.start : span.end],
+                    first.id_patient,
+                    item.doc_type,
+                    ",".join(annotators),
+                )
+            )
             summary.spans[span.label] += 1
     summary.items = len(items)
     summary.documents = len({item.first.id_document for item in items})
     frame = pd.DataFrame(rows, columns=list(GOLD_COLUMNS))
     before = len(frame)
-    frame = frame.drop_duplicates(subset=["id_document", "label", "html_start", "html_end"]).sort_values(["id_document", "html_start", "html_end", "label"], kind="stable")
+    frame = frame.drop_duplicates(subset=["id_document", "label", "html_start", "html_end"]).sort_values(
+        ["id_document", "html_start", "html_end", "label"], kind="stable"
+    )
     if len(frame) < before:
         report.skip("the same span found in two items (kept once)", before - len(frame))
     summary.read = report.to_dict()
@@ -300,7 +342,9 @@ def write_gold(frame, out: str | Path) -> tuple[Path, Path]:
 
     parquet = Path(out)
     if parquet.suffix.lower() == ".jsonl":
-        raise InputError(f"{parquet}: the gold table is Parquet (its JSONL copy is written beside it): name it .parquet")
+        raise InputError(
+            f"{parquet}: the gold table is Parquet (its JSONL copy is written beside it): name it .parquet"
+        )
     jsonl = parquet.with_suffix(".jsonl")
     records = frame.astype(object).where(frame.notna(), None).to_dict("records")
     table = pa.Table.from_pylist(records, schema=gold_schema())

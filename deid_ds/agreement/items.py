@@ -85,11 +85,19 @@ def group_items(annotations: Iterable[Annotation], report: ReadReport) -> list[I
         if html is None:
             html = next((a.html for a in ordered.values() if a.html is not None and a.tokens == tokens), None)
         items.append(Item(key, text, ordered, tokens, html))
-    items.sort(key=lambda item: (item.first.id_document or "", item.first.sentence_index if item.first.sentence_index is not None else -1, item.key))
+    items.sort(
+        key=lambda item: (
+            item.first.id_document or "",
+            item.first.sentence_index if item.first.sentence_index is not None else -1,
+            item.key,
+        )
+    )
     return items
 
 
-def token_labels(spans: Sequence[Span], starts: np.ndarray, ends: np.ndarray, report: ReadReport | None = None) -> list[str]:
+def token_labels(
+    spans: Sequence[Span], starts: np.ndarray, ends: np.ndarray, report: ReadReport | None = None
+) -> list[str]:
     """The label of each token (``O`` outside every span), by the overlap rule of the module docstring."""
     labels = [OUTSIDE] * len(starts)
     for span in sorted(spans, key=lambda s: (s.start, -s.end, s.label)):

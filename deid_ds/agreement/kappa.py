@@ -66,7 +66,12 @@ class KappaSums:
         counts = _as_counts(counts)
         raters = counts.sum(axis=1)
         per_category = counts * (raters[:, None] - counts)
-        return cls(float(per_category.sum()), float((raters * (raters - 1)).sum()), counts.sum(axis=0), per_category.sum(axis=0))
+        return cls(
+            float(per_category.sum()),
+            float((raters * (raters - 1)).sum()),
+            counts.sum(axis=0),
+            per_category.sum(axis=0),
+        )
 
     def kappa(self) -> float | None:
         return _kappa(self.disagreement, self.pairs, self.ratings)
@@ -77,7 +82,9 @@ class KappaSums:
             return [None] * len(self.ratings)
         p = self.ratings / total
         spread = p * (1 - p)
-        return [None if s <= 1e-15 else float(1 - d / (self.pairs * s)) for d, s in zip(self.category_disagreement, spread)]
+        return [
+            None if s <= 1e-15 else float(1 - d / (self.pairs * s)) for d, s in zip(self.category_disagreement, spread)
+        ]
 
 
 def _kappa(disagreement: float, pairs: float, ratings: np.ndarray) -> float | None:
@@ -188,7 +195,9 @@ def bootstrap_kappa(
         spread = p * (1 - p)
         chance = spread.sum(axis=1)
         with np.errstate(divide="ignore", invalid="ignore"):
-            overall[begin : begin + size] = np.where((chance > 1e-15) & (pairs > 0), 1 - disagreement / pairs / chance, np.nan)
+            overall[begin : begin + size] = np.where(
+                (chance > 1e-15) & (pairs > 0), 1 - disagreement / pairs / chance, np.nan
+            )
             categories[begin : begin + size] = np.where(
                 (spread > 1e-15) & (pairs[:, None] > 0), 1 - category_disagreement / (pairs[:, None] * spread), np.nan
             )

@@ -73,4 +73,9 @@ class ReadReport:
         self.skipped.update(other.skipped)
 
     def to_dict(self) -> dict:
-        return {"files": self.files, "records": self.lines, "accepted": self.accepted, "skipped": dict(sorted(self.skipped.items()))}
+        return {
+            "files": self.files,
+            "records": self.lines,
+            "accepted": self.accepted,
+            "skipped": dict(sorted(self.skipped.items())),
+        }

@@ -130,7 +130,12 @@ def _tokens(record: dict, text: str, where: str) -> tuple[list[tuple[int, int]] 
                 raise InputError(f"{where}: token [{start}, {end}) outside the text (length {len(text)})")
             offsets.append((start, end))
             if html is not None and token.get("html_start") is not None and token.get("html_end") is not None:
-                html.append((_int(token["html_start"], where, "token html_start"), _int(token["html_end"], where, "token html_end")))
+                html.append(
+                    (
+                        _int(token["html_start"], where, "token html_start"),
+                        _int(token["html_end"], where, "token html_end"),
+                    )
+                )
             else:
                 html = None
     if isinstance(parser, list) and parser and html is None:
@@ -142,7 +147,9 @@ def _tokens(record: dict, text: str, where: str) -> tuple[list[tuple[int, int]] 
     return offsets, html
 
 
-def _parser_offsets(parser: list, offsets: list[tuple[int, int]] | None, text: str, where: str) -> list[tuple[int, int]] | None:
+def _parser_offsets(
+    parser: list, offsets: list[tuple[int, int]] | None, text: str, where: str
+) -> list[tuple[int, int]] | None:
     """HTML offsets of ``tokens_parser``: the paper's ``start_char``/``end_char`` form (``start``/``end``
     then being text offsets), or weak-label's ``start``/``end`` form (HTML offsets, one per token)."""
     out = []
@@ -150,9 +157,16 @@ def _parser_offsets(parser: list, offsets: list[tuple[int, int]] | None, text: s
         if not isinstance(entry, dict):
             raise InputError(f"{where}: a tokens_parser entry is not an object")
         if "start_char" in entry and "end_char" in entry:
-            out.append((_int(entry["start_char"], where, "tokens_parser start_char"), _int(entry["end_char"], where, "tokens_parser end_char")))
+            out.append(
+                (
+                    _int(entry["start_char"], where, "tokens_parser start_char"),
+                    _int(entry["end_char"], where, "tokens_parser end_char"),
+                )
+            )
         elif offsets is not None and "start" in entry and "end" in entry:
-            out.append((_int(entry["start"], where, "tokens_parser start"), _int(entry["end"], where, "tokens_parser end")))
+            out.append(
+                (_int(entry["start"], where, "tokens_parser start"), _int(entry["end"], where, "tokens_parser end"))
+            )
         else:
             return None
     return out
@@ -208,7 +222,9 @@ def read_prodigy(path: str | Path, report: ReadReport) -> list[tuple[Annotation,
             report.skip("prodigy: no 'answer' field (a task, not a saved answer)")
             continue
         if answer != "accept":
-            report.skip(f"prodigy: answer '{answer}'" if answer in ("reject", "ignore") else "prodigy: unknown answer value")
+            report.skip(
+                f"prodigy: answer '{answer}'" if answer in ("reject", "ignore") else "prodigy: unknown answer value"
+            )
             continue
         text = _text_of(record, where)
         spans_field = record.get("spans") or []
@@ -223,7 +239,16 @@ def read_prodigy(path: str | Path, report: ReadReport) -> list[tuple[Annotation,
         raw = record.get("_annotator_id") or record.get("_session_id")
         raw = str(raw) if raw else f"{path.stem}-{path.stem}"
         timestamp = record.get("_timestamp")
-        annotation = Annotation("", "", text, spans, tokens, html, order=float(timestamp) if isinstance(timestamp, (int, float)) else float(number), source=where)
+        annotation = Annotation(
+            "",
+            "",
+            text,
+            spans,
+            tokens,
+            html,
+            order=float(timestamp) if isinstance(timestamp, (int, float)) else float(number),
+            source=where,
+        )
         _fill_meta(annotation, _meta(record), where)
         annotation.item_key = _item_key(annotation, record.get("_input_hash"))
         report.accepted += 1
@@ -293,7 +318,9 @@ def read_doccano(path: str | Path, report: ReadReport, annotator_from: str = "au
                 if isinstance(entry, (list, tuple)) and len(entry) == 3:
                     spans.append(_span(entry[0], entry[1], entry[2], text, where))
                 elif isinstance(entry, dict):
-                    spans.append(_span(entry.get("start_offset"), entry.get("end_offset"), entry.get("label"), text, where))
+                    spans.append(
+                        _span(entry.get("start_offset"), entry.get("end_offset"), entry.get("label"), text, where)
+                    )
                 elif isinstance(entry, str):
                     report.skip("doccano: document-level label ignored")
                 else:
@@ -303,8 +330,12 @@ def read_doccano(path: str | Path, report: ReadReport, annotator_from: str = "au
             for entry in record["annotations"]:
                 if not isinstance(entry, dict) or "start_offset" not in entry:
                     raise InputError(f"{where}: an annotation has no start_offset")
-                user = str(entry["user"]) if annotator_from != "file" and entry.get("user") is not None else default_user
-                by_user.setdefault(user, []).append(_span(entry.get("start_offset"), entry.get("end_offset"), entry.get("label"), text, where))
+                user = (
+                    str(entry["user"]) if annotator_from != "file" and entry.get("user") is not None else default_user
+                )
+                by_user.setdefault(user, []).append(
+                    _span(entry.get("start_offset"), entry.get("end_offset"), entry.get("label"), text, where)
+                )
             if not by_user:
                 by_user[default_user] = []
         else:
@@ -384,7 +415,9 @@ def read_labelstudio(path: str | Path, report: ReadReport) -> list[Annotation]:
                 if len(labels) > 1:
                     report.skip("labelstudio: region with several labels (first kept)")
                 spans.append(_span(value.get("start"), value.get("end"), labels[0], text, where))
-            annotation = Annotation(_ls_user(entry.get("completed_by")), "", text, spans, tokens, html, order=float(number), source=where)
+            annotation = Annotation(
+                _ls_user(entry.get("completed_by")), "", text, spans, tokens, html, order=float(number), source=where
+            )
             _fill_meta(annotation, meta, where)
             annotation.item_key = _item_key(annotation, task.get("id"))
             report.accepted += 1

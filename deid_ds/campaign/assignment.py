@@ -68,7 +68,9 @@ def overlap_size(n_primary: int, overlap: float) -> int:
     return min(n_primary, max(1, math.floor(overlap * n_primary + 0.5)))
 
 
-def assign_documents(documents: Mapping[str, str], annotators: Sequence[str], overlap: float = 0.2, seed: int = 0) -> list[Assignment]:
+def assign_documents(
+    documents: Mapping[str, str], annotators: Sequence[str], overlap: float = 0.2, seed: int = 0
+) -> list[Assignment]:
     """Assign every document (id -> doc type) to a primary annotator, and the overlap to all others.
 
     Returns one :class:`Assignment` per (document, annotator), ordered by document id, then primary
@@ -96,7 +98,11 @@ def assign_documents(documents: Mapping[str, str], annotators: Sequence[str], ov
         owner = primary[document]
         result.append(Assignment(document, documents[document], owner, PRIMARY))
         if document in shared:
-            result.extend(Assignment(document, documents[document], other, OVERLAP) for other in sorted(annotators, key=rank.get) if other != owner)
+            result.extend(
+                Assignment(document, documents[document], other, OVERLAP)
+                for other in sorted(annotators, key=rank.get)
+                if other != owner
+            )
     return result
 
 

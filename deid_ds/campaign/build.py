@@ -118,7 +118,14 @@ def prepare_campaign(
         tasks[document] = built
 
     report = CampaignReport(
-        options={"input": str(weak_dir), "annotators": names, "per_type": per_type, "overlap": overlap, "splits": list(wanted) if wanted else "all", "seed": seed},
+        options={
+            "input": str(weak_dir),
+            "annotators": names,
+            "per_type": per_type,
+            "overlap": overlap,
+            "splits": list(wanted) if wanted else "all",
+            "seed": seed,
+        },
         documents=len(chosen),
         tasks=sum(len(t) for t in tasks.values()),
         overlap_documents=sum(1 for _, others in who.values() if others),
@@ -153,13 +160,25 @@ def prepare_campaign(
             writer = csv.writer(handle)
             writer.writerow(["id_document", "doc_type", "annotator", "role", "n_sentences"])
             for a in assignments:
-                writer.writerow([a.id_document, a.doc_type if a.doc_type else NO_TYPE, a.annotator, a.role, len(tasks[a.id_document])])
-        (tmp / "campaign.json").write_text(json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+                writer.writerow(
+                    [
+                        a.id_document,
+                        a.doc_type if a.doc_type else NO_TYPE,
+                        a.annotator,
+                        a.role,
+                        len(tasks[a.id_document]),
+                    ]
+                )
+        (tmp / "campaign.json").write_text(
+            json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
 
     if log is not None:
         if report.short_doc_types:
             short = ", ".join(f"{doc_type} {n}" for doc_type, n in report.short_doc_types.items())
-            log(f"{len(report.short_doc_types)} document type(s) with fewer documents than --per-type {per_type}, all taken: {short}")
+            log(
+                f"{len(report.short_doc_types)} document type(s) with fewer documents than --per-type {per_type}, all taken: {short}"
+            )
         if report.sentences_missing:
             log(
                 f"{report.sentences_missing} sentence(s) of the chosen documents are not in the input "
@@ -180,7 +199,15 @@ def campaign_table(report: CampaignReport) -> str:
     types = format_table(
         ["doc_type", "available", "chosen", "overlap", "sentences"],
         [[t or NO_TYPE, c["available"], c["chosen"], c["overlap"], c["tasks"]] for t, c in report.per_doc_type.items()]
-        + [["total", sum(c["available"] for c in report.per_doc_type.values()), report.documents, report.overlap_documents, report.tasks]],
+        + [
+            [
+                "total",
+                sum(c["available"] for c in report.per_doc_type.values()),
+                report.documents,
+                report.overlap_documents,
+                report.tasks,
+            ]
+        ],
     )
     people = format_table(
         ["annotator", "primary", "overlap", "documents", "sentences"],

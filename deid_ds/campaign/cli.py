@@ -9,12 +9,43 @@ from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option
 
 @click.command("campaign")
 @click.argument("weak_dir", type=click.Path(path_type=str))
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced as a whole, atomically, only if deid-ds wrote it; see --overwrite).")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(path_type=str),
+    help="Output directory (replaced as a whole, atomically, only if deid-ds wrote it; see --overwrite).",
+)
 @overwrite_option
-@click.option("--annotators", "-a", required=True, metavar="A,B,C", help="Annotator names, comma-separated (also their Prodigy session names).")
-@click.option("--per-type", type=click.IntRange(min=1), metavar="N", help="Documents per document type (the paper: 250 per source format); fewer available: all taken. [default: all]")
-@click.option("--overlap", default=0.2, show_default=True, type=click.FloatRange(0.0, 1.0), metavar="SHARE", help="Share of each annotator's documents also given to every other annotator.")
-@click.option("--split", "split", default="test", show_default=True, metavar="NAMES", help="Splits to draw from: test, dev,test… or all (an input without splits, e.g. predictions).")
+@click.option(
+    "--annotators",
+    "-a",
+    required=True,
+    metavar="A,B,C",
+    help="Annotator names, comma-separated (also their Prodigy session names).",
+)
+@click.option(
+    "--per-type",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Documents per document type (the paper: 250 per source format); fewer available: all taken. [default: all]",
+)
+@click.option(
+    "--overlap",
+    default=0.2,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    metavar="SHARE",
+    help="Share of each annotator's documents also given to every other annotator.",
+)
+@click.option(
+    "--split",
+    "split",
+    default="test",
+    show_default=True,
+    metavar="NAMES",
+    help="Splits to draw from: test, dev,test… or all (an input without splits, e.g. predictions).",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the sampling and the assignment.")
 @quiet_option
 @handle_errors
@@ -28,8 +59,19 @@ def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, sp
     """
     from deid_ds.campaign.build import campaign_table, prepare_campaign
 
-    report = prepare_campaign(weak_dir, out, annotators, per_type=per_type, overlap=overlap, splits=split, seed=seed, log=click.echo,
-                              overwrite=overwrite)
+    report = prepare_campaign(
+        weak_dir,
+        out,
+        annotators,
+        per_type=per_type,
+        overlap=overlap,
+        splits=split,
+        seed=seed,
+        log=click.echo,
+        overwrite=overwrite,
+    )
     if not quiet:
         click.echo(campaign_table(report))
-    click.echo(f"{report.documents} documents, {report.tasks} sentences, {report.overlap_documents} in the overlap; written to {out}")
+    click.echo(
+        f"{report.documents} documents, {report.tasks} sentences, {report.overlap_documents} in the overlap; written to {out}"
+    )

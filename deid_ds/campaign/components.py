@@ -49,11 +49,18 @@ def parse_labels(value: str | Iterable[str] | None) -> list[str]:
     names = [v.strip() for v in (value.split(",") if isinstance(value, str) else value) if v.strip()]
     unknown = [name for name in names if name not in LABELS]
     if unknown or not names:
-        raise ValueError(f"unknown label(s) {', '.join(unknown) or '(none given)'}; expected some of {', '.join(LABELS)}")
+        raise ValueError(
+            f"unknown label(s) {', '.join(unknown) or '(none given)'}; expected some of {', '.join(LABELS)}"
+        )
     return names
 
 
-def correct_config(labels: Iterable[str], feed_overlap: bool = False, annotations_per_task: float | None = None, batch_size: int | None = None) -> dict[str, Any]:
+def correct_config(
+    labels: Iterable[str],
+    feed_overlap: bool = False,
+    annotations_per_task: float | None = None,
+    batch_size: int | None = None,
+) -> dict[str, Any]:
     """The ``config`` of ``deid.correct`` (also used by ``deid.review``).
 
     ``exclude_by: "input"``: a sentence answered once is not served again even though its spans (the
@@ -84,12 +91,19 @@ def correct_config(labels: Iterable[str], feed_overlap: bool = False, annotation
     return config
 
 
-def hash_task(task: dict[str, Any], set_hashes: Callable[..., dict[str, Any]], overwrite: bool = True) -> dict[str, Any]:
+def hash_task(
+    task: dict[str, Any], set_hashes: Callable[..., dict[str, Any]], overwrite: bool = True
+) -> dict[str, Any]:
     """Prodigy's hashes of a task, with this project's keys (see the module docstring)."""
     return set_hashes(task, input_keys=INPUT_KEYS, task_keys=TASK_KEYS, overwrite=overwrite)
 
 
-def prepare_stream(stream: Iterable[dict[str, Any]], set_hashes: Callable[..., dict[str, Any]], labels: Iterable[str] = LABELS, annotator: str | None = None) -> Iterator[dict[str, Any]]:
+def prepare_stream(
+    stream: Iterable[dict[str, Any]],
+    set_hashes: Callable[..., dict[str, Any]],
+    labels: Iterable[str] = LABELS,
+    annotator: str | None = None,
+) -> Iterator[dict[str, Any]]:
     """The correction stream: every task checked (:func:`~deid_ds.campaign.tasks.task_problems`) and
     hashed. A broken task stops the stream with its document id and sentence index (no text): it means
     the tasks file was edited by hand or is not a campaign file.
@@ -100,11 +114,17 @@ def prepare_stream(stream: Iterable[dict[str, Any]], set_hashes: Callable[..., d
     labels = list(labels)
     for task in stream:
         meta = task.get("meta") or {}
-        if annotator is not None and annotator != meta.get("annotator") and annotator not in (meta.get("annotator2") or []):
+        if (
+            annotator is not None
+            and annotator != meta.get("annotator")
+            and annotator not in (meta.get("annotator2") or [])
+        ):
             continue
         problems = task_problems(task, labels=labels)
         if problems:
-            raise TaskError(f"task of document {meta.get('id_document')}, sentence {meta.get('sentence_index')}: {'; '.join(problems)}")
+            raise TaskError(
+                f"task of document {meta.get('id_document')}, sentence {meta.get('sentence_index')}: {'; '.join(problems)}"
+            )
         yield hash_task(task, set_hashes)
 
 

@@ -64,7 +64,9 @@ def input_key(answer: Mapping[str, Any]) -> object:
     return (str(meta.get("id_document")), meta.get("sentence_index"))
 
 
-def group_answers(answers: Iterable[Mapping[str, Any]], dataset: str | None = None) -> dict[object, dict[str, Mapping[str, Any]]]:
+def group_answers(
+    answers: Iterable[Mapping[str, Any]], dataset: str | None = None
+) -> dict[object, dict[str, Mapping[str, Any]]]:
     """Input -> annotator -> that annotator's latest answer (by ``_timestamp``), ``ignore`` left out.
 
     The ``DATASET-`` prefix of the session ids is :func:`infer_dataset`'s when ``dataset`` is not given.
@@ -130,7 +132,12 @@ def build_review_task(versions: Mapping[str, Mapping[str, Any]], include_agreed:
         "meta": meta,
         "review": {
             "versions": [
-                {"annotator": name, "answer": answers[name], "spans": [_clean_span(by_key[key]) for key in sorted(marks[name])]} for name in names
+                {
+                    "annotator": name,
+                    "answer": answers[name],
+                    "spans": [_clean_span(by_key[key]) for key in sorted(marks[name])],
+                }
+                for name in names
             ],
             "agreed": agreed,
         },
@@ -144,9 +151,15 @@ def _clean_span(span: Mapping[str, Any]) -> dict[str, Any]:
     return {key: span[key] for key in ("start", "end", "token_start", "token_end", "label", "source") if key in span}
 
 
-def review_tasks(answers: Iterable[Mapping[str, Any]], dataset: str | None = None, include_agreed: bool = False) -> Iterator[dict[str, Any]]:
+def review_tasks(
+    answers: Iterable[Mapping[str, Any]], dataset: str | None = None, include_agreed: bool = False
+) -> Iterator[dict[str, Any]]:
     """The review tasks of a whole answers file, ordered by document id then sentence index."""
-    tasks = [task for versions in group_answers(answers, dataset).values() if (task := build_review_task(versions, include_agreed)) is not None]
+    tasks = [
+        task
+        for versions in group_answers(answers, dataset).values()
+        if (task := build_review_task(versions, include_agreed)) is not None
+    ]
     tasks.sort(key=lambda t: (str(t["meta"].get("id_document")), t["meta"].get("sentence_index") or 0))
     yield from tasks
 

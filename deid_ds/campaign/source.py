@@ -47,7 +47,9 @@ def sentences_path(directory: str | Path) -> Path:
     for name in (SENTENCES_PARQUET, SENTENCES_JSONL):
         if (directory / name).is_file():
             return directory / name
-    raise InputError(f"{directory}: no {SENTENCES_PARQUET} or {SENTENCES_JSONL} (expected the output of `deid-ds weak-label`)")
+    raise InputError(
+        f"{directory}: no {SENTENCES_PARQUET} or {SENTENCES_JSONL} (expected the output of `deid-ds weak-label`)"
+    )
 
 
 def read_pool(directory: str | Path, splits: Sequence[str] | None = ("test",)) -> DocumentPool:
@@ -83,7 +85,9 @@ def _read_documents_table(path: Path, wanted: set[str] | None, pool: DocumentPoo
         if document in pool.doc_types:
             if "n_sentences" in table and table["n_sentences"][i] is not None:
                 pool.n_sentences_total[document] = int(table["n_sentences"][i])
-        elif (wanted is None or table.get("split", [None] * n)[i] in wanted) and table.get("status", ["ok"] * n)[i] == "ok":
+        elif (wanted is None or table.get("split", [None] * n)[i] in wanted) and table.get("status", ["ok"] * n)[
+            i
+        ] == "ok":
             pool.documents_without_sentence += 1
 
 
@@ -113,7 +117,9 @@ def _iter_meta(path: Path, need_split: bool) -> Iterator[tuple[dict, str | None]
         if not isinstance(row.get("meta"), dict):
             raise InputError(f"{path}, line {number}: no meta object (not in the weak-label sentences format)")
         if need_split and "split" not in row:
-            raise InputError(f"{path}, line {number}: the sentence has no split; choose every document with --split all")
+            raise InputError(
+                f"{path}, line {number}: the sentence has no split; choose every document with --split all"
+            )
         yield row["meta"], row.get("split")
 
 
@@ -128,7 +134,9 @@ def read_sentences(directory: str | Path, documents: set[str]) -> dict[str, list
 
         chosen = pa.array(sorted(documents), type=pa.string())
         for batch in pq.ParquetFile(path).iter_batches(batch_size=8192):
-            ids = pc.cast(pc.struct_field(batch.column(batch.schema.get_field_index("meta")), "id_document"), pa.string())
+            ids = pc.cast(
+                pc.struct_field(batch.column(batch.schema.get_field_index("meta")), "id_document"), pa.string()
+            )
             kept = batch.filter(pc.is_in(ids, value_set=chosen))
             for row in kept.to_pylist():
                 found.setdefault(str(row["meta"]["id_document"]), []).append(row)

@@ -65,7 +65,9 @@ def expected_ws(text: str, ends: Sequence[int]) -> list[bool]:
     return [end >= n or text[end] in SPACES for end in ends]
 
 
-def task_problems(task: Mapping[str, Any], labels: Iterable[str] | None = LABELS, check_tokens: bool = True) -> list[str]:
+def task_problems(
+    task: Mapping[str, Any], labels: Iterable[str] | None = LABELS, check_tokens: bool = True
+) -> list[str]:
     """What is wrong with a task or an answer, as messages without note text (empty: consistent).
 
     Checks the tokens (ids ``0..n-1``, offsets inside the text and increasing, ``text[start:end]`` is the
@@ -94,8 +96,14 @@ def task_problems(task: Mapping[str, Any], labels: Iterable[str] | None = LABELS
             problems.append(f"{where}: offsets outside the sentence or empty")
             continue
         token_start, token_end = span.get("token_start"), span.get("token_end")
-        if not isinstance(token_start, int) or not isinstance(token_end, int) or not 0 <= token_start <= token_end < len(tokens):
-            problems.append(f"{where}: token_start/token_end ({token_start}-{token_end}) not tokens of the sentence (token_end is inclusive)")
+        if (
+            not isinstance(token_start, int)
+            or not isinstance(token_end, int)
+            or not 0 <= token_start <= token_end < len(tokens)
+        ):
+            problems.append(
+                f"{where}: token_start/token_end ({token_start}-{token_end}) not tokens of the sentence (token_end is inclusive)"
+            )
             continue
         if tokens[token_start].get("start") != start or tokens[token_end].get("end") != end:
             problems.append(
@@ -106,11 +114,15 @@ def task_problems(task: Mapping[str, Any], labels: Iterable[str] | None = LABELS
     ranges.sort()
     for (_, previous_end, previous), (start, _, current) in zip(ranges, ranges[1:]):
         if start < previous_end:
-            problems.append(f"spans {previous + 1} and {current + 1} overlap; a character belongs to one entity at most")
+            problems.append(
+                f"spans {previous + 1} and {current + 1} overlap; a character belongs to one entity at most"
+            )
     return problems
 
 
-def _token_problems(text: str, tokens: Sequence[Mapping[str, Any]], parser: Sequence[Mapping[str, Any]] | None) -> list[str]:
+def _token_problems(
+    text: str, tokens: Sequence[Mapping[str, Any]], parser: Sequence[Mapping[str, Any]] | None
+) -> list[str]:
     problems: list[str] = []
     previous_end = 0
     for index, token in enumerate(tokens):

@@ -12,32 +12,134 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 
 @click.command("deidentify")
 @click.argument("notes", type=click.Path(path_type=str))
-@click.option("--spans", "-s", type=click.Path(path_type=str), help="Entities to replace: spans.parquet of weak-label or predict, a gold table (Parquet/JSONL), or their directory.")
-@click.option("--model", "-m", type=click.Path(path_type=str), metavar="MODELDIR", help="Predict the entities with this trained model instead (deid-ds predict, kept in a temporary directory).")
-@click.option("--with-rules", "with_rules", type=click.Path(path_type=str), metavar="KB", help="With --model: merge the weak labeller's spans (hybrid mode of predict).")
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): notes.parquet, audit.parquet, documents.parquet, report.json.")
+@click.option(
+    "--spans",
+    "-s",
+    type=click.Path(path_type=str),
+    help="Entities to replace: spans.parquet of weak-label or predict, a gold table (Parquet/JSONL), or their directory.",
+)
+@click.option(
+    "--model",
+    "-m",
+    type=click.Path(path_type=str),
+    metavar="MODELDIR",
+    help="Predict the entities with this trained model instead (deid-ds predict, kept in a temporary directory).",
+)
+@click.option(
+    "--with-rules",
+    "with_rules",
+    type=click.Path(path_type=str),
+    metavar="KB",
+    help="With --model: merge the weak labeller's spans (hybrid mode of predict).",
+)
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(path_type=str),
+    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): notes.parquet, audit.parquet, documents.parquet, report.json.",
+)
 @overwrite_option
-@click.option("--mode", type=click.Choice(["mask", "surrogate"]), default="surrogate", show_default=True, help="mask: [LABEL]; surrogate: realistic, consistent replacements.")
-@click.option("--kb", type=click.Path(path_type=str), help="Knowledge base (deid-ds build-kb) to draw surrogate communes, postcodes and streets from [default: a shipped list of Breton communes].")
-@click.option("--key", help="Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, else a random key, never written]. Prefer the variable: a command line is visible to other users. An empty key, or one shorter than 16 bytes, is refused (exit 1).")
-@click.option("--allow-short-key", is_flag=True, help="Accept a key shorter than 16 bytes. Dangerous: from one de-identified note and one original (a known name or date), a short key is found by trying candidates offline, and with it the whole mapping back to the originals. No key fingerprint is written then.")
-@click.option("--keep-metadata", type=click.Choice(["drop", "surrogate"]), default="drop", show_default=True, help="Metadata columns (firstname ... email): dropped, or replaced by the surrogates used in the notes.")
-@click.option("--audit-originals", is_flag=True, help="Also write the original text of each replacement in audit.parquet (for the secure zone only).")
-@click.option("--fail-on-leak", is_flag=True, help="When the residual-leak check finds any of the patients' own values, leave OUT as it was, write the whole output to OUT.leaks instead (for inspection; a previous OUT.leaks is replaced) and exit with status 3.")
-@click.option("--hidden", type=click.Choice(["deidentify", "blank", "keep"]), default="deidentify", show_default=True, help="The views outside the visible text. deidentify: comments and <script> content blanked; <title>, <style>, attribute values (alt, title, href/mailto, src, data-*, meta content), doctype, PIs searched for the spans' texts, the patient's metadata, e-mails, phones and dates, replaced as in the text. blank: <title>/<style>/<template> blanked too. keep: left as they were (still checked).")
-@click.option("--keep-column", "keep_columns", multiple=True, metavar="NAME", help="Copy this input column unchanged into notes.parquet (repeatable). The columns deid-ds does not know are dropped otherwise: an export may carry identifiers in any column.")
-@click.option("--birthdate-year", is_flag=True, help="Write a date equal to the patient's birthdate as its (shifted) year only.")
-@click.option("--mask-format", default="[{label}]", show_default=True, help="The text written for a masked entity ({label} is the label), e.g. 'XXXX': every entity in mask mode, the fallbacks in surrogate mode.")
+@click.option(
+    "--mode",
+    type=click.Choice(["mask", "surrogate"]),
+    default="surrogate",
+    show_default=True,
+    help="mask: [LABEL]; surrogate: realistic, consistent replacements.",
+)
+@click.option(
+    "--kb",
+    type=click.Path(path_type=str),
+    help="Knowledge base (deid-ds build-kb) to draw surrogate communes, postcodes and streets from [default: a shipped list of Breton communes].",
+)
+@click.option(
+    "--key",
+    help="Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, else a random key, never written]. Prefer the variable: a command line is visible to other users. An empty key, or one shorter than 16 bytes, is refused (exit 1).",
+)
+@click.option(
+    "--allow-short-key",
+    is_flag=True,
+    help="Accept a key shorter than 16 bytes. Dangerous: from one de-identified note and one original (a known name or date), a short key is found by trying candidates offline, and with it the whole mapping back to the originals. No key fingerprint is written then.",
+)
+@click.option(
+    "--keep-metadata",
+    type=click.Choice(["drop", "surrogate"]),
+    default="drop",
+    show_default=True,
+    help="Metadata columns (firstname ... email): dropped, or replaced by the surrogates used in the notes.",
+)
+@click.option(
+    "--audit-originals",
+    is_flag=True,
+    help="Also write the original text of each replacement in audit.parquet (for the secure zone only).",
+)
+@click.option(
+    "--fail-on-leak",
+    is_flag=True,
+    help="When the residual-leak check finds any of the patients' own values, leave OUT as it was, write the whole output to OUT.leaks instead (for inspection; a previous OUT.leaks is replaced) and exit with status 3.",
+)
+@click.option(
+    "--hidden",
+    type=click.Choice(["deidentify", "blank", "keep"]),
+    default="deidentify",
+    show_default=True,
+    help="The views outside the visible text. deidentify: comments and <script> content blanked; <title>, <style>, attribute values (alt, title, href/mailto, src, data-*, meta content), doctype, PIs searched for the spans' texts, the patient's metadata, e-mails, phones and dates, replaced as in the text. blank: <title>/<style>/<template> blanked too. keep: left as they were (still checked).",
+)
+@click.option(
+    "--keep-column",
+    "keep_columns",
+    multiple=True,
+    metavar="NAME",
+    help="Copy this input column unchanged into notes.parquet (repeatable). The columns deid-ds does not know are dropped otherwise: an export may carry identifiers in any column.",
+)
+@click.option(
+    "--birthdate-year", is_flag=True, help="Write a date equal to the patient's birthdate as its (shifted) year only."
+)
+@click.option(
+    "--mask-format",
+    default="[{label}]",
+    show_default=True,
+    help="The text written for a masked entity ({label} is the label), e.g. 'XXXX': every entity in mask mode, the fallbacks in surrogate mode.",
+)
 @column_option
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
-@click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit sent to a worker).")
+@click.option(
+    "--batch-size",
+    default=DEFAULT_BATCH_SIZE,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Notes per batch (the unit sent to a worker).",
+)
 @click.option("--device", default="auto", show_default=True, help="With --model: auto, cpu, cuda or cuda:N.")
 @engine_options
 @quiet_option
 @handle_errors
-def deidentify_command(notes, spans, model, with_rules, out, overwrite, mode, kb, key, allow_short_key, keep_metadata, audit_originals,
-                       fail_on_leak, hidden, keep_columns, birthdate_year, mask_format, column, workers, batch_size, device, engine,
-                       spark_master, quiet):
+def deidentify_command(
+    notes,
+    spans,
+    model,
+    with_rules,
+    out,
+    overwrite,
+    mode,
+    kb,
+    key,
+    allow_short_key,
+    keep_metadata,
+    audit_originals,
+    fail_on_leak,
+    hidden,
+    keep_columns,
+    birthdate_year,
+    mask_format,
+    column,
+    workers,
+    batch_size,
+    device,
+    engine,
+    spark_master,
+    quiet,
+):
     """Mask or replace the entities of HTML notes in the original HTML, and check nothing is left.
 
     \b
@@ -92,7 +194,10 @@ def deidentify_command(notes, spans, model, with_rules, out, overwrite, mode, kb
     )
     click.echo(report_table(report))
     if report.kept_aside:
-        click.echo(f"--fail-on-leak: {report.leak_total} residual leak(s) found: {out} left as it was, "
-                   f"the output written to {report.written_to} for inspection", err=True)
+        click.echo(
+            f"--fail-on-leak: {report.leak_total} residual leak(s) found: {out} left as it was, "
+            f"the output written to {report.written_to} for inspection",
+            err=True,
+        )
         raise SystemExit(3)
     click.echo(f"written to {out}")

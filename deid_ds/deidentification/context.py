@@ -101,7 +101,14 @@ class Context:
                         return True
         return False
 
-    def draw(self, pool: Sequence[T], parts: tuple[str, ...], original: str, text: Callable[[T], str] = str, scope: str | None = None) -> T:
+    def draw(
+        self,
+        pool: Sequence[T],
+        parts: tuple[str, ...],
+        original: str,
+        text: Callable[[T], str] = str,
+        scope: str | None = None,
+    ) -> T:
         """A keyed choice from ``pool`` that does not clash (next entries in turn when one does)."""
         start = self.keyring.index(len(pool), scope or self.scope, *self.parts(*parts))
         for step in range(len(pool)):

@@ -32,7 +32,9 @@ ABBREVIATED = ("janv", "févr", "mars", "avr", "mai", "juin", "juil", "août", "
 _REFERENCE_YEAR = 2001  # a day and month with no year: shifted as a date of this (non-leap) year
 
 _S = r"[ \t\u00a0\u202f]"
-_MONTH_WORDS = sorted({*MONTHS, *MONTH_ABBREVIATIONS, *(strip_accents(m) for m in (*MONTHS, *MONTH_ABBREVIATIONS))}, key=len, reverse=True)
+_MONTH_WORDS = sorted(
+    {*MONTHS, *MONTH_ABBREVIATIONS, *(strip_accents(m) for m in (*MONTHS, *MONTH_ABBREVIATIONS))}, key=len, reverse=True
+)
 _WEEKDAY = re.compile(rf"^(?P<weekday>{'|'.join(WEEKDAYS)})(?P<sep>,?{_S}+)", re.IGNORECASE)
 _NUMERIC = re.compile(r"^(?P<d>\d{1,2})(?P<s>[/.\-])(?P<m>\d{1,2})(?P=s)(?P<y>\d{4}|\d{2})$")
 _ISO = re.compile(r"^(?P<y>\d{4})(?P<s>[\-/.])(?P<m>\d{2})(?P=s)(?P<d>\d{2})$")
@@ -103,7 +105,9 @@ def parse_date(text: str) -> _Parsed | None:
     if m and m["s"] == "." and len(m["m"]) < 2:
         return None  # "11.6": a measurement (Hb 11.6) far more often than the 11th of June
     if m:
-        date = _safe_date(2000 if (m["d"], m["m"]) in (("29", "02"), ("29", "2")) else _REFERENCE_YEAR, int(m["m"]), int(m["d"]))
+        date = _safe_date(
+            2000 if (m["d"], m["m"]) in (("29", "02"), ("29", "2")) else _REFERENCE_YEAR, int(m["m"]), int(m["d"])
+        )
         return _Parsed(date, "day_month", m, "numeric") if date else None
     m = _MONTH_YEAR.match(text)
     if m:
@@ -118,7 +122,10 @@ def parse_date(text: str) -> _Parsed | None:
         if m["d"] and m["y"]:
             date, kind = _safe_date(int(m["y"]), month, _day_of(m["d"])), "full"
         elif m["d"]:
-            date, kind = _safe_date(2000 if (_day_of(m["d"]), month) == (29, 2) else _REFERENCE_YEAR, month, _day_of(m["d"])), "day_month"
+            date, kind = (
+                _safe_date(2000 if (_day_of(m["d"]), month) == (29, 2) else _REFERENCE_YEAR, month, _day_of(m["d"])),
+                "day_month",
+            )
         elif m["y"]:
             date, kind = _safe_date(int(m["y"]), month, 15), "month_year"
         else:
@@ -132,7 +139,7 @@ def _month_word(month: int, original: str, period: str | None) -> tuple[str, str
     folded = strip_accents(original.lower())
     abbreviated = folded not in {strip_accents(m) for m in MONTHS}
     word = ABBREVIATED[month - 1] if abbreviated else MONTHS[month - 1]
-    canonical = (MONTHS + tuple(MONTH_ABBREVIATIONS))
+    canonical = MONTHS + tuple(MONTH_ABBREVIATIONS)
     written = next((c for c in canonical if strip_accents(c) == folded.rstrip(".")), folded)
     if original.isascii() and not written.isascii():  # "fevrier": this note writes months without accents
         word = strip_accents(word)

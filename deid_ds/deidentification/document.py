@@ -80,7 +80,13 @@ def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[in
 
 
 def deidentify_document(
-    parsed: ParsedHtml, spans: Sequence[SpanIn], ctx: Context, mode: str, *, mask_format: str = DEFAULT_MASK, audit_originals: bool = False,
+    parsed: ParsedHtml,
+    spans: Sequence[SpanIn],
+    ctx: Context,
+    mode: str,
+    *,
+    mask_format: str = DEFAULT_MASK,
+    audit_originals: bool = False,
     hidden: str = "deidentify",
     scope_entities: Sequence[tuple[str, str]] = (),
 ) -> DocumentOutcome:
@@ -93,7 +99,9 @@ def deidentify_document(
     text = parsed.text
     for span, where in zip(spans, located):
         if span.text is not None and _normalised(span.text) != _normalised(text[where.text_start : where.text_end]):
-            return DocumentOutcome(None, "span text does not match the note (spans made on another version of the notes?)")
+            return DocumentOutcome(
+                None, "span text does not match the note (spans made on another version of the notes?)"
+            )
     if mode == "surrogate":
         # No surrogate is one of the note's entities, nor one of its patient's other notes' (``scope_entities``,
         # the same in each of them: a patient's surrogates stay the same from note to note).
@@ -119,11 +127,16 @@ def deidentify_document(
             seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format)
         replacements.append(seen[key])
     originals = [text[where.text_start : where.text_end] for where in located]
-    replacer = Replacer(((s.label, o, r.text) for s, o, r in zip(spans, originals, replacements)), ctx, mode, mask_format)
+    replacer = Replacer(
+        ((s.label, o, r.text) for s, o, r in zip(spans, originals, replacements)), ctx, mode, mask_format
+    )
     others = view_edits(parsed, replacer, hidden)
     try:
-        html, ranges, other_ranges = apply_all(parsed, [Edit(where, r.text) for where, r in zip(located, replacements)],
-                                               [(e.start, e.end, e.written) for e in others])
+        html, ranges, other_ranges = apply_all(
+            parsed,
+            [Edit(where, r.text) for where, r in zip(located, replacements)],
+            [(e.start, e.end, e.written) for e in others],
+        )
     except SpanError as error:
         return DocumentOutcome(None, str(error))
     outcome = DocumentOutcome(html)
@@ -147,9 +160,18 @@ def deidentify_document(
         if replacement.fallback:
             outcome.fallbacks[replacement.fallback] = outcome.fallbacks.get(replacement.fallback, 0) + 1
     for edit, (out_start, out_end) in zip(others, other_ranges):
-        row = {"label": edit.label, "source": edit.source, "html_start": edit.start, "html_end": edit.end, "out_start": out_start,
-               "out_end": out_end, "replacement": edit.replacement, "replacement_length": len(edit.replacement), "fallback": None,
-               "view": edit.view}
+        row = {
+            "label": edit.label,
+            "source": edit.source,
+            "html_start": edit.start,
+            "html_end": edit.end,
+            "out_start": out_start,
+            "out_end": out_end,
+            "replacement": edit.replacement,
+            "replacement_length": len(edit.replacement),
+            "fallback": None,
+            "view": edit.view,
+        }
         if audit_originals:
             row["original"] = edit.original
         outcome.audit.append(row)

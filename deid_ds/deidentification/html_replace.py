@@ -60,7 +60,9 @@ def locate(parsed: ParsedHtml, html_start: int, html_end: int) -> Located:
         raise SpanError("span offsets outside the note or empty")
     text_start, text_end = parsed.text_span(html_start, html_end)
     if text_start >= text_end or parsed.html_span(text_start, text_end) != (html_start, html_end):
-        raise SpanError("span does not start and end on text (on a tag, inside a character reference, or stale offsets)")
+        raise SpanError(
+            "span does not start and end on text (on a tag, inside a character reference, or stale offsets)"
+        )
     starts, ends = parsed.offsets.starts, parsed.offsets.ends
     segments: list[list[int]] = []
     cuts: list[int] = []
@@ -81,7 +83,9 @@ def _words(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _WORD.finditer(text)]
 
 
-def _aligned_cut(original: str, cut: int, t_words: list[tuple[int, int]], replacement: str, r_words: list[tuple[int, int]]) -> int:
+def _aligned_cut(
+    original: str, cut: int, t_words: list[tuple[int, int]], replacement: str, r_words: list[tuple[int, int]]
+) -> int:
     """Where ``cut`` falls in ``replacement`` when both have the same words (word ``i`` ↔ word ``i``)."""
     previous_t, previous_r = 0, 0
     for (ts, te), (rs, re_) in zip(t_words, r_words):

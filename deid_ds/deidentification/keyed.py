@@ -104,8 +104,10 @@ def _checked(key: str, where: str, allow_short: bool) -> bytes:
     if not raw:
         raise DeidError(f"{where} is empty: give a secret key of at least {MIN_KEY_BYTES} bytes")
     if len(raw) < MIN_KEY_BYTES and not allow_short:
-        raise DeidError(f"{where} is {len(raw)} bytes long: a key shorter than {MIN_KEY_BYTES} bytes can be guessed "
-                        "from one de-identified note and one original; give a longer key (or --allow-short-key)")
+        raise DeidError(
+            f"{where} is {len(raw)} bytes long: a key shorter than {MIN_KEY_BYTES} bytes can be guessed "
+            "from one de-identified note and one original; give a longer key (or --allow-short-key)"
+        )
     return raw
 
 
@@ -119,6 +121,7 @@ def resolve_key(key: str | None, environ: dict[str, str] | None = None, allow_sh
     if key is not None:
         return Keyring(_checked(key, "--key", allow_short), "--key")
     if KEY_ENV in environ:
-        return Keyring(_checked(environ[KEY_ENV], f"the {KEY_ENV} environment variable", allow_short),
-                       f"environment {KEY_ENV}")
+        return Keyring(
+            _checked(environ[KEY_ENV], f"the {KEY_ENV} environment variable", allow_short), f"environment {KEY_ENV}"
+        )
     return Keyring(secrets.token_bytes(32), "random (not stored: the mapping cannot be reproduced)")

@@ -174,9 +174,14 @@ def _count_in_reading(text: str, needles: Needles, counts: dict[str, dict[str, i
                     continue  # Sainte-Marie, Saint-Pierre: a place or an institution, not the patient's Marie
                 if word in parts:
                     counts[name]["exact"] += 1
-                elif len(word) >= FUZZY_MIN and any(
-                    len(part) >= FUZZY_MIN and Levenshtein.distance(word, part, score_cutoff=1) <= 1 for part in parts
-                ) and not is_common_word(word, accents_known=False):
+                elif (
+                    len(word) >= FUZZY_MIN
+                    and any(
+                        len(part) >= FUZZY_MIN and Levenshtein.distance(word, part, score_cutoff=1) <= 1
+                        for part in parts
+                    )
+                    and not is_common_word(word, accents_known=False)
+                ):
                     counts[name]["fuzzy"] += 1
     for name, pattern in needles.patterns.items():
         counts[name]["exact"] += sum(1 for _ in pattern.finditer(folded))
@@ -190,7 +195,9 @@ def _count_in_reading(text: str, needles: Needles, counts: dict[str, dict[str, i
 class LeakCounts:
     """Leaks of one note or many: per field ``exact``/``fuzzy`` counts, per view totals."""
 
-    per_field: dict[str, dict[str, int]] = field(default_factory=lambda: {f: {"exact": 0, "fuzzy": 0} for f in LEAK_FIELDS})
+    per_field: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {f: {"exact": 0, "fuzzy": 0} for f in LEAK_FIELDS}
+    )
     per_view: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VIEWS, 0))
     checked: bool = True  # False: the patient has no metadata to look for (not "0 left")
 

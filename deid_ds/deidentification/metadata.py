@@ -18,8 +18,15 @@ from deid_ds.deidentification.places import surrogate_city, surrogate_street, su
 from deid_ds.deidentification.surrogates import guard, readable
 from deid_ds.model import PATIENT_FIELDS
 
-_LABELS = {"firstname": "PATIENT", "lastname": "PATIENT", "address": "STR", "city": "VILLE", "zip": "ZIP",
-           "phone": "PHONE", "email": "EMAIL"}
+_LABELS = {
+    "firstname": "PATIENT",
+    "lastname": "PATIENT",
+    "address": "STR",
+    "city": "VILLE",
+    "zip": "ZIP",
+    "phone": "PHONE",
+    "email": "EMAIL",
+}
 
 
 def surrogate_metadata(ctx: Context) -> dict[str, str | None]:

@@ -109,7 +109,13 @@ def _groups(text: str) -> list[_Group]:
     particles = name_particles()
     words = [_Word(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
     for i, word in enumerate(words):
-        word.initial = len(word.text) == 1 or (len(word.text) == 2 and word.end < len(text) and text[word.end] == "." and word.text.isupper() and word.text[1].islower())
+        word.initial = len(word.text) == 1 or (
+            len(word.text) == 2
+            and word.end < len(text)
+            and text[word.end] == "."
+            and word.text.isupper()
+            and word.text[1].islower()
+        )
         word.particle = fold_key(word.text) in particles and i + 1 < len(words) and not word.initial
     groups: list[_Group] = []
     for i, word in enumerate(words):
@@ -234,22 +240,36 @@ def surrogate_name(ctx: Context, text: str, label: str = "PATIENT", role: str | 
     if not groups:
         return text
     if _is_dictation(text, groups):
-        return _replace(text, [(w.start, w.end, "".join(initial(ctx, c, label, None) for c in w.text)) for g in groups for w in g.words])
+        return _replace(
+            text,
+            [(w.start, w.end, "".join(initial(ctx, c, label, None) for c in w.text)) for g in groups for w in g.words],
+        )
     _assign_roles(groups, ctx, label, role)
     last_keys = [fold_key(text[u[0].start : u[-1].end]) for g in groups if g.role == "last" for u in g.units()]
     edits: list[tuple[int, int, str]] = []
     for group in groups:
         if group.role == "initial":
             for position, word in enumerate(group.words):
-                edits.append((word.start, word.end, initial(ctx, word.text[0], label, last_keys[0] if last_keys else None, position) + word.text[1:]))
+                edits.append(
+                    (
+                        word.start,
+                        word.end,
+                        initial(ctx, word.text[0], label, last_keys[0] if last_keys else None, position)
+                        + word.text[1:],
+                    )
+                )
             continue
         for unit in group.units():
             original = text[unit[0].start : unit[-1].end]
             if all(w.initial for w in unit):
-                edits.append((unit[0].start, unit[-1].end, initial(ctx, original[0], label, last_keys[0] if last_keys else None)))
+                edits.append(
+                    (unit[0].start, unit[-1].end, initial(ctx, original[0], label, last_keys[0] if last_keys else None))
+                )
             elif group.role == "first":
                 for word in unit:
-                    edits.append((word.start, word.end, word.text if word.particle else first_name(ctx, word.text, label)))
+                    edits.append(
+                        (word.start, word.end, word.text if word.particle else first_name(ctx, word.text, label))
+                    )
             else:
                 edits.append((unit[0].start, unit[-1].end, surname(ctx, original, label)))
     return _replace(text, edits)
@@ -263,4 +283,3 @@ def _replace(text: str, edits: list[tuple[int, int, str]]) -> str:
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
-

@@ -46,8 +46,15 @@ BLANKED_TOO = frozenset({"title", "style", "template"})
 #: Kinds searched and replaced (the others are read by the leak check only).
 SEARCHED = frozenset({"title", "style", "template", "attribute", "unquoted", "end-tag", "declaration", "pi"})
 #: Metadata fields of :func:`deid_ds.deidentification.leaks.needles_for` and the label of their entities.
-_FIELD_LABELS = {"firstname": "PATIENT", "lastname": "PATIENT", "birthdate": "DATE", "email": "EMAIL", "address": "STR",
-                 "zip": "ZIP", "city": "VILLE"}
+_FIELD_LABELS = {
+    "firstname": "PATIENT",
+    "lastname": "PATIENT",
+    "birthdate": "DATE",
+    "email": "EMAIL",
+    "address": "STR",
+    "zip": "ZIP",
+    "city": "VILLE",
+}
 _NAME_LABELS = ("PATIENT", "DOCTOR")
 _WORD = re.compile(r"[^\W\d_]+")
 _PHONE_RUN = re.compile(r"\+?\d(?:[\s.\-/()]{0,3}\d){7,}")
@@ -111,7 +118,9 @@ def _particle_units(key: str, particles: frozenset[str]) -> list[str]:
 class Replacer:
     """What one note's other views are searched for, and with what each match is replaced."""
 
-    def __init__(self, known: Iterable[tuple[str, str, str]], ctx: Context, mode: str, mask_format: str = DEFAULT_MASK) -> None:
+    def __init__(
+        self, known: Iterable[tuple[str, str, str]], ctx: Context, mode: str, mask_format: str = DEFAULT_MASK
+    ) -> None:
         """``known``: ``(label, original, replacement)`` of the note's spans, as replaced in its text."""
         self.ctx, self.mode, self.mask_format = ctx, mode, mask_format
         self.cache: dict[tuple[str, str], str] = {}
@@ -132,7 +141,9 @@ class Replacer:
             key = fold_key(value or "")
             if len(key.replace(" ", "")) >= _MIN_LENGTH:
                 phrases.setdefault(key, ("PATIENT", None, "metadata"))
-        self.phrases = [(key, _first_word(key), *hit) for key, hit in sorted(phrases.items(), key=lambda item: -len(item[0]))]
+        self.phrases = [
+            (key, _first_word(key), *hit) for key, hit in sorted(phrases.items(), key=lambda item: -len(item[0]))
+        ]
         needles = needles_for(ctx.patient)
         for name, parts in needles.names.items():
             for part in parts:
@@ -196,10 +207,23 @@ def _search(html: str, region: Region, replacer: Replacer) -> list[ViewEdit]:
     edits = []
     for match in replacer.matches(decoded.text):
         original = decoded.text[match.start : match.end]
-        replacement = match.replacement if match.replacement is not None else replacer.replacement(match.label, original)
+        replacement = (
+            match.replacement if match.replacement is not None else replacer.replacement(match.label, original)
+        )
         start, end = decoded.source(match.start, match.end)
-        edits.append(ViewEdit(start, end, _written(replacement, region.kind), region.view, region.kind, match.label,
-                              f"view:{match.source}", original, replacement))
+        edits.append(
+            ViewEdit(
+                start,
+                end,
+                _written(replacement, region.kind),
+                region.view,
+                region.kind,
+                match.label,
+                f"view:{match.source}",
+                original,
+                replacement,
+            )
+        )
     return edits
 
 
@@ -212,9 +236,19 @@ def view_edits(parsed: ParsedHtml, replacer: Replacer, policy: str = "deidentify
     for region in regions(parsed):
         if region.kind in BLANKED or (policy == "blank" and region.kind in BLANKED_TOO):
             if html[region.start : region.end].strip():
-                edits.append(ViewEdit(region.start, region.end, "", region.view, region.kind, None, "view:blank",
-                                      decode(html, region.start, region.end).text, ""))
+                edits.append(
+                    ViewEdit(
+                        region.start,
+                        region.end,
+                        "",
+                        region.view,
+                        region.kind,
+                        None,
+                        "view:blank",
+                        decode(html, region.start, region.end).text,
+                        "",
+                    )
+                )
         elif region.kind in SEARCHED:
             edits += _search(html, region, replacer)
     return edits
-

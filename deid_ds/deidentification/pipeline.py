@@ -103,18 +103,37 @@ def documents_schema():
     import pyarrow as pa
 
     return pa.schema(
-        [("id_document", pa.string()), ("id_patient", pa.string()), ("doc_type", pa.string()), ("status", pa.string()),
-         ("error", pa.string()), ("n_replacements", pa.int32()), ("n_leaks", pa.int32()), ("leak_check", pa.string()),
-         ("n_fallbacks", pa.int32())]
+        [
+            ("id_document", pa.string()),
+            ("id_patient", pa.string()),
+            ("doc_type", pa.string()),
+            ("status", pa.string()),
+            ("error", pa.string()),
+            ("n_replacements", pa.int32()),
+            ("n_leaks", pa.int32()),
+            ("leak_check", pa.string()),
+            ("n_fallbacks", pa.int32()),
+        ]
     )
 
 
 def audit_schema(with_originals: bool):
     import pyarrow as pa
 
-    fields = [("id_document", pa.string()), ("id_patient", pa.string()), ("label", pa.string()), ("source", pa.string()),
-              ("html_start", pa.int64()), ("html_end", pa.int64()), ("out_start", pa.int64()), ("out_end", pa.int64()),
-              ("replacement", pa.string()), ("replacement_length", pa.int32()), ("fallback", pa.string()), ("view", pa.string())]
+    fields = [
+        ("id_document", pa.string()),
+        ("id_patient", pa.string()),
+        ("label", pa.string()),
+        ("source", pa.string()),
+        ("html_start", pa.int64()),
+        ("html_end", pa.int64()),
+        ("out_start", pa.int64()),
+        ("out_end", pa.int64()),
+        ("replacement", pa.string()),
+        ("replacement_length", pa.int32()),
+        ("fallback", pa.string()),
+        ("view", pa.string()),
+    ]
     if with_originals:
         fields.append(("original", pa.string()))
     return pa.schema(fields)
@@ -128,8 +147,15 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
 
     options = job.options
     pools = load_pools(options.kb)
-    result = BatchResult([], {"id_document": [], "id_patient": [], "doc_type": []}, [], {name: [] for name in PATIENT_FIELDS}, job.extras,
-                         {name: [] for name in documents_schema().names}, {name: [] for name in audit_schema(options.audit_originals).names})
+    result = BatchResult(
+        [],
+        {"id_document": [], "id_patient": [], "doc_type": []},
+        [],
+        {name: [] for name in PATIENT_FIELDS},
+        job.extras,
+        {name: [] for name in documents_schema().names},
+        {name: [] for name in audit_schema(options.audit_originals).names},
+    )
     for position, (note, spans) in enumerate(zip(job.notes, job.spans)):
         error, outcome, leaks = None, None, LeakCounts()
         if position in job.duplicates:
@@ -140,9 +166,16 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             scope = scope_of(note.id_patient, note.id_document)
             ctx = Context(options.keyring, pools, scope, note.patient, options.birthdate_year)
             try:
-                outcome = deidentify_document(html_to_text(note.html), spans, ctx, options.mode, mask_format=options.mask_format,
-                                              audit_originals=options.audit_originals, hidden=options.hidden,
-                                              scope_entities=job.scope_entities.get(scope, ()))
+                outcome = deidentify_document(
+                    html_to_text(note.html),
+                    spans,
+                    ctx,
+                    options.mode,
+                    mask_format=options.mask_format,
+                    audit_originals=options.audit_originals,
+                    hidden=options.hidden,
+                    scope_entities=job.scope_entities.get(scope, ()),
+                )
             except Exception as exc:  # noqa: BLE001 - one bad note must not stop the run; the reason names the type only
                 error = f"internal error during de-identification ({type(exc).__name__})"
             else:
@@ -151,7 +184,11 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             leaks = find_leaks(outcome.html, note.patient)
             result.leaks.add(leaks)
             result.ok.append(position)
-            for name, value in (("id_document", note.id_document), ("id_patient", note.id_patient), ("doc_type", note.doc_type)):
+            for name, value in (
+                ("id_document", note.id_document),
+                ("id_patient", note.id_patient),
+                ("doc_type", note.doc_type),
+            ):
                 result.kept[name].append(value)
             result.html.append(outcome.html)
             if options.keep_metadata == "surrogate":
@@ -167,12 +204,17 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             add_counts(result.per_view, outcome.per_view)
             add_counts(result.blanked, outcome.blanked)
         written = error is None and outcome is not None
-        row = {"id_document": note.id_document, "id_patient": note.id_patient, "doc_type": note.doc_type,
-               "status": "ok" if error is None else "failed", "error": error,
-               "n_replacements": len(outcome.audit) if written else 0,
-               "n_leaks": leaks.total if written and leaks.checked else None,
-               "leak_check": None if not written else "checked" if leaks.checked else "no metadata",
-               "n_fallbacks": sum(outcome.fallbacks.values()) if written else 0}
+        row = {
+            "id_document": note.id_document,
+            "id_patient": note.id_patient,
+            "doc_type": note.doc_type,
+            "status": "ok" if error is None else "failed",
+            "error": error,
+            "n_replacements": len(outcome.audit) if written else 0,
+            "n_leaks": leaks.total if written and leaks.checked else None,
+            "leak_check": None if not written else "checked" if leaks.checked else "no metadata",
+            "n_fallbacks": sum(outcome.fallbacks.values()) if written else 0,
+        }
         for name, values in result.documents.items():
             values.append(row[name])
     return result
@@ -246,7 +288,9 @@ def scope_entities(documents: list[str], spans: Mapping[str, list[SpanIn]]) -> t
     return tuple(sorted(pairs))
 
 
-def _jobs(source, spans: Mapping[str, list[SpanIn]], batch_size: int, options: DeidOptions, seen_spans: set[str]) -> Iterator[DeidJob]:
+def _jobs(
+    source, spans: Mapping[str, list[SpanIn]], batch_size: int, options: DeidOptions, seen_spans: set[str]
+) -> Iterator[DeidJob]:
     seen: set[str] = set()
     by_scope = documents_by_scope(source) if options.mode == "surrogate" else {}
     for notes, extras in _batches(source, batch_size, options.keep_columns):
@@ -258,7 +302,9 @@ def _jobs(source, spans: Mapping[str, list[SpanIn]], batch_size: int, options: D
         seen_spans.update(note.id_document for note in notes if note.id_document in spans)
         scopes = {scope_of(note.id_patient, note.id_document) for note in notes}
         entities = {scope: scope_entities(by_scope.get(scope, []), spans) for scope in scopes if scope in by_scope}
-        yield DeidJob(notes, extras, [spans.get(note.id_document, []) for note in notes], frozenset(duplicates), options, entities)
+        yield DeidJob(
+            notes, extras, [spans.get(note.id_document, []) for note in notes], frozenset(duplicates), options, entities
+        )
 
 
 def input_columns(source) -> list[str]:
@@ -272,9 +318,13 @@ def check_keep_columns(keep_columns: tuple[str, ...], available: list[str], own:
     """Refuse a ``--keep-column`` the input lacks or that deid-ds handles itself; return the dropped columns."""
     for name in keep_columns:
         if name in own:
-            raise InputError(f"--keep-column {name}: deid-ds writes this column itself (see --keep-metadata for the metadata)")
+            raise InputError(
+                f"--keep-column {name}: deid-ds writes this column itself (see --keep-metadata for the metadata)"
+            )
         if name not in available:
-            raise InputError(f"--keep-column {name}: no such column in {where} (columns: {', '.join(available) or 'none'})")
+            raise InputError(
+                f"--keep-column {name}: no such column in {where} (columns: {', '.join(available) or 'none'})"
+            )
     return [name for name in available if name not in own and name not in keep_columns]
 
 
@@ -283,7 +333,11 @@ def _output_schema(source, keep_metadata: str, keep_columns: tuple[str, ...] = (
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    fields = [pa.field(name, pa.string()) for name in _OWN_COLUMNS if name in ("id_document", "id_patient", "html") or name in source.columns]
+    fields = [
+        pa.field(name, pa.string())
+        for name in _OWN_COLUMNS
+        if name in ("id_document", "id_patient", "html") or name in source.columns
+    ]
     if keep_metadata == "surrogate":
         fields += [pa.field(name, pa.string()) for name in PATIENT_FIELDS if name in source.columns]
     if source.kind != "files":
@@ -354,8 +408,13 @@ class DeidentifyReport:
         return self.fail_on_leak and self.leak_total > 0
 
     def add(self, batch: BatchResult, totals: LeakCounts) -> None:
-        for status, error, n_leaks, check, n in zip(batch.documents["status"], batch.documents["error"], batch.documents["n_leaks"],
-                                                    batch.documents["leak_check"], batch.documents["n_replacements"]):
+        for status, error, n_leaks, check, n in zip(
+            batch.documents["status"],
+            batch.documents["error"],
+            batch.documents["n_leaks"],
+            batch.documents["leak_check"],
+            batch.documents["n_replacements"],
+        ):
             self.documents += 1
             setattr(self, status, getattr(self, status) + 1)
             if error:
@@ -373,9 +432,14 @@ class DeidentifyReport:
 
 def new_report(options: DeidOptions) -> DeidentifyReport:
     """An empty report for a run with ``options`` (where the key came from and its fingerprint, never the key)."""
-    report = DeidentifyReport(mode=options.mode, key_origin=options.keyring.origin.split(" (")[0], key_fingerprint=options.keyring.fingerprint(),
-                              pools="knowledge base" if options.kb else "shipped fallback list", keep_metadata=options.keep_metadata,
-                              hidden=options.hidden)
+    report = DeidentifyReport(
+        mode=options.mode,
+        key_origin=options.keyring.origin.split(" (")[0],
+        key_fingerprint=options.keyring.fingerprint(),
+        pools="knowledge base" if options.kb else "shipped fallback list",
+        keep_metadata=options.keep_metadata,
+        hidden=options.hidden,
+    )
     if options.mode == "mask":
         report.pools = "n/a"
     return report
@@ -405,18 +469,27 @@ def report_table(report: DeidentifyReport) -> str:
         rows.append(["spans of documents not in the notes", report.spans_for_unknown_documents])
     rows += [["documents/s", report.documents_per_second], ["seconds", report.seconds]]
     title = f"deidentify ({report.mode}; key: {report.key_origin}; places: {report.pools})"
-    leak_rows = [[name, report.leaks["per_field"][name]["exact"], report.leaks["per_field"][name]["fuzzy"]] for name in LEAK_FIELDS]
+    leak_rows = [
+        [name, report.leaks["per_field"][name]["exact"], report.leaks["per_field"][name]["fuzzy"]]
+        for name in LEAK_FIELDS
+    ]
     leak_rows.append(["total", report.leak_total, ""])
     checked = report.ok - report.documents_not_checked
     views = ", ".join(f"{v} {n}" for v, n in report.leaks["per_view"].items())
     if checked == 0 and report.ok:
         leak_title = f"residual-leak check: not checked ({report.documents_not_checked} document(s) without metadata)"
     else:
-        leak_title = (f"residual-leak check: {report.leak_total} value(s) of the patients' own metadata left in "
-                      f"{report.documents_with_leaks} of {checked} checked document(s) (views: {views})")
+        leak_title = (
+            f"residual-leak check: {report.leak_total} value(s) of the patients' own metadata left in "
+            f"{report.documents_with_leaks} of {checked} checked document(s) (views: {views})"
+        )
         if report.documents_not_checked:
             leak_title += f"; {report.documents_not_checked} document(s) not checked (no metadata)"
-    return format_table(["deidentify", "count"], rows, title=title) + "\n\n" + format_table(["field", "exact", "fuzzy"], leak_rows, title=leak_title)
+    return (
+        format_table(["deidentify", "count"], rows, title=title)
+        + "\n\n"
+        + format_table(["field", "exact", "fuzzy"], leak_rows, title=leak_title)
+    )
 
 
 # -------------------------------------------------------------------------------------------------- the command
@@ -483,8 +556,10 @@ def deidentify(
 
     check_engine(engine)
     if engine == "spark" and model is not None:
-        raise InputError("--model is not available with --engine spark yet: run `deid-ds predict --engine spark` first, "
-                         "then `deid-ds deidentify --spans PREDICT_OUT --engine spark`")
+        raise InputError(
+            "--model is not available with --engine spark yet: run `deid-ds predict --engine spark` first, "
+            "then `deid-ds deidentify --spans PREDICT_OUT --engine spark`"
+        )
     inputs = (notes, spans, model, with_rules, kb)
     check_output_dir(out, "deidentify", inputs, overwrite)  # before a model runs, not after
     if kb is not None:
@@ -493,17 +568,39 @@ def deidentify(
         verify_tables(kb)
     keyring = resolve_key(key, allow_short=allow_short_key)
     if mode == "surrogate" and keyring.origin.startswith("random"):
-        log("deidentify: no --key and no DEID_DS_KEY: a random key is used for this run only (the mapping cannot be reproduced)")
-    options = DeidOptions(mode, keyring, str(Path(kb).resolve()) if kb else None, mask_format, keep_metadata, audit_originals, birthdate_year,
-                          hidden, keep_columns)
+        log(
+            "deidentify: no --key and no DEID_DS_KEY: a random key is used for this run only (the mapping cannot be reproduced)"
+        )
+    options = DeidOptions(
+        mode,
+        keyring,
+        str(Path(kb).resolve()) if kb else None,
+        mask_format,
+        keep_metadata,
+        audit_originals,
+        birthdate_year,
+        hidden,
+        keep_columns,
+    )
     if engine == "spark":
         from deid_ds.deidentification.pools import load_pools
         from deid_ds.engine.spark_deidentify import deidentify_spark
 
         load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
         with guarded_output(out, "deidentify", inputs=inputs, overwrite=overwrite):
-            return deidentify_spark(notes, spans, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master,
-                                    log=log, fail_on_leak=fail_on_leak, inputs=inputs, overwrite=overwrite)
+            return deidentify_spark(
+                notes,
+                spans,
+                out,
+                options,
+                column_map=column_map,
+                batch_size=batch_size,
+                spark_master=spark_master,
+                log=log,
+                fail_on_leak=fail_on_leak,
+                inputs=inputs,
+                overwrite=overwrite,
+            )
     from deid_ds.notes_io import open_notes
 
     source = open_notes(notes, column_map)
@@ -513,11 +610,33 @@ def deidentify(
             from deid_ds.ner.predict import predict
 
             log("deidentify: predicting the entities with the model first")
-            predict(model, notes, Path(scratch) / "predict", with_rules=with_rules, column_map=column_map, batch_size=batch_size,
-                    workers=workers, device=device, progress=progress, log=log)
+            predict(
+                model,
+                notes,
+                Path(scratch) / "predict",
+                with_rules=with_rules,
+                column_map=column_map,
+                batch_size=batch_size,
+                workers=workers,
+                device=device,
+                progress=progress,
+                log=log,
+            )
             spans = Path(scratch) / "predict"
         by_document = read_spans_by_document(spans)
-        return _run(source, by_document, out, options, batch_size, workers, progress, dropped, fail_on_leak, inputs=inputs, overwrite=overwrite)
+        return _run(
+            source,
+            by_document,
+            out,
+            options,
+            batch_size,
+            workers,
+            progress,
+            dropped,
+            fail_on_leak,
+            inputs=inputs,
+            overwrite=overwrite,
+        )
 
 
 def own_columns(column_map: Mapping[str, str]) -> set[str]:
@@ -561,8 +680,20 @@ def _output_directory(out: str | Path, inputs: tuple, overwrite: bool) -> Iterat
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions, batch_size: int, workers: int, progress: bool,
-         dropped: list[str] | None = None, fail_on_leak: bool = False, *, inputs: tuple = (), overwrite: bool = False) -> DeidentifyReport:
+def _run(
+    source,
+    by_document: dict[str, list[SpanIn]],
+    out,
+    options: DeidOptions,
+    batch_size: int,
+    workers: int,
+    progress: bool,
+    dropped: list[str] | None = None,
+    fail_on_leak: bool = False,
+    *,
+    inputs: tuple = (),
+    overwrite: bool = False,
+) -> DeidentifyReport:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm import tqdm
@@ -578,7 +709,10 @@ def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions
     schema = _output_schema(source, options.keep_metadata, options.keep_columns)
     d_schema, a_schema = documents_schema(), audit_schema(options.audit_originals)
     with _output_directory(out, inputs, overwrite) as (tmp, target):
-        writers = [pq.ParquetWriter(tmp / name, s) for name, s in (("notes.parquet", schema), ("documents.parquet", d_schema), ("audit.parquet", a_schema))]
+        writers = [
+            pq.ParquetWriter(tmp / name, s)
+            for name, s in (("notes.parquet", schema), ("documents.parquet", d_schema), ("audit.parquet", a_schema))
+        ]
         try:
             jobs = _jobs(source, by_document, batch_size, options, seen_spans)
             with tqdm(total=source.num_notes, unit="note", desc="deidentify", disable=not progress) as bar:
@@ -596,5 +730,7 @@ def _run(source, by_document: dict[str, list[SpanIn]], out, options: DeidOptions
         if report.kept_aside:
             target.path = Path(leaks_path(out))
         report.written_to = str(target.path)
-        (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        (tmp / "report.json").write_text(
+            json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
     return report

@@ -28,11 +28,18 @@ from deid_ds.deidentification.pools import Commune, squash, strip_street_type
 from deid_ds.kb.normalize import fold_key
 
 _DIGITS = re.compile(r"\d")
-_HOUSE = re.compile(r"^(?P<num>\d{1,5})(?P<rep>[ \u00a0]?(?:bis|ter|quater|[A-Da-d])(?![^\W\d_]))?(?P<sep>[\s,]+)(?P<rest>\S.*)$", re.IGNORECASE | re.DOTALL)
-_BOX = re.compile(r"^(?P<prefix>(?:B\.?\s?P|C\.?\s?S|TSA)\.?\s*)(?P<num>\d[\d\s]*)(?P<tail>.*)$", re.IGNORECASE | re.DOTALL)
+_HOUSE = re.compile(
+    r"^(?P<num>\d{1,5})(?P<rep>[ \u00a0]?(?:bis|ter|quater|[A-Da-d])(?![^\W\d_]))?(?P<sep>[\s,]+)(?P<rest>\S.*)$",
+    re.IGNORECASE | re.DOTALL,
+)
+_BOX = re.compile(
+    r"^(?P<prefix>(?:B\.?\s?P|C\.?\s?S|TSA)\.?\s*)(?P<num>\d[\d\s]*)(?P<tail>.*)$", re.IGNORECASE | re.DOTALL
+)
 
 
-def keyed_digits(ctx: Context, parts: tuple[str, ...], original: str, keep_first: int = 0, no_leading_zero: bool = False) -> str:
+def keyed_digits(
+    ctx: Context, parts: tuple[str, ...], original: str, keep_first: int = 0, no_leading_zero: bool = False
+) -> str:
     """``original`` with its digits replaced by keyed digits (the first ``keep_first`` kept), layout kept.
 
     The result always differs from the original when it has a digit that may change.

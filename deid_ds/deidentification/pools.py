@@ -81,7 +81,10 @@ def _names() -> tuple[dict[str, tuple[str, ...]], dict[str, str], tuple[str, ...
     from deid_ds.resources import read_word_list
     from deid_ds.synth import pools as synth
 
-    by_sex = {sex: tuple(sorted(n for n in names if "-" not in n and " " not in n)) for sex, names in synth.first_names().items()}
+    by_sex = {
+        sex: tuple(sorted(n for n in names if "-" not in n and " " not in n))
+        for sex, names in synth.first_names().items()
+    }
     epicene = read_word_list("first_names_epicene_fr.txt")
     sexes: dict[str, set[str]] = {}
     for sex, names in synth.first_names().items():
@@ -101,7 +104,9 @@ def _fallback_places() -> tuple[tuple[Commune, ...], tuple[str, ...], tuple[str,
 
     from deid_ds.synth import pools as synth
 
-    communes = tuple(sorted((Commune(c.name, tuple(sorted(c.postcodes))) for c in synth.communes()), key=lambda c: c.name))
+    communes = tuple(
+        sorted((Commune(c.name, tuple(sorted(c.postcodes))) for c in synth.communes()), key=lambda c: c.name)
+    )
     rng = random.Random(0)  # a fixed list, the same on every run: draws are keyed, not this
     lieux = _capped([synth.lieu_dit(rng) for _ in range(2000)])
     return communes, tuple(sorted(n for n in synth.street_names() if not any(c.isdigit() for c in n))), lieux
@@ -119,7 +124,12 @@ def _kb_places(kb_dir: Path) -> tuple[tuple[Commune, ...], tuple[str, ...], tupl
     for code, insee, commune in zip(*(postcodes[c].to_pylist() for c in ("code_postal", "code_insee", "commune"))):
         if code and insee and commune and re.fullmatch(r"\d{5}", code):
             by_insee.setdefault(insee, (commune, set()))[1].add(code)
-    communes = tuple(sorted((Commune(name, tuple(sorted(codes))) for name, codes in by_insee.values()), key=lambda c: (c.name, c.postcodes)))
+    communes = tuple(
+        sorted(
+            (Commune(name, tuple(sorted(codes))) for name, codes in by_insee.values()),
+            key=lambda c: (c.name, c.postcodes),
+        )
+    )
     streets = pq.read_table(kb_dir / "streets.parquet", columns=["surface", "kind", "source"]).to_pydict()
     names, lieux = [], []
     for surface, kind, source in zip(streets["surface"], streets["kind"], streets["source"]):

@@ -154,7 +154,9 @@ def _markup_regions(html: str, start: int, end: int) -> list[Region]:
             opener = _TAG_NAME.match(html, m_start, m_end).end() if kind == "end" else m_start + 2
             closer = m_end - 1 if html[m_end - 1] == ">" else m_end
             regions.append(Region(m_start, opener, "markup", "tag"))
-            regions.append(Region(opener, closer, "markup", {"end": "end-tag", "decl": "declaration", "pi": "pi"}[kind]))
+            regions.append(
+                Region(opener, closer, "markup", {"end": "end-tag", "decl": "declaration", "pi": "pi"}[kind])
+            )
             regions.append(Region(closer, m_end, "markup", "tag"))
         cursor = m_end
     if end > cursor:

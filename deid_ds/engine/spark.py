@@ -240,7 +240,9 @@ class SparkNotes:
     others: tuple[str, ...] = ()
 
 
-def read_notes(spark, path: str | Path, column_map: Mapping[str, str] | None = None, *, others: bool = False) -> SparkNotes:
+def read_notes(
+    spark, path: str | Path, column_map: Mapping[str, str] | None = None, *, others: bool = False
+) -> SparkNotes:
     """Open a notes table (a Parquet file or directory, local or on any Hadoop file system) with Spark;
     with ``others``, the input's columns that are not notes columns are kept too, under their names
     (as the local engine's ``deidentify`` keeps them)."""
@@ -255,7 +257,9 @@ def read_notes(spark, path: str | Path, column_map: Mapping[str, str] | None = N
     for ours in REQUIRED_COLUMNS:
         if column_map.get(ours, ours) not in names:
             hint = f"use --column {ours}=SOURCE_COLUMN" if ours not in column_map else "check the --column mapping"
-            raise InputError(f"{path}: required column {column_map.get(ours, ours)!r} not found (columns: {', '.join(names)}); {hint}")
+            raise InputError(
+                f"{path}: required column {column_map.get(ours, ours)!r} not found (columns: {', '.join(names)}); {hint}"
+            )
     for ours, theirs in column_map.items():
         if theirs not in names:
             raise InputError(f"{path}: mapped column {theirs!r} (for {ours}) not found (columns: {', '.join(names)})")
@@ -274,12 +278,16 @@ def _identifiers(columns: tuple[str, ...]) -> Callable:
     def identify(batches):
         import pyarrow as pa
 
-        schema = pa.schema([(name, pa.string()) for name in ("id_document", "id_patient", "group", FILE)] + [(ROW, pa.int64())])
+        schema = pa.schema(
+            [(name, pa.string()) for name in ("id_document", "id_patient", "group", FILE)] + [(ROW, pa.int64())]
+        )
         for batch in batches:
             data = batch.to_pydict()
             ids, patients, groups = [], [], []
             for file, row, run in _runs(data, columns, len(data[FILE])):
-                for note in notes_from_columns({**run, "html": [None] * len(run["id_document"])}, PurePosixPath(file_name(file)), row):
+                for note in notes_from_columns(
+                    {**run, "html": [None] * len(run["id_document"])}, PurePosixPath(file_name(file)), row
+                ):
                     ids.append(note.id_document)
                     patients.append(note.id_patient)
                     groups.append(patient_group(note.id_document, note.id_patient))
@@ -295,7 +303,10 @@ def identifiers(notes: SparkNotes):
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     wanted = [c for c in ("id_document", "id_patient") if c in notes.columns]
-    schema = StructType([StructField(n, StringType()) for n in ("id_document", "id_patient", "group", FILE)] + [StructField(ROW, LongType())])
+    schema = StructType(
+        [StructField(n, StringType()) for n in ("id_document", "id_patient", "group", FILE)]
+        + [StructField(ROW, LongType())]
+    )
     return notes.frame.select(*wanted, FILE, ROW).mapInArrow(_identifiers(tuple(wanted)), schema).cache()
 
 
@@ -320,8 +331,16 @@ class Input:
     groups: frozenset[str] | None  # the patient groups, when asked for (the split needs them)
 
 
-def open_input(command: str, path: str | Path, column_map: Mapping[str, str] | None, master: str | None,
-               log: Callable[[str], None], *, groups: bool = False, others: bool = False) -> Input:
+def open_input(
+    command: str,
+    path: str | Path,
+    column_map: Mapping[str, str] | None,
+    master: str | None,
+    log: Callable[[str], None],
+    *,
+    groups: bool = False,
+    others: bool = False,
+) -> Input:
     """The session, the notes (with their other columns when ``others``: :func:`read_notes`), and what
     the id columns say (a column projection, read once and cached)."""
     spark = spark_session(master)
@@ -342,7 +361,9 @@ def open_input(command: str, path: str | Path, column_map: Mapping[str, str] | N
 # ------------------------------------------------------------------------------------------- batches
 
 
-def _runs(data: Mapping[str, list], columns: tuple[str, ...], n: int, batch_size: int | None = None) -> Iterator[tuple[str, int, dict]]:
+def _runs(
+    data: Mapping[str, list], columns: tuple[str, ...], n: int, batch_size: int | None = None
+) -> Iterator[tuple[str, int, dict]]:
     """Runs of consecutive rows of one file (at most ``batch_size``) of a column dict: ``(file, first row, columns)``."""
     files, rows = data[FILE], data[ROW]
     start = 0
@@ -377,7 +398,12 @@ def spark_type(arrow_type):
 
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
         return T.StringType()
-    simple = {pa.int32(): T.IntegerType(), pa.int64(): T.LongType(), pa.bool_(): T.BooleanType(), pa.float64(): T.DoubleType()}
+    simple = {
+        pa.int32(): T.IntegerType(),
+        pa.int64(): T.LongType(),
+        pa.bool_(): T.BooleanType(),
+        pa.float64(): T.DoubleType(),
+    }
     if arrow_type in simple:
         return simple[arrow_type]
     if pa.types.is_list(arrow_type):
@@ -394,7 +420,9 @@ def _row_schema(outputs: Mapping):
     return pa.schema(keys + [(name, pa.struct(list(schema))) for name, schema in outputs.items()])
 
 
-def _apply(fn: Callable, outputs: Mapping, columns: tuple[str, ...], batch_size: int, duplicates, others: tuple[str, ...] = ()) -> Callable:
+def _apply(
+    fn: Callable, outputs: Mapping, columns: tuple[str, ...], batch_size: int, duplicates, others: tuple[str, ...] = ()
+) -> Callable:
     """The ``mapInArrow`` function: note runs → ``fn`` → one Arrow batch of keyed rows per output table.
     With ``others``, ``fn`` gets a third argument: those columns of the run, as an Arrow table."""
 
@@ -412,8 +440,15 @@ def _apply(fn: Callable, outputs: Mapping, columns: tuple[str, ...], batch_size:
                 if not n:
                     continue
                 values = table.select(outputs[name].names).cast(outputs[name]).combine_chunks()
-                struct = pa.StructArray.from_arrays([values.column(k).chunk(0) for k in range(values.num_columns)], fields=list(outputs[name]))
-                arrays = [pa.array([name] * n), pa.array([file] * n), pa.array([first_row] * n, pa.int64()), pa.array(range(n), pa.int64())]
+                struct = pa.StructArray.from_arrays(
+                    [values.column(k).chunk(0) for k in range(values.num_columns)], fields=list(outputs[name])
+                )
+                arrays = [
+                    pa.array([name] * n),
+                    pa.array([file] * n),
+                    pa.array([first_row] * n, pa.int64()),
+                    pa.array(range(n), pa.int64()),
+                ]
                 arrays += [struct if other == name else pa.nulls(n, schema.field(other).type) for other in outputs]
                 yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
@@ -432,8 +467,15 @@ def _spread(frame, spark):
     return frame.repartitionByRange(wanted, FILE, ROW).sortWithinPartitions(FILE, ROW)
 
 
-def run_batches(notes: SparkNotes, fn: Callable, outputs: Mapping, work: str, batch_size: int,
-                duplicates: Collection[tuple[str, int]] = (), log: Callable[[str], None] | None = None) -> dict[str, str]:
+def run_batches(
+    notes: SparkNotes,
+    fn: Callable,
+    outputs: Mapping,
+    work: str,
+    batch_size: int,
+    duplicates: Collection[tuple[str, int]] = (),
+    log: Callable[[str], None] | None = None,
+) -> dict[str, str]:
     """Apply the batch function ``fn`` to every note with Spark; write each of its output tables
     (``outputs``: name → Arrow schema) as ``WORK/NAME/`` in input order (module docstring).
 

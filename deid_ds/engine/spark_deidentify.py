@@ -36,8 +36,20 @@ from pathlib import Path
 from deid_ds.deidentification.context import scope_of
 from deid_ds.deidentification.document import SpanIn
 from deid_ds.deidentification.leaks import LeakCounts
-from deid_ds.deidentification.pipeline import (BatchResult, DeidentifyReport, DeidJob, DeidOptions, _notes_table, audit_schema,
-                                               check_keep_columns, deidentify_batch, documents_schema, leaks_path, new_report, own_columns)
+from deid_ds.deidentification.pipeline import (
+    BatchResult,
+    DeidentifyReport,
+    DeidJob,
+    DeidOptions,
+    _notes_table,
+    audit_schema,
+    check_keep_columns,
+    deidentify_batch,
+    documents_schema,
+    leaks_path,
+    new_report,
+    own_columns,
+)
 from deid_ds.engine import spark as engine
 from deid_ds.errors import InputError
 from deid_ds.output_dir import check_output_dir, signed_directory
@@ -51,8 +63,15 @@ def stats_schema():
     """One row per batch: what :class:`~deid_ds.deidentification.pipeline.BatchResult` counts beside its tables."""
     import pyarrow as pa
 
-    return pa.schema([("per_label", pa.string()), ("fallbacks", pa.string()), ("leaks", pa.string()), ("per_view", pa.string()),
-                      ("blanked", pa.string())])
+    return pa.schema(
+        [
+            ("per_label", pa.string()),
+            ("fallbacks", pa.string()),
+            ("leaks", pa.string()),
+            ("per_view", pa.string()),
+            ("blanked", pa.string()),
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -65,15 +84,25 @@ class DeidBatch:
     def __call__(self, notes, duplicates: frozenset[int], others) -> dict:
         import pyarrow as pa
 
-        spans = [[SpanIn(s["label"], s["html_start"], s["html_end"], s["source"], s["text"]) for s in row or ()]
-                 for row in others.column(SPANS).to_pylist()]
-        entities = {scope_of(note.id_patient, note.id_document): tuple((e["label"], e["text"]) for e in row)
-                    for note, row in zip(notes, others.column(SCOPE_ENTITIES).to_pylist()) if row}
+        spans = [
+            [SpanIn(s["label"], s["html_start"], s["html_end"], s["source"], s["text"]) for s in row or ()]
+            for row in others.column(SPANS).to_pylist()
+        ]
+        entities = {
+            scope_of(note.id_patient, note.id_document): tuple((e["label"], e["text"]) for e in row)
+            for note, row in zip(notes, others.column(SCOPE_ENTITIES).to_pylist())
+            if row
+        }
         extras = others.drop_columns([SPANS, SCOPE_ENTITIES])
         options = replace(self.options, kb=engine.shipped(self.options.kb))
         result = deidentify_batch(DeidJob(list(notes), extras, spans, duplicates, options, entities))
-        stats = {"per_label": [json.dumps(result.per_label)], "fallbacks": [json.dumps(result.fallbacks)], "leaks": [json.dumps(result.leaks.to_dict())],
-                 "per_view": [json.dumps(result.per_view)], "blanked": [json.dumps(result.blanked)]}
+        stats = {
+            "per_label": [json.dumps(result.per_label)],
+            "fallbacks": [json.dumps(result.fallbacks)],
+            "leaks": [json.dumps(result.leaks.to_dict())],
+            "per_view": [json.dumps(result.per_view)],
+            "blanked": [json.dumps(result.blanked)],
+        }
         return {
             "notes": _notes_table(result, self.notes_schema),
             "documents": pa.Table.from_pydict(result.documents, schema=documents_schema()),
@@ -93,21 +122,34 @@ def read_spans(spark, path: str | Path):
     try:
         frame = (spark.read.json if jsonl else spark.read.parquet)(engine.spark_path(path))
     except Exception as error:  # noqa: BLE001 - Spark raises AnalysisException and Py4J errors alike
-        raise InputError(f"{path}: Spark cannot read it as a spans table (Parquet or JSONL; {type(error).__name__})") from None
+        raise InputError(
+            f"{path}: Spark cannot read it as a spans table (Parquet or JSONL; {type(error).__name__})"
+        ) from None
     missing = [c for c in ("id_document", "label", "html_start", "html_end") if c not in frame.columns]
     if missing:
-        raise InputError(f"{path}: spans column(s) {', '.join(missing)} not found (columns: {', '.join(frame.columns)})")
+        raise InputError(
+            f"{path}: spans column(s) {', '.join(missing)} not found (columns: {', '.join(frame.columns)})"
+        )
     nulls = frame.select(*(F.count_if(F.col(name).isNull()).alias(name) for name in ("html_start", "html_end"))).first()
     for name in ("html_start", "html_end"):
         if nulls[name]:
             raise InputError(f"{path}: column {name} has missing values")
     # a JSON file has no row index: its splits are read in file order, which the increasing id keeps
     row = F.monotonically_increasing_id() if jsonl else F.col("_metadata.row_index")
-    optional = {name: F.col(name).cast("string") if name in frame.columns else F.lit(None).cast("string") for name in ("source", "text")}
-    return frame.select(F.col("id_document").cast("string").alias("id_document"), F.col("label").cast("string").alias("label"),
-                        F.col("html_start").cast("long").alias("html_start"), F.col("html_end").cast("long").alias("html_end"),
-                        optional["source"].alias("source"), optional["text"].alias("text"),
-                        F.col("_metadata.file_path").alias(engine.FILE), row.alias(engine.ROW)).where(F.col("label").isNotNull())
+    optional = {
+        name: F.col(name).cast("string") if name in frame.columns else F.lit(None).cast("string")
+        for name in ("source", "text")
+    }
+    return frame.select(
+        F.col("id_document").cast("string").alias("id_document"),
+        F.col("label").cast("string").alias("label"),
+        F.col("html_start").cast("long").alias("html_start"),
+        F.col("html_end").cast("long").alias("html_end"),
+        optional["source"].alias("source"),
+        optional["text"].alias("text"),
+        F.col("_metadata.file_path").alias(engine.FILE),
+        row.alias(engine.ROW),
+    ).where(F.col("label").isNotNull())
 
 
 def with_scope_entities(notes: engine.SparkNotes, spans) -> engine.SparkNotes:
@@ -117,11 +159,15 @@ def with_scope_entities(notes: engine.SparkNotes, spans) -> engine.SparkNotes:
 
     patient, document = F.col("id_patient").cast("string"), F.col("id_document").cast("string")
     scope = F.when(patient.isNotNull() & (patient != ""), F.concat(F.lit("patient:"), patient)).otherwise(
-        F.concat(F.lit("document:"), document))
+        F.concat(F.lit("document:"), document)
+    )
     scopes = notes.frame.select(document.alias("_scope_doc"), scope.alias("_scope"))
     pairs = spans.where(F.col("text").isNotNull() & (F.col("text") != "")).select("id_document", "label", "text")
-    per_scope = (pairs.join(scopes, pairs["id_document"] == scopes["_scope_doc"]).groupBy("_scope")
-                 .agg(F.array_sort(F.collect_set(F.struct("label", "text"))).alias(SCOPE_ENTITIES)))
+    per_scope = (
+        pairs.join(scopes, pairs["id_document"] == scopes["_scope_doc"])
+        .groupBy("_scope")
+        .agg(F.array_sort(F.collect_set(F.struct("label", "text"))).alias(SCOPE_ENTITIES))
+    )
     frame = notes.frame.withColumn("_note_scope", scope)
     frame = frame.join(per_scope, frame["_note_scope"] == per_scope["_scope"], "left").drop("_note_scope", "_scope")
     return engine.SparkNotes(frame, notes.columns, (*notes.others, SCOPE_ENTITIES))
@@ -133,12 +179,19 @@ def with_spans(notes: engine.SparkNotes, spans) -> engine.SparkNotes:
     from pyspark.sql import functions as F
 
     fields = ("label", "html_start", "html_end", "source", "text")
-    grouped = spans.groupBy("id_document").agg(F.array_sort(F.collect_list(F.struct(engine.FILE, engine.ROW, *fields))).alias("all"))
-    grouped = grouped.select(F.col("id_document").alias("_span_id"), F.transform("all", lambda s: F.struct(*(s[f].alias(f) for f in fields))).alias(SPANS))
+    grouped = spans.groupBy("id_document").agg(
+        F.array_sort(F.collect_list(F.struct(engine.FILE, engine.ROW, *fields))).alias("all")
+    )
+    grouped = grouped.select(
+        F.col("id_document").alias("_span_id"),
+        F.transform("all", lambda s: F.struct(*(s[f].alias(f) for f in fields))).alias(SPANS),
+    )
     spark = notes.frame.sparkSession
     frame = notes.frame
     joined = frame.join(grouped, frame["id_document"].cast("string") == grouped["_span_id"], "left").drop("_span_id")
-    joined = joined.repartitionByRange(2 * spark.sparkContext.defaultParallelism, engine.FILE, engine.ROW).sortWithinPartitions(engine.FILE, engine.ROW)
+    joined = joined.repartitionByRange(
+        2 * spark.sparkContext.defaultParallelism, engine.FILE, engine.ROW
+    ).sortWithinPartitions(engine.FILE, engine.ROW)
     return engine.SparkNotes(joined, notes.columns, (*notes.others, SPANS))
 
 
@@ -147,8 +200,11 @@ def notes_schema(notes: engine.SparkNotes, keep_metadata: str):
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_type
 
-    fields = [pa.field(name, pa.string()) for name in ("id_document", "id_patient", "doc_type", "html")
-              if name in ("id_document", "id_patient", "html") or name in notes.columns]
+    fields = [
+        pa.field(name, pa.string())
+        for name in ("id_document", "id_patient", "doc_type", "html")
+        if name in ("id_document", "id_patient", "html") or name in notes.columns
+    ]
     if keep_metadata == "surrogate":
         fields += [pa.field(name, pa.string()) for name in PATIENT_FIELDS if name in notes.columns]
     types = {f.name: f.dataType for f in notes.frame.schema.fields}
@@ -177,16 +233,35 @@ def deidentify_spark(
     started = time.perf_counter()
     read = engine.open_input("deidentify", notes, column_map, spark_master, log, others=True)
     spark, n_notes, source = read.spark, read.n_notes, read.notes
-    dropped = check_keep_columns(options.keep_columns, list(source.others), own_columns(dict(column_map or {})), str(notes))
+    dropped = check_keep_columns(
+        options.keep_columns, list(source.others), own_columns(dict(column_map or {})), str(notes)
+    )
     source = engine.SparkNotes(source.frame, source.columns, options.keep_columns)
     span_frame = read_spans(spark, spans)
-    known = source.frame.select(F.col("id_document").cast("string").alias("id_document")).where(F.col("id_document").isNotNull()).distinct()
+    known = (
+        source.frame.select(F.col("id_document").cast("string").alias("id_document"))
+        .where(F.col("id_document").isNotNull())
+        .distinct()
+    )
     unknown = span_frame.join(known, "id_document", "left_anti").count()
     schema = notes_schema(source, options.keep_metadata)
-    outputs = {"notes": schema, "documents": documents_schema(), "audit": audit_schema(options.audit_originals), "stats": stats_schema()}
+    outputs = {
+        "notes": schema,
+        "documents": documents_schema(),
+        "audit": audit_schema(options.audit_originals),
+        "stats": stats_schema(),
+    }
     shipped = replace(options, kb=engine.ship(spark, options.kb) if options.kb else None)
     work = engine.work_path(out)
-    datasets = engine.run_batches(with_spans(with_scope_entities(source, span_frame), span_frame), DeidBatch(shipped, schema), outputs, work, batch_size, read.duplicates, log)
+    datasets = engine.run_batches(
+        with_spans(with_scope_entities(source, span_frame), span_frame),
+        DeidBatch(shipped, schema),
+        outputs,
+        work,
+        batch_size,
+        read.duplicates,
+        log,
+    )
     report, leaks = new_report(options), LeakCounts()
     report.dropped_columns, report.fail_on_leak = dropped, fail_on_leak
     no_documents: dict[str, list] = {"status": [], "error": [], "n_leaks": [], "leak_check": [], "n_replacements": []}
@@ -203,17 +278,34 @@ def deidentify_spark(
                     for table in parts.tables(name):
                         writer.write_table(table)
                         if name == "documents":
-                            report.add(BatchResult([], {}, [], {}, None, table.select(list(no_documents)).to_pydict(), {}), leaks)
+                            report.add(
+                                BatchResult([], {}, [], {}, None, table.select(list(no_documents)).to_pydict(), {}),
+                                leaks,
+                            )
             for row in stats:
                 counts = json.loads(row["leaks"])
-                batch = BatchResult([], {}, [], {}, None, no_documents, {}, json.loads(row["per_label"]), json.loads(row["fallbacks"]),
-                                    LeakCounts(counts["per_field"], counts["per_view"]), json.loads(row["per_view"]), json.loads(row["blanked"]))
+                batch = BatchResult(
+                    [],
+                    {},
+                    [],
+                    {},
+                    None,
+                    no_documents,
+                    {},
+                    json.loads(row["per_label"]),
+                    json.loads(row["fallbacks"]),
+                    LeakCounts(counts["per_field"], counts["per_view"]),
+                    json.loads(row["per_view"]),
+                    json.loads(row["blanked"]),
+                )
                 report.add(batch, leaks)
             if report.documents != n_notes:  # pragma: no cover - a reader bug, never silent
                 raise RuntimeError(f"read {report.documents} notes but the input holds {n_notes}")
             report.spans_for_unknown_documents = unknown
             report.leaks = leaks.to_dict()
             report.seconds = time.perf_counter() - started
-            (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            (tmp / "report.json").write_text(
+                json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8"
+            )
     engine.remove(spark, work)
     return report

@@ -25,7 +25,14 @@ def stats_schema():
     """One row per batch: what :class:`~deid_ds.ner.predict.BatchResult` counts beside its tables."""
     import pyarrow as pa
 
-    return pa.schema([("sentences", pa.int64()), ("tokens", pa.int64()), ("seconds_tagging", pa.float64()), ("ignored_labels", pa.string())])
+    return pa.schema(
+        [
+            ("sentences", pa.int64()),
+            ("tokens", pa.int64()),
+            ("seconds_tagging", pa.float64()),
+            ("ignored_labels", pa.string()),
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -44,8 +51,12 @@ class PredictBatch:
         segment = replace(options.segment, punkt_path=engine.shipped(options.segment.punkt_path))
         options = replace(options, model=engine.shipped(options.model), segment=segment, rules=rules)
         result = predict_batch(PredictJob(list(notes), options, duplicates))
-        stats = {"sentences": [result.sentences], "tokens": [result.tokens], "seconds_tagging": [result.seconds_tagging],
-                 "ignored_labels": [json.dumps(result.ignored_labels, sort_keys=True)]}
+        stats = {
+            "sentences": [result.sentences],
+            "tokens": [result.tokens],
+            "seconds_tagging": [result.seconds_tagging],
+            "ignored_labels": [json.dumps(result.ignored_labels, sort_keys=True)],
+        }
         return {
             "documents": pa.Table.from_pydict(result.documents, schema=documents_schema()),
             "spans": pa.Table.from_pydict(result.spans, schema=spans_schema()),
@@ -86,9 +97,16 @@ def predict_spark(
     spark, n_notes = read.spark, read.n_notes
     outputs = {"documents": documents_schema(), "spans": spans_schema(), "stats": stats_schema()}
     work = engine.work_path(out)
-    datasets = engine.run_batches(read.notes, PredictBatch(ship_options(spark, options)), outputs, work, batch_size, read.duplicates, log)
-    report = PredictReport(model=options.model, device=options.device, workers=spark.sparkContext.defaultParallelism,
-                           hybrid_kb=options.rules.kb_dir if options.rules else None, hybrid=options.rules is not None)
+    datasets = engine.run_batches(
+        read.notes, PredictBatch(ship_options(spark, options)), outputs, work, batch_size, read.duplicates, log
+    )
+    report = PredictReport(
+        model=options.model,
+        device=options.device,
+        workers=spark.sparkContext.defaultParallelism,
+        hybrid_kb=options.rules.kb_dir if options.rules else None,
+        hybrid=options.rules is not None,
+    )
     no_documents: dict[str, list] = {"status": [], "error": []}  # what report.add reads of a batch's tables
     no_spans: dict[str, list] = {"label": [], "source": []}
     with engine.local_datasets(spark, datasets) as local:
@@ -104,10 +122,21 @@ def predict_spark(
                             report.add(BatchResult(no_documents, table.select(["label", "source"]).to_pydict()))
             for table in parts.tables("stats"):
                 for row in table.to_pylist():
-                    report.add(BatchResult(no_documents, no_spans, row["sentences"], row["tokens"], json.loads(row["ignored_labels"]), row["seconds_tagging"]))
+                    report.add(
+                        BatchResult(
+                            no_documents,
+                            no_spans,
+                            row["sentences"],
+                            row["tokens"],
+                            json.loads(row["ignored_labels"]),
+                            row["seconds_tagging"],
+                        )
+                    )
             report.seconds = time.perf_counter() - started
             if report.documents != n_notes:  # pragma: no cover - a reader bug, never silent
                 raise RuntimeError(f"read {report.documents} notes but the input holds {n_notes}")
-            (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+            (tmp / "report.json").write_text(
+                json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8"
+            )
     engine.remove(spark, work)
     return report

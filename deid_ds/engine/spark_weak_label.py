@@ -105,8 +105,15 @@ def weak_label_spark(
         outputs["gold_tokens"] = gold_tokens_schema()
     work = engine.work_path(out)
     try:
-        datasets = engine.run_batches(read.notes, LabelBatch(ship_options(spark, options), split_broadcast, gold_ids), outputs, work, batch_size,
-                                      read.duplicates, log)
+        datasets = engine.run_batches(
+            read.notes,
+            LabelBatch(ship_options(spark, options), split_broadcast, gold_ids),
+            outputs,
+            work,
+            batch_size,
+            read.duplicates,
+            log,
+        )
         report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=0, batches_resumed=0)
         with engine.local_datasets(spark, datasets) as local:
             sources = {name: (local[name], schema) for name, schema in outputs.items() if name != "sentences"}

@@ -9,22 +9,64 @@ from deid_ds.defaults import DEFAULT_MAX_TOKENS
 
 
 @click.command("evaluate")
-@click.option("--gold", required=True, type=click.Path(path_type=str), help="Gold spans: Parquet or JSONL (id_document, label, html_start, html_end), or a directory holding one.")
-@click.option("--pred", "predictions", required=True, multiple=True, type=click.Path(path_type=str),
-              help="A system's spans.parquet (weak-label, predict) or its directory. Repeatable; the first is the reference of the F1 differences.")
-@click.option("--name", "names", multiple=True, help="Name of each --pred system, in order [default: the directory names].")
-@click.option("--notes", type=click.Path(path_type=str), help="The notes table: token-level redaction recall (the gold notes are segmented as the labeller does) and document types.")
+@click.option(
+    "--gold",
+    required=True,
+    type=click.Path(path_type=str),
+    help="Gold spans: Parquet or JSONL (id_document, label, html_start, html_end), or a directory holding one.",
+)
+@click.option(
+    "--pred",
+    "predictions",
+    required=True,
+    multiple=True,
+    type=click.Path(path_type=str),
+    help="A system's spans.parquet (weak-label, predict) or its directory. Repeatable; the first is the reference of the F1 differences.",
+)
+@click.option(
+    "--name", "names", multiple=True, help="Name of each --pred system, in order [default: the directory names]."
+)
+@click.option(
+    "--notes",
+    type=click.Path(path_type=str),
+    help="The notes table: token-level redaction recall (the gold notes are segmented as the labeller does) and document types.",
+)
 @column_option
-@click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters used by weak-label/predict, if not the shipped ones (with --notes).")
-@click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence in tokens, as for weak-label (with --notes).")
+@click.option(
+    "--punkt",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Punkt parameters used by weak-label/predict, if not the shipped ones (with --notes).",
+)
+@click.option(
+    "--max-tokens",
+    default=DEFAULT_MAX_TOKENS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Longest sentence in tokens, as for weak-label (with --notes).",
+)
 @click.option("--json", "json_out", type=click.Path(path_type=str), help="Write every score to this JSON file.")
 @click.option("--figure", type=click.Path(path_type=str), help="Write a PNG of F1 per label per system.")
-@click.option("--bootstrap", "n_bootstrap", default=1000, show_default=True, type=click.IntRange(min=1), help="Bootstrap resamples of documents for the micro F1 intervals.")
+@click.option(
+    "--bootstrap",
+    "n_bootstrap",
+    default=1000,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Bootstrap resamples of documents for the micro F1 intervals.",
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
-@click.option("--confidence", default=0.95, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Level of the intervals.")
+@click.option(
+    "--confidence",
+    default=0.95,
+    show_default=True,
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    help="Level of the intervals.",
+)
 @quiet_option
 @handle_errors
-def evaluate_command(gold, predictions, names, notes, column, punkt, max_tokens, json_out, figure, n_bootstrap, seed, confidence, quiet):
+def evaluate_command(
+    gold, predictions, names, notes, column, punkt, max_tokens, json_out, figure, n_bootstrap, seed, confidence, quiet
+):
     """Score systems' spans against a gold standard, side by side.
 
     \b

@@ -33,7 +33,9 @@ from deid_ds.notes_io import as_identifier
 SPAN_COLUMNS = ("id_document", "label", "html_start", "html_end")
 #: File names looked for, in order, when a directory is given instead of a spans file.
 DIRECTORY_FILES = ("spans.parquet", "gold.parquet", "spans.jsonl", "gold.jsonl")
-DOCUMENTS_RULE = "the gold's documents (every id_document of the gold table); predictions on other documents are ignored"
+DOCUMENTS_RULE = (
+    "the gold's documents (every id_document of the gold table); predictions on other documents are ignored"
+)
 
 
 def _spans_file(path: Path, what: str) -> Path:
@@ -62,10 +64,14 @@ def read_spans(path: str | Path, what: str = "spans"):
         else:
             frame = pd.read_parquet(file)
     except Exception as error:  # noqa: BLE001 - readers raise many types for a wrong file
-        raise InputError(f"{file}: not a readable spans table (Parquet or JSONL; {type(error).__name__}) ({what})") from None
+        raise InputError(
+            f"{file}: not a readable spans table (Parquet or JSONL; {type(error).__name__}) ({what})"
+        ) from None
     missing = [c for c in SPAN_COLUMNS if c not in frame.columns]
     if missing:
-        raise InputError(f"{file}: {what} column(s) {', '.join(missing)} not found (columns: {', '.join(map(str, frame.columns))})")
+        raise InputError(
+            f"{file}: {what} column(s) {', '.join(missing)} not found (columns: {', '.join(map(str, frame.columns))})"
+        )
     frame = frame.copy()
     frame["id_document"] = [as_identifier(v) for v in frame["id_document"]]
     return frame
@@ -108,8 +114,14 @@ class NotesInfo:
     failed: int = 0
 
 
-def notes_info(notes: str | Path, documents: set[str], column_map: Mapping[str, str] | None = None, punkt: str | Path | None = None,
-               max_tokens: int | None = None, progress: bool = False) -> NotesInfo:
+def notes_info(
+    notes: str | Path,
+    documents: set[str],
+    column_map: Mapping[str, str] | None = None,
+    punkt: str | Path | None = None,
+    max_tokens: int | None = None,
+    progress: bool = False,
+) -> NotesInfo:
     """Segment the notes of ``documents`` (as the labeller does) for their tokens; types of all of them."""
     import numpy as np
     import pandas as pd
@@ -120,7 +132,9 @@ def notes_info(notes: str | Path, documents: set[str], column_map: Mapping[str, 
     from deid_ds.segment_notes import SegmentOptions, segment_note, segmenter_for, token_offsets
 
     source = open_notes(notes, column_map)
-    segmenter = segmenter_for(SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens or DEFAULT_MAX_TOKENS))
+    segmenter = segmenter_for(
+        SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens or DEFAULT_MAX_TOKENS)
+    )
     info = NotesInfo()
     ids: list[np.ndarray] = []
     starts: list[np.ndarray] = []
@@ -143,7 +157,9 @@ def notes_info(notes: str | Path, documents: set[str], column_map: Mapping[str, 
                         ends.append(html_ends)
             bar.update(len(batch))
     if ids:
-        info.tokens = pd.DataFrame({"id_document": np.concatenate(ids), "html_start": np.concatenate(starts), "html_end": np.concatenate(ends)})
+        info.tokens = pd.DataFrame(
+            {"id_document": np.concatenate(ids), "html_start": np.concatenate(starts), "html_end": np.concatenate(ends)}
+        )
     else:
         info.tokens = pd.DataFrame({"id_document": [], "html_start": [], "html_end": []})
     return info
@@ -174,7 +190,9 @@ class Evaluation:
             "documents_evaluated": DOCUMENTS_RULE,
             "redaction_unit": self.redaction_unit,
             "doc_types_from": self.doc_types_from,
-            "notes": None if self.notes_found is None else {"gold_documents_found": self.notes_found, "failed": self.notes_failed},
+            "notes": None
+            if self.notes_found is None
+            else {"gold_documents_found": self.notes_found, "failed": self.notes_failed},
             "bootstrap": {"resamples": self.n_bootstrap, "seed": self.seed, "confidence": compared["confidence"]},
             "reference": next(iter(systems), None),
             "systems": systems,
@@ -197,7 +215,14 @@ class Evaluation:
             for doc_type in types:
                 per = [s.per_doc_type.get(doc_type) for s in scores.values()]
                 documents = next((p.documents for p in per if p is not None), 0)
-                rows.append([doc_type, documents, *(p.counts.f1 if p is not None else 1.0 for p in per), *(p.redacted_recall if p is not None else 1.0 for p in per)])
+                rows.append(
+                    [
+                        doc_type,
+                        documents,
+                        *(p.counts.f1 if p is not None else 1.0 for p in per),
+                        *(p.redacted_recall if p is not None else 1.0 for p in per),
+                    ]
+                )
             headers = ["document type", "docs", *(f"F1 {n}" for n in scores), *(f"redacted {n}" for n in scores)]
             sections.append(format_table(headers, rows, title="Exact micro F1 and redaction recall per document type"))
         if self.notes_found is not None and (self.notes_found < self.documents or self.notes_failed):
@@ -251,8 +276,16 @@ def evaluate(
     if doc_types is None and "doc_type" in gold_frame.columns and gold_frame["doc_type"].notna().any():
         typed = gold_frame.dropna(subset=["doc_type"]).drop_duplicates("id_document")
         doc_types, doc_types_from = dict(zip(typed["id_document"], typed["doc_type"].astype(str))), "gold"
-    comparison = compare_systems(frames, gold_frame, tokens=tokens, documents=documents, doc_types=doc_types,
-                                 n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
+    comparison = compare_systems(
+        frames,
+        gold_frame,
+        tokens=tokens,
+        documents=documents,
+        doc_types=doc_types,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+        confidence=confidence,
+    )
     result = Evaluation(
         comparison=comparison,
         gold=str(_spans_file(Path(gold), "gold")),

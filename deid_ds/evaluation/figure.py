@@ -27,7 +27,9 @@ def f1_figure(comparison, path: str | Path, *, title: str | None = None) -> Path
     labels: list[str] = []
     for s in scores.values():
         labels += [label for label in s.exact if label not in labels]
-    gold_counts = {label: max((s.exact[label].gold for s in scores.values() if label in s.exact), default=0) for label in labels}
+    gold_counts = {
+        label: max((s.exact[label].gold for s in scores.values() if label in s.exact), default=0) for label in labels
+    }
     groups = [*labels, "micro"]
     x = np.arange(len(groups))
     width = 0.8 / max(1, len(names))
@@ -41,7 +43,15 @@ def f1_figure(comparison, path: str | Path, *, title: str | None = None) -> Path
         axes.bar(offsets, values, width, label=name)
         low, high = comparison.ci[name]
         micro = s.micro.f1
-        axes.errorbar([offsets[-1]], [micro], yerr=[[max(0.0, micro - low)], [max(0.0, high - micro)]], fmt="none", ecolor="black", capsize=3, linewidth=1)
+        axes.errorbar(
+            [offsets[-1]],
+            [micro],
+            yerr=[[max(0.0, micro - low)], [max(0.0, high - micro)]],
+            fmt="none",
+            ecolor="black",
+            capsize=3,
+            linewidth=1,
+        )
     axes.set_xticks(x)
     axes.set_xticklabels([f"{label}\n(n={gold_counts[label]:,})" for label in labels] + ["micro"], fontsize=8)
     axes.set_ylabel("F1 (exact span)")
@@ -50,7 +60,9 @@ def f1_figure(comparison, path: str | Path, *, title: str | None = None) -> Path
     axes.grid(axis="y", linewidth=0.5, alpha=0.5)
     axes.set_axisbelow(True)
     axes.legend(fontsize=8, loc="upper center", ncol=max(1, min(len(names), 4)), frameon=False)
-    axes.set_title(title or f"F1 per label ({percent(comparison.confidence)} bootstrap interval on micro F1)", fontsize=10)
+    axes.set_title(
+        title or f"F1 per label ({percent(comparison.confidence)} bootstrap interval on micro F1)", fontsize=10
+    )
     figure.tight_layout()
     path = Path(path)
     with atomic_path(path) as tmp:

@@ -20,7 +20,9 @@ from deid_ds.kb.normalize import fold_key
 from deid_ds.resources import resource_path
 
 LEXICON_FILE = "french_common_words.txt.gz"
-LEXICON_DESCRIPTION = "lower-case lemmas of Grammalecte's French Hunspell dictionary fr_FR 7.0 (MPL-2.0), with plurals in -s/-x"
+LEXICON_DESCRIPTION = (
+    "lower-case lemmas of Grammalecte's French Hunspell dictionary fr_FR 7.0 (MPL-2.0), with plurals in -s/-x"
+)
 SHORT = "short"
 COMMON_WORD = "common_word"
 

@@ -22,7 +22,15 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from deid_ds.kb.ban import SourceStats
-from deid_ds.kb.source_files import SourceError, check_has_rows, check_separator, first_line, guarded_batches, open_guarded, sniff
+from deid_ds.kb.source_files import (
+    SourceError,
+    check_has_rows,
+    check_separator,
+    first_line,
+    guarded_batches,
+    open_guarded,
+    sniff,
+)
 from deid_ds.kb.tables import DistinctCounter
 
 ID = "Identifiant PP"
@@ -57,10 +65,16 @@ class DirectoryTables:
     """Distinct professionals and practice-site entries, each with ``n`` activity lines behind it."""
 
     people: DistinctCounter = field(
-        default_factory=lambda: DistinctCounter(["id", "lastname", "firstname", "profession", "civilite_exercice", "civilite"], required=["id", "lastname"])
+        default_factory=lambda: DistinctCounter(
+            ["id", "lastname", "firstname", "profession", "civilite_exercice", "civilite"], required=["id", "lastname"]
+        )
     )
-    streets: DistinctCounter = field(default_factory=lambda: DistinctCounter(["street", "code_commune", "code_postal", "commune"]))
-    communes: DistinctCounter = field(default_factory=lambda: DistinctCounter(["commune", "code_commune", "code_postal"]))
+    streets: DistinctCounter = field(
+        default_factory=lambda: DistinctCounter(["street", "code_commune", "code_postal", "commune"])
+    )
+    communes: DistinctCounter = field(
+        default_factory=lambda: DistinctCounter(["commune", "code_commune", "code_postal"])
+    )
     contacts: DistinctCounter = field(default_factory=lambda: DistinctCounter(["value", "kind"]))
 
 
@@ -92,7 +106,10 @@ def read_directory(path: str | Path, tables: DirectoryTables | None = None) -> t
 
     def invalid_row(row) -> str:
         line = f"line {row.number}" if row.number is not None and row.number >= 0 else "a line"
-        stats.reject("wrong number of fields", example=f"{line}: expected {row.expected_columns - 1} fields, got {row.actual_columns - 1}: {row.text[:160]}")
+        stats.reject(
+            "wrong number of fields",
+            example=f"{line}: expected {row.expected_columns - 1} fields, got {row.actual_columns - 1}: {row.text[:160]}",
+        )
         return "skip"
 
     pending = DirectoryTables()
@@ -110,13 +127,19 @@ def read_directory(path: str | Path, tables: DirectoryTables | None = None) -> t
     return tables, stats
 
 
-def _read_into(source, path: Path, columns: list[str], invalid_row, pending: DirectoryTables, stats: SourceStats) -> None:
+def _read_into(
+    source, path: Path, columns: list[str], invalid_row, pending: DirectoryTables, stats: SourceStats
+) -> None:
     wanted = [c for c in [*REQUIRED_COLUMNS, CIVILITE_EXERCICE, CIVILITE, *SITE_COLUMNS.values()] if c in columns]
     reader = open_guarded(
         lambda: pacsv.open_csv(
             source,
-            read_options=pacsv.ReadOptions(column_names=columns, skip_rows=1, block_size=BLOCK_SIZE, encoding="utf-8", use_threads=False),
-            parse_options=pacsv.ParseOptions(delimiter="|", quote_char=False, escape_char=False, invalid_row_handler=invalid_row),
+            read_options=pacsv.ReadOptions(
+                column_names=columns, skip_rows=1, block_size=BLOCK_SIZE, encoding="utf-8", use_threads=False
+            ),
+            parse_options=pacsv.ParseOptions(
+                delimiter="|", quote_char=False, escape_char=False, invalid_row_handler=invalid_row
+            ),
             convert_options=pacsv.ConvertOptions(
                 column_types={c: pa.string() for c in columns}, include_columns=wanted, strings_can_be_null=True
             ),
@@ -158,9 +181,27 @@ def _count_batch(table: dict[str, pa.Array], num_rows: int, tables: DirectoryTab
     # (fill_null first: binary_join_element_wise returns an empty array when an input is all null)
     street = pc.binary_join_element_wise(pc.fill_null(site["type_voie"], ""), pc.fill_null(site["voie"], ""), " ")
     street = pc.if_else(pc.is_null(site["voie"]), pa.scalar(None, pa.string()), _strip(street))
-    tables.streets.add(pa.table({"street": street, "code_commune": site["code_commune"], "code_postal": site["code_postal"], "commune": site["commune"]}))
-    tables.communes.add(pa.table({"commune": site["commune"], "code_commune": site["code_commune"], "code_postal": site["code_postal"]}))
-    for kind, key in (("phone", "telephone"), ("phone", "telephone2"), ("fax", "fax"), ("email", "email"), ("mention", "mention"), ("cedex", "cedex")):
+    tables.streets.add(
+        pa.table(
+            {
+                "street": street,
+                "code_commune": site["code_commune"],
+                "code_postal": site["code_postal"],
+                "commune": site["commune"],
+            }
+        )
+    )
+    tables.communes.add(
+        pa.table({"commune": site["commune"], "code_commune": site["code_commune"], "code_postal": site["code_postal"]})
+    )
+    for kind, key in (
+        ("phone", "telephone"),
+        ("phone", "telephone2"),
+        ("fax", "fax"),
+        ("email", "email"),
+        ("mention", "mention"),
+        ("cedex", "cedex"),
+    ):
         values = site[key]
         tables.contacts.add(pa.table({"value": values, "kind": pa.array([kind] * num_rows, pa.string())}))
 

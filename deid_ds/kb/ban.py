@@ -20,7 +20,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from deid_ds.kb.source_files import SourceError, check_has_rows, check_separator, first_line, guarded_batches, open_guarded
+from deid_ds.kb.source_files import (
+    SourceError,
+    check_has_rows,
+    check_separator,
+    first_line,
+    guarded_batches,
+    open_guarded,
+)
 from deid_ds.kb.tables import DistinctCounter
 
 REQUIRED_COLUMNS = ["nom_voie", "code_postal", "code_insee", "nom_commune"]
@@ -50,14 +57,22 @@ class SourceStats:
 class BanTables:
     """Distinct BAN entries, each with ``n``, the number of address rows behind it."""
 
-    streets: DistinctCounter = field(default_factory=lambda: DistinctCounter(["nom_voie", "code_insee", "code_postal", "nom_commune"]))
-    lieux_dits: DistinctCounter = field(default_factory=lambda: DistinctCounter(["nom_ld", "code_insee", "code_postal", "nom_commune"]))
+    streets: DistinctCounter = field(
+        default_factory=lambda: DistinctCounter(["nom_voie", "code_insee", "code_postal", "nom_commune"])
+    )
+    lieux_dits: DistinctCounter = field(
+        default_factory=lambda: DistinctCounter(["nom_ld", "code_insee", "code_postal", "nom_commune"])
+    )
     communes: DistinctCounter = field(default_factory=lambda: DistinctCounter(["nom_commune", "code_insee"]))
     former_communes: DistinctCounter = field(
-        default_factory=lambda: DistinctCounter(["nom_ancienne_commune", "code_insee_ancienne_commune", "code_insee", "nom_commune"])
+        default_factory=lambda: DistinctCounter(
+            ["nom_ancienne_commune", "code_insee_ancienne_commune", "code_insee", "nom_commune"]
+        )
     )
     postcodes: DistinctCounter = field(
-        default_factory=lambda: DistinctCounter(["code_postal", "code_insee", "nom_commune", "libelle_acheminement"], required=["code_postal", "code_insee"])
+        default_factory=lambda: DistinctCounter(
+            ["code_postal", "code_insee", "nom_commune", "libelle_acheminement"], required=["code_postal", "code_insee"]
+        )
     )
 
 
@@ -76,7 +91,10 @@ def read_ban(path: str | Path, tables: BanTables | None = None) -> tuple[BanTabl
 
     def invalid_row(row) -> str:
         line = f"line {row.number}" if row.number is not None and row.number >= 0 else "a line"
-        stats.reject("wrong number of fields", example=f"{line}: expected {row.expected_columns} fields, got {row.actual_columns}: {row.text[:120]}")
+        stats.reject(
+            "wrong number of fields",
+            example=f"{line}: expected {row.expected_columns} fields, got {row.actual_columns}: {row.text[:120]}",
+        )
         return "skip"
 
     pending = BanTables()
@@ -87,7 +105,9 @@ def read_ban(path: str | Path, tables: BanTables | None = None) -> tuple[BanTabl
     return tables, stats
 
 
-def _read_into(path: Path, names: list[str], wanted: list[str], invalid_row, pending: BanTables, stats: SourceStats) -> None:
+def _read_into(
+    path: Path, names: list[str], wanted: list[str], invalid_row, pending: BanTables, stats: SourceStats
+) -> None:
     reader = open_guarded(
         lambda: pacsv.open_csv(
             path,

@@ -64,10 +64,43 @@ class BuildReport:
 
 _S, _N, _B = pa.string(), pa.int64(), pa.bool_()
 SCHEMAS: dict[str, pa.Schema] = {
-    "streets": pa.schema([("surface", _S), ("key", _S), ("kind", _S), ("code_insee", _S), ("code_postal", _S), ("commune", _S), ("source", _S), ("n", _N)]),
-    "places": pa.schema([("surface", _S), ("key", _S), ("kind", _S), ("code_insee", _S), ("source", _S), ("n", _N), ("ambiguous", _S)]),
-    "postcodes": pa.schema([("code_postal", _S), ("code_insee", _S), ("commune", _S), ("commune_key", _S), ("libelle_acheminement", _S), ("source", _S), ("n", _N)]),
-    "professionals": pa.schema([("id", _S), ("lastname", _S), ("firstname", _S), ("civilite_exercice", _S), ("civilite", _S), ("profession", _S), ("n", _N)]),
+    "streets": pa.schema(
+        [
+            ("surface", _S),
+            ("key", _S),
+            ("kind", _S),
+            ("code_insee", _S),
+            ("code_postal", _S),
+            ("commune", _S),
+            ("source", _S),
+            ("n", _N),
+        ]
+    ),
+    "places": pa.schema(
+        [("surface", _S), ("key", _S), ("kind", _S), ("code_insee", _S), ("source", _S), ("n", _N), ("ambiguous", _S)]
+    ),
+    "postcodes": pa.schema(
+        [
+            ("code_postal", _S),
+            ("code_insee", _S),
+            ("commune", _S),
+            ("commune_key", _S),
+            ("libelle_acheminement", _S),
+            ("source", _S),
+            ("n", _N),
+        ]
+    ),
+    "professionals": pa.schema(
+        [
+            ("id", _S),
+            ("lastname", _S),
+            ("firstname", _S),
+            ("civilite_exercice", _S),
+            ("civilite", _S),
+            ("profession", _S),
+            ("n", _N),
+        ]
+    ),
     "names": pa.schema([("surface", _S), ("key", _S), ("kind", _S), ("part", _B), ("n", _N), ("ambiguous", _S)]),
     "contacts": pa.schema([("value", _S), ("key", _S), ("kind", _S), ("n", _N)]),
 }
@@ -122,7 +155,14 @@ def place_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
     for row in ban.communes.result().to_pylist():
         counts[(row["nom_commune"], "commune", row["code_insee"], "ban")] += row["n"]
     for row in ban.former_communes.result().to_pylist():
-        counts[(row["nom_ancienne_commune"], "ancienne_commune", row["code_insee_ancienne_commune"] or row["code_insee"], "ban")] += row["n"]
+        counts[
+            (
+                row["nom_ancienne_commune"],
+                "ancienne_commune",
+                row["code_insee_ancienne_commune"] or row["code_insee"],
+                "ban",
+            )
+        ] += row["n"]
     commune_keys = {(fold_key(name).replace("-", " "), insee) for name, kind, insee, _ in counts if kind == "commune"}
     for row in ban.postcodes.result().to_pylist():
         label = row["libelle_acheminement"]
@@ -133,7 +173,9 @@ def place_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
     for row in directory.communes.result().to_pylist():
         counts[(row["commune"], "site", row["code_commune"], "annuaire")] += row["n"]
     rows = defaultdict(list)
-    for (surface, kind, code_insee, source), n in sorted(counts.items(), key=lambda item: (item[0][0], item[0][1], item[0][2] or "", item[0][3])):
+    for (surface, kind, code_insee, source), n in sorted(
+        counts.items(), key=lambda item: (item[0][0], item[0][1], item[0][2] or "", item[0][3])
+    ):
         rows["surface"].append(surface)
         rows["key"].append(fold_key(surface))
         rows["kind"].append(kind)
@@ -147,7 +189,15 @@ def place_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
 def postcode_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
     rows = defaultdict(list)
     for row in ban.postcodes.result().to_pylist():
-        _add_postcode(rows, row["code_postal"], row["code_insee"], row["nom_commune"], row["libelle_acheminement"], "ban", row["n"])
+        _add_postcode(
+            rows,
+            row["code_postal"],
+            row["code_insee"],
+            row["nom_commune"],
+            row["libelle_acheminement"],
+            "ban",
+            row["n"],
+        )
     for row in directory.communes.result().to_pylist():
         if row["code_postal"] and row["commune"]:
             _add_postcode(rows, row["code_postal"], row["code_commune"], row["commune"], None, "annuaire", row["n"])
@@ -269,7 +319,18 @@ def resolve_sources(
     fetched = []
     for kind, source, expect in wanted:
         fetched.append(
-            (kind, fetch(source, out / DOWNLOADS, expect=expect, ca_bundle=ca_bundle, offline=offline, refresh=refresh, progress=progress))
+            (
+                kind,
+                fetch(
+                    source,
+                    out / DOWNLOADS,
+                    expect=expect,
+                    ca_bundle=ca_bundle,
+                    offline=offline,
+                    refresh=refresh,
+                    progress=progress,
+                ),
+            )
         )
     return fetched
 
@@ -299,12 +360,29 @@ def build_kb(
         raise OutputError(describe_os_error(out, error)) from None
     with output_lock(out):
         remove_stale_inside(out)
-        return _build_kb(out, ban=ban, ban_departements=ban_departements, health_directory=health_directory, ca_bundle=ca_bundle,
-                         offline=offline, refresh=refresh, progress=progress)
+        return _build_kb(
+            out,
+            ban=ban,
+            ban_departements=ban_departements,
+            health_directory=health_directory,
+            ca_bundle=ca_bundle,
+            offline=offline,
+            refresh=refresh,
+            progress=progress,
+        )
 
 
-def _build_kb(out: Path, *, ban: Iterable[str], ban_departements: Iterable[str], health_directory: Iterable[str], ca_bundle: str | None,
-              offline: bool, refresh: bool, progress: bool) -> BuildReport:
+def _build_kb(
+    out: Path,
+    *,
+    ban: Iterable[str],
+    ban_departements: Iterable[str],
+    health_directory: Iterable[str],
+    ca_bundle: str | None,
+    offline: bool,
+    refresh: bool,
+    progress: bool,
+) -> BuildReport:
     import time
 
     from tqdm import tqdm
@@ -313,8 +391,14 @@ def _build_kb(out: Path, *, ban: Iterable[str], ban_departements: Iterable[str],
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     fetched = resolve_sources(
-        list(ban), list(ban_departements), list(health_directory), out,
-        ca_bundle=ca_bundle, offline=offline, refresh=refresh, progress=progress,
+        list(ban),
+        list(ban_departements),
+        list(health_directory),
+        out,
+        ca_bundle=ca_bundle,
+        offline=offline,
+        refresh=refresh,
+        progress=progress,
     )
     ban_tables, directory_tables = BanTables(), DirectoryTables()
     report = BuildReport(str(out))
@@ -324,7 +408,9 @@ def _build_kb(out: Path, *, ban: Iterable[str], ban_departements: Iterable[str],
             _, stats = read_ban(source.path, ban_tables)
         else:
             _, stats = read_directory(source.path, directory_tables)
-        report.sources.append({"base": kind, **source.to_dict(), **{k: v for k, v in asdict(stats).items() if k != "path"}})
+        report.sources.append(
+            {"base": kind, **source.to_dict(), **{k: v for k, v in asdict(stats).items() if k != "path"}}
+        )
 
     professionals = professional_table(directory_tables)
     tables = {

@@ -12,12 +12,40 @@ def _split_codes(values: tuple[str, ...]) -> list[str]:
 
 
 @click.command("build-kb")
-@click.option("--ban", multiple=True, metavar="PATH_OR_URL", help="A BAN file adresses-XX.csv.gz (or adresses-france.csv.gz), local or by URL. Repeatable.")
-@click.option("--ban-departements", multiple=True, metavar="CODES", help="Département codes to download from the official BAN URL pattern, e.g. 35,29,22,56 (or 'france').")
-@click.option("--health-directory", multiple=True, metavar="PATH_OR_URL", help="The Annuaire Santé PS_LibreAcces zip or PS_LibreAcces_Personne_activite_*.txt, local or by URL.")
-@click.option("--ca-bundle", type=click.Path(exists=True, dir_okay=False), help="PEM bundle to verify HTTPS with (the Annuaire Santé server's chain is IGC-Santé).")
-@click.option("--out", "-o", default="kb", show_default=True, type=click.Path(file_okay=False), help="Gazetteer directory (downloads are kept in OUT/downloads).")
-@click.option("--offline", is_flag=True, help="Never use the network: URLs must already be downloaded in OUT/downloads.")
+@click.option(
+    "--ban",
+    multiple=True,
+    metavar="PATH_OR_URL",
+    help="A BAN file adresses-XX.csv.gz (or adresses-france.csv.gz), local or by URL. Repeatable.",
+)
+@click.option(
+    "--ban-departements",
+    multiple=True,
+    metavar="CODES",
+    help="Département codes to download from the official BAN URL pattern, e.g. 35,29,22,56 (or 'france').",
+)
+@click.option(
+    "--health-directory",
+    multiple=True,
+    metavar="PATH_OR_URL",
+    help="The Annuaire Santé PS_LibreAcces zip or PS_LibreAcces_Personne_activite_*.txt, local or by URL.",
+)
+@click.option(
+    "--ca-bundle",
+    type=click.Path(exists=True, dir_okay=False),
+    help="PEM bundle to verify HTTPS with (the Annuaire Santé server's chain is IGC-Santé).",
+)
+@click.option(
+    "--out",
+    "-o",
+    default="kb",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Gazetteer directory (downloads are kept in OUT/downloads).",
+)
+@click.option(
+    "--offline", is_flag=True, help="Never use the network: URLs must already be downloaded in OUT/downloads."
+)
 @click.option("--refresh", is_flag=True, help="Ask the servers whether downloaded files changed (conditional GET).")
 @click.option("--no-matcher", is_flag=True, help="Do not compile the matcher now (it is compiled on first use).")
 @quiet_option
@@ -80,7 +108,11 @@ def kb_tables(kb_dir) -> str:
         for source in manifest["sources"]
     ]
     parts = [
-        format_table(["base", "file", "bytes", "rows read", "kept", "rejected", "date", "sha256"], sources, title=f"knowledge base {kb_dir} (deid-ds {manifest['deid_ds_version']}, built {manifest['built_at']})"),
+        format_table(
+            ["base", "file", "bytes", "rows read", "kept", "rejected", "date", "sha256"],
+            sources,
+            title=f"knowledge base {kb_dir} (deid-ds {manifest['deid_ds_version']}, built {manifest['built_at']})",
+        ),
         "",
         format_table(["table", "rows"], [[name, info["rows"]] for name, info in manifest["tables"].items()]),
     ]

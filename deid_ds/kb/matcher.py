@@ -75,7 +75,12 @@ class Match:
 
 
 _new_object = object.__new__
-_set_start, _set_end, _set_key, _set_categories = Match.start.__set__, Match.end.__set__, Match.key.__set__, Match.categories.__set__  # type: ignore[attr-defined]
+_set_start, _set_end, _set_key, _set_categories = (
+    Match.start.__set__,
+    Match.end.__set__,
+    Match.key.__set__,
+    Match.categories.__set__,
+)  # type: ignore[attr-defined]
 
 
 def _new_match(start: int, end: int, key: str, categories: tuple[Category, ...]) -> Match:
@@ -98,7 +103,14 @@ def key_tokens(key: str) -> list[str]:
 class GazetteerMatcher:
     """Finds gazetteer keys in texts. Build with :meth:`build` or load with :func:`load_matcher`."""
 
-    def __init__(self, vocabulary: dict[str, int], hashes: np.ndarray, lengths: np.ndarray, set_ids: np.ndarray, category_sets: list[tuple[Category, ...]]) -> None:
+    def __init__(
+        self,
+        vocabulary: dict[str, int],
+        hashes: np.ndarray,
+        lengths: np.ndarray,
+        set_ids: np.ndarray,
+        category_sets: list[tuple[Category, ...]],
+    ) -> None:
         self._vocabulary = vocabulary
         self._hashes = hashes
         self._lengths = lengths
@@ -263,7 +275,13 @@ class GazetteerMatcher:
         vocabulary = np.array(sorted(self._vocabulary, key=self._vocabulary.__getitem__), dtype=object)
         with atomic_path(path) as tmp:
             with tmp.open("wb") as handle:
-                np.savez(handle, hashes=self._hashes, lengths=self._lengths, set_ids=self._set_ids, vocabulary="\n".join(vocabulary))
+                np.savez(
+                    handle,
+                    hashes=self._hashes,
+                    lengths=self._lengths,
+                    set_ids=self._set_ids,
+                    vocabulary="\n".join(vocabulary),
+                )
         return [[[c.table, c.kind, c.part, c.ambiguous] for c in s] for s in self._category_sets]
 
     @classmethod
@@ -271,7 +289,13 @@ class GazetteerMatcher:
         with np.load(path, allow_pickle=False) as data:
             words = str(data["vocabulary"]).split("\n") if data["vocabulary"].size and str(data["vocabulary"]) else []
             vocabulary = {word: i for i, word in enumerate(words, 1)}
-            return cls(vocabulary, data["hashes"], data["lengths"], data["set_ids"], [tuple(Category(*c) for c in s) for s in category_sets])
+            return cls(
+                vocabulary,
+                data["hashes"],
+                data["lengths"],
+                data["set_ids"],
+                [tuple(Category(*c) for c in s) for s in category_sets],
+            )
 
 
 # -- building from a knowledge base, with a cache ----------------------------------------------------------

@@ -139,7 +139,9 @@ def expand_street_abbreviations(street: str) -> str:
 
 _ABBREVIATION_CANDIDATE = re.compile(r"(?<![\w'])([^\W\d_]{1,5})\.?(?![\w'-])")
 _NAME_SEPARATORS = re.compile(r"[\s\-\u2010\u2011]+")
-_LEADING_PARTICLE = re.compile(r"^(?:(?:d|l)['\u2019]|(?:de|du|des|le|la|les|van|von|del|della|di|da|dos|el)\s)", re.IGNORECASE)
+_LEADING_PARTICLE = re.compile(
+    r"^(?:(?:d|l)['\u2019]|(?:de|du|des|le|la|les|van|von|del|della|di|da|dos|el)\s)", re.IGNORECASE
+)
 
 
 def name_parts(name: str) -> list[str]:

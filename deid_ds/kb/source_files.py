@@ -15,7 +15,6 @@ from pathlib import Path
 from deid_ds.errors import InputError
 
 
-
 class SourceError(InputError):
     """A knowledge-base source file cannot be used (the message names the file and, when known, the line)."""
 
@@ -68,7 +67,9 @@ def check_separator(path: Path, header: str, separator: str, expected_columns: l
         raise SourceError(f"{path}, line 1: not a {separator!r}-separated header")
     missing = [c for c in expected_columns if c not in names]
     if missing:
-        raise SourceError(f"{path}, line 1: missing column(s) {', '.join(repr(m) for m in missing)} (found: {', '.join(n for n in names if n)})")
+        raise SourceError(
+            f"{path}, line 1: missing column(s) {', '.join(repr(m) for m in missing)} (found: {', '.join(n for n in names if n)})"
+        )
     return names
 
 
@@ -98,7 +99,9 @@ def guarded_batches(reader, path: Path, rows_read) -> Iterator:
             return
         except (OSError, ValueError) as error:  # pyarrow.ArrowInvalid is a ValueError
             message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise SourceError(f"{path}: unreadable after {rows_read():,} rows ({message}): truncated or corrupt file") from None
+            raise SourceError(
+                f"{path}: unreadable after {rows_read():,} rows ({message}): truncated or corrupt file"
+            ) from None
         yield batch
 
 

@@ -32,7 +32,11 @@ class DistinctCounter:
             table = table.filter(pc.and_(pc.is_valid(column), pc.not_equal(column, "")))
         if table.num_rows == 0:
             return
-        self._parts.append(table.group_by(self.keys, use_threads=False).aggregate([([], "count_all")]).rename_columns([*self.keys, COUNT]))
+        self._parts.append(
+            table.group_by(self.keys, use_threads=False)
+            .aggregate([([], "count_all")])
+            .rename_columns([*self.keys, COUNT])
+        )
         if len(self._parts) >= self.merge_every:
             self._parts = [self._merge()]
 
@@ -43,7 +47,11 @@ class DistinctCounter:
 
     def _merge(self) -> pa.Table:
         merged = pa.concat_tables(self._parts)
-        return merged.group_by(self.keys, use_threads=False).aggregate([(COUNT, "sum")]).rename_columns([*self.keys, COUNT])
+        return (
+            merged.group_by(self.keys, use_threads=False)
+            .aggregate([(COUNT, "sum")])
+            .rename_columns([*self.keys, COUNT])
+        )
 
     def result(self) -> pa.Table:
         """Distinct rows, sorted by key (deterministic output), with their count."""

@@ -53,6 +53,7 @@ def alternation(words: list[str] | tuple[str, ...]) -> str:
     """Accent-tolerant alternation, longest first so that ``juillet`` wins over ``juil``."""
     return "|".join(accent_tolerant(w) for w in sorted(words, key=len, reverse=True))
 
+
 #: A number followed by a unit or a counted noun is a quantity, never a year nor a postcode:
 #: ``2000 mg``, ``12000 /mm3``, ``25000 UI``. Use with ``.match(text, end_of_number)``.
 _END = r"(?![\w'’])"  # a whole word: "L" is litres, "L'Hermitage" is a city

@@ -24,14 +24,47 @@ from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, STOP, TITLE, 
 _NOT_STREET_TYPES = {"bp", "cs", "cedex"}
 #: Abbreviations that are also ordinary words or tokens of prose (``car``, ``pas``, ``st``): they
 #: announce a street only after a house number.
-_RISKY_ABBREVIATIONS = {"r", "car", "pas", "ch", "lot", "dom", "st", "ste", "qu", "pl", "cr", "gr", "esp", "sen", "mte", "pte", "pla"}
+_RISKY_ABBREVIATIONS = {
+    "r",
+    "car",
+    "pas",
+    "ch",
+    "lot",
+    "dom",
+    "st",
+    "ste",
+    "qu",
+    "pl",
+    "cr",
+    "gr",
+    "esp",
+    "sen",
+    "mte",
+    "pte",
+    "pla",
+}
 _STREET_PARTICLES = frozenset("de du des la le les l' l’ d' d’ aux au en sur sous et".split())
 _REPETITION = frozenset("bis ter quater quinquies b t q a c d".split())
 _POSTBOX = frozenset({"bp", "b.p.", "cs", "tsa", "cp"})
 _CITY_PARTICLES = frozenset("sur sous en les lès le la de du des d' d’ l' l’ aux et".split())
 _CITY_STOP = frozenset({"cedex", "france", "tel", "tel.", "fax", "bp", "cs", "standard"})
 #: Words that end a street name (what follows an address on a letterhead line).
-_STREET_STOP = frozenset({"cedex", "tel", "tel.", "telephone", "fax", "telecopie", "standard", "courriel", "email", "mail", "portable", "secretariat"})
+_STREET_STOP = frozenset(
+    {
+        "cedex",
+        "tel",
+        "tel.",
+        "telephone",
+        "fax",
+        "telecopie",
+        "standard",
+        "courriel",
+        "email",
+        "mail",
+        "portable",
+        "secretariat",
+    }
+)
 MAX_STREET_TOKENS = 10
 _HOUSE_NUMBER = re.compile(r"\d{1,4}(?:bis|ter|[a-dA-D])?")
 MAX_CITY_TOKENS = 6
@@ -173,7 +206,12 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
     n = len(view)
     for z in zips:
         i = view.index_at(z.end)
-        if i < n and view.starts[i] >= z.end and view.text[z.end : view.starts[i]].strip(" \u00a0\t") == "" and "\n" not in view.text[z.end : view.starts[i]]:
+        if (
+            i < n
+            and view.starts[i] >= z.end
+            and view.text[z.end : view.starts[i]].strip(" \u00a0\t") == ""
+            and "\n" not in view.text[z.end : view.starts[i]]
+        ):
             end = _city_end(view, i)
             if end > i:
                 found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "address:city_after_zip", 0.95))
@@ -226,7 +264,12 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
         else:
             continue
         i, j = view.index_at(match.start), view.index_before(match.end) + 1
-        if i >= j or view.shapes[i] not in (TITLE, UPPER) or view.starts[i] != match.start or view.ends[j - 1] != match.end:
+        if (
+            i >= j
+            or view.shapes[i] not in (TITLE, UPPER)
+            or view.starts[i] != match.start
+            or view.ends[j - 1] != match.end
+        ):
             continue
         if i >= 2 and view.folded[i - 1] in ("de", "d'", "d’") and view.folded[i - 2] in EPONYM_HEADS:
             continue  # "drain de Redon", "signe de Lasègue": an eponym, not a place
@@ -236,10 +279,14 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
             # a postcode ending at most 2 characters before the name, or starting at most 3 after it
             # (looked up by position: a note may hold thousands of postcodes)
             start, end = view.starts[i], view.ends[j - 1]
-            near_zip = any(e in zip_ends for e in range(start - 2, start + 1)) or any(s in zip_starts for s in range(end, end + 4))
+            near_zip = any(e in zip_ends for e in range(start - 2, start + 1)) or any(
+                s in zip_starts for s in range(end, end + 4)
+            )
             if not (before in _CITY_CONTEXT_BEFORE or near_zip or (j < len(view) and view.folded[j] == "cedex")):
                 continue
-        found.append(Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.6 if ambiguous else 0.7))
+        found.append(
+            Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.6 if ambiguous else 0.7)
+        )
     return found
 
 
@@ -268,4 +315,3 @@ def gazetteer_streets(view: NoteView, matches, zips: list[Candidate]) -> list[Ca
             continue  # an unnumbered BAN name in prose is too often an ordinary phrase
         found.append(Candidate(view.starts[start], view.ends[j - 1], "STR", "gazetteer:street", 0.7))
     return found
-

@@ -33,22 +33,74 @@ CIVILITIES: frozenset[str] = _titles("civility")
 #: dash) may follow. Like every cue phrase, each starts with a letter (or a choice of words) and has
 #: no ``|`` outside brackets (see :func:`cue_regex`).
 DOCTOR_PHRASES: tuple[str, ...] = (
-    r"dict[ee]e? par", r"frapp[ee]e? par", r"tap[ee]e? par", r"saisie? par", r"relue? par",
-    r"suivie? par", r"realis[ee]e? par", r"(?:sign|valid)[ee]e?(?: electroniquement)? par",
-    r"vue? par", r"examin[ee]e? par", r"adress[ee]e? par", r"interpret[ee]e? par", r"opér[ee]e? par",
-    r"a la demande d[ue]", r"sur demande d[ue]", r"copies? a", r"double(?: adresse)? a", r"cc",
-    r"destinataires?", r"medecins? traitants?", r"medecins? demandeurs?", r"medecins? referents?",
-    r"medecins? prescripteurs?", r"medecin responsable", r"medecin", r"prescripteur", r"preleveur",
-    r"senior", r"chirurgiens?", r"operateurs?", r"aides? operatoires?", r"anesthesistes?", r"assistante?s?",
-    r"infirmiere?s?(?: ?\(e\))?(?: d'accueil| de bloc| de coordination| referente?)?", r"ide", r"iade", r"ibode",
-    r"validation(?: biologique)?", r"biologistes?", r"radiologues?", r"cabinet medical", r"coordination du retour",
-    r"internes?", r"externes?", r"secretaires?(?: medicales?)?", r"cadre(?: de sante)?", r"kinesitherapeutes?",
-    r"psychologues?", r"dieteticienne?s?", r"sages?-femmes?", r"ergotherapeutes?", r"orthophonistes?",
-    r"correspondants?", r"ioa", r"rendez-vous pris (?:le [^\n]{4,30}? )?par", r"redige par", r"redigee par", r"compte rendu de", r"fait a [^\n]{2,60}? par",
+    r"dict[ee]e? par",
+    r"frapp[ee]e? par",
+    r"tap[ee]e? par",
+    r"saisie? par",
+    r"relue? par",
+    r"suivie? par",
+    r"realis[ee]e? par",
+    r"(?:sign|valid)[ee]e?(?: electroniquement)? par",
+    r"vue? par",
+    r"examin[ee]e? par",
+    r"adress[ee]e? par",
+    r"interpret[ee]e? par",
+    r"opér[ee]e? par",
+    r"a la demande d[ue]",
+    r"sur demande d[ue]",
+    r"copies? a",
+    r"double(?: adresse)? a",
+    r"cc",
+    r"destinataires?",
+    r"medecins? traitants?",
+    r"medecins? demandeurs?",
+    r"medecins? referents?",
+    r"medecins? prescripteurs?",
+    r"medecin responsable",
+    r"medecin",
+    r"prescripteur",
+    r"preleveur",
+    r"senior",
+    r"chirurgiens?",
+    r"operateurs?",
+    r"aides? operatoires?",
+    r"anesthesistes?",
+    r"assistante?s?",
+    r"infirmiere?s?(?: ?\(e\))?(?: d'accueil| de bloc| de coordination| referente?)?",
+    r"ide",
+    r"iade",
+    r"ibode",
+    r"validation(?: biologique)?",
+    r"biologistes?",
+    r"radiologues?",
+    r"cabinet medical",
+    r"coordination du retour",
+    r"internes?",
+    r"externes?",
+    r"secretaires?(?: medicales?)?",
+    r"cadre(?: de sante)?",
+    r"kinesitherapeutes?",
+    r"psychologues?",
+    r"dieteticienne?s?",
+    r"sages?-femmes?",
+    r"ergotherapeutes?",
+    r"orthophonistes?",
+    r"correspondants?",
+    r"ioa",
+    r"rendez-vous pris (?:le [^\n]{4,30}? )?par",
+    r"redige par",
+    r"redigee par",
+    r"compte rendu de",
+    r"fait a [^\n]{2,60}? par",
 )
 
 #: Phrases after which the *next line* holds a recipient's name (letter headers).
-RECIPIENT_PHRASES: tuple[str, ...] = (r"a l'intention d[eu]", r"destinataires?", r"adress[ee]e? a", r"a l'attention d[eu]")
+RECIPIENT_PHRASES: tuple[str, ...] = (
+    r"a l'intention d[eu]",
+    r"destinataires?",
+    r"adress[ee]e? a",
+    r"a l'attention d[eu]",
+)
 
 #: Words that, after a name and a comma or dash, say it was a professional's (``Romain PICARD — praticien
 #: hospitalier``, ``Céline, assistante médicale``).
@@ -65,10 +117,25 @@ ROLE_WORDS: frozenset[str] = frozenset(
 
 #: Identity fields and phrases after which the patient's own name follows.
 PATIENT_PHRASES: tuple[str, ...] = (
-    r"nom d'usage", r"nom de naissance", r"nom de jeune fille", r"nom marital", r"nom patronymique", r"nom",
-    r"prenoms?(?:\(s\)| usuels?)?", r"nom et prenoms?(?: du patient| de la patiente)?",
-    r"nom, prenom", r"patiente?", r"identite", r"document concernant", r"concernant", r"objet",
-    r"votre patiente?", r"notre patiente?", r"vous confier", r"chez", r"de la part de",
+    r"nom d'usage",
+    r"nom de naissance",
+    r"nom de jeune fille",
+    r"nom marital",
+    r"nom patronymique",
+    r"nom",
+    r"prenoms?(?:\(s\)| usuels?)?",
+    r"nom et prenoms?(?: du patient| de la patiente)?",
+    r"nom, prenom",
+    r"patiente?",
+    r"identite",
+    r"document concernant",
+    r"concernant",
+    r"objet",
+    r"votre patiente?",
+    r"notre patiente?",
+    r"vous confier",
+    r"chez",
+    r"de la part de",
 )
 
 #: Kinship and care relations: who follows is a relative or a carer, PATIENT per the guidelines.
@@ -82,11 +149,34 @@ RELATIVE_PHRASES: tuple[str, ...] = (r"personne de confiance", r"personne a prev
 
 #: Phrases after which a city follows (birthplace, residence, place of signature, hospital of).
 CITY_PHRASES: tuple[str, ...] = (
-    r"nee? a", r"nee? le [^\n]{4,30}? a", r"domicilie(?:e|\(e\))? a", r"habite a", r"demeurant a", r"reside a",
-    r"vit a", r"fait a", r"lieu de naissance", r"ville de naissance", r"commune de (?:naissance|residence)",
-    r"chu de", r"chru de", r"chr de", r"ch de", r"centre hospitalier(?: universitaire| regional)? de",
-    r"hopital de", r"hopital prive de", r"clinique de", r"polyclinique de", r"ehpad de", r"cabinet de",
-    r"maison de sante de", r"residence a", r"transfere a", r"transferee a", r"hospitalise a", r"hospitalisee a",
+    r"nee? a",
+    r"nee? le [^\n]{4,30}? a",
+    r"domicilie(?:e|\(e\))? a",
+    r"habite a",
+    r"demeurant a",
+    r"reside a",
+    r"vit a",
+    r"fait a",
+    r"lieu de naissance",
+    r"ville de naissance",
+    r"commune de (?:naissance|residence)",
+    r"chu de",
+    r"chru de",
+    r"chr de",
+    r"ch de",
+    r"centre hospitalier(?: universitaire| regional)? de",
+    r"hopital de",
+    r"hopital prive de",
+    r"clinique de",
+    r"polyclinique de",
+    r"ehpad de",
+    r"cabinet de",
+    r"maison de sante de",
+    r"residence a",
+    r"transfere a",
+    r"transferee a",
+    r"hospitalise a",
+    r"hospitalisee a",
 )
 
 _WORD_END = r"(?![\w'])"
@@ -106,7 +196,9 @@ def cue_regex(phrases: Sequence[str], separator: str) -> re.Pattern[str]:
     that starts with a lookbehind was tried at every character, each phrase in turn; and the phrases are
     grouped by first letter (:func:`_by_first_letter`), so that at a word only those of its letter are.
     """
-    return re.compile(r"[^\w'](?=(?P<cue>" + _by_first_letter(phrases) + ")" + _WORD_END + "(?P<sep>" + separator + "))")
+    return re.compile(
+        r"[^\w'](?=(?P<cue>" + _by_first_letter(phrases) + ")" + _WORD_END + "(?P<sep>" + separator + "))"
+    )
 
 
 def _by_first_letter(phrases: Sequence[str]) -> str:
@@ -164,12 +256,15 @@ _KNOWN_CUES: dict[re.Pattern[str], frozenset[str]] = {
 # Where any phrase of any of them starts a word: a superset of where each matches (a cue's match is one
 # of its phrases, then a word end and a separator, which this does not read), grouped by first letter.
 _ANY_KNOWN_CUE = re.compile(
-    r"[^\w'](?=" + _by_first_letter((*DOCTOR_PHRASES, *RECIPIENT_PHRASES, *PATIENT_PHRASES, *_RELATIVE_CUE_PHRASES, *CITY_PHRASES)) + ")"
+    r"[^\w'](?="
+    + _by_first_letter((*DOCTOR_PHRASES, *RECIPIENT_PHRASES, *PATIENT_PHRASES, *_RELATIVE_CUE_PHRASES, *CITY_PHRASES))
+    + ")"
 )
 
 #: Words that are capitalised but are never part of a person's name (stop a name run). Folded.
-NOT_NAME: frozenset[str] = frozenset(
-    """cedex tel tel. telephone fax telecopie courriel email mail e-mail standard secretariat service unite pole
+NOT_NAME: frozenset[str] = (
+    frozenset(
+        """cedex tel tel. telephone fax telecopie courriel email mail e-mail standard secretariat service unite pole
     chu chru ch chr hopital clinique centre cabinet departement laboratoire objet copie cc ref date dossier
     janvier fevrier mars avril mai juin juillet aout septembre octobre novembre decembre lundi mardi mercredi
     jeudi vendredi samedi dimanche france bp cs rue avenue boulevard route chemin place allee impasse
@@ -182,7 +277,11 @@ NOT_NAME: frozenset[str] = frozenset(
     je nous vous ils elles on qui que quoi dont signe dicte frappe valide vu lu cordialement bien
     confraternellement merci monsieur madame mademoiselle docteur professeur interne externe patient patiente
     identite prenom prenoms nom adresse domicile ville naissance sexe ipp nip iep""".split()
-) | PROFESSIONAL_TITLES | CIVILITIES | ROLE_WORDS
+    )
+    | PROFESSIONAL_TITLES
+    | CIVILITIES
+    | ROLE_WORDS
+)
 
 
 def cue_matches(pattern: re.Pattern[str], folded: str, text: str) -> Iterator[tuple[int, int]]:

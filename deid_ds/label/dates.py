@@ -225,11 +225,20 @@ def find_dates(text: str) -> list[Candidate]:
     for m in _NUMERIC.finditer(text):
         start_digits = m.start()
         if m.group("sep") is not None:
-            day, month, year_text, sep = int(text[start_digits : m.start("sep")]), int(m.group("month")), m.group("year"), m.group("sep")
+            day, month, year_text, sep = (
+                int(text[start_digits : m.start("sep")]),
+                int(m.group("month")),
+                m.group("year"),
+                m.group("sep"),
+            )
             year = _full_year(year_text)
             end_digits = m.end("year")
         else:
-            day, month, year = int(m.group("iso_day")), int(m.group("iso_month")), int(text[start_digits : m.start("iso_sep")])
+            day, month, year = (
+                int(m.group("iso_day")),
+                int(m.group("iso_month")),
+                int(text[start_digits : m.start("iso_sep")]),
+            )
             sep = m.group("iso_sep")
             end_digits = m.end("iso_day")
         if not (MIN_YEAR <= year <= MAX_YEAR and _valid_day(day, month, year)):
@@ -293,7 +302,9 @@ def find_dates(text: str) -> list[Candidate]:
             continue
         before = text[max(0, m.start() - 30) : m.start()]
         cue = bool(_YEAR_CUE_BEFORE.search(before))
-        found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_year", 0.9 if cue else 0.5, needs_context=not cue))
+        found.append(
+            Candidate(m.start(), m.end(), LABEL, "pattern:date_year", 0.9 if cue else 0.5, needs_context=not cue)
+        )
 
     if blocked:
         streets = Occupied(len(text))

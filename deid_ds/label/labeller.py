@@ -55,7 +55,9 @@ class WeakLabeller:
             matcher = load_matcher(kb_dir)
         return cls(matcher, config=LabelConfig(kb_dir=str(kb_dir) if kb_dir is not None else None, **options))
 
-    def candidates(self, text: str, tokens: Sequence[tuple[int, int]], patient: PatientMetadata | None = None) -> list[Candidate]:
+    def candidates(
+        self, text: str, tokens: Sequence[tuple[int, int]], patient: PatientMetadata | None = None
+    ) -> list[Candidate]:
         """Every labelling function's proposals, overlapping and unresolved (for debugging rules)."""
         folded = fold(text)
         return self._candidates(text, NoteView(text, tokens), folded, patient)
@@ -76,12 +78,16 @@ class WeakLabeller:
             found += patient_names(view, names)
         found += confirm_with_metadata(text, found, patient)
         found += streets(view) + gazetteer_streets(view, matches, zips)
-        cities_found = cities(view, zips, [d for d in dates if not d.needs_context], folded) + gazetteer_places(view, matches, zips)
+        cities_found = cities(view, zips, [d for d in dates if not d.needs_context], folded) + gazetteer_places(
+            view, matches, zips
+        )
         found += cities_found
         found += confirm_zips(zips, cities_found)
         return found
 
-    def label(self, text: str, tokens: Sequence[tuple[int, int]], patient: PatientMetadata | None = None) -> list[Candidate]:
+    def label(
+        self, text: str, tokens: Sequence[tuple[int, int]], patient: PatientMetadata | None = None
+    ) -> list[Candidate]:
         """The note's entities: non-overlapping, sorted, aligned to ``tokens`` (text offsets).
 
         Two passes: the candidates are resolved once, the names kept are propagated to their
@@ -89,7 +95,9 @@ class WeakLabeller:
         """
         return self._label(text, NoteView(text, tokens), patient)
 
-    def label_offsets(self, text: str, starts: list[int], ends: list[int], patient: PatientMetadata | None = None) -> list[Candidate]:
+    def label_offsets(
+        self, text: str, starts: list[int], ends: list[int], patient: PatientMetadata | None = None
+    ) -> list[Candidate]:
         """:meth:`label` of the tokens given as two offset lists (the segmenter's :class:`TokenSpans`
         form), without pairing them up; the lists are read, not modified."""
         return self._label(text, NoteView.of_offsets(text, starts, ends), patient)

@@ -77,7 +77,10 @@ class PatientNames:
             w
             for w in words
             if w not in exact
-            and (("-" in w and w.strip("-").partition("-")[0] in heads) or (len(w) >= MIN_TYPO_LENGTH and (w[:2] in starts or w[-2:] in ends)))
+            and (
+                ("-" in w and w.strip("-").partition("-")[0] in heads)
+                or (len(w) >= MIN_TYPO_LENGTH and (w[:2] in starts or w[-2:] in ends))
+            )
         ]
         return exact.intersection(words).union(w for w in maybe if self.kind(w) is not None)
 
@@ -110,7 +113,11 @@ class PatientNames:
 
             for names, kind in ((self.last, "last"), (self.first, "first")):
                 for name in names:
-                    if abs(len(name) - len(token)) <= 1 and len(name) >= MIN_TYPO_LENGTH and Levenshtein.distance(name, token, score_cutoff=1) <= 1:
+                    if (
+                        abs(len(name) - len(token)) <= 1
+                        and len(name) >= MIN_TYPO_LENGTH
+                        and Levenshtein.distance(name, token, score_cutoff=1) <= 1
+                    ):
                         return kind
         return None
 

@@ -64,7 +64,9 @@ def _rule_starts(view: NoteView) -> list[int]:
     return starts
 
 
-def _names_after(view: NoteView, cues: Iterable[tuple[int, int]], *, initial_m: bool = False) -> Iterable[tuple[int, int]]:
+def _names_after(
+    view: NoteView, cues: Iterable[tuple[int, int]], *, initial_m: bool = False
+) -> Iterable[tuple[int, int]]:
     """Token runs of the names that directly follow each cue match, on the same line."""
     text = view.text
     for _, cue_end in cues:
@@ -102,7 +104,12 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                 continue
             start = name_start(view, i)
             if start < i:
-                if start > 0 and view.words[start - 1] == "M." and view.joined(start - 1) and len(core_tokens(view, start, i)) == 1:
+                if (
+                    start > 0
+                    and view.words[start - 1] == "M."
+                    and view.joined(start - 1)
+                    and len(core_tokens(view, start, i)) == 1
+                ):
                     start -= 1  # "M. Gestin, assistante médicale": an initial, as after a title
                 found.append(_candidate(view, (start, i), "DOCTOR", "context:role", 0.9))
     for _, cue_end in cue_matches(RECIPIENT_CUE, folded_text, view.text):
@@ -129,7 +136,12 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
         found.append(_candidate(view, run, "PATIENT", "context:relative", 0.9))
     n = len(view)
     for i in _rule_starts(view):
-        if view.folded[i] in CIVILITIES and i + 1 < n and view.joined(i) and view.folded[i + 1] not in PROFESSIONAL_TITLES:
+        if (
+            view.folded[i] in CIVILITIES
+            and i + 1 < n
+            and view.joined(i)
+            and view.folded[i + 1] not in PROFESSIONAL_TITLES
+        ):
             if i > 0 and view.folded[i - 1] in CIVILITIES:
                 continue  # "Madame M. Le Gall": the first civility speaks for both
             run = name_after(view, i)
@@ -162,7 +174,9 @@ def directory_names(view: NoteView, matches) -> list[Candidate]:
             continue
         core = core_flags(view)
         i, j = view.index_at(match.start), view.index_before(match.end) + 1
-        if j - i < 2 or not all(core[k] or view.shapes[k] == "I" or view.folded[k] in ("de", "le", "la", "d'") for k in range(i, j)):
+        if j - i < 2 or not all(
+            core[k] or view.shapes[k] == "I" or view.folded[k] in ("de", "le", "la", "d'") for k in range(i, j)
+        ):
             continue
         if not (core[i] or view.shapes[i] == "I") or not core[j - 1]:
             continue

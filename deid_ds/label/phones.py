@@ -31,7 +31,8 @@ _FRENCH_INTL = re.compile(
 # Other countries: "+32 2 555 12 34", "+41 22 372 33 11", "+1 (212) 555-0100"; 8 to 13 digits after the
 # country code, in groups.
 _OTHER_INTL = re.compile(
-    not_after(r"\+", r"[\w+]") + rf"(?!33)[1-9]\d{{0,2}}(?:{_SEP}?\(\d{{1,4}}\))?(?:{_SEP}?\d{{1,4}}){{2,6}}(?!\d|[.,/:\-]\d)"
+    not_after(r"\+", r"[\w+]")
+    + rf"(?!33)[1-9]\d{{0,2}}(?:{_SEP}?\(\d{{1,4}}\))?(?:{_SEP}?\d{{1,4}}){{2,6}}(?!\d|[.,/:\-]\d)"
 )
 # Words announcing a number. They raise confidence; they are not required (letterheads list numbers in
 # table cells with the label in another cell).

@@ -215,4 +215,3 @@ def run_end(view: NoteView, i: int, max_tokens: int, kind) -> int:
         if what == CORE:
             end = j
     return end
-

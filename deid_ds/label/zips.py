@@ -74,7 +74,9 @@ def find_zips(text: str) -> list[Candidate]:
         line_end = len(text) if line_end < 0 else line_end
         city = _CITY_AFTER.match(text, end, line_end)
         word = city.group("word") if city else ""
-        if _CEDEX_AFTER.match(text, end) or (city and re.search(r"\bCEDEX\b", text[city.end() : line_end], re.IGNORECASE)):
+        if _CEDEX_AFTER.match(text, end) or (
+            city and re.search(r"\bCEDEX\b", text[city.end() : line_end], re.IGNORECASE)
+        ):
             found.append(Candidate(m.start(), end, LABEL, "pattern:zip_cedex", 0.99))
         elif city and word.upper().strip("'’-") not in _NOT_CITY and not word.upper().startswith("UI"):
             found.append(Candidate(m.start(), end, LABEL, "pattern:zip_city", 0.95))

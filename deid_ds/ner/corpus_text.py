@@ -182,11 +182,17 @@ def write_corpus_text(
     if not corpus.exists():
         raise InputError(f"{corpus}: no such file or directory")
     weak = is_weak_label_dir(corpus)
-    stats = CorpusText(source=str(corpus), kind="weak-label" if weak else "notes", splits=list(splits) if weak and splits is not None else None)
+    stats = CorpusText(
+        source=str(corpus),
+        kind="weak-label" if weak else "notes",
+        splits=list(splits) if weak and splits is not None else None,
+    )
     if weak:
         sentences: Iterable[list[str]] = iter_weak_sentences(corpus, splits=splits, stats=stats)
     else:
-        sentences = iter_note_sentences(corpus, column_map=column_map, max_tokens=max_tokens, workers=workers, stats=stats, progress=progress)
+        sentences = iter_note_sentences(
+            corpus, column_map=column_map, max_tokens=max_tokens, workers=workers, stats=stats, progress=progress
+        )
     characters: dict[str, int] = {}
     with Path(out_file).open("w", encoding="utf-8") as out:
         for tokens in sentences:

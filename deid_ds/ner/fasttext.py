@@ -93,17 +93,38 @@ def train_fasttext(
     with tempfile.TemporaryDirectory(prefix="deid-ds-fasttext-") as scratch:
         text_file = Path(scratch) / "corpus.txt"
         stats = write_corpus_text(
-            corpus, text_file, column_map=column_map, splits=splits, max_tokens=max_tokens, workers=workers, progress=progress
+            corpus,
+            text_file,
+            column_map=column_map,
+            splits=splits,
+            max_tokens=max_tokens,
+            workers=workers,
+            progress=progress,
         )
         log(f"corpus: {stats.documents:,} documents, {stats.sentences:,} sentences, {stats.tokens:,} tokens")
         model = FastText(
-            vector_size=dim, window=window, min_count=min_count, sg=1, min_n=min_n, max_n=max_n, bucket=bucket, workers=workers, seed=seed
+            vector_size=dim,
+            window=window,
+            min_count=min_count,
+            sg=1,
+            min_n=min_n,
+            max_n=max_n,
+            bucket=bucket,
+            workers=workers,
+            seed=seed,
         )
         model.build_vocab(corpus_file=str(text_file))
         if len(model.wv) == 0:
             raise InputError(f"{corpus}: no word occurs {min_count} times or more (lower --min-count)")
-        log(f"vocabulary: {len(model.wv):,} words seen at least {min_count} times; training {epochs} epoch(s), dim {dim}")
-        model.train(corpus_file=str(text_file), total_examples=model.corpus_count, total_words=model.corpus_total_words, epochs=epochs)
+        log(
+            f"vocabulary: {len(model.wv):,} words seen at least {min_count} times; training {epochs} epoch(s), dim {dim}"
+        )
+        model.train(
+            corpus_file=str(text_file),
+            total_examples=model.corpus_count,
+            total_words=model.corpus_total_words,
+            epochs=epochs,
+        )
     with output_directory(out, COMMAND, inputs=(corpus,), overwrite=overwrite) as tmp:
         model.wv.save(str(tmp / VECTORS), separately=[])
         manifest = {
@@ -114,8 +135,16 @@ def train_fasttext(
             "trained": True,
             "corpus": stats.to_dict(),
             "parameters": {
-                "dim": dim, "epochs": epochs, "min_count": min_count, "window": window, "min_n": min_n, "max_n": max_n,
-                "bucket": bucket, "sg": 1, "seed": seed, "workers": workers,
+                "dim": dim,
+                "epochs": epochs,
+                "min_count": min_count,
+                "window": window,
+                "min_n": min_n,
+                "max_n": max_n,
+                "bucket": bucket,
+                "sg": 1,
+                "seed": seed,
+                "workers": workers,
             },
             "seconds": round(time.monotonic() - started, 2),
             "versions": _versions(),
@@ -125,8 +154,14 @@ def train_fasttext(
     return manifest
 
 
-def import_fasttext(source: str | Path, out: str | Path, *, copy: bool = False, log: Callable[[str], None] = _no_log,
-                    overwrite: bool = False) -> dict:
+def import_fasttext(
+    source: str | Path,
+    out: str | Path,
+    *,
+    copy: bool = False,
+    log: Callable[[str], None] = _no_log,
+    overwrite: bool = False,
+) -> dict:
     """Record a user's FastText file (Facebook ``.bin`` or gensim) in ``out`` for ``deid-ds train``.
 
     A ``.bin`` file is validated by its header and referenced by absolute path (copied with ``copy``);
@@ -145,13 +180,27 @@ def import_fasttext(source: str | Path, out: str | Path, *, copy: bool = False, 
                 path = "fasttext.bin"
             else:
                 path = str(source.resolve())
-            manifest = {"format": "facebook-bin", "path": path, "dim": header["dim"], "vocab_size": None, "trained": False,
-                        "source": str(source.resolve()), "size_bytes": source.stat().st_size, "header": header}
+            manifest = {
+                "format": "facebook-bin",
+                "path": path,
+                "dim": header["dim"],
+                "vocab_size": None,
+                "trained": False,
+                "source": str(source.resolve()),
+                "size_bytes": source.stat().st_size,
+                "header": header,
+            }
         else:
             vectors = _load_gensim_vectors(source)
             vectors.save(str(tmp / VECTORS), separately=[])
-            manifest = {"format": "gensim", "path": VECTORS, "dim": int(vectors.vector_size), "vocab_size": len(vectors),
-                        "trained": False, "source": str(source.resolve())}
+            manifest = {
+                "format": "gensim",
+                "path": VECTORS,
+                "dim": int(vectors.vector_size),
+                "vocab_size": len(vectors),
+                "trained": False,
+                "source": str(source.resolve()),
+            }
         manifest["versions"] = _versions()
         _write_manifest(tmp, manifest)
     log(f"{source.name}: {manifest['format']}, dim {manifest['dim']}; recorded in {out}")
@@ -171,10 +220,27 @@ def read_facebook_header(path: str | Path) -> dict:
         raise InputError(f"{path}: too short to be a fastText .bin model")
     magic, version = struct.unpack("<ii", head[:8])
     if magic != _FACEBOOK_MAGIC:
-        raise InputError(f"{path}: not a Facebook fastText .bin model (wrong magic number; a .vec text file is not supported, use the .bin)")
+        raise InputError(
+            f"{path}: not a Facebook fastText .bin model (wrong magic number; a .vec text file is not supported, use the .bin)"
+        )
     if version > _FACEBOOK_MAX_VERSION:
-        raise InputError(f"{path}: fastText format version {version} is newer than the supported {_FACEBOOK_MAX_VERSION}")
-    names = ("dim", "ws", "epoch", "min_count", "neg", "word_ngrams", "loss", "model", "bucket", "minn", "maxn", "lr_update_rate")
+        raise InputError(
+            f"{path}: fastText format version {version} is newer than the supported {_FACEBOOK_MAX_VERSION}"
+        )
+    names = (
+        "dim",
+        "ws",
+        "epoch",
+        "min_count",
+        "neg",
+        "word_ngrams",
+        "loss",
+        "model",
+        "bucket",
+        "minn",
+        "maxn",
+        "lr_update_rate",
+    )
     values = struct.unpack("<12i", head[8 : 8 + 48])
     header = dict(zip(names, values))
     if header["dim"] <= 0:
@@ -196,7 +262,9 @@ def _load_gensim_vectors(path: Path):
         except Exception:
             raise InputError(f"{path}: not a gensim FastText model or FastTextKeyedVectors file") from None
     if not isinstance(vectors, FastTextKeyedVectors):
-        raise InputError(f"{path}: gensim vectors without character n-grams ({type(vectors).__name__}); FastText vectors are needed")
+        raise InputError(
+            f"{path}: gensim vectors without character n-grams ({type(vectors).__name__}); FastText vectors are needed"
+        )
     return vectors
 
 
@@ -224,7 +292,11 @@ def resolve_fasttext(path: str | Path) -> tuple[Path, dict]:
     if not path.is_file():
         raise InputError(f"{path}: no such FastText file or directory")
     if path.suffix == ".bin":
-        return path.resolve(), {"format": "facebook-bin", "path": str(path.resolve()), "dim": read_facebook_header(path)["dim"]}
+        return path.resolve(), {
+            "format": "facebook-bin",
+            "path": str(path.resolve()),
+            "dim": read_facebook_header(path)["dim"],
+        }
     vectors = _load_gensim_vectors(path)
     return path.resolve(), {"format": "gensim", "path": str(path.resolve()), "dim": int(vectors.vector_size)}
 

@@ -44,8 +44,18 @@ MODEL_FILE = "best-lm.pt"
 DIRECTIONS = ("forward", "backward")
 
 DEFAULTS = {
-    "hidden": 256, "layers": 1, "embedding_size": 100, "seq_len": 100, "batch": 32, "epochs": 10, "lr": 20.0,
-    "anneal_factor": 0.25, "patience": 10, "dropout": 0.1, "valid_every": 20, "lines_per_split": 1_000_000,
+    "hidden": 256,
+    "layers": 1,
+    "embedding_size": 100,
+    "seq_len": 100,
+    "batch": 32,
+    "epochs": 10,
+    "lr": 20.0,
+    "anneal_factor": 0.25,
+    "patience": 10,
+    "dropout": 0.1,
+    "valid_every": 20,
+    "lines_per_split": 1_000_000,
 }
 
 _GENERATION_OFF = "(text generation not logged: a model trained on notes can reproduce their content)"
@@ -107,10 +117,18 @@ def train_flair_lm(
         scratch = Path(scratch)
         text_file = scratch / "corpus.txt"
         stats = write_corpus_text(
-            corpus, text_file, column_map=column_map, splits=splits, max_tokens=max_tokens, workers=workers, progress=progress
+            corpus,
+            text_file,
+            column_map=column_map,
+            splits=splits,
+            max_tokens=max_tokens,
+            workers=workers,
+            progress=progress,
         )
         log(f"corpus: {stats.documents:,} documents, {stats.sentences:,} sentences, {stats.characters:,} characters")
-        layout = _layout_text_corpus(text_file, scratch / "corpus", valid_every=valid_every, lines_per_split=lines_per_split)
+        layout = _layout_text_corpus(
+            text_file, scratch / "corpus", valid_every=valid_every, lines_per_split=lines_per_split
+        )
         if layout["valid_characters"] < 2 * batch or layout["test_characters"] < 2 * batch:
             raise InputError(
                 f"{corpus}: too little text for a language model with --batch {batch} "
@@ -125,9 +143,20 @@ def train_flair_lm(
                 t0 = time.monotonic()
                 with flair_console(verbose):
                     best = _train_direction(
-                        scratch / "corpus", dictionary, scratch / direction, forward=direction == "forward", hidden=hidden,
-                        layers=layers, embedding_size=embedding_size, seq_len=seq_len, batch=batch, epochs=epochs, lr=lr,
-                        anneal_factor=anneal_factor, patience=patience, dropout=dropout,
+                        scratch / "corpus",
+                        dictionary,
+                        scratch / direction,
+                        forward=direction == "forward",
+                        hidden=hidden,
+                        layers=layers,
+                        embedding_size=embedding_size,
+                        seq_len=seq_len,
+                        batch=batch,
+                        epochs=epochs,
+                        lr=lr,
+                        anneal_factor=anneal_factor,
+                        patience=patience,
+                        dropout=dropout,
                         num_workers=0 if layout["train_files"] == 1 else 2,
                     )
                 (tmp / direction).mkdir()
@@ -135,19 +164,32 @@ def train_flair_lm(
                 if (scratch / direction / "loss.txt").is_file():
                     shutil.copyfile(scratch / direction / "loss.txt", tmp / direction / "loss.txt")
                 results[direction] = {
-                    "path": f"{direction}/{MODEL_FILE}", "seconds": round(time.monotonic() - t0, 2),
-                    "valid_loss": best["valid_loss"], "valid_perplexity": best["valid_perplexity"],
+                    "path": f"{direction}/{MODEL_FILE}",
+                    "seconds": round(time.monotonic() - t0, 2),
+                    "valid_loss": best["valid_loss"],
+                    "valid_perplexity": best["valid_perplexity"],
                 }
-                log(f"{direction}: validation perplexity {best['valid_perplexity']:.3f} ({results[direction]['seconds']:.1f} s)")
+                log(
+                    f"{direction}: validation perplexity {best['valid_perplexity']:.3f} ({results[direction]['seconds']:.1f} s)"
+                )
             manifest = {
                 "trained": True,
                 "models": results,
                 "corpus": {**stats.to_dict(), **layout},
                 "dictionary_size": len(dictionary),
                 "parameters": {
-                    "hidden": hidden, "layers": layers, "embedding_size": embedding_size, "seq_len": seq_len, "batch": batch,
-                    "epochs": epochs, "lr": lr, "anneal_factor": anneal_factor, "patience": patience, "dropout": dropout,
-                    "seed": seed, "tokenized_lm": True,
+                    "hidden": hidden,
+                    "layers": layers,
+                    "embedding_size": embedding_size,
+                    "seq_len": seq_len,
+                    "batch": batch,
+                    "epochs": epochs,
+                    "lr": lr,
+                    "anneal_factor": anneal_factor,
+                    "patience": patience,
+                    "dropout": dropout,
+                    "seed": seed,
+                    "tokenized_lm": True,
                 },
                 "device": chosen,
                 "threads": threads_used,
@@ -182,9 +224,11 @@ def _layout_text_corpus(text_file: Path, root: Path, *, valid_every: int, lines_
     counts = {"train_lines": 0, "valid_characters": 0, "test_characters": 0, "train_files": 0}
     train_out = None
     lines_in_file = 0
-    with text_file.open(encoding="utf-8") as lines, (root / "valid.txt").open("w", encoding="utf-8") as valid, (
-        root / "test.txt"
-    ).open("w", encoding="utf-8") as test:
+    with (
+        text_file.open(encoding="utf-8") as lines,
+        (root / "valid.txt").open("w", encoding="utf-8") as valid,
+        (root / "test.txt").open("w", encoding="utf-8") as test,
+    ):
         for i, line in enumerate(lines):
             slot = i % valid_every
             if slot == 0:
@@ -211,21 +255,48 @@ def _layout_text_corpus(text_file: Path, root: Path, *, valid_every: int, lines_
 
 
 def _train_direction(
-    corpus_root: Path, dictionary, work: Path, *, forward: bool, hidden: int, layers: int, embedding_size: int, seq_len: int,
-    batch: int, epochs: int, lr: float, anneal_factor: float, patience: int, dropout: float, num_workers: int,
+    corpus_root: Path,
+    dictionary,
+    work: Path,
+    *,
+    forward: bool,
+    hidden: int,
+    layers: int,
+    embedding_size: int,
+    seq_len: int,
+    batch: int,
+    epochs: int,
+    lr: float,
+    anneal_factor: float,
+    patience: int,
+    dropout: float,
+    num_workers: int,
 ) -> dict:
     """Train one direction in ``work``; return the path of its best model and its validation loss."""
     from flair.models import LanguageModel
     from flair.trainers.language_model_trainer import LanguageModelTrainer, TextCorpus
 
-    model = LanguageModel(dictionary, is_forward_lm=forward, hidden_size=hidden, nlayers=layers, embedding_size=embedding_size, dropout=dropout)
+    model = LanguageModel(
+        dictionary,
+        is_forward_lm=forward,
+        hidden_size=hidden,
+        nlayers=layers,
+        embedding_size=embedding_size,
+        dropout=dropout,
+    )
     # Flair logs generated text after every split: switched off, it could reproduce note content.
     model.generate_text = lambda *args, **kwargs: (_GENERATION_OFF, 0.0)
     text_corpus = TextCorpus(corpus_root, dictionary, forward=forward, character_level=True)
     trainer = LanguageModelTrainer(model, text_corpus)
     trainer.train(
-        work, sequence_length=seq_len, learning_rate=lr, mini_batch_size=batch, anneal_factor=anneal_factor, patience=patience,
-        max_epochs=epochs, num_workers=num_workers,
+        work,
+        sequence_length=seq_len,
+        learning_rate=lr,
+        mini_batch_size=batch,
+        anneal_factor=anneal_factor,
+        patience=patience,
+        max_epochs=epochs,
+        num_workers=num_workers,
     )
     best = work / MODEL_FILE
     if not best.is_file():
@@ -242,8 +313,14 @@ def _train_direction(
     }
 
 
-def import_flair_lm(out: str | Path, *, forward: str | Path | None = None, backward: str | Path | None = None,
-                    log: Callable[[str], None] = _no_log, overwrite: bool = False) -> dict:
+def import_flair_lm(
+    out: str | Path,
+    *,
+    forward: str | Path | None = None,
+    backward: str | Path | None = None,
+    log: Callable[[str], None] = _no_log,
+    overwrite: bool = False,
+) -> dict:
     """Copy a user's language models (``.pt``) into ``out`` in the layout ``deid-ds train`` reads.
 
     Each file is loaded to check that it is a Flair language model of the stated direction.
@@ -266,11 +343,18 @@ def import_flair_lm(out: str | Path, *, forward: str | Path | None = None, backw
             except Exception:
                 raise InputError(f"{source}: not a Flair language model") from None
             if lm.is_forward_lm != (direction == "forward"):
-                raise InputError(f"{source}: a {'forward' if lm.is_forward_lm else 'backward'} model given as --from-{direction}")
+                raise InputError(
+                    f"{source}: a {'forward' if lm.is_forward_lm else 'backward'} model given as --from-{direction}"
+                )
             (tmp / direction).mkdir()
             shutil.copyfile(source, tmp / direction / MODEL_FILE)
-            models[direction] = {"path": f"{direction}/{MODEL_FILE}", "source": str(source.resolve()), "hidden": lm.hidden_size,
-                                 "layers": lm.nlayers, "dictionary_size": len(lm.dictionary)}
+            models[direction] = {
+                "path": f"{direction}/{MODEL_FILE}",
+                "source": str(source.resolve()),
+                "hidden": lm.hidden_size,
+                "layers": lm.nlayers,
+                "dictionary_size": len(lm.dictionary),
+            }
             log(f"{direction}: {source.name} (hidden {lm.hidden_size}, {lm.nlayers} layer(s))")
         _write_manifest(tmp, {"trained": False, "models": models, "versions": _versions()})
     log(f"written to {out}")
@@ -295,7 +379,9 @@ def resolve_flair_lm(path: str | Path) -> dict[str, Path]:
         raise InputError(f"{path}: no such language model directory or file")
     found = {d: (path / d / MODEL_FILE).resolve() for d in DIRECTIONS if (path / d / MODEL_FILE).is_file()}
     if not found:
-        raise InputError(f"{path}: neither forward/{MODEL_FILE} nor backward/{MODEL_FILE} (not an output of `deid-ds embeddings flair-lm`)")
+        raise InputError(
+            f"{path}: neither forward/{MODEL_FILE} nor backward/{MODEL_FILE} (not an output of `deid-ds embeddings flair-lm`)"
+        )
     return found
 
 

@@ -72,16 +72,29 @@ def merge_spans(model: Iterable[Span], rules: Iterable[Span]) -> list[Span]:
     for s, e, label, source in rules:
         key = (s, e, label)
         previous = rule_best.get(key)
-        if previous is None or (rule_wins(source), source) > (rule_wins(previous), previous):  # a duplicate rule span: one deterministic source
+        if previous is None or (rule_wins(source), source) > (
+            rule_wins(previous),
+            previous,
+        ):  # a duplicate rule span: one deterministic source
             rule_best[key] = source
     agreed = model_set & set(rule_best)
-    strong = [(s, e, label, source) for (s, e, label), source in rule_best.items() if (s, e, label) not in agreed and rule_wins(source)]
-    weak = [(s, e, label, source) for (s, e, label), source in rule_best.items() if (s, e, label) not in agreed and not rule_wins(source)]
+    strong = [
+        (s, e, label, source)
+        for (s, e, label), source in rule_best.items()
+        if (s, e, label) not in agreed and rule_wins(source)
+    ]
+    weak = [
+        (s, e, label, source)
+        for (s, e, label), source in rule_best.items()
+        if (s, e, label) not in agreed and not rule_wins(source)
+    ]
     strong_intervals = _Intervals((s, e) for s, e, _, _ in strong)
     model_kept = [(s, e, label) for s, e, label in model_set - agreed if not strong_intervals.overlaps(s, e)]
     # A model span kept, or an agreed span, blocks a weak rule span; so does a strong rule span (never
     # overlapping in well-formed input, where rules are disjoint).
-    blocking = _Intervals([(s, e) for s, e, _ in model_kept] + [(s, e) for s, e, _ in agreed] + [(s, e) for s, e, _, _ in strong])
+    blocking = _Intervals(
+        [(s, e) for s, e, _ in model_kept] + [(s, e) for s, e, _ in agreed] + [(s, e) for s, e, _, _ in strong]
+    )
     weak_kept = [span for span in weak if not blocking.overlaps(span[0], span[1])]
     merged = [(s, e, label, AGREED_SOURCE) for s, e, label in agreed]
     merged += [(s, e, label, MODEL_SOURCE) for s, e, label in model_kept]

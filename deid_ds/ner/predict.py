@@ -106,7 +106,10 @@ def sentence_entities(sentence, label_type: str) -> list[tuple[int, int, str]]:
     spans = sentence.get_spans(label_type)
     if spans:
         position = {id(token): i for i, token in enumerate(sentence.tokens)}
-        return [(position[id(span.tokens[0])], position[id(span.tokens[-1])], span.get_label(label_type).value) for span in spans]
+        return [
+            (position[id(span.tokens[0])], position[id(span.tokens[-1])], span.get_label(label_type).value)
+            for span in spans
+        ]
     tags = [token.get_label(label_type, zero_tag_value="O").value for token in sentence.tokens]
     return tags_to_spans(tags)
 
@@ -124,7 +127,9 @@ def model_file(model: str | Path) -> Path:
         for name in MODEL_FILES:
             if (path / name).is_file():
                 return path / name
-        raise InputError(f"{path}: no {' or '.join(MODEL_FILES)} in this directory (train one with deid-ds train WEAKDIR --out {path})")
+        raise InputError(
+            f"{path}: no {' or '.join(MODEL_FILES)} in this directory (train one with deid-ds train WEAKDIR --out {path})"
+        )
     raise InputError(f"{path}: model directory or file not found")
 
 
@@ -204,7 +209,9 @@ def documents_schema():
 
 
 def _failed(status: DocumentStatus, reason: str) -> DocumentStatus:
-    return DocumentStatus(status.id_document, status.id_patient, "failed", reason, status.n_chars, 0, 0, status.warnings)
+    return DocumentStatus(
+        status.id_document, status.id_patient, "failed", reason, status.n_chars, 0, 0, status.warnings
+    )
 
 
 def predict_batch(job: PredictJob) -> BatchResult:
@@ -235,7 +242,9 @@ def predict_batch(job: PredictJob) -> BatchResult:
     with relaxed_gc():
         for position, note in enumerate(job.notes):
             if position in job.duplicates:
-                notes.append((note, DocumentStatus(note.id_document, note.id_patient, "failed", DUPLICATE_REASON), None, None))
+                notes.append(
+                    (note, DocumentStatus(note.id_document, note.id_patient, "failed", DUPLICATE_REASON), None, None)
+                )
                 continue
             status, parsed, compact = segment_note(note, segmenter)
             notes.append((note, status, parsed, compact))
@@ -245,7 +254,9 @@ def predict_batch(job: PredictJob) -> BatchResult:
             bounds = compact.bounds
             for k in range(len(bounds) - 1):
                 a, b = bounds[k], bounds[k + 1]
-                sentences.append(Sentence([flair_token(text[s:e]) for s, e in zip(compact.starts[a:b], compact.ends[a:b])]))
+                sentences.append(
+                    Sentence([flair_token(text[s:e]) for s, e in zip(compact.starts[a:b], compact.ends[a:b])])
+                )
                 owners.append((len(notes) - 1, a))
         started = time.perf_counter()
         if sentences:
@@ -265,9 +276,13 @@ def predict_batch(job: PredictJob) -> BatchResult:
         for (note, status, parsed, compact), entities in zip(notes, found):
             spans = []
             if status.status == "ok":
-                spans = [(compact.starts[first], compact.ends[last], label, MODEL_SOURCE) for first, last, label in entities]
+                spans = [
+                    (compact.starts[first], compact.ends[last], label, MODEL_SOURCE) for first, last, label in entities
+                ]
                 if labeller is not None:
-                    spans, status = _with_rules(spans, note, status, parsed, compact, labeller, options.rules.use_metadata)
+                    spans, status = _with_rules(
+                        spans, note, status, parsed, compact, labeller, options.rules.use_metadata
+                    )
                 result.tokens += status.n_tokens
             _add_note(result, note, status, parsed, spans)
     return result
@@ -278,7 +293,9 @@ def _with_rules(spans, note: Note, status: DocumentStatus, parsed, compact, labe
     from deid_ds.ner.hybrid import merge_spans
 
     try:
-        rules = labeller.label_offsets(parsed.text, compact.starts, compact.ends, note.patient if use_metadata else None)
+        rules = labeller.label_offsets(
+            parsed.text, compact.starts, compact.ends, note.patient if use_metadata else None
+        )
     except Exception as error:  # noqa: BLE001 - one bad note must not stop the run; the reason names the type only
         return [], _failed(status, f"internal error during labelling ({type(error).__name__})")
     return merge_spans(spans, [(c.start, c.end, c.label, c.source) for c in rules]), status
@@ -289,11 +306,23 @@ def _add_note(result: BatchResult, note: Note, status: DocumentStatus, parsed, s
     columns = result.spans
     for start, end, label, source in spans:
         html_start, html_end = parsed.html_span(start, end)
-        for name, value in (("id_document", note.id_document), ("id_patient", note.id_patient), ("label", label), ("html_start", html_start),
-                            ("html_end", html_end), ("text_start", start), ("text_end", end), ("text", text[start:end]), ("source", source)):
+        for name, value in (
+            ("id_document", note.id_document),
+            ("id_patient", note.id_patient),
+            ("label", label),
+            ("html_start", html_start),
+            ("html_end", html_end),
+            ("text_start", start),
+            ("text_end", end),
+            ("text", text[start:end]),
+            ("source", source),
+        ):
             columns[name].append(value)
     row = {
-        **{name: getattr(status, name) for name in ("id_document", "id_patient", "status", "error", "n_chars", "n_sentences", "n_tokens")},
+        **{
+            name: getattr(status, name)
+            for name in ("id_document", "id_patient", "status", "error", "n_chars", "n_sentences", "n_tokens")
+        },
         "doc_type": note.doc_type,
         "n_entities": len(spans) if status.status == "ok" else 0,
         "warnings": json.dumps(status.warnings, sort_keys=True),
@@ -361,13 +390,24 @@ def report_table(report: PredictReport) -> str:
         ["entities", report.entities],
     ]
     rows += [[f"  {label}", report.entities_per_label.get(label, 0)] for label in LABELS]
-    rows += [["sentences/s", report.sentences_per_second], ["seconds (tagging)", report.seconds_tagging], ["seconds (total)", report.seconds]]
+    rows += [
+        ["sentences/s", report.sentences_per_second],
+        ["seconds (tagging)", report.seconds_tagging],
+        ["seconds (total)", report.seconds],
+    ]
     rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
-    rows += [[f"dropped label (not one of the eight): {label}", n] for label, n in sorted(report.ignored_labels.items())]
-    title = f"predict on {report.device}, {report.workers} process(es)" + (", hybrid with the rules" if report.hybrid else "")
+    rows += [
+        [f"dropped label (not one of the eight): {label}", n] for label, n in sorted(report.ignored_labels.items())
+    ]
+    title = f"predict on {report.device}, {report.workers} process(es)" + (
+        ", hybrid with the rules" if report.hybrid else ""
+    )
     sections = [format_table(["predict", "count"], rows, title=title)]
     if report.hybrid:
-        rows = [[source, n] for source, n in sorted(report.entities_per_source.items(), key=lambda item: (-item[1], item[0]))]
+        rows = [
+            [source, n]
+            for source, n in sorted(report.entities_per_source.items(), key=lambda item: (-item[1], item[0]))
+        ]
         sections.append(format_table(["source", "spans"], rows))
     return "\n\n".join(sections)
 
@@ -459,8 +499,14 @@ def predict(
         log(f"predict: one process on {chosen} (--workers {workers} applies to CPU only)")
         workers = 1
     threads = max(1, (os.cpu_count() or 1) // workers) if workers > 1 else None
-    options = PredictOptions(str(path.resolve()), SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens), chosen,
-                             mini_batch_size, threads, rules)
+    options = PredictOptions(
+        str(path.resolve()),
+        SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
+        chosen,
+        mini_batch_size,
+        threads,
+        rules,
+    )
     segmenter_for(options.segment)  # fail fast on a bad Punkt file, before any output exists
     load_tagger(options.model, chosen)  # ... and on a bad model (workers load their own copy)
     if rules is not None:
@@ -472,8 +518,16 @@ def predict(
 
         options = PredictOptions(options.model, options.segment, device, mini_batch_size, None, rules)
         with guarded_output(out, "predict", inputs=inputs, overwrite=overwrite):
-            return predict_spark(notes, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log)
-    report = PredictReport(model=str(path), device=chosen, workers=workers, hybrid_kb=rules.kb_dir if rules else None, hybrid=rules is not None)
+            return predict_spark(
+                notes, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log
+            )
+    report = PredictReport(
+        model=str(path),
+        device=chosen,
+        workers=workers,
+        hybrid_kb=rules.kb_dir if rules else None,
+        hybrid=rules is not None,
+    )
     started = time.perf_counter()
     d_schema, s_schema = documents_schema(), spans_schema()
     with output_directory(out, "predict", inputs=inputs, overwrite=overwrite) as tmp:
@@ -492,5 +546,7 @@ def predict(
         report.seconds = time.perf_counter() - started
         if report.documents != source.num_notes:  # pragma: no cover - a reader bug, never silent
             raise RuntimeError(f"read {report.documents} notes but the input declares {source.num_notes}")
-        (tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        (tmp / "report.json").write_text(
+            json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
     return report

@@ -13,23 +13,77 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 @click.command("predict")
 @click.argument("model", type=click.Path(path_type=str))
 @click.argument("notes", type=str)
-@click.option("--out", "-o", required=True, type=str, help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): spans.parquet, documents.parquet, report.json.")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=str,
+    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): spans.parquet, documents.parquet, report.json.",
+)
 @overwrite_option
-@click.option("--with-rules", "with_rules", type=click.Path(path_type=str), metavar="KB",
-              help="Hybrid mode: also run the weak labeller with this knowledge base (`deid-ds build-kb`) and merge its spans with the model's (policy: README).")
+@click.option(
+    "--with-rules",
+    "with_rules",
+    type=click.Path(path_type=str),
+    metavar="KB",
+    help="Hybrid mode: also run the weak labeller with this knowledge base (`deid-ds build-kb`) and merge its spans with the model's (policy: README).",
+)
 @click.option("--no-metadata", is_flag=True, help="Hybrid mode: do not use the patients' metadata columns.")
-@click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes on CPU, each loading the model once [default: all cores]; one process on a GPU.")
-@click.option("--batch-size", default=DEFAULT_BATCH_SIZE, show_default=True, type=click.IntRange(min=1), help="Notes per batch (the unit sent to a worker).")
-@click.option("--mini-batch-size", default=32, show_default=True, type=click.IntRange(min=1), help="Sentences per forward pass of the tagger.")
+@click.option(
+    "--workers",
+    "-j",
+    type=click.IntRange(min=1),
+    help="Worker processes on CPU, each loading the model once [default: all cores]; one process on a GPU.",
+)
+@click.option(
+    "--batch-size",
+    default=DEFAULT_BATCH_SIZE,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Notes per batch (the unit sent to a worker).",
+)
+@click.option(
+    "--mini-batch-size",
+    default=32,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Sentences per forward pass of the tagger.",
+)
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when available), cpu, cuda or cuda:N.")
 @column_option
-@click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help="Punkt parameters, as given to weak-label (default: the shipped ones).")
-@click.option("--max-tokens", default=DEFAULT_MAX_TOKENS, show_default=True, type=click.IntRange(min=1), help="Longest sentence, in tokens, as for weak-label.")
+@click.option(
+    "--punkt",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Punkt parameters, as given to weak-label (default: the shipped ones).",
+)
+@click.option(
+    "--max-tokens",
+    default=DEFAULT_MAX_TOKENS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Longest sentence, in tokens, as for weak-label.",
+)
 @engine_options
 @quiet_option
 @handle_errors
-def predict_command(model, notes, out, overwrite, with_rules, no_metadata, workers, batch_size, mini_batch_size, device, column, punkt, max_tokens, engine,
-                    spark_master, quiet):
+def predict_command(
+    model,
+    notes,
+    out,
+    overwrite,
+    with_rules,
+    no_metadata,
+    workers,
+    batch_size,
+    mini_batch_size,
+    device,
+    column,
+    punkt,
+    max_tokens,
+    engine,
+    spark_master,
+    quiet,
+):
     """Tag HTML notes with a trained tagger (`deid-ds train`) into the weak labeller's spans.parquet.
 
     \b

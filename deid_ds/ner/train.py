@@ -121,7 +121,12 @@ def split_statistics(path: Path) -> dict:
                     labels[tag[2:]] += 1
                 elif tag != "O" and not tag.startswith("I-"):
                     raise InputError(f"{path}: a tag is not BIO (O, B-LABEL or I-LABEL)")
-    return {"sentences": sentences, "tokens": tokens, "entities": sum(labels.values()), "labels": dict(sorted(labels.items()))}
+    return {
+        "sentences": sentences,
+        "tokens": tokens,
+        "entities": sum(labels.values()),
+        "labels": dict(sorted(labels.items())),
+    }
 
 
 def _sample_split(source: Path, target: Path, keep: int, seed: int) -> None:
@@ -162,7 +167,14 @@ def train_tagger(
     check_output_dir(out, "train", inputs, overwrite)  # before hours of training, not after
     started = time.monotonic()
 
-    from deid_ds.ner.runtime import device_description, flair_console, package_versions, seed_everything, select_device, set_threads
+    from deid_ds.ner.runtime import (
+        device_description,
+        flair_console,
+        package_versions,
+        seed_everything,
+        select_device,
+        set_threads,
+    )
 
     device = select_device(config.device)
     threads = set_threads(config.threads)
@@ -175,18 +187,33 @@ def train_tagger(
         if statistics["train"]["entities"] == 0:
             raise InputError(f"{weak_dir}/train.txt: no entity to learn")
         log(
-            "data: " + ", ".join(f"{name} {statistics[name]['sentences']:,} sentences / {statistics[name]['entities']:,} entities" for name in SPLITS)
+            "data: "
+            + ", ".join(
+                f"{name} {statistics[name]['sentences']:,} sentences / {statistics[name]['entities']:,} entities"
+                for name in SPLITS
+            )
         )
         with flair_console(verbose):
             from flair.datasets import ColumnCorpus
 
             corpus = ColumnCorpus(
-                data_dir, {0: "text", 1: "ner"}, train_file=files["train"], dev_file=files["dev"], test_file=files["test"],
-                autofind_splits=False, sample_missing_splits=False, in_memory=True, encoding="utf-8",
+                data_dir,
+                {0: "text", 1: "ner"},
+                train_file=files["train"],
+                dev_file=files["dev"],
+                test_file=files["test"],
+                autofind_splits=False,
+                sample_missing_splits=False,
+                in_memory=True,
+                encoding="utf-8",
             )
             tag_dictionary = corpus.make_label_dictionary(label_type="ner", add_unk=False)
             embeddings, embedding_info = build_embeddings(corpus, fasttext=fasttext, flair_lm=flair_lm, config=config)
-            log("embeddings: " + " + ".join(f"{e['type']} ({e['dim']})" for e in embedding_info) + f"; device {device}, {threads} thread(s)")
+            log(
+                "embeddings: "
+                + " + ".join(f"{e['type']} ({e['dim']})" for e in embedding_info)
+                + f"; device {device}, {threads} thread(s)"
+            )
             card_data = {
                 "weak_dir": str(weak_dir.resolve()),
                 "splits": statistics,
@@ -194,7 +221,9 @@ def train_tagger(
                 "labels": tag_dictionary.get_items(),
             }
             with output_directory(out, "train", inputs=inputs, overwrite=overwrite) as tmp:
-                history, selection = _fit(corpus, tag_dictionary, embeddings, tmp, config, statistics, progress=progress, log=log)
+                history, selection = _fit(
+                    corpus, tag_dictionary, embeddings, tmp, config, statistics, progress=progress, log=log
+                )
                 scores = _final_scores(tmp / MODEL_FILE, corpus, config)
                 for name in ("dev", "test"):
                     if name in scores:
@@ -204,8 +233,13 @@ def train_tagger(
                     "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                     "data": card_data,
                     "architecture": {
-                        "type": "BiLSTM-CRF (flair.models.SequenceTagger)", "tag_type": "ner", "tag_format": "BIOES",
-                        "hidden_size": config.hidden, "rnn_layers": config.rnn_layers, "use_crf": config.use_crf, "use_rnn": True,
+                        "type": "BiLSTM-CRF (flair.models.SequenceTagger)",
+                        "tag_type": "ner",
+                        "tag_format": "BIOES",
+                        "hidden_size": config.hidden,
+                        "rnn_layers": config.rnn_layers,
+                        "use_crf": config.use_crf,
+                        "use_rnn": True,
                     },
                     "embeddings": embedding_info,
                     "embedding_length": embeddings.embedding_length,
@@ -214,7 +248,9 @@ def train_tagger(
                     "scores": scores,
                     "epochs": history,
                     "epochs_run": len(history),
-                    "seconds_per_epoch": round(sum(e["seconds"] for e in history) / len(history), 3) if history else None,
+                    "seconds_per_epoch": round(sum(e["seconds"] for e in history) / len(history), 3)
+                    if history
+                    else None,
                     "total_seconds": round(time.monotonic() - started, 2),
                     "device": device_description(device),
                     "threads": threads,
@@ -225,7 +261,9 @@ def train_tagger(
     return card
 
 
-def _prepare_data(weak_dir: Path, scratch: Path, config: TrainConfig) -> tuple[Path, dict[str, str | None], dict[str, dict]]:
+def _prepare_data(
+    weak_dir: Path, scratch: Path, config: TrainConfig
+) -> tuple[Path, dict[str, str | None], dict[str, dict]]:
     """The folder and file names to give ``ColumnCorpus``, and the statistics of what it will read.
 
     Splits without a sentence are left out (``None``); with ``max_sentences`` every split is a seeded
@@ -280,8 +318,15 @@ def build_embeddings(corpus, *, fasttext: str | Path | None, flair_lm: str | Pat
         vectors, manifest = resolve_fasttext(fasttext)
         embedding = FastTextEmbeddings(str(vectors), use_local=True)
         stack.append(embedding)
-        info.append({"type": "fasttext", "path": str(vectors), "format": manifest.get("format"), "dim": embedding.embedding_length,
-                     "vocab_size": manifest.get("vocab_size")})
+        info.append(
+            {
+                "type": "fasttext",
+                "path": str(vectors),
+                "format": manifest.get("format"),
+                "dim": embedding.embedding_length,
+                "vocab_size": manifest.get("vocab_size"),
+            }
+        )
     if flair_lm is not None:
         for direction, path in resolve_flair_lm(flair_lm).items():
             try:
@@ -290,16 +335,32 @@ def build_embeddings(corpus, *, fasttext: str | Path | None, flair_lm: str | Pat
                 raise InputError(f"{path}: not a Flair language model") from None
             embedding = FlairEmbeddings(lm, name=f"flair-{direction}")
             stack.append(embedding)
-            info.append({"type": f"flair-{direction}", "path": str(path), "dim": embedding.embedding_length,
-                         "lm_hidden": lm.hidden_size, "lm_layers": lm.nlayers})
+            info.append(
+                {
+                    "type": f"flair-{direction}",
+                    "path": str(path),
+                    "dim": embedding.embedding_length,
+                    "lm_hidden": lm.hidden_size,
+                    "lm_layers": lm.nlayers,
+                }
+            )
     if config.char:
         dictionary = Dictionary(add_unk=True)
         for char in corpus_characters(corpus):
             dictionary.add_item(char)
-        embedding = CharacterEmbeddings(dictionary, char_embedding_dim=config.char_dim, hidden_size_char=config.char_hidden)
+        embedding = CharacterEmbeddings(
+            dictionary, char_embedding_dim=config.char_dim, hidden_size_char=config.char_hidden
+        )
         stack.append(embedding)
-        info.append({"type": "characters", "dim": embedding.embedding_length, "dictionary_size": len(dictionary),
-                     "char_embedding_dim": config.char_dim, "hidden_size_char": config.char_hidden})
+        info.append(
+            {
+                "type": "characters",
+                "dim": embedding.embedding_length,
+                "dictionary_size": len(dictionary),
+                "char_embedding_dim": config.char_dim,
+                "hidden_size_char": config.char_hidden,
+            }
+        )
     if not stack:
         raise InputError("no embeddings: give --fasttext and/or --flair-lm, or keep --char")
     return StackedEmbeddings(stack), info
@@ -323,15 +384,31 @@ def _hyperparameters(config: TrainConfig, statistics: dict) -> dict:
     return values
 
 
-def _fit(corpus, tag_dictionary, embeddings, work: Path, config: TrainConfig, statistics: dict, *, progress: bool,
-         log: Callable[[str], None]) -> tuple[list[dict], dict]:
+def _fit(
+    corpus,
+    tag_dictionary,
+    embeddings,
+    work: Path,
+    config: TrainConfig,
+    statistics: dict,
+    *,
+    progress: bool,
+    log: Callable[[str], None],
+) -> tuple[list[dict], dict]:
     """Run Flair's trainer in ``work``; leave exactly one model there, ``best-model.pt``."""
     from flair.models import SequenceTagger
     from flair.trainers import ModelTrainer
 
     tagger = SequenceTagger(
-        hidden_size=config.hidden, embeddings=embeddings, tag_dictionary=tag_dictionary, tag_type="ner", use_crf=config.use_crf,
-        use_rnn=True, rnn_layers=config.rnn_layers, dropout=config.dropout, word_dropout=config.word_dropout,
+        hidden_size=config.hidden,
+        embeddings=embeddings,
+        tag_dictionary=tag_dictionary,
+        tag_type="ner",
+        use_crf=config.use_crf,
+        use_rnn=True,
+        rnn_layers=config.rnn_layers,
+        dropout=config.dropout,
+        word_dropout=config.word_dropout,
         locked_dropout=config.locked_dropout,
     )
     plugin = _progress_plugin(config.max_epochs, progress=progress, log=log)
@@ -340,9 +417,18 @@ def _fit(corpus, tag_dictionary, embeddings, work: Path, config: TrainConfig, st
     try:
         trainer = ModelTrainer(tagger, corpus)
         trainer.train(
-            work, learning_rate=config.lr, mini_batch_size=config.batch, eval_batch_size=config.eval_batch, max_epochs=config.max_epochs,
-            patience=config.patience, anneal_factor=config.anneal_factor, min_learning_rate=config.min_lr,
-            embeddings_storage_mode=_storage_mode(config, statistics), save_final_model=True, plugins=[plugin], shuffle=True,
+            work,
+            learning_rate=config.lr,
+            mini_batch_size=config.batch,
+            eval_batch_size=config.eval_batch,
+            max_epochs=config.max_epochs,
+            patience=config.patience,
+            anneal_factor=config.anneal_factor,
+            min_learning_rate=config.min_lr,
+            embeddings_storage_mode=_storage_mode(config, statistics),
+            save_final_model=True,
+            plugins=[plugin],
+            shuffle=True,
         )
     finally:
         corpus._test = test
@@ -406,10 +492,13 @@ def _progress_plugin(max_epochs: int, *, progress: bool, log: Callable[[str], No
             has_dev = len(validation_scores) == 2
             lr = self.trainer.optimizer.param_groups[0]["lr"]
             entry = {
-                "epoch": epoch, "train_loss": None if self._train_loss is None else round(self._train_loss, 6),
+                "epoch": epoch,
+                "train_loss": None if self._train_loss is None else round(self._train_loss, 6),
                 "dev_f1": round(float(validation_scores[0]), 6) if has_dev else None,
                 "dev_loss": round(float(validation_scores[1]), 6) if has_dev else None,
-                "best": bool(current_model_is_best), "lr": lr, "seconds": round(time.monotonic() - self._start, 3),
+                "best": bool(current_model_is_best),
+                "lr": lr,
+                "seconds": round(time.monotonic() - self._start, 3),
             }
             self.history.append(entry)
             dev = f"dev F1 {entry['dev_f1']:.4f}{' (best)' if entry['best'] else ''}" if has_dev else "no dev"
@@ -429,13 +518,24 @@ def _final_scores(model_path: Path, corpus, config: TrainConfig) -> dict:
         dataset = getattr(corpus, name)
         if dataset is None or len(dataset) == 0:
             continue
-        result = tagger.evaluate(dataset, gold_label_type="ner", mini_batch_size=config.eval_batch, out_path=None,
-                                 embedding_storage_mode="none", return_loss=False)
+        result = tagger.evaluate(
+            dataset,
+            gold_label_type="ner",
+            mini_batch_size=config.eval_batch,
+            out_path=None,
+            embedding_storage_mode="none",
+            return_loss=False,
+        )
         report = result.classification_report
         per_label = {
-            label: {"precision": round(v["precision"], 6), "recall": round(v["recall"], 6), "f1": round(v["f1-score"], 6),
-                    "support": int(v["support"])}
-            for label, v in report.items() if isinstance(v, dict) and label not in ("micro avg", "macro avg", "weighted avg", "accuracy")
+            label: {
+                "precision": round(v["precision"], 6),
+                "recall": round(v["recall"], 6),
+                "f1": round(v["f1-score"], 6),
+                "support": int(v["support"]),
+            }
+            for label, v in report.items()
+            if isinstance(v, dict) and label not in ("micro avg", "macro avg", "weighted avg", "accuracy")
         }
         micro = report.get("micro avg", {})
         scores[name] = {

@@ -7,44 +7,155 @@ import click
 from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option
 
 _D = {  # the TrainConfig defaults, repeated here so that --help needs no import of the training module's deps
-    "hidden": 256, "rnn_layers": 1, "lr": 0.1, "batch": 32, "max_epochs": 100, "patience": 3, "anneal_factor": 0.5,
-    "min_lr": 0.0001, "dropout": 0.0, "word_dropout": 0.05, "locked_dropout": 0.5, "char_dim": 25, "char_hidden": 25,
+    "hidden": 256,
+    "rnn_layers": 1,
+    "lr": 0.1,
+    "batch": 32,
+    "max_epochs": 100,
+    "patience": 3,
+    "anneal_factor": 0.5,
+    "min_lr": 0.0001,
+    "dropout": 0.0,
+    "word_dropout": 0.05,
+    "locked_dropout": 0.5,
+    "char_dim": 25,
+    "char_hidden": 25,
 }
 
 
 @click.command("train")
 @click.argument("weak_dir", type=click.Path(exists=True, file_okay=False, path_type=str))
-@click.option("--out", "-o", required=True, type=click.Path(path_type=str), help="Model directory (replaced atomically, only if deid-ds wrote it; see --overwrite): best-model.pt, model_card.json, loss.tsv, training.log.")
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(path_type=str),
+    help="Model directory (replaced atomically, only if deid-ds wrote it; see --overwrite): best-model.pt, model_card.json, loss.tsv, training.log.",
+)
 @overwrite_option
-@click.option("--fasttext", type=click.Path(exists=True, path_type=str), help="FastText vectors: a `deid-ds embeddings fasttext` directory, or a .bin/.kv file.")
-@click.option("--flair-lm", type=click.Path(exists=True, path_type=str), help="Character language models: a `deid-ds embeddings flair-lm` directory (forward and/or backward), or one .pt file.")
-@click.option("--char/--no-char", default=True, show_default=True, help="Stack a character embedding (dictionary from the corpus' characters).")
-@click.option("--hidden", default=_D["hidden"], show_default=True, type=click.IntRange(min=1), help="BiLSTM hidden size.")
+@click.option(
+    "--fasttext",
+    type=click.Path(exists=True, path_type=str),
+    help="FastText vectors: a `deid-ds embeddings fasttext` directory, or a .bin/.kv file.",
+)
+@click.option(
+    "--flair-lm",
+    type=click.Path(exists=True, path_type=str),
+    help="Character language models: a `deid-ds embeddings flair-lm` directory (forward and/or backward), or one .pt file.",
+)
+@click.option(
+    "--char/--no-char",
+    default=True,
+    show_default=True,
+    help="Stack a character embedding (dictionary from the corpus' characters).",
+)
+@click.option(
+    "--hidden", default=_D["hidden"], show_default=True, type=click.IntRange(min=1), help="BiLSTM hidden size."
+)
 @click.option("--rnn-layers", default=_D["rnn_layers"], show_default=True, type=click.IntRange(min=1))
-@click.option("--lr", default=_D["lr"], show_default=True, type=click.FloatRange(min=0, min_open=True), help="SGD learning rate.")
-@click.option("--batch", default=_D["batch"], show_default=True, type=click.IntRange(min=1), help="Mini-batch size (sentences).")
+@click.option(
+    "--lr", default=_D["lr"], show_default=True, type=click.FloatRange(min=0, min_open=True), help="SGD learning rate."
+)
+@click.option(
+    "--batch", default=_D["batch"], show_default=True, type=click.IntRange(min=1), help="Mini-batch size (sentences)."
+)
 @click.option("--max-epochs", default=_D["max_epochs"], show_default=True, type=click.IntRange(min=1))
-@click.option("--patience", default=_D["patience"], show_default=True, type=click.IntRange(min=0), help="Epochs without a better dev F1 before the learning rate is annealed.")
-@click.option("--anneal-factor", default=_D["anneal_factor"], show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True))
-@click.option("--min-lr", default=_D["min_lr"], show_default=True, type=click.FloatRange(min=0), help="Training stops when annealing takes the learning rate below this (early stopping).")
+@click.option(
+    "--patience",
+    default=_D["patience"],
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Epochs without a better dev F1 before the learning rate is annealed.",
+)
+@click.option(
+    "--anneal-factor",
+    default=_D["anneal_factor"],
+    show_default=True,
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+)
+@click.option(
+    "--min-lr",
+    default=_D["min_lr"],
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Training stops when annealing takes the learning rate below this (early stopping).",
+)
 @click.option("--dropout", default=_D["dropout"], show_default=True, type=click.FloatRange(0, 1))
 @click.option("--word-dropout", default=_D["word_dropout"], show_default=True, type=click.FloatRange(0, 1))
 @click.option("--locked-dropout", default=_D["locked_dropout"], show_default=True, type=click.FloatRange(0, 1))
-@click.option("--char-dim", default=_D["char_dim"], show_default=True, type=click.IntRange(min=1), help="Character embedding size.")
-@click.option("--char-hidden", default=_D["char_hidden"], show_default=True, type=click.IntRange(min=1), help="Character BiLSTM hidden size.")
+@click.option(
+    "--char-dim",
+    default=_D["char_dim"],
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Character embedding size.",
+)
+@click.option(
+    "--char-hidden",
+    default=_D["char_hidden"],
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Character BiLSTM hidden size.",
+)
 @click.option("--no-crf", is_flag=True, help="Softmax instead of the CRF layer (ablation; the paper uses a CRF).")
-@click.option("--max-sentences", type=click.IntRange(min=1), metavar="N", help="Train on a seeded sample of at most N sentences per split (quick trials).")
-@click.option("--embeddings-storage", type=click.Choice(["auto", "cpu", "gpu", "none"]), default="auto", show_default=True,
-              help="Keep computed embeddings between epochs: auto = in memory (cpu) up to 50,000 training sentences, recomputed (none) above.")
+@click.option(
+    "--max-sentences",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Train on a seeded sample of at most N sentences per split (quick trials).",
+)
+@click.option(
+    "--embeddings-storage",
+    type=click.Choice(["auto", "cpu", "gpu", "none"]),
+    default="auto",
+    show_default=True,
+    help="Keep computed embeddings between epochs: auto = in memory (cpu) up to 50,000 training sentences, recomputed (none) above.",
+)
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when available), cpu, cuda or cuda:N.")
-@click.option("--threads", type=click.IntRange(min=1), help="torch CPU threads [default: one per core]; 1 is faster for tiny models or on a busy machine.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Seeds Python, NumPy and torch: a run repeats on the same machine and device.")
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    help="torch CPU threads [default: one per core]; 1 is faster for tiny models or on a busy machine.",
+)
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=int,
+    help="Seeds Python, NumPy and torch: a run repeats on the same machine and device.",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Show Flair's own log lines.")
 @quiet_option
 @handle_errors
-def train_command(weak_dir, out, overwrite, fasttext, flair_lm, char, hidden, rnn_layers, lr, batch, max_epochs, patience, anneal_factor, min_lr,
-                  dropout, word_dropout, locked_dropout, char_dim, char_hidden, no_crf, max_sentences, embeddings_storage, device,
-                  threads, seed, verbose, quiet):
+def train_command(
+    weak_dir,
+    out,
+    overwrite,
+    fasttext,
+    flair_lm,
+    char,
+    hidden,
+    rnn_layers,
+    lr,
+    batch,
+    max_epochs,
+    patience,
+    anneal_factor,
+    min_lr,
+    dropout,
+    word_dropout,
+    locked_dropout,
+    char_dim,
+    char_hidden,
+    no_crf,
+    max_sentences,
+    embeddings_storage,
+    device,
+    threads,
+    seed,
+    verbose,
+    quiet,
+):
     """Train the BiLSTM-CRF tagger (Flair SequenceTagger) on a `deid-ds weak-label` directory.
 
     \b
@@ -64,13 +175,38 @@ def train_command(weak_dir, out, overwrite, fasttext, flair_lm, char, hidden, rn
     from deid_ds.ner.train import TrainConfig, train_tagger
 
     config = TrainConfig(
-        hidden=hidden, rnn_layers=rnn_layers, use_crf=not no_crf, lr=lr, batch=batch, max_epochs=max_epochs, patience=patience,
-        anneal_factor=anneal_factor, min_lr=min_lr, dropout=dropout, word_dropout=word_dropout, locked_dropout=locked_dropout,
-        char=char, char_dim=char_dim, char_hidden=char_hidden, max_sentences=max_sentences, embeddings_storage=embeddings_storage,
-        device=device, threads=threads, seed=seed,
+        hidden=hidden,
+        rnn_layers=rnn_layers,
+        use_crf=not no_crf,
+        lr=lr,
+        batch=batch,
+        max_epochs=max_epochs,
+        patience=patience,
+        anneal_factor=anneal_factor,
+        min_lr=min_lr,
+        dropout=dropout,
+        word_dropout=word_dropout,
+        locked_dropout=locked_dropout,
+        char=char,
+        char_dim=char_dim,
+        char_hidden=char_hidden,
+        max_sentences=max_sentences,
+        embeddings_storage=embeddings_storage,
+        device=device,
+        threads=threads,
+        seed=seed,
     )
-    card = train_tagger(weak_dir, out, fasttext=fasttext, flair_lm=flair_lm, config=config, progress=not quiet, verbose=verbose, log=click.echo,
-                        overwrite=overwrite)
+    card = train_tagger(
+        weak_dir,
+        out,
+        fasttext=fasttext,
+        flair_lm=flair_lm,
+        config=config,
+        progress=not quiet,
+        verbose=verbose,
+        log=click.echo,
+        overwrite=overwrite,
+    )
     scores = card["scores"]
     parts = [f"{name} F1 {scores[name]['micro_f1']:.4f}" for name in ("dev", "test") if name in scores]
     click.echo(

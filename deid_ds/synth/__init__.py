@@ -13,5 +13,13 @@ No real clinical data can be shipped; this generator is the project's stand-in: 
 from deid_ds.synth.corpus import Corpus, SynthConfig, canonical_command, generate_corpus, synthesize, write_corpus
 from deid_ds.synth.summary import SampleCounts, summary_table
 
-__all__ = ["Corpus", "SampleCounts", "SynthConfig", "canonical_command", "generate_corpus", "summary_table", "synthesize",
-           "write_corpus"]
+__all__ = [
+    "Corpus",
+    "SampleCounts",
+    "SynthConfig",
+    "canonical_command",
+    "generate_corpus",
+    "summary_table",
+    "synthesize",
+    "write_corpus",
+]

@@ -21,9 +21,13 @@ def open_page(ctx: NoteContext, title: str) -> None:
     if ctx.family == 0:
         doc.markup('<!DOCTYPE html>\n<html>\n<head>\n<meta charset="utf-8">\n<title>')
         doc.text(title)
-        doc.markup("</title>\n<style>body{font-family:Arial;font-size:10pt} td{vertical-align:top}</style>\n</head>\n<body>\n")
+        doc.markup(
+            "</title>\n<style>body{font-family:Arial;font-size:10pt} td{vertical-align:top}</style>\n</head>\n<body>\n"
+        )
     else:
-        doc.markup(rng.choice(('<html><body><div class="document">\n', '<div class="document" style="font-family:Calibri">\n')))
+        doc.markup(
+            rng.choice(('<html><body><div class="document">\n', '<div class="document" style="font-family:Calibri">\n'))
+        )
         if rng.random() < 0.5:
             doc.markup("<!-- export DPI v5.2 -->\n")
 
@@ -100,21 +104,40 @@ def bullet_list(ctx: NoteContext, lines: list[str]) -> None:
 # -- letterhead -----------------------------------------------------------------------------------------
 
 _ROLE_HEADINGS = {
-    0: {"chef de service": "Chef de service", "praticien": "Praticiens hospitaliers", "interne": "Internes",
-        "secrétaire": "Secrétariat", "cadre de santé": "Cadre de santé"},
-    1: {"chef de service": "Responsable d'unité", "praticien": "Médecins du service", "interne": "Internes",
-        "secrétaire": "Assistantes médicales", "cadre de santé": "Cadre paramédical"},
+    0: {
+        "chef de service": "Chef de service",
+        "praticien": "Praticiens hospitaliers",
+        "interne": "Internes",
+        "secrétaire": "Secrétariat",
+        "cadre de santé": "Cadre de santé",
+    },
+    1: {
+        "chef de service": "Responsable d'unité",
+        "praticien": "Médecins du service",
+        "interne": "Internes",
+        "secrétaire": "Assistantes médicales",
+        "cadre de santé": "Cadre paramédical",
+    },
 }
 
-_ROLE_SINGULAR = {"chef de service": "responsable d'unité", "praticien": "médecin du service", "interne": "interne",
-                  "secrétaire": "assistante médicale", "cadre de santé": "cadre paramédical"}
+_ROLE_SINGULAR = {
+    "chef de service": "responsable d'unité",
+    "praticien": "médecin du service",
+    "interne": "interne",
+    "secrétaire": "assistante médicale",
+    "cadre de santé": "cadre paramédical",
+}
 
 
 def letterhead(ctx: NoteContext) -> None:
     """The hospital's letterhead with address, phones, e-mail and the department's physicians."""
     rng, doc, h, d = ctx.rng, ctx.doc, ctx.hospital, ctx.department
     address = ctx.address_fragments(h.address, inline=False, caps=rng.random() < 0.5)
-    staff_roles = ["chef de service", "praticien"] + (["interne"] if rng.random() < 0.3 else []) + (["secrétaire"] if rng.random() < 0.4 else [])
+    staff_roles = (
+        ["chef de service", "praticien"]
+        + (["interne"] if rng.random() < 0.3 else [])
+        + (["secrétaire"] if rng.random() < 0.4 else [])
+    )
     listed = {role: d.of_role(role)[: rng.randrange(1, 4)] for role in staff_roles}  # a letterhead lists a few names
     if ctx.family == 0:
         doc.markup('<table width="100%" border="0">\n<tr><td width="45%">\n<b>')
@@ -122,13 +145,29 @@ def letterhead(ctx: NoteContext) -> None:
         doc.markup("</b><br>\n")
         doc.text(h.site)
         doc.markup("<br>\n")
-        doc.text("Service " + of_department(d.name) if not d.name.startswith(("Accueil", "Laboratoire", "Imagerie")) else d.name)
+        doc.text(
+            "Service " + of_department(d.name)
+            if not d.name.startswith(("Accueil", "Laboratoire", "Imagerie"))
+            else d.name
+        )
         doc.markup("<br>\n")
         ctx.emit(address)
         doc.markup("<br>\n")
-        ctx.emit([rng.choice(("Tél. : ", "Tél : ", "Tel. ")), ctx.phone_ent(h.phone), Markup("<br>\n"),
-                  rng.choice(("Secrétariat : ", "Secr. : ")), ctx.phone_ent(d.phone), Markup("<br>\n"),
-                  "Fax : ", ctx.phone_ent(d.fax), Markup("<br>\n"), rng.choice(("E-mail : ", "Mail : ", "")), Ent("EMAIL", d.email)])
+        ctx.emit(
+            [
+                rng.choice(("Tél. : ", "Tél : ", "Tel. ")),
+                ctx.phone_ent(h.phone),
+                Markup("<br>\n"),
+                rng.choice(("Secrétariat : ", "Secr. : ")),
+                ctx.phone_ent(d.phone),
+                Markup("<br>\n"),
+                "Fax : ",
+                ctx.phone_ent(d.fax),
+                Markup("<br>\n"),
+                rng.choice(("E-mail : ", "Mail : ", "")),
+                Ent("EMAIL", d.email),
+            ]
+        )
         doc.markup('\n</td>\n<td width="55%" align="right">\n')
         for role in staff_roles:
             people = listed[role]
@@ -150,8 +189,18 @@ def letterhead(ctx: NoteContext) -> None:
         # the address on one line, its parts separated by dashes instead of line breaks
         ctx.emit([Markup(" &ndash; ") if isinstance(frag, Markup) else frag for frag in address])
         doc.markup("<br>\n")
-        ctx.emit(["Standard ", ctx.phone_ent(h.phone), Markup(" &middot; "), "Télécopie ", ctx.phone_ent(d.fax),
-                  Markup(" &middot; "), "Courriel ", Ent("EMAIL", d.email)])
+        ctx.emit(
+            [
+                "Standard ",
+                ctx.phone_ent(h.phone),
+                Markup(" &middot; "),
+                "Télécopie ",
+                ctx.phone_ent(d.fax),
+                Markup(" &middot; "),
+                "Courriel ",
+                Ent("EMAIL", d.email),
+            ]
+        )
         doc.markup('</div>\n<ul class="medecins">\n')
         for role in staff_roles:
             for pro in listed[role]:
@@ -169,10 +218,17 @@ def identity_block(ctx: NoteContext, *, phone: bool = True) -> None:
     """Who the note is about: a line (family 0) or a table of fields (family 1)."""
     rng, doc, p = ctx.rng, ctx.doc, ctx.patient
     if ctx.family == 0:
-        lines = ["<b>Patient{e} :</b> {pat:full}", "Né{e} le {date:birth}" + (" à {city:birth}" if rng.random() < 0.6 else "") + " ({age} ans)",
-                 "Adresse : {addr}"]
+        lines = [
+            "<b>Patient{e} :</b> {pat:full}",
+            "Né{e} le {date:birth}" + (" à {city:birth}" if rng.random() < 0.6 else "") + " ({age} ans)",
+            "Adresse : {addr}",
+        ]
         if phone and rng.random() < 0.7:
-            lines.append(rng.choice(("Tél : {tel:patient}", "Tél. portable : {tel:mobile}", "Tél : {tel:patient} / {tel:mobile}")))
+            lines.append(
+                rng.choice(
+                    ("Tél : {tel:patient}", "Tél. portable : {tel:mobile}", "Tél : {tel:patient} / {tel:mobile}")
+                )
+            )
         doc.markup("<p>")
         for index, line in enumerate(lines):
             if index:
@@ -217,15 +273,35 @@ def recipient_block(ctx: NoteContext, *, to_patient: bool = False) -> None:
         doc.text(rng.choice(("À l'attention de", "Destinataire :", "À l'intention de")))
         doc.markup("<br>\n")
     if to_patient:
-        ctx.emit([rng.choice(("Madame ", "Mme ")) if p.sex == "F" else rng.choice(("Monsieur ", "M. ")),
-                  Ent("PATIENT", format_name(p.usual_first, p.usual_last, rng.choice(("First LAST", "LAST First", "FIRST LAST"))))])
+        ctx.emit(
+            [
+                rng.choice(("Madame ", "Mme ")) if p.sex == "F" else rng.choice(("Monsieur ", "M. ")),
+                Ent(
+                    "PATIENT",
+                    format_name(p.usual_first, p.usual_last, rng.choice(("First LAST", "LAST First", "FIRST LAST"))),
+                ),
+            ]
+        )
         doc.markup("<br>\n")
         ctx.emit(ctx.address_fragments(ctx.address, inline=False, caps=rng.random() < 0.5))
     else:
         gp = p.gp
-        titles = ("Docteur ", "Dr ", "Monsieur le Docteur " if gp.sex == "M" else "Madame le Docteur ") if ctx.family == 0 else ("", "Dr ")
-        ctx.emit([rng.choice(titles),
-                  Ent("DOCTOR", format_name(gp.first, gp.last, rng.choice(("First LAST", "LAST First", "FIRST LAST", "First Last"))))])
+        titles = (
+            ("Docteur ", "Dr ", "Monsieur le Docteur " if gp.sex == "M" else "Madame le Docteur ")
+            if ctx.family == 0
+            else ("", "Dr ")
+        )
+        ctx.emit(
+            [
+                rng.choice(titles),
+                Ent(
+                    "DOCTOR",
+                    format_name(
+                        gp.first, gp.last, rng.choice(("First LAST", "LAST First", "FIRST LAST", "First Last"))
+                    ),
+                ),
+            ]
+        )
         doc.markup("<br>\n")
         if gp.practice is not None:
             ctx.emit(ctx.address_fragments(gp.practice, inline=False))
@@ -240,8 +316,13 @@ def signature(ctx: NoteContext) -> None:
     from deid_ds.synth.formats import dictation_initials
 
     rng, doc, a = ctx.rng, ctx.doc, ctx.author
-    role = {"chef de service": "Chef de service", "praticien": "Praticien hospitalier", "interne": "Interne",
-            "médecin traitant": "Médecin généraliste", "secrétaire": "Secrétariat médical"}.get(a.role, a.role.capitalize())
+    role = {
+        "chef de service": "Chef de service",
+        "praticien": "Praticien hospitalier",
+        "interne": "Interne",
+        "médecin traitant": "Médecin généraliste",
+        "secrétaire": "Secrétariat médical",
+    }.get(a.role, a.role.capitalize())
     secretary = next(iter(ctx.department.of_role("secrétaire")), None)
     if ctx.family == 0:
         doc.markup('<p align="right">')
@@ -251,8 +332,13 @@ def signature(ctx: NoteContext) -> None:
         doc.markup("</p>\n")
         if secretary is not None and a.role != "secrétaire" and rng.random() < 0.6:
             doc.markup('<p><font size="1">')
-            ctx.emit([Ent("DOCTOR", dictation_initials(a.first, a.last)), "/",
-                      Ent("DOCTOR", dictation_initials(secretary.first, secretary.last))])
+            ctx.emit(
+                [
+                    Ent("DOCTOR", dictation_initials(a.first, a.last)),
+                    "/",
+                    Ent("DOCTOR", dictation_initials(secretary.first, secretary.last)),
+                ]
+            )
             doc.markup("</font></p>\n")
     else:
         doc.markup("<p>")
@@ -264,8 +350,16 @@ def signature(ctx: NoteContext) -> None:
         doc.markup("</p>\n")
         if secretary is not None and a.role != "secrétaire" and rng.random() < 0.6:
             doc.markup('<p class="pied">')
-            ctx.emit(["Dicté par ", *ctx.pro_name(a, title=False, style="F. Last"), " le ", *ctx.expand("{date:visit}"),
-                      ", frappé par ", *ctx.pro_name(secretary, title=False, style=rng.choice(("First", "First Last")))])
+            ctx.emit(
+                [
+                    "Dicté par ",
+                    *ctx.pro_name(a, title=False, style="F. Last"),
+                    " le ",
+                    *ctx.expand("{date:visit}"),
+                    ", frappé par ",
+                    *ctx.pro_name(secretary, title=False, style=rng.choice(("First", "First Last"))),
+                ]
+            )
             doc.markup("</p>\n")
 
 
@@ -301,9 +395,15 @@ def footer(ctx: NoteContext) -> None:
     rng, doc = ctx.rng, ctx.doc
     if ctx.family == 0:
         doc.markup('<p class="footer"><font size="1">')
-        ctx.say(rng.choice(("{pat:bare} — né{e} le {date:birth} — Page 1/1", "{pat:bare} ({date:birth}) — Page 1 sur 1")))
+        ctx.say(
+            rng.choice(("{pat:bare} — né{e} le {date:birth} — Page 1/1", "{pat:bare} ({date:birth}) — Page 1 sur 1"))
+        )
         doc.markup("</font></p>\n")
     else:
         doc.markup('<div class="pied">')
-        ctx.say(rng.choice(("Document concernant {pat:nociv}, édité le {date:visit}", "Édition du {date:visit} — {pat:init}")))
+        ctx.say(
+            rng.choice(
+                ("Document concernant {pat:nociv}, édité le {date:visit}", "Édition du {date:visit} — {pat:init}")
+            )
+        )
         doc.markup("</div>\n")

@@ -11,33 +11,91 @@ _SHARE = click.FloatRange(0.0, 1.0)
 
 @click.command("synth")
 @click.option("--notes", "-n", default=300, show_default=True, type=click.IntRange(min=1), help="Number of notes.")
-@click.option("--patients", "-p", type=click.IntRange(min=1), help="Number of patients (default: notes / 4). At most --notes.")
-@click.option("--seed", "-s", default=1, show_default=True, type=int, help="Random seed: same options and seed, same bytes.")
-@click.option("--out", "-o", required=True, type=click.Path(file_okay=False, path_type=str),
-              help="Output directory: notes.parquet, gold.parquet, gold.jsonl, README.md (and kb/ unless --kb-dir). "
-                   "An existing directory is written into only if it is empty or an earlier synth wrote it (see --overwrite).")
-@click.option("--overwrite", is_flag=True,
-              help="Write into OUT (and --kb-dir) even when deid-ds did not write them (no .deid-ds.json marker inside): "
-                   "the files of the same names are replaced, the others kept. Never allowed: /, the home or current directory.")
-@click.option("--kb-dir", type=click.Path(file_okay=False, path_type=str),
-              help="Where to write the knowledge-base files (default: OUT/kb).")
-@click.option("--missing-professionals", default=0.15, show_default=True, type=_SHARE,
-              help="Share of the professionals mentioned in notes left out of the Annuaire Santé file.")
-@click.option("--missing-streets", default=0.2, show_default=True, type=_SHARE,
-              help="Share of the streets mentioned in notes left out of the BAN files.")
-@click.option("--noise", default=0.3, show_default=True, type=_SHARE,
-              help="0 = clean; higher = more character references, markup inside entities, metadata typos and gaps.")
-@click.option("--phrasing", default="train", show_default=True, type=click.Choice(["train", "heldout", "all", "unseen"]),
-              help="Template family: 'heldout' uses layouts and wordings 'train' never uses (for a generalisation test set); "
-                   "'all' mixes train and heldout; 'unseen' is a third house style written blind to the rules, a test set only.")
-@click.option("--distractor-professionals", default=2500, show_default=True, type=click.IntRange(min=0),
-              help="Directory entries for professionals no note mentions.")
-@click.option("--distractor-streets", default=20, show_default=True, type=click.IntRange(min=0),
-              help="BAN streets per commune (on average) no note mentions.")
+@click.option(
+    "--patients", "-p", type=click.IntRange(min=1), help="Number of patients (default: notes / 4). At most --notes."
+)
+@click.option(
+    "--seed", "-s", default=1, show_default=True, type=int, help="Random seed: same options and seed, same bytes."
+)
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(file_okay=False, path_type=str),
+    help="Output directory: notes.parquet, gold.parquet, gold.jsonl, README.md (and kb/ unless --kb-dir). "
+    "An existing directory is written into only if it is empty or an earlier synth wrote it (see --overwrite).",
+)
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Write into OUT (and --kb-dir) even when deid-ds did not write them (no .deid-ds.json marker inside): "
+    "the files of the same names are replaced, the others kept. Never allowed: /, the home or current directory.",
+)
+@click.option(
+    "--kb-dir",
+    type=click.Path(file_okay=False, path_type=str),
+    help="Where to write the knowledge-base files (default: OUT/kb).",
+)
+@click.option(
+    "--missing-professionals",
+    default=0.15,
+    show_default=True,
+    type=_SHARE,
+    help="Share of the professionals mentioned in notes left out of the Annuaire Santé file.",
+)
+@click.option(
+    "--missing-streets",
+    default=0.2,
+    show_default=True,
+    type=_SHARE,
+    help="Share of the streets mentioned in notes left out of the BAN files.",
+)
+@click.option(
+    "--noise",
+    default=0.3,
+    show_default=True,
+    type=_SHARE,
+    help="0 = clean; higher = more character references, markup inside entities, metadata typos and gaps.",
+)
+@click.option(
+    "--phrasing",
+    default="train",
+    show_default=True,
+    type=click.Choice(["train", "heldout", "all", "unseen"]),
+    help="Template family: 'heldout' uses layouts and wordings 'train' never uses (for a generalisation test set); "
+    "'all' mixes train and heldout; 'unseen' is a third house style written blind to the rules, a test set only.",
+)
+@click.option(
+    "--distractor-professionals",
+    default=2500,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Directory entries for professionals no note mentions.",
+)
+@click.option(
+    "--distractor-streets",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="BAN streets per commune (on average) no note mentions.",
+)
 @quiet_option
 @handle_errors
-def synth_command(notes, patients, seed, out, overwrite, kb_dir, missing_professionals, missing_streets, noise, phrasing,
-                  distractor_professionals, distractor_streets, quiet):
+def synth_command(
+    notes,
+    patients,
+    seed,
+    out,
+    overwrite,
+    kb_dir,
+    missing_professionals,
+    missing_streets,
+    noise,
+    phrasing,
+    distractor_professionals,
+    distractor_streets,
+    quiet,
+):
     """Generate a synthetic sample: French clinical HTML notes with patient metadata, gold annotations,
     and BAN / Annuaire Santé source files in their official formats.
 
@@ -52,11 +110,27 @@ def synth_command(notes, patients, seed, out, overwrite, kb_dir, missing_profess
     from deid_ds.synth import SynthConfig, canonical_command, summary_table, synthesize
 
     if patients is not None and patients > notes:
-        raise click.BadParameter(f"{patients} patients for {notes} notes: every patient needs a note", param_hint="--patients")
-    config = SynthConfig(notes=notes, patients=patients, seed=seed, missing_professionals=missing_professionals,
-                         missing_streets=missing_streets, noise=noise, phrasing=phrasing,
-                         distractor_professionals=distractor_professionals, distractor_streets=distractor_streets)
-    counts = synthesize(config, out, kb_dir=kb_dir, command=canonical_command(config, out, kb_dir), progress=not quiet,
-                        overwrite=overwrite)
+        raise click.BadParameter(
+            f"{patients} patients for {notes} notes: every patient needs a note", param_hint="--patients"
+        )
+    config = SynthConfig(
+        notes=notes,
+        patients=patients,
+        seed=seed,
+        missing_professionals=missing_professionals,
+        missing_streets=missing_streets,
+        noise=noise,
+        phrasing=phrasing,
+        distractor_professionals=distractor_professionals,
+        distractor_streets=distractor_streets,
+    )
+    counts = synthesize(
+        config,
+        out,
+        kb_dir=kb_dir,
+        command=canonical_command(config, out, kb_dir),
+        progress=not quiet,
+        overwrite=overwrite,
+    )
     click.echo(summary_table(counts))
     click.echo(f"written to {out}" + (f" (knowledge bases in {kb_dir})" if kb_dir else ""))

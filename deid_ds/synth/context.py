@@ -87,9 +87,16 @@ class NoteContext:
         p, rng = self.patient, self.rng
         female = p.sex == "F"
         simple = {
-            "e": "e" if female else "", "il": "elle" if female else "il", "Il": "Elle" if female else "Il",
-            "le": "la" if female else "le", "civ": civility(p.sex), "Civ": civility(p.sex, "long"),
-            "age": str(self.age), "svc": self.department.name, "dsvc": of_department(self.department.name), "site": self.hospital.site,
+            "e": "e" if female else "",
+            "il": "elle" if female else "il",
+            "Il": "Elle" if female else "Il",
+            "le": "la" if female else "le",
+            "civ": civility(p.sex),
+            "Civ": civility(p.sex, "long"),
+            "age": str(self.age),
+            "svc": self.department.name,
+            "dsvc": of_department(self.department.name),
+            "site": self.hospital.site,
         }
         if name in simple:
             return [simple[name]]
@@ -124,7 +131,10 @@ class NoteContext:
             return [Ent("PATIENT", value)]
         out: list[Fragment] = []
         if arg != "nociv":
-            out.append(rng.choice((civility(p.sex), civility(p.sex, "long"))) + ("\xa0" if rng.random() < 0.1 * self.noise else " "))
+            out.append(
+                rng.choice((civility(p.sex), civility(p.sex, "long")))
+                + ("\xa0" if rng.random() < 0.1 * self.noise else " ")
+            )
         out.append(Ent("PATIENT", value))
         if p.married_name and arg in ("full", None) and rng.random() < (0.8 if arg == "full" else 0.3):
             birth = p.birth_name.upper() if rng.random() < 0.7 else p.birth_name
@@ -150,14 +160,27 @@ class NoteContext:
         if arg == "first" or (arg is None and rng.random() < 0.4):
             return [f"{determiner}{r.relation} ", Ent("PATIENT", r.first)]
         if arg == "tel":
-            return [f"{determiner}{r.relation}, ", civility(r.sex), " ", Ent("PATIENT", format_name(r.first, r.last, rng.choice(NAME_STYLES[:5]))),
-                    ", joignable au ", Ent("PHONE", format_phone(r.phone or "0600000000", rng.choice(PHONE_STYLES)))]
-        return [f"{determiner}{r.relation}, ", civility(r.sex), " ", Ent("PATIENT", format_name(r.first, r.last, rng.choice(NAME_STYLES[:7])))]
+            return [
+                f"{determiner}{r.relation}, ",
+                civility(r.sex),
+                " ",
+                Ent("PATIENT", format_name(r.first, r.last, rng.choice(NAME_STYLES[:5]))),
+                ", joignable au ",
+                Ent("PHONE", format_phone(r.phone or "0600000000", rng.choice(PHONE_STYLES))),
+            ]
+        return [
+            f"{determiner}{r.relation}, ",
+            civility(r.sex),
+            " ",
+            Ent("PATIENT", format_name(r.first, r.last, rng.choice(NAME_STYLES[:7]))),
+        ]
 
     def pro_name(self, pro: Professional, *, title: bool = True, style: str | None = None) -> list[Fragment]:
         """A professional as mentioned: ``Dr [Yann KERBRAT]``, ``IDE [Karine]``, ``Interne : [M. Roué]``."""
         rng = self.rng
-        first_only = pro.role in ("IDE", "secrétaire", "cadre de santé", "technicien", "manipulateur") and rng.random() < 0.35
+        first_only = (
+            pro.role in ("IDE", "secrétaire", "cadre de santé", "technicien", "manipulateur") and rng.random() < 0.35
+        )
         style = "First" if first_only else style or rng.choice(NAME_STYLES[:-1])
         value = format_name(pro.first, pro.last, style)
         if not title:
@@ -166,7 +189,9 @@ class NoteContext:
             word = {"IDE": "IDE ", "secrétaire": rng.choice(("secrétaire ", "", "Secr. "))}.get(pro.role, "")
             return [word, Ent("DOCTOR", value)] if word else [Ent("DOCTOR", value)]
         if pro.title:
-            prefix = rng.choice({"Dr": ("Dr ", "Dr ", "Docteur ", "Dr. "), "Pr": ("Pr ", "Professeur ", "Pr. ")}[pro.title])
+            prefix = rng.choice(
+                {"Dr": ("Dr ", "Dr ", "Docteur ", "Dr. "), "Pr": ("Pr ", "Professeur ", "Pr. ")}[pro.title]
+            )
         elif pro.role == "IDE":
             prefix = rng.choice(("IDE ", "infirmière " if pro.sex == "F" else "infirmier ", "IDE : "))
         elif pro.role == "interne":
@@ -185,9 +210,17 @@ class NoteContext:
             return self.patient.gp
         if arg in self.extras and self.extras[arg]:
             return rng.choice(self.extras[arg])
-        roles = {"head": ("chef de service",), "colleague": ("praticien", "chef de service"), "intern": ("interne",),
-                 "nurse": ("IDE", "cadre de santé"), "secretary": ("secrétaire",), "staff": ("kinésithérapeute", "psychologue", "IDE")}[arg]
-        candidates = [p for p in dept.staff if p.role in roles and p is not self.author] or [p for p in dept.staff if p.role in roles]
+        roles = {
+            "head": ("chef de service",),
+            "colleague": ("praticien", "chef de service"),
+            "intern": ("interne",),
+            "nurse": ("IDE", "cadre de santé"),
+            "secretary": ("secrétaire",),
+            "staff": ("kinésithérapeute", "psychologue", "IDE"),
+        }[arg]
+        candidates = [p for p in dept.staff if p.role in roles and p is not self.author] or [
+            p for p in dept.staff if p.role in roles
+        ]
         if not candidates:
             candidates = [p for p in dept.staff if p.role in ("praticien", "chef de service")]
         return rng.choice(candidates)
@@ -229,15 +262,27 @@ class NoteContext:
         caps = rng.random() < 0.3 if caps is None else caps
         out: list[Fragment] = []
         if address.residence:
-            out += [Ent("STR", ("Résidence " + address.residence).upper() if caps else "Résidence " + address.residence),
-                    ", " if inline else Markup("<br>")]
+            out += [
+                Ent("STR", ("Résidence " + address.residence).upper() if caps else "Résidence " + address.residence),
+                ", " if inline else Markup("<br>"),
+            ]
         out.append(Ent("STR", street_line(address, rng, caps=caps)))
         if address.bp:
             out += [", " if inline else Markup("<br>"), Ent("STR", address.bp)]
         out.append(rng.choice((", ", " ", " - ")) if inline else Markup("<br>"))
         if inline and rng.random() < 0.15:  # "à Rennes (35000)"
-            return out[:-1] + [" à ", Ent("VILLE", city_form(address, rng, caps=caps)), " (", Ent("ZIP", address.postcode), ")"]
-        out += [Ent("ZIP", address.postcode), " ", Ent("VILLE", city_form(address, rng, caps=True if address.cedex else caps))]
+            return out[:-1] + [
+                " à ",
+                Ent("VILLE", city_form(address, rng, caps=caps)),
+                " (",
+                Ent("ZIP", address.postcode),
+                ")",
+            ]
+        out += [
+            Ent("ZIP", address.postcode),
+            " ",
+            Ent("VILLE", city_form(address, rng, caps=True if address.cedex else caps)),
+        ]
         if address.cedex:
             out.append(" " + address.cedex)
         return out
@@ -258,7 +303,12 @@ class NoteContext:
 
     def _slot_city(self, arg: str | None) -> list[Fragment]:
         if arg == "birth":
-            return [Ent("VILLE", city_form(self.patient.birthplace, self.rng, caps=False if self.rng.random() < 0.7 else True))]
+            return [
+                Ent(
+                    "VILLE",
+                    city_form(self.patient.birthplace, self.rng, caps=False if self.rng.random() < 0.7 else True),
+                )
+            ]
         if arg == "gp" and self.patient.gp.practice is not None:
             return [Ent("VILLE", city_form(self.patient.gp.practice.commune.name, self.rng, caps=False))]
         if arg == "hosp":
@@ -270,14 +320,25 @@ class NoteContext:
 
     def _slot_tel(self, arg: str | None) -> list[Fragment]:
         p = self.patient
-        digits = {"patient": p.phone, "mobile": p.mobile, "service": self.department.phone, "fax": self.department.fax,
-                  "hosp": self.hospital.phone, "gp": p.gp.phone, "relative": self.relative().phone or p.mobile}[arg or "patient"]
+        digits = {
+            "patient": p.phone,
+            "mobile": p.mobile,
+            "service": self.department.phone,
+            "fax": self.department.fax,
+            "hosp": self.hospital.phone,
+            "gp": p.gp.phone,
+            "relative": self.relative().phone or p.mobile,
+        }[arg or "patient"]
         return [self.phone_ent(digits)]
 
     def _slot_mail(self, arg: str | None) -> list[Fragment]:
         p = self.patient
-        value = {"patient": p.email, "service": self.department.email, "author": self.author.email or self.department.email,
-                 "gp": p.gp.email}[arg or "patient"]
+        value = {
+            "patient": p.email,
+            "service": self.department.email,
+            "author": self.author.email or self.department.email,
+            "gp": p.gp.email,
+        }[arg or "patient"]
         return [Ent("EMAIL", value)] if value else ["(pas d'adresse électronique)"]
 
     def _slot_hosp(self, arg: str | None) -> list[Fragment]:

@@ -30,8 +30,20 @@ from deid_ds.synth.summary import SampleCounts
 from deid_ds.synth.world import Hospital, Patient, WorldBuilder
 
 #: Columns of the notes table (the input contract of the pipeline).
-NOTE_COLUMNS: tuple[str, ...] = ("id_document", "id_patient", "doc_type", "html", "firstname", "lastname", "birthdate",
-                                 "address", "zip", "city", "phone", "email")
+NOTE_COLUMNS: tuple[str, ...] = (
+    "id_document",
+    "id_patient",
+    "doc_type",
+    "html",
+    "firstname",
+    "lastname",
+    "birthdate",
+    "address",
+    "zip",
+    "city",
+    "phone",
+    "email",
+)
 GOLD_COLUMNS: tuple[str, ...] = ("id_document", "label", "html_start", "html_end", "text")
 #: Phrasing families per ``--phrasing``: ``unseen`` (family 2, :mod:`deid_ds.synth.unseen`) is a test style kept out
 #: of ``all``, so that ``all`` corpora stay what they were and nothing tuned on them has seen family 2.
@@ -174,18 +186,25 @@ class Generation:
     def __init__(self, config: SynthConfig) -> None:
         seed = self.seed = config.seed
         self.config = config
-        self.world = world = WorldBuilder(random.Random(f"world-{seed}"), missing_professionals=config.missing_professionals,
-                                          missing_streets=config.missing_streets)
+        self.world = world = WorldBuilder(
+            random.Random(f"world-{seed}"),
+            missing_professionals=config.missing_professionals,
+            missing_streets=config.missing_streets,
+        )
         self.hospitals = build_hospitals(world)
         for _ in range(max(3, config.n_patients // 3)):
             world.new_gp()
         self.rng = rng = random.Random(f"notes-{seed}")
         n_patients = config.n_patients
         # all patients before any note: specialists drawn while writing notes come from the same world stream
-        self._patients: list[Patient | None] = [world.new_patient(k, f"P{seed}-{k + 1:05d}", LAST_DAY, youngest_days=FIRST_NOTE_AGE_DAYS)
-                                                for k in range(n_patients)]
+        self._patients: list[Patient | None] = [
+            world.new_patient(k, f"P{seed}-{k + 1:05d}", LAST_DAY, youngest_days=FIRST_NOTE_AGE_DAYS)
+            for k in range(n_patients)
+        ]
         weights = [rng.random() ** 2 + 0.05 for _ in range(n_patients)]
-        self._per_patient = Counter(range(n_patients)) + Counter(rng.choices(range(n_patients), weights, k=config.notes - n_patients))
+        self._per_patient = Counter(range(n_patients)) + Counter(
+            rng.choices(range(n_patients), weights, k=config.notes - n_patients)
+        )
         self._exhausted = False
 
     def plans(self) -> Iterator[NotePlan]:
@@ -220,29 +239,77 @@ class Generation:
             writer, kind, _ = DOCUMENT_TYPES[doc_type]
             hospital = _patient_hospital(note_rng, patient, hospitals)
             if not main_department:
-                main_department = note_rng.choice([d for d in hospital.departments.values() if d.kind in ("medical", "surgical")]).name
+                main_department = note_rng.choice(
+                    [d for d in hospital.departments.values() if d.kind in ("medical", "surgical")]
+                ).name
             department = _department_for(note_rng, hospital, kind, main_department)
             author = _author_for(note_rng, department, doc_type, patient)
             dates = _dates(note_rng, patient, when, index)
             address = patient.old_address if patient.old_address is not None and index < count // 2 else patient.address
-            mode = "raw" if note_rng.random() > min(1.0, 1.5 * config.noise) else note_rng.choice(("named", "named", "numeric", "mixed"))
+            mode = (
+                "raw"
+                if note_rng.random() > min(1.0, 1.5 * config.noise)
+                else note_rng.choice(("named", "named", "numeric", "mixed"))
+            )
             doc = HtmlDoc(note_rng, Encoding(mode, hex_numeric=note_rng.random() < 0.3), config.noise)
             extras = {}
             if note_rng.random() < 0.3:
-                extras["specialist"] = [world.specialists[note_rng.randrange(len(world.specialists))] if world.specialists and note_rng.random() < 0.5
-                                        else world.new_specialist(department.name)]
+                extras["specialist"] = [
+                    world.specialists[note_rng.randrange(len(world.specialists))]
+                    if world.specialists and note_rng.random() < 0.5
+                    else world.new_specialist(department.name)
+                ]
             if family == 2:  # its own writers and random stream: families 0 and 1 draw exactly what they drew before it
                 from deid_ds.synth.unseen import WRITERS, UnseenContext
 
                 writer = WRITERS[doc_type]
-                ctx = UnseenContext(random.Random(f"unseen-{seed}-{number}"), family, config.noise, patient, hospital, department, author,
-                                    when, dates, doc, address, extras)
+                ctx = UnseenContext(
+                    random.Random(f"unseen-{seed}-{number}"),
+                    family,
+                    config.noise,
+                    patient,
+                    hospital,
+                    department,
+                    author,
+                    when,
+                    dates,
+                    doc,
+                    address,
+                    extras,
+                )
             else:
-                ctx = NoteContext(note_rng, family, config.noise, patient, hospital, department, author, when, dates, doc, address, extras)
+                ctx = NoteContext(
+                    note_rng,
+                    family,
+                    config.noise,
+                    patient,
+                    hospital,
+                    department,
+                    author,
+                    when,
+                    dates,
+                    doc,
+                    address,
+                    extras,
+                )
             writer(ctx)
-            row = {"id_document": id_document, "id_patient": patient.id_patient, "doc_type": doc_type, "html": doc.html(), **metadata}
-            gold = [{"id_document": id_document, "label": span.label, "html_start": span.html_start, "html_end": span.html_end,
-                     "text": span.text} for span in sorted(doc.spans, key=lambda s: s.html_start)]
+            row = {
+                "id_document": id_document,
+                "id_patient": patient.id_patient,
+                "doc_type": doc_type,
+                "html": doc.html(),
+                **metadata,
+            }
+            gold = [
+                {
+                    "id_document": id_document,
+                    "label": span.label,
+                    "html_start": span.html_start,
+                    "html_end": span.html_end,
+                    "text": span.text,
+                }
+                for span in sorted(doc.spans, key=lambda s: s.html_start)
+            ]
             yield SynthNote(row, gold, family)
         self._exhausted = True
 
@@ -277,7 +344,9 @@ def generate_corpus(config: SynthConfig = SynthConfig(), *, progress: bool = Fal
 def _department_for(rng: random.Random, hospital: Hospital, kind: str, main: str):
     departments = hospital.departments
     if kind == "clinical":
-        return departments.get(main) or rng.choice([d for d in departments.values() if d.kind in ("medical", "surgical")])
+        return departments.get(main) or rng.choice(
+            [d for d in departments.values() if d.kind in ("medical", "surgical")]
+        )
     if kind == "surgical":
         main_department = departments.get(main)
         if main_department is not None and main_department.kind == "surgical":
@@ -291,7 +360,11 @@ def _author_for(rng: random.Random, department, doc_type: str, patient: Patient)
         return patient.gp
     if doc_type == "convocation":
         return rng.choice(department.of_role("secrétaire"))
-    roles = ("praticien", "chef de service", "interne") if doc_type in ("hospitalisation_report", "discharge_letter", "consultation") else ("praticien", "chef de service")
+    roles = (
+        ("praticien", "chef de service", "interne")
+        if doc_type in ("hospitalisation_report", "discharge_letter", "consultation")
+        else ("praticien", "chef de service")
+    )
     return rng.choice([p for p in department.staff if p.role in roles])
 
 
@@ -331,7 +404,9 @@ class _ParquetChunks:
         import pyarrow as pa
 
         if rows or not self.written:
-            self.writer.write_table(pa.Table.from_pydict({c: [row[c] for row in rows] for c in self.columns}, schema=self.schema))
+            self.writer.write_table(
+                pa.Table.from_pydict({c: [row[c] for row in rows] for c in self.columns}, schema=self.schema)
+            )
             self.written = True
 
     def close(self) -> None:
@@ -348,8 +423,9 @@ def _table_files(out: Path) -> Iterator[Callable[[list[dict], list[dict]], None]
     the block ends without error: an interrupted run leaves the previous sample's tables as they were.
     """
     with ExitStack() as stack:
-        notes_tmp, gold_tmp, jsonl_tmp = (stack.enter_context(atomic_path(out / name))
-                                          for name in ("notes.parquet", "gold.parquet", "gold.jsonl"))
+        notes_tmp, gold_tmp, jsonl_tmp = (
+            stack.enter_context(atomic_path(out / name)) for name in ("notes.parquet", "gold.parquet", "gold.jsonl")
+        )
         notes_file = _ParquetChunks(notes_tmp, NOTE_COLUMNS, {})
         stack.callback(notes_file.close)
         gold_file = _ParquetChunks(gold_tmp, GOLD_COLUMNS, {"html_start": "int64", "html_end": "int64"})
@@ -380,9 +456,17 @@ def _chunks(notes: Iterable[tuple[dict, list[dict]]], size: int) -> Iterator[tup
         yield rows, gold
 
 
-def _write_sample(config: SynthConfig, out: str | Path, notes: Iterable[tuple[dict, list[dict]]],
-                  knowledge_bases: Callable[[], Iterable[tuple[str, list]]], *, kb_dir: str | Path | None,
-                  command: str | None, chunk_notes: int, overwrite: bool = False) -> tuple[SampleCounts, dict[str, Path]]:
+def _write_sample(
+    config: SynthConfig,
+    out: str | Path,
+    notes: Iterable[tuple[dict, list[dict]]],
+    knowledge_bases: Callable[[], Iterable[tuple[str, list]]],
+    *,
+    kb_dir: str | Path | None,
+    command: str | None,
+    chunk_notes: int,
+    overwrite: bool = False,
+) -> tuple[SampleCounts, dict[str, Path]]:
     """Write a sample's files as its notes come: the one place that writes a sample's files.
 
     ``knowledge_bases`` is called once every note is written (its files list the notes' people and streets).
@@ -403,16 +487,25 @@ def _write_sample(config: SynthConfig, out: str | Path, notes: Iterable[tuple[di
         kb_path.mkdir(parents=True, exist_ok=True)
         for directory in (out, kb_path):
             remove_stale_inside(directory)  # the temporary files of a killed run (under the lock of out)
-        result = _write_files(config, out, kb_path, notes, knowledge_bases, kb_dir=kb_dir, command=command,
-                              chunk_notes=chunk_notes)
+        result = _write_files(
+            config, out, kb_path, notes, knowledge_bases, kb_dir=kb_dir, command=command, chunk_notes=chunk_notes
+        )
         for directory in (out, kb_path):
             write_marker(directory, "synth", timestamp=False)
         return result
 
 
-def _write_files(config: SynthConfig, out: Path, kb_path: Path, notes: Iterable[tuple[dict, list[dict]]],
-                 knowledge_bases: Callable[[], Iterable[tuple[str, list]]], *, kb_dir: str | Path | None,
-                 command: str | None, chunk_notes: int) -> tuple[SampleCounts, dict[str, Path]]:
+def _write_files(
+    config: SynthConfig,
+    out: Path,
+    kb_path: Path,
+    notes: Iterable[tuple[dict, list[dict]]],
+    knowledge_bases: Callable[[], Iterable[tuple[str, list]]],
+    *,
+    kb_dir: str | Path | None,
+    command: str | None,
+    chunk_notes: int,
+) -> tuple[SampleCounts, dict[str, Path]]:
     from deid_ds.synth.summary import readme_text
 
     counts = SampleCounts(config)
@@ -430,8 +523,12 @@ def _write_files(config: SynthConfig, out: Path, kb_path: Path, notes: Iterable[
                 counts.ban_rows[name] = kb.write_ban(rows, path)
                 written[f"ban_{name}"] = path
         kb_location = f"{kb_dir}" if kb_dir is not None else "kb/"
-        atomic_write_text(out / "README.md", readme_text(counts, command or canonical_command(config, out, kb_dir), kb_location))
-    written.update(notes=out / "notes.parquet", gold=out / "gold.parquet", gold_jsonl=out / "gold.jsonl", readme=out / "README.md")
+        atomic_write_text(
+            out / "README.md", readme_text(counts, command or canonical_command(config, out, kb_dir), kb_location)
+        )
+    written.update(
+        notes=out / "notes.parquet", gold=out / "gold.parquet", gold_jsonl=out / "gold.jsonl", readme=out / "README.md"
+    )
     return counts, written
 
 
@@ -441,8 +538,16 @@ def _counted(notes: Iterable[tuple[dict, list[dict]]], counts: SampleCounts) -> 
         yield row, gold
 
 
-def synthesize(config: SynthConfig, out: str | Path, *, kb_dir: str | Path | None = None, command: str | None = None,
-               progress: bool = False, chunk_notes: int = CHUNK_NOTES, overwrite: bool = False) -> SampleCounts:
+def synthesize(
+    config: SynthConfig,
+    out: str | Path,
+    *,
+    kb_dir: str | Path | None = None,
+    command: str | None = None,
+    progress: bool = False,
+    chunk_notes: int = CHUNK_NOTES,
+    overwrite: bool = False,
+) -> SampleCounts:
     """Generate a sample and write it as it is generated: ``deid-ds synth``.
 
     The files are those :func:`generate_corpus` then :func:`write_corpus` give, but only ``chunk_notes`` notes
@@ -451,32 +556,64 @@ def synthesize(config: SynthConfig, out: str | Path, *, kb_dir: str | Path | Non
     """
     generation = Generation(config)
     notes = ((note.row, note.gold) for note in generation.notes(progress=progress))
-    counts, _ = _write_sample(config, out, notes, generation.knowledge_bases, kb_dir=kb_dir, command=command,
-                              chunk_notes=chunk_notes, overwrite=overwrite)
+    counts, _ = _write_sample(
+        config,
+        out,
+        notes,
+        generation.knowledge_bases,
+        kb_dir=kb_dir,
+        command=command,
+        chunk_notes=chunk_notes,
+        overwrite=overwrite,
+    )
     return counts
 
 
-def write_corpus(corpus: Corpus, out: str | Path, *, kb_dir: str | Path | None = None, command: str | None = None,
-                 chunk_notes: int = CHUNK_NOTES, overwrite: bool = False) -> dict[str, Path]:
+def write_corpus(
+    corpus: Corpus,
+    out: str | Path,
+    *,
+    kb_dir: str | Path | None = None,
+    command: str | None = None,
+    chunk_notes: int = CHUNK_NOTES,
+    overwrite: bool = False,
+) -> dict[str, Path]:
     """Write ``out/notes.parquet``, ``out/gold.parquet``, ``out/gold.jsonl``, ``out/README.md`` and the
     knowledge-base files into ``kb_dir`` (default ``out/kb``). Every file is written atomically.
 
     Returns the paths written, by role.
     """
+
     def knowledge_bases() -> Iterator[tuple[str, list]]:
         yield "annuaire", corpus.annuaire
         yield from corpus.ban.items()
 
-    _, written = _write_sample(corpus.config, out, _gold_by_note(corpus.notes, corpus.gold), knowledge_bases,
-                               kb_dir=kb_dir, command=command, chunk_notes=chunk_notes, overwrite=overwrite)
+    _, written = _write_sample(
+        corpus.config,
+        out,
+        _gold_by_note(corpus.notes, corpus.gold),
+        knowledge_bases,
+        kb_dir=kb_dir,
+        command=command,
+        chunk_notes=chunk_notes,
+        overwrite=overwrite,
+    )
     return written
 
 
 def canonical_command(config: SynthConfig, out: str | Path, kb_dir: str | Path | None = None) -> str:
     """The ``deid-ds synth`` command line that regenerates ``config`` (every option spelled out)."""
-    parts = ["deid-ds synth", f"--notes {config.notes}", f"--patients {config.n_patients}", f"--seed {config.seed}",
-             f"--missing-professionals {config.missing_professionals:g}", f"--missing-streets {config.missing_streets:g}",
-             f"--noise {config.noise:g}", f"--phrasing {config.phrasing}", f"--out {out}"]
+    parts = [
+        "deid-ds synth",
+        f"--notes {config.notes}",
+        f"--patients {config.n_patients}",
+        f"--seed {config.seed}",
+        f"--missing-professionals {config.missing_professionals:g}",
+        f"--missing-streets {config.missing_streets:g}",
+        f"--noise {config.noise:g}",
+        f"--phrasing {config.phrasing}",
+        f"--out {out}",
+    ]
     if kb_dir is not None:
         parts.append(f"--kb-dir {kb_dir}")
     defaults = SynthConfig()

@@ -16,8 +16,20 @@ from datetime import date
 from deid_ds.synth.pools import strip_accents
 from deid_ds.synth.world import STREET_TYPES, Address
 
-MONTHS = ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
-          "novembre", "décembre")
+MONTHS = (
+    "janvier",
+    "février",
+    "mars",
+    "avril",
+    "mai",
+    "juin",
+    "juillet",
+    "août",
+    "septembre",
+    "octobre",
+    "novembre",
+    "décembre",
+)
 MONTHS_ABBR = ("janv.", "févr.", "mars", "avr.", "mai", "juin", "juil.", "août", "sept.", "oct.", "nov.", "déc.")
 WEEKDAYS = ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche")
 
@@ -43,9 +55,24 @@ Fragment = str | Ent | Markup
 
 # -- dates ----------------------------------------------------------------------------------------------
 #: Full-date styles (day, month and year), all in the guidelines' DATE examples or seen in notes.
-FULL_DATE_STYLES = ("dmy_slash", "dmy_slash", "dmy_slash", "dmy_slash_short", "dmy_dot", "dmy_dot_short", "dmy_dash",
-                    "iso", "dmy_nopad", "long", "long", "long_pad", "long_upper", "long_abbr", "weekday_long",
-                    "weekday_slash")
+FULL_DATE_STYLES = (
+    "dmy_slash",
+    "dmy_slash",
+    "dmy_slash",
+    "dmy_slash_short",
+    "dmy_dot",
+    "dmy_dot_short",
+    "dmy_dash",
+    "iso",
+    "dmy_nopad",
+    "long",
+    "long",
+    "long_pad",
+    "long_upper",
+    "long_abbr",
+    "weekday_long",
+    "weekday_slash",
+)
 PARTIAL_DATE_STYLES = ("daymonth", "weekday_daymonth", "monthyear", "monthyear_num", "daymonth_num")
 
 
@@ -134,8 +161,18 @@ def upper(text: str) -> str:
     return text.upper()
 
 
-NAME_STYLES = ("First LAST", "First LAST", "LAST First", "First Last", "Last First", "F. LAST", "F. Last",
-               "LAST", "Last", "FIRST LAST")
+NAME_STYLES = (
+    "First LAST",
+    "First LAST",
+    "LAST First",
+    "First Last",
+    "Last First",
+    "F. LAST",
+    "F. Last",
+    "LAST",
+    "Last",
+    "FIRST LAST",
+)
 
 
 def format_name(first: str, last: str, style: str) -> str:
@@ -166,7 +203,9 @@ def format_name(first: str, last: str, style: str) -> str:
 
 def dictation_initials(first: str, last: str) -> str:
     """``Yann KERBRAT`` -> ``YK`` (the ``YK/CL`` line at the foot of typed letters)."""
-    letters = [p[0] for p in re.split(r"[- ]", first) if p][:2] + [p[0] for p in re.split(r"[- ']", last) if p and p[0].isupper()][:1]
+    letters = [p[0] for p in re.split(r"[- ]", first) if p][:2] + [
+        p[0] for p in re.split(r"[- ']", last) if p and p[0].isupper()
+    ][:1]
     return strip_accents("".join(letters)).upper() or "X"
 
 

@@ -24,7 +24,15 @@ from html.entities import codepoint2name
 
 #: Inline elements that may split an entity without changing the extracted text.
 INLINE_TAGS: tuple[str, ...] = (
-    "b", "strong", "i", "em", "u", "span", 'span style="font-weight:bold"', 'font face="Arial"', 'span class="MsoNormal"',
+    "b",
+    "strong",
+    "i",
+    "em",
+    "u",
+    "span",
+    'span style="font-weight:bold"',
+    'font face="Arial"',
+    'span class="MsoNormal"',
 )
 
 

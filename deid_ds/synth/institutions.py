@@ -37,30 +37,75 @@ DEPARTMENTS: dict[str, tuple[str, str]] = {
 }
 
 #: Eponyms of hospitals: the person's name stays unannotated (an institution name).
-_EPONYMS = ("Yves Le Foll", "René Pleven", "Guillaume Régnier", "Laennec", "Morvan", "Jean Jaurès",
-            "Marie Curie", "Pierre Loti", "Ambroise Paré", "Hôtel-Dieu", "Pontchaillou", "La Cavale Blanche")
-_SITES = ("Hôpital Sud", "Hôpital Nord", "Site principal", "Bâtiment B", "Pavillon Laennec", "Hôpital Morvan",
-          "Hôpital de la Cavale Blanche", "Hôpital Pontchaillou", "Pôle Femme-Enfant", "Bâtiment des Urgences")
+_EPONYMS = (
+    "Yves Le Foll",
+    "René Pleven",
+    "Guillaume Régnier",
+    "Laennec",
+    "Morvan",
+    "Jean Jaurès",
+    "Marie Curie",
+    "Pierre Loti",
+    "Ambroise Paré",
+    "Hôtel-Dieu",
+    "Pontchaillou",
+    "La Cavale Blanche",
+)
+_SITES = (
+    "Hôpital Sud",
+    "Hôpital Nord",
+    "Site principal",
+    "Bâtiment B",
+    "Pavillon Laennec",
+    "Hôpital Morvan",
+    "Hôpital de la Cavale Blanche",
+    "Hôpital Pontchaillou",
+    "Pôle Femme-Enfant",
+    "Bâtiment des Urgences",
+)
 
 
 def _hospital_name(rng: random.Random, city: str, big: bool) -> tuple[tuple[str, str | None], ...]:
     style = rng.randrange(4)
     if big:
-        return (("CHU de ", None), (city, "VILLE")) if style < 3 else (("Centre Hospitalier Universitaire de ", None), (city, "VILLE"))
+        return (
+            (("CHU de ", None), (city, "VILLE"))
+            if style < 3
+            else (("Centre Hospitalier Universitaire de ", None), (city, "VILLE"))
+        )
     if style == 0:
         return (("Centre Hospitalier de ", None), (city, "VILLE"))
     if style == 1:
         return (("CH ", None), (city, "VILLE"))
     if style == 2:
         return ((f"Centre Hospitalier {rng.choice(_EPONYMS[:4])}", None),)
-    return ((f"Clinique {rng.choice(('Sainte-Marie', 'Saint-Joseph', 'de la Sagesse', 'des Augustines', 'du Ter'))}", None),)
+    return (
+        (f"Clinique {rng.choice(('Sainte-Marie', 'Saint-Joseph', 'de la Sagesse', 'des Augustines', 'du Ter'))}", None),
+    )
 
 
 def build_hospitals(world: WorldBuilder, count: int = 6) -> list[Hospital]:
     """``count`` hospitals in the biggest towns of the four départements (two university hospitals)."""
     rng = world.rng
-    towns = [c for c in world.communes if c.name in ("Rennes", "Brest", "Saint-Brieuc", "Vannes", "Lorient", "Quimper",
-                                                     "Saint-Malo", "Morlaix", "Pontivy", "Lannion", "Fougères", "Vitré")]
+    towns = [
+        c
+        for c in world.communes
+        if c.name
+        in (
+            "Rennes",
+            "Brest",
+            "Saint-Brieuc",
+            "Vannes",
+            "Lorient",
+            "Quimper",
+            "Saint-Malo",
+            "Morlaix",
+            "Pontivy",
+            "Lannion",
+            "Fougères",
+            "Vitré",
+        )
+    ]
     rng.shuffle(towns)
     towns.sort(key=lambda c: c.name not in ("Rennes", "Brest"))
     hospitals = []
@@ -75,10 +120,22 @@ def build_hospitals(world: WorldBuilder, count: int = 6) -> list[Hospital]:
         bp = f"{rng.choice(('CS', 'BP'))} {rng.randrange(10, 99999) if rng.random() < 0.5 else rng.randrange(10, 999)}"
         address = Address(street, number, cedex=cedex, cedex_postcode=cedex_code, bp=bp if rng.random() < 0.7 else "")
         slug = ascii_slug(commune.name, "-")
-        domain = f"chu-{slug}.fr" if big else rng.choice((f"ch-{slug}.fr", f"ch{ascii_slug(commune.name)}.fr", f"hopital-{slug}.fr"))
+        domain = (
+            f"chu-{slug}.fr"
+            if big
+            else rng.choice((f"ch-{slug}.fr", f"ch{ascii_slug(commune.name)}.fr", f"hopital-{slug}.fr"))
+        )
         dep = commune.departement
-        hospital = Hospital(name_parts, rng.choice(_SITES), address, random_phone(rng, dep), domain, {},
-                            finess=f"{dep}0{rng.randrange(10**5, 10**6)}", siret=f"26{dep}{rng.randrange(10**9, 10**10)}")
+        hospital = Hospital(
+            name_parts,
+            rng.choice(_SITES),
+            address,
+            random_phone(rng, dep),
+            domain,
+            {},
+            finess=f"{dep}0{rng.randrange(10**5, 10**6)}",
+            siret=f"26{dep}{rng.randrange(10**9, 10**10)}",
+        )
         chosen = [d for d, (kind, _) in DEPARTMENTS.items() if kind not in ("medical", "surgical")]
         chosen += rng.sample([d for d, (k, _) in DEPARTMENTS.items() if k == "medical"], 5)
         chosen += rng.sample([d for d, (k, _) in DEPARTMENTS.items() if k == "surgical"], 3)
@@ -96,12 +153,27 @@ def _department(world: WorldBuilder, hospital: Hospital, name: str, big: bool) -
     staff = []
     head_title = "Pr" if big and rng.random() < 0.7 else "Dr"
     new = world.new_professional
-    staff.append(new("Médecin", role="chef de service", specialty=specialty, title=head_title, hospital=hospital, domain=hospital.domain))
+    staff.append(
+        new(
+            "Médecin",
+            role="chef de service",
+            specialty=specialty,
+            title=head_title,
+            hospital=hospital,
+            domain=hospital.domain,
+        )
+    )
     for _ in range(rng.randrange(3, 7)):
         title = "Pr" if big and rng.random() < 0.15 else "Dr"
-        staff.append(new("Médecin", role="praticien", specialty=specialty, title=title, hospital=hospital, domain=hospital.domain))
+        staff.append(
+            new(
+                "Médecin", role="praticien", specialty=specialty, title=title, hospital=hospital, domain=hospital.domain
+            )
+        )
     for _ in range(rng.randrange(1, 3)):
-        staff.append(new("Médecin", role="interne", specialty=specialty, hospital=hospital, domain=hospital.domain, student=True))
+        staff.append(
+            new("Médecin", role="interne", specialty=specialty, hospital=hospital, domain=hospital.domain, student=True)
+        )
     for _ in range(rng.randrange(2, 4)):
         staff.append(new("Secrétaire médicale", role="secrétaire", hospital=hospital))
     if kind not in ("pathology", "biology"):
@@ -127,4 +199,3 @@ def _department(world: WorldBuilder, hospital: Hospital, name: str, big: bool) -
 
 def hospital_professionals(hospitals: list[Hospital]) -> list:
     return [p for h in hospitals for d in h.departments.values() for p in d.staff]
-

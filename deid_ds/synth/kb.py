@@ -25,28 +25,84 @@ from deid_ds.synth.pools import Commune, strip_accents
 from deid_ds.synth.world import STREET_TYPES, Address, Professional, Street, WorldBuilder, random_phone
 
 BAN_HEADER: tuple[str, ...] = (
-    "id", "id_fantoir", "numero", "rep", "nom_voie", "code_postal", "code_insee", "nom_commune",
-    "code_insee_ancienne_commune", "nom_ancienne_commune", "x", "y", "lon", "lat", "type_position", "alias", "nom_ld",
-    "libelle_acheminement", "nom_afnor", "source_position", "source_nom_voie", "certification_commune", "cad_parcelles",
+    "id",
+    "id_fantoir",
+    "numero",
+    "rep",
+    "nom_voie",
+    "code_postal",
+    "code_insee",
+    "nom_commune",
+    "code_insee_ancienne_commune",
+    "nom_ancienne_commune",
+    "x",
+    "y",
+    "lon",
+    "lat",
+    "type_position",
+    "alias",
+    "nom_ld",
+    "libelle_acheminement",
+    "nom_afnor",
+    "source_position",
+    "source_nom_voie",
+    "certification_commune",
+    "cad_parcelles",
 )
 
 ANNUAIRE_HEADER: tuple[str, ...] = (
-    "Type d'identifiant PP", "Identifiant PP", "Identification nationale PP", "Code civilité d'exercice",
-    "Libellé civilité d'exercice", "Code civilité", "Libellé civilité", "Nom d'exercice", "Prénom d'exercice",
-    "Code profession", "Libellé profession", "Code catégorie professionnelle", "Libellé catégorie professionnelle",
-    "Code type savoir-faire", "Libellé type savoir-faire", "Code savoir-faire", "Libellé savoir-faire",
-    "Code mode exercice", "Libellé mode exercice", "Numéro SIRET site", "Numéro SIREN site", "Numéro FINESS site",
-    "Numéro FINESS établissement juridique", "Identifiant technique de la structure", "Raison sociale site",
-    "Enseigne commerciale site", "Complément destinataire (coord. structure)",
-    "Complément point géographique (coord. structure)", "Numéro Voie (coord. structure)",
-    "Indice répétition voie (coord. structure)", "Code type de voie (coord. structure)",
-    "Libellé type de voie (coord. structure)", "Libellé Voie (coord. structure)", "Mention distribution (coord. structure)",
-    "Bureau cedex (coord. structure)", "Code postal (coord. structure)", "Code commune (coord. structure)",
-    "Libellé commune (coord. structure)", "Code pays (coord. structure)", "Libellé pays (coord. structure)",
-    "Téléphone (coord. structure)", "Téléphone 2 (coord. structure)", "Télécopie (coord. structure)",
-    "Adresse e-mail (coord. structure)", "Code Département (structure)", "Libellé Département (structure)",
-    "Ancien identifiant de la structure", "Autorité d'enregistrement", "Code secteur d'activité",
-    "Libellé secteur d'activité", "Code section tableau pharmaciens", "Libellé section tableau pharmaciens",
+    "Type d'identifiant PP",
+    "Identifiant PP",
+    "Identification nationale PP",
+    "Code civilité d'exercice",
+    "Libellé civilité d'exercice",
+    "Code civilité",
+    "Libellé civilité",
+    "Nom d'exercice",
+    "Prénom d'exercice",
+    "Code profession",
+    "Libellé profession",
+    "Code catégorie professionnelle",
+    "Libellé catégorie professionnelle",
+    "Code type savoir-faire",
+    "Libellé type savoir-faire",
+    "Code savoir-faire",
+    "Libellé savoir-faire",
+    "Code mode exercice",
+    "Libellé mode exercice",
+    "Numéro SIRET site",
+    "Numéro SIREN site",
+    "Numéro FINESS site",
+    "Numéro FINESS établissement juridique",
+    "Identifiant technique de la structure",
+    "Raison sociale site",
+    "Enseigne commerciale site",
+    "Complément destinataire (coord. structure)",
+    "Complément point géographique (coord. structure)",
+    "Numéro Voie (coord. structure)",
+    "Indice répétition voie (coord. structure)",
+    "Code type de voie (coord. structure)",
+    "Libellé type de voie (coord. structure)",
+    "Libellé Voie (coord. structure)",
+    "Mention distribution (coord. structure)",
+    "Bureau cedex (coord. structure)",
+    "Code postal (coord. structure)",
+    "Code commune (coord. structure)",
+    "Libellé commune (coord. structure)",
+    "Code pays (coord. structure)",
+    "Libellé pays (coord. structure)",
+    "Téléphone (coord. structure)",
+    "Téléphone 2 (coord. structure)",
+    "Télécopie (coord. structure)",
+    "Adresse e-mail (coord. structure)",
+    "Code Département (structure)",
+    "Libellé Département (structure)",
+    "Ancien identifiant de la structure",
+    "Autorité d'enregistrement",
+    "Code secteur d'activité",
+    "Libellé secteur d'activité",
+    "Code section tableau pharmaciens",
+    "Libellé section tableau pharmaciens",
 )
 _COLUMN = {name: i for i, name in enumerate(ANNUAIRE_HEADER)}
 
@@ -54,20 +110,62 @@ _COLUMN = {name: i for i, name in enumerate(ANNUAIRE_HEADER)}
 _DEP_CENTRES = {"22": (48.42, -2.85), "29": (48.25, -4.05), "35": (48.15, -1.65), "56": (47.85, -2.85)}
 
 PROFESSION_CODES = {
-    "Médecin": "10", "Infirmier": "60", "Masseur-Kinésithérapeute": "70", "Psychologue": "93", "Manipulateur ERM": "98",
-    "Technicien de laboratoire médical": "86", "Pharmacien": "21", "Sage-Femme": "50", "Chirurgien-Dentiste": "40",
-    "Orthophoniste": "91", "Diététicien": "95", "Ergothérapeute": "94", "Ostéopathe": "71", "Pédicure-Podologue": "80",
+    "Médecin": "10",
+    "Infirmier": "60",
+    "Masseur-Kinésithérapeute": "70",
+    "Psychologue": "93",
+    "Manipulateur ERM": "98",
+    "Technicien de laboratoire médical": "86",
+    "Pharmacien": "21",
+    "Sage-Femme": "50",
+    "Chirurgien-Dentiste": "40",
+    "Orthophoniste": "91",
+    "Diététicien": "95",
+    "Ergothérapeute": "94",
+    "Ostéopathe": "71",
+    "Pédicure-Podologue": "80",
 }
 #: Professions of the distractor entries, weighted roughly as in the national file.
-_DISTRACTOR_PROFESSIONS = (("Médecin", 30), ("Infirmier", 30), ("Masseur-Kinésithérapeute", 10), ("Pharmacien", 8),
-                           ("Chirurgien-Dentiste", 5), ("Sage-Femme", 3), ("Psychologue", 5), ("Orthophoniste", 3),
-                           ("Manipulateur ERM", 2), ("Diététicien", 2), ("Pédicure-Podologue", 2))
-_SPECIALTIES = ("Médecine Générale", "Cardiologie et maladies vasculaires", "Pneumologie", "Gastro-entérologie et hépatologie",
-                "Neurologie", "Médecine interne", "Gériatrie", "Néphrologie", "Oncologie médicale", "Rhumatologie",
-                "Chirurgie viscérale et digestive", "Chirurgie orthopédique et traumatologique", "Urologie", "Anesthésie-réanimation",
-                "Radio-diagnostic et imagerie médicale", "Anatomie et cytologie pathologiques", "Biologie médicale",
-                "Médecine d'urgence", "Psychiatrie", "Pédiatrie", "Ophtalmologie", "Dermatologie et vénéréologie",
-                "Gynécologie-obstétrique", "Endocrinologie, diabète et maladies métaboliques", "Chirurgie vasculaire")
+_DISTRACTOR_PROFESSIONS = (
+    ("Médecin", 30),
+    ("Infirmier", 30),
+    ("Masseur-Kinésithérapeute", 10),
+    ("Pharmacien", 8),
+    ("Chirurgien-Dentiste", 5),
+    ("Sage-Femme", 3),
+    ("Psychologue", 5),
+    ("Orthophoniste", 3),
+    ("Manipulateur ERM", 2),
+    ("Diététicien", 2),
+    ("Pédicure-Podologue", 2),
+)
+_SPECIALTIES = (
+    "Médecine Générale",
+    "Cardiologie et maladies vasculaires",
+    "Pneumologie",
+    "Gastro-entérologie et hépatologie",
+    "Neurologie",
+    "Médecine interne",
+    "Gériatrie",
+    "Néphrologie",
+    "Oncologie médicale",
+    "Rhumatologie",
+    "Chirurgie viscérale et digestive",
+    "Chirurgie orthopédique et traumatologique",
+    "Urologie",
+    "Anesthésie-réanimation",
+    "Radio-diagnostic et imagerie médicale",
+    "Anatomie et cytologie pathologiques",
+    "Biologie médicale",
+    "Médecine d'urgence",
+    "Psychiatrie",
+    "Pédiatrie",
+    "Ophtalmologie",
+    "Dermatologie et vénéréologie",
+    "Gynécologie-obstétrique",
+    "Endocrinologie, diabète et maladies métaboliques",
+    "Chirurgie vasculaire",
+)
 
 
 def _stable(text: str) -> int:
@@ -153,13 +251,31 @@ def iter_ban_rows(world: WorldBuilder, departement: str, seed: int) -> Iterator[
                 lat, lon = slat + rng.uniform(-0.002, 0.002), slon + rng.uniform(-0.002, 0.002)
                 x, y = lambert93(lon, lat)
                 yield [
-                    f"{commune.insee}_{code}_{number:05d}{'_' + rep if rep else ''}", fantoir, str(number), rep, street.name, street.postcode,
-                    commune.insee, commune.name, former_code, street.former, f"{x:.2f}", f"{y:.2f}", f"{lon:.6f}",
-                    f"{lat:.6f}", rng.choice(("entrée", "entrée", "entrée", "segment", "parcelle", "bâtiment")), "",
-                    street.label if street.is_lieu_dit and rng.random() < 0.3 else "", commune.routing_label,
-                    afnor(street.name), rng.choice(("commune", "commune", "cadastre", "arcep", "laposte")),
-                    rng.choice(("commune", "commune", "cadastre")), rng.choice(("1", "1", "0")),
-                    f"{commune.insee}000{rng.choice('ABCDEFGHKZ')}{rng.choice('ABCDEHKN')}{rng.randrange(1, 2000):04d}" if rng.random() < 0.8 else "",
+                    f"{commune.insee}_{code}_{number:05d}{'_' + rep if rep else ''}",
+                    fantoir,
+                    str(number),
+                    rep,
+                    street.name,
+                    street.postcode,
+                    commune.insee,
+                    commune.name,
+                    former_code,
+                    street.former,
+                    f"{x:.2f}",
+                    f"{y:.2f}",
+                    f"{lon:.6f}",
+                    f"{lat:.6f}",
+                    rng.choice(("entrée", "entrée", "entrée", "segment", "parcelle", "bâtiment")),
+                    "",
+                    street.label if street.is_lieu_dit and rng.random() < 0.3 else "",
+                    commune.routing_label,
+                    afnor(street.name),
+                    rng.choice(("commune", "commune", "cadastre", "arcep", "laposte")),
+                    rng.choice(("commune", "commune", "cadastre")),
+                    rng.choice(("1", "1", "0")),
+                    f"{commune.insee}000{rng.choice('ABCDEFGHKZ')}{rng.choice('ABCDEHKN')}{rng.randrange(1, 2000):04d}"
+                    if rng.random() < 0.8
+                    else "",
                 ]
 
 
@@ -201,10 +317,15 @@ def _person_fields(pro: Professional, rng: random.Random, ident: str, id_type: s
     if "-" in first and rng.random() < 0.2:
         first = first.replace("-", " ")  # the directory writes "Jean Pierre" where notes write "Jean-Pierre"
     fields = {
-        "Type d'identifiant PP": id_type, "Identifiant PP": ident, "Identification nationale PP": id_type + ident,
-        "Code civilité": "MME" if pro.sex == "F" else "M", "Libellé civilité": "Madame" if pro.sex == "F" else "Monsieur",
-        "Nom d'exercice": last, "Prénom d'exercice": first,
-        "Code profession": PROFESSION_CODES.get(pro.profession, "10"), "Libellé profession": pro.profession,
+        "Type d'identifiant PP": id_type,
+        "Identifiant PP": ident,
+        "Identification nationale PP": id_type + ident,
+        "Code civilité": "MME" if pro.sex == "F" else "M",
+        "Libellé civilité": "Madame" if pro.sex == "F" else "Monsieur",
+        "Nom d'exercice": last,
+        "Prénom d'exercice": first,
+        "Code profession": PROFESSION_CODES.get(pro.profession, "10"),
+        "Libellé profession": pro.profession,
         "Code catégorie professionnelle": "E" if pro.student else "C",
         "Libellé catégorie professionnelle": "Etudiant" if pro.student else "Civil",
     }
@@ -214,26 +335,47 @@ def _person_fields(pro: Professional, rng: random.Random, ident: str, id_type: s
             fields["Code civilité d'exercice"] = "PR" if title == "Pr" else "DR"
             fields["Libellé civilité d'exercice"] = "Professeur" if title == "Pr" else "Docteur"
         specialty = pro.specialty or "Médecine Générale"
-        fields.update({"Code type savoir-faire": "S", "Libellé type savoir-faire": "Spécialité ordinale",
-                       "Code savoir-faire": f"SM{10 + _stable(specialty) % 80:02d}" if specialty != "Médecine Générale" else "SM54",
-                       "Libellé savoir-faire": f"Qualifié en {specialty}" if specialty != "Médecine Générale" else "Spécialiste en Médecine Générale"})
+        fields.update(
+            {
+                "Code type savoir-faire": "S",
+                "Libellé type savoir-faire": "Spécialité ordinale",
+                "Code savoir-faire": f"SM{10 + _stable(specialty) % 80:02d}"
+                if specialty != "Médecine Générale"
+                else "SM54",
+                "Libellé savoir-faire": f"Qualifié en {specialty}"
+                if specialty != "Médecine Générale"
+                else "Spécialiste en Médecine Générale",
+            }
+        )
     return fields
 
 
-def _site_fields(address: Address, *, name: str, phone: str, fax: str = "", email: str = "", geo: str = "") -> dict[str, str]:
+def _site_fields(
+    address: Address, *, name: str, phone: str, fax: str = "", email: str = "", geo: str = ""
+) -> dict[str, str]:
     street: Street = address.street
     commune = street.commune
-    type_code, type_label = ("LD", "Lieu-dit") if street.is_lieu_dit else (STREET_TYPES[street.type_word][0], street.type_word)
+    type_code, type_label = (
+        ("LD", "Lieu-dit") if street.is_lieu_dit else (STREET_TYPES[street.type_word][0], street.type_word)
+    )
     postcode = address.postcode
     cedex = f" {address.cedex}" if address.cedex else ""
     return {
-        "Raison sociale site": name, "Complément point géographique (coord. structure)": geo,
-        "Numéro Voie (coord. structure)": str(address.number or ""), "Indice répétition voie (coord. structure)": address.rep[:1].upper(),
-        "Code type de voie (coord. structure)": type_code, "Libellé type de voie (coord. structure)": type_label,
-        "Libellé Voie (coord. structure)": afnor(street.label), "Mention distribution (coord. structure)": address.bp,
-        "Bureau cedex (coord. structure)": f"{postcode} {commune.routing_label}{cedex}", "Code postal (coord. structure)": postcode,
-        "Code commune (coord. structure)": commune.insee, "Libellé commune (coord. structure)": commune.name,
-        "Téléphone (coord. structure)": phone, "Télécopie (coord. structure)": fax, "Adresse e-mail (coord. structure)": email,
+        "Raison sociale site": name,
+        "Complément point géographique (coord. structure)": geo,
+        "Numéro Voie (coord. structure)": str(address.number or ""),
+        "Indice répétition voie (coord. structure)": address.rep[:1].upper(),
+        "Code type de voie (coord. structure)": type_code,
+        "Libellé type de voie (coord. structure)": type_label,
+        "Libellé Voie (coord. structure)": afnor(street.label),
+        "Mention distribution (coord. structure)": address.bp,
+        "Bureau cedex (coord. structure)": f"{postcode} {commune.routing_label}{cedex}",
+        "Code postal (coord. structure)": postcode,
+        "Code commune (coord. structure)": commune.insee,
+        "Libellé commune (coord. structure)": commune.name,
+        "Téléphone (coord. structure)": phone,
+        "Télécopie (coord. structure)": fax,
+        "Adresse e-mail (coord. structure)": email,
     }
 
 
@@ -253,28 +395,66 @@ def annuaire_lines(world: WorldBuilder, distractors: int, seed: int) -> list[str
     for pro in world.professionals:
         if not pro.in_directory:
             continue
-        dep = (pro.hospital.address.commune.departement if pro.hospital else pro.practice.commune.departement if pro.practice else "35")
+        dep = (
+            pro.hospital.address.commune.departement
+            if pro.hospital
+            else pro.practice.commune.departement
+            if pro.practice
+            else "35"
+        )
         ident, id_type = new_id(pro.profession == "Médecin" or rng.random() < 0.5, dep)
         person = _person_fields(pro, rng, ident, id_type)
         activities = []
         if pro.hospital is not None:
             h = pro.hospital
-            site = _site_fields(h.address, name=afnor(h.name), phone=h.phone, fax=rng.choice(("", h.phone[:6] + f"{rng.randrange(10000):04d}")),
-                                email=rng.choice(("", "", f"contact@{h.domain}")), geo=afnor(h.site) if rng.random() < 0.5 else "")
-            site.update({"Code mode exercice": "S", "Libellé mode exercice": "Salarié", "Numéro SIRET site": h.siret,
-                         "Numéro SIREN site": h.siret[:9], "Numéro FINESS site": h.finess, "Numéro FINESS établissement juridique": h.finess[:2] + "0" + h.finess[4:] + "1",
-                         "Identifiant technique de la structure": "F" + h.finess, "Ancien identifiant de la structure": "1" + h.finess,
-                         "Autorité d'enregistrement": "ARS/ARS/ARS", "Code secteur d'activité": "SA01" if h.public else "SA03",
-                         "Libellé secteur d'activité": "Etablissement Public de santé" if h.public else "Etab. Privé PSPH"})
+            site = _site_fields(
+                h.address,
+                name=afnor(h.name),
+                phone=h.phone,
+                fax=rng.choice(("", h.phone[:6] + f"{rng.randrange(10000):04d}")),
+                email=rng.choice(("", "", f"contact@{h.domain}")),
+                geo=afnor(h.site) if rng.random() < 0.5 else "",
+            )
+            site.update(
+                {
+                    "Code mode exercice": "S",
+                    "Libellé mode exercice": "Salarié",
+                    "Numéro SIRET site": h.siret,
+                    "Numéro SIREN site": h.siret[:9],
+                    "Numéro FINESS site": h.finess,
+                    "Numéro FINESS établissement juridique": h.finess[:2] + "0" + h.finess[4:] + "1",
+                    "Identifiant technique de la structure": "F" + h.finess,
+                    "Ancien identifiant de la structure": "1" + h.finess,
+                    "Autorité d'enregistrement": "ARS/ARS/ARS",
+                    "Code secteur d'activité": "SA01" if h.public else "SA03",
+                    "Libellé secteur d'activité": "Etablissement Public de santé" if h.public else "Etab. Privé PSPH",
+                }
+            )
             activities.append(site)
-        if pro.practice is not None or (pro.hospital is not None and pro.profession == "Médecin" and rng.random() < 0.1):
+        if pro.practice is not None or (
+            pro.hospital is not None and pro.profession == "Médecin" and rng.random() < 0.1
+        ):
             practice = pro.practice or world.new_address(home=False)
             tech = f"C{rng.randrange(10**10, 10**11)}"
-            site = _site_fields(practice, name=f"CABINET DU DR {afnor(pro.last)}" if pro.profession == "Médecin" else f"CABINET {afnor(pro.last)}",
-                                phone=pro.phone or random_phone(rng, practice.commune.departement), email=pro.email if rng.random() < 0.6 else "")
-            site.update({"Code mode exercice": "L", "Libellé mode exercice": "Libéral", "Identifiant technique de la structure": tech,
-                         "Ancien identifiant de la structure": "3" + tech[1:], "Autorité d'enregistrement": "CNOM/CNOM/ARS" if pro.profession == "Médecin" else "ARS/CPAM/CPAM",
-                         "Code secteur d'activité": rng.choice(("SA07", "SA08")), "Libellé secteur d'activité": "Cabinet individuel"})
+            site = _site_fields(
+                practice,
+                name=f"CABINET DU DR {afnor(pro.last)}"
+                if pro.profession == "Médecin"
+                else f"CABINET {afnor(pro.last)}",
+                phone=pro.phone or random_phone(rng, practice.commune.departement),
+                email=pro.email if rng.random() < 0.6 else "",
+            )
+            site.update(
+                {
+                    "Code mode exercice": "L",
+                    "Libellé mode exercice": "Libéral",
+                    "Identifiant technique de la structure": tech,
+                    "Ancien identifiant de la structure": "3" + tech[1:],
+                    "Autorité d'enregistrement": "CNOM/CNOM/ARS" if pro.profession == "Médecin" else "ARS/CPAM/CPAM",
+                    "Code secteur d'activité": rng.choice(("SA07", "SA08")),
+                    "Libellé secteur d'activité": "Cabinet individuel",
+                }
+            )
             if site["Code secteur d'activité"] == "SA08":
                 site["Libellé secteur d'activité"] = "Cabinet de groupe"
             activities.append(site)
@@ -285,26 +465,45 @@ def annuaire_lines(world: WorldBuilder, distractors: int, seed: int) -> list[str
     weights = [w for _, w in _DISTRACTOR_PROFESSIONS]
     for _ in range(distractors):
         profession = rng.choices(names, weights)[0]
-        pro = world.new_professional(profession, role="distractor", specialty=rng.choice(_SPECIALTIES) if profession == "Médecin" else "",
-                                     title="Dr" if profession == "Médecin" else "")
+        pro = world.new_professional(
+            profession,
+            role="distractor",
+            specialty=rng.choice(_SPECIALTIES) if profession == "Médecin" else "",
+            title="Dr" if profession == "Médecin" else "",
+        )
         world.professionals.pop()  # distractors exist only in the directory
         commune = world.pick_commune()
-        ident, id_type = new_id(profession in ("Médecin", "Pharmacien", "Chirurgien-Dentiste", "Sage-Femme") or rng.random() < 0.6,
-                                commune.departement)
+        ident, id_type = new_id(
+            profession in ("Médecin", "Pharmacien", "Chirurgien-Dentiste", "Sage-Femme") or rng.random() < 0.6,
+            commune.departement,
+        )
         person = _person_fields(pro, rng, ident, id_type)
         if rng.random() < 0.4:  # many real lines carry no practice site at all
-            lines.append((id_type + ident, _line({**person, "Autorité d'enregistrement": rng.choice(("ARS//", "ARS/ARS/ARS"))})))
+            lines.append(
+                (id_type + ident, _line({**person, "Autorité d'enregistrement": rng.choice(("ARS//", "ARS/ARS/ARS"))}))
+            )
             continue
         address = world.new_address(commune, home=False)
         address.street.in_ban = True
         liberal = rng.random() < 0.6
-        site = _site_fields(address, name=f"CABINET {afnor(pro.last)}" if liberal else f"CENTRE DE SANTE DE {afnor(commune.name)}",
-                            phone=random_phone(rng, commune.departement),
-                            email=f"{pro.first[0].lower()}.{afnor(pro.last).lower().replace(' ', '')}@{rng.choice(('orange.fr', 'wanadoo.fr', 'sante-bretagne.fr'))}" if rng.random() < 0.2 else "")
-        site.update({"Code mode exercice": "L" if liberal else "S", "Libellé mode exercice": "Libéral" if liberal else "Salarié",
-                     "Identifiant technique de la structure": f"C{rng.randrange(10**10, 10**11)}",
-                     "Autorité d'enregistrement": "CNOM/CNOM/ARS" if profession == "Médecin" else "ARS/CPAM/CPAM",
-                     "Code secteur d'activité": "SA07" if liberal else "SA09", "Libellé secteur d'activité": "Cabinet individuel" if liberal else "Centre de santé"})
+        site = _site_fields(
+            address,
+            name=f"CABINET {afnor(pro.last)}" if liberal else f"CENTRE DE SANTE DE {afnor(commune.name)}",
+            phone=random_phone(rng, commune.departement),
+            email=f"{pro.first[0].lower()}.{afnor(pro.last).lower().replace(' ', '')}@{rng.choice(('orange.fr', 'wanadoo.fr', 'sante-bretagne.fr'))}"
+            if rng.random() < 0.2
+            else "",
+        )
+        site.update(
+            {
+                "Code mode exercice": "L" if liberal else "S",
+                "Libellé mode exercice": "Libéral" if liberal else "Salarié",
+                "Identifiant technique de la structure": f"C{rng.randrange(10**10, 10**11)}",
+                "Autorité d'enregistrement": "CNOM/CNOM/ARS" if profession == "Médecin" else "ARS/CPAM/CPAM",
+                "Code secteur d'activité": "SA07" if liberal else "SA09",
+                "Libellé secteur d'activité": "Cabinet individuel" if liberal else "Centre de santé",
+            }
+        )
         lines.append((id_type + ident, _line({**person, **site})))
     lines.sort(key=lambda item: item[0])
     return ["|".join(ANNUAIRE_HEADER) + "|"] + [line for _, line in lines]

@@ -66,8 +66,14 @@ def cdw_metadata(patient: Patient, rng: random.Random, noise: float) -> dict[str
     if rng.random() < 0.3:
         phone = " ".join(phone[i : i + 2] for i in range(0, 10, 2))
     record: dict[str, str | None] = {
-        "firstname": first, "lastname": last, "birthdate": birth.isoformat(), "address": street,
-        "zip": a.postcode, "city": city, "phone": phone, "email": p.email if rng.random() < 0.8 else None,
+        "firstname": first,
+        "lastname": last,
+        "birthdate": birth.isoformat(),
+        "address": street,
+        "zip": a.postcode,
+        "city": city,
+        "phone": phone,
+        "email": p.email if rng.random() < 0.8 else None,
     }
     for name in ("firstname", "birthdate", "address", "zip", "city", "phone", "email"):
         if rng.random() < {"firstname": 0.02, "birthdate": 0.02}.get(name, 0.12) * noise:

@@ -50,7 +50,9 @@ class SampleCounts:
         """doc_type -> (notes, gold entities)."""
         from deid_ds.synth.documents import DOCUMENT_TYPES
 
-        return {doc_type: (self.doc_notes.get(doc_type, 0), self.doc_spans.get(doc_type, 0)) for doc_type in DOCUMENT_TYPES}
+        return {
+            doc_type: (self.doc_notes.get(doc_type, 0), self.doc_spans.get(doc_type, 0)) for doc_type in DOCUMENT_TYPES
+        }
 
 
 def _counts(sample: Corpus | SampleCounts) -> SampleCounts:
@@ -76,30 +78,39 @@ def summary_table(sample: Corpus | SampleCounts) -> str:
     label_rows, doc_rows = summary_rows(counts)
     kb_rows = [[f"adresses-{dep}.csv.gz", n] for dep, n in counts.ban_rows.items()]
     kb_rows.append(["PS_LibreAcces_Personne_activite", counts.annuaire_rows])
-    return "\n\n".join([
-        format_table(["label", "entities"], label_rows),
-        format_table(["doc_type", "notes", "entities"], doc_rows),
-        format_table(["knowledge base file", "rows"], kb_rows),
-        f"{counts.notes} notes, {counts.patients} patients, phrasing {counts.config.phrasing}",
-    ])
+    return "\n\n".join(
+        [
+            format_table(["label", "entities"], label_rows),
+            format_table(["doc_type", "notes", "entities"], doc_rows),
+            format_table(["knowledge base file", "rows"], kb_rows),
+            f"{counts.notes} notes, {counts.patients} patients, phrasing {counts.config.phrasing}",
+        ]
+    )
 
 
 def _markdown(headers: list[str], rows: list[list[object]]) -> str:
     def cell(value: object) -> str:
         return f"{value:,}" if isinstance(value, int) else str(value)
 
-    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---:" if i else "---" for i in range(len(headers))) + "|"]
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---:" if i else "---" for i in range(len(headers))) + "|",
+    ]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
 def _phrasing_note(phrasing: str) -> str:
     if phrasing == "unseen":
-        return ("- Phrasing family `unseen` (family 2): a third house style (Word-exported pages, `NOM Prénom` names, `Rédigé par`,\n"
-                "  `Destinataires :`, `Résidant au`, abbreviated street types, `3/2/21` and `03 fév. 2021` dates, `+33 (0)6` phones),\n"
-                "  written apart from the `train` and `heldout` families and from the weak labeller's rules: a test set only.")
-    return ("- Two phrasing families: `train` (family 0) and `heldout` (family 1, other layouts and wordings, for a test\n"
-            "  set that measures generalisation); `--phrasing all` mixes them.")
+        return (
+            "- Phrasing family `unseen` (family 2): a third house style (Word-exported pages, `NOM Prénom` names, `Rédigé par`,\n"
+            "  `Destinataires :`, `Résidant au`, abbreviated street types, `3/2/21` and `03 fév. 2021` dates, `+33 (0)6` phones),\n"
+            "  written apart from the `train` and `heldout` families and from the weak labeller's rules: a test set only."
+        )
+    return (
+        "- Two phrasing families: `train` (family 0) and `heldout` (family 1, other layouts and wordings, for a test\n"
+        "  set that measures generalisation); `--phrasing all` mixes them."
+    )
 
 
 def readme_text(sample: Corpus | SampleCounts, command: str, kb_location: str = "kb/") -> str:

@@ -33,17 +33,50 @@ STREET_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
     "Cours": ("CRS", ("cours", "COURS")),
     "Résidence": ("RES", ("résidence", "RESIDENCE")),
 }
-_TYPE_WEIGHTS = (("Rue", 40), ("Avenue", 10), ("Boulevard", 6), ("Allée", 10), ("Impasse", 8), ("Place", 5),
-                 ("Chemin", 7), ("Route", 6), ("Quai", 2), ("Square", 2), ("Venelle", 2), ("Cours", 2))
+_TYPE_WEIGHTS = (
+    ("Rue", 40),
+    ("Avenue", 10),
+    ("Boulevard", 6),
+    ("Allée", 10),
+    ("Impasse", 8),
+    ("Place", 5),
+    ("Chemin", 7),
+    ("Route", 6),
+    ("Quai", 2),
+    ("Square", 2),
+    ("Venelle", 2),
+    ("Cours", 2),
+)
 
 RESIDENCE_NAMES = (
-    "Les Tilleuls", "Les Hortensias", "Le Clos Fleuri", "Les Jardins de la Mer", "Le Parc", "Les Camélias",
-    "Bel Air", "Les Terrasses", "Le Belvédère", "Les Glycines", "Ker Avel", "Ty Mad", "Les Mimosas",
+    "Les Tilleuls",
+    "Les Hortensias",
+    "Le Clos Fleuri",
+    "Les Jardins de la Mer",
+    "Le Parc",
+    "Les Camélias",
+    "Bel Air",
+    "Les Terrasses",
+    "Le Belvédère",
+    "Les Glycines",
+    "Ker Avel",
+    "Ty Mad",
+    "Les Mimosas",
 )
 
 GP_MAIL_DOMAINS = ("wanadoo.fr", "orange.fr", "medecin.mssante.fr", "gmail.com", "free.fr")
-PATIENT_MAIL_DOMAINS = ("gmail.com", "orange.fr", "wanadoo.fr", "free.fr", "laposte.net", "hotmail.fr",
-                        "sfr.fr", "yahoo.fr", "outlook.fr", "icloud.com")
+PATIENT_MAIL_DOMAINS = (
+    "gmail.com",
+    "orange.fr",
+    "wanadoo.fr",
+    "free.fr",
+    "laposte.net",
+    "hotmail.fr",
+    "sfr.fr",
+    "yahoo.fr",
+    "outlook.fr",
+    "icloud.com",
+)
 #: Landline prefixes of the four départements (first four digits).
 PHONE_PREFIXES = {"22": ("0296",), "29": ("0298", "0229"), "35": ("0299", "0223"), "56": ("0297",)}
 
@@ -228,8 +261,14 @@ class WorldBuilder:
                 break
         self._street_keys.add((commune.insee, f"{type_word} {label}"))
         former = rng.choice(commune.former) if commune.former and rng.random() < 0.3 else ""
-        street = Street(commune, rng.choice(commune.postcodes), type_word, label,
-                        in_ban=not (mentioned and rng.random() < self.missing_streets), former=former)
+        street = Street(
+            commune,
+            rng.choice(commune.postcodes),
+            type_word,
+            label,
+            in_ban=not (mentioned and rng.random() < self.missing_streets),
+            former=former,
+        )
         self.streets[commune.insee].append(street)
         return street
 
@@ -237,7 +276,11 @@ class WorldBuilder:
         rng = self.rng
         commune = commune or self.pick_commune()
         street = self.new_street(commune, mentioned=True)
-        number = None if street.is_lieu_dit and rng.random() < 0.7 else rng.choice((rng.randrange(1, 40), rng.randrange(1, 250)))
+        number = (
+            None
+            if street.is_lieu_dit and rng.random() < 0.7
+            else rng.choice((rng.randrange(1, 40), rng.randrange(1, 250)))
+        )
         rep = rng.choice(("bis", "ter", "B")) if number and rng.random() < 0.07 else ""
         residence = rng.choice(RESIDENCE_NAMES) if home and not street.is_lieu_dit and rng.random() < 0.08 else ""
         if number:
@@ -250,21 +293,49 @@ class WorldBuilder:
         """Bigger towns first: a third of addresses are in a préfecture or a large town."""
         rng = self.rng
         if rng.random() < 0.35:
-            return rng.choice(self.communes[:4] + [c for c in self.communes if c.name in ("Brest", "Quimper", "Saint-Brieuc", "Vannes", "Lorient")])
+            return rng.choice(
+                self.communes[:4]
+                + [c for c in self.communes if c.name in ("Brest", "Quimper", "Saint-Brieuc", "Vannes", "Lorient")]
+            )
         return rng.choice(self.communes)
 
     # -- people ---------------------------------------------------------------------------------------
-    def new_professional(self, profession: str, *, role: str, specialty: str = "", title: str = "",
-                         hospital: Hospital | None = None, domain: str = "", student: bool = False) -> Professional:
+    def new_professional(
+        self,
+        profession: str,
+        *,
+        role: str,
+        specialty: str = "",
+        title: str = "",
+        hospital: Hospital | None = None,
+        domain: str = "",
+        student: bool = False,
+    ) -> Professional:
         rng = self.rng
         sex = rng.choice("FM")
         first, last = pools.given_name(rng, sex), pools.family_name(rng)
         missing = role in ("secrétaire",) or rng.random() < self.missing_professionals
         email = ""
         if domain and profession == "Médecin":
-            email = f"{ascii_slug(first, '-')}.{ascii_slug(last, '-')}@{domain}" if rng.random() < 0.5 else f"{ascii_slug(first)[0]}.{ascii_slug(last)}@{domain}"
-        pro = Professional(len(self.professionals), sex, first, last, profession, specialty, title, role,
-                           in_directory=not missing, email=email, hospital=hospital, student=student)
+            email = (
+                f"{ascii_slug(first, '-')}.{ascii_slug(last, '-')}@{domain}"
+                if rng.random() < 0.5
+                else f"{ascii_slug(first)[0]}.{ascii_slug(last)}@{domain}"
+            )
+        pro = Professional(
+            len(self.professionals),
+            sex,
+            first,
+            last,
+            profession,
+            specialty,
+            title,
+            role,
+            in_directory=not missing,
+            email=email,
+            hospital=hospital,
+            student=student,
+        )
         self.professionals.append(pro)
         return pro
 
@@ -273,8 +344,13 @@ class WorldBuilder:
         gp = self.new_professional("Médecin", role="médecin traitant", specialty="Médecine générale", title="Dr")
         gp.practice = self.new_address(home=False)
         gp.phone = random_phone(rng, gp.practice.commune.departement)
-        local = rng.choice((f"dr.{ascii_slug(gp.last)}", f"{ascii_slug(gp.first)}.{ascii_slug(gp.last)}",
-                            f"cabinet.{ascii_slug(gp.practice.commune.name)}"))
+        local = rng.choice(
+            (
+                f"dr.{ascii_slug(gp.last)}",
+                f"{ascii_slug(gp.first)}.{ascii_slug(gp.last)}",
+                f"cabinet.{ascii_slug(gp.practice.commune.name)}",
+            )
+        )
         gp.email = f"{local}@{rng.choice(GP_MAIL_DOMAINS)}"
         self.gps.append(gp)
         return gp
@@ -310,17 +386,37 @@ class WorldBuilder:
         old = self.new_address() if rng.random() < 0.15 else None
         gp = rng.choice(self.gps) if self.gps and rng.random() < 0.7 else self.new_gp()
         relatives = []
-        for relation in rng.sample(("époux", "fille", "fils", "sœur", "frère", "voisine", "tutrice"), rng.randrange(0, 3)):
+        for relation in rng.sample(
+            ("époux", "fille", "fils", "sœur", "frère", "voisine", "tutrice"), rng.randrange(0, 3)
+        ):
             rsex = "F" if relation in ("fille", "sœur", "voisine", "tutrice") else "M"
             if relation == "époux":
                 rsex = "M" if sex == "F" else "F"
                 relation = "époux" if rsex == "M" else "épouse"
-            rlast = (married or birth_name) if relation in ("époux", "épouse", "fils", "fille") else pools.family_name(rng)
-            relatives.append(Relative(rsex, pools.given_name(rng, rsex), rlast, relation,
-                                      random_phone(rng, mobile=True)))
+            rlast = (
+                (married or birth_name) if relation in ("époux", "épouse", "fils", "fille") else pools.family_name(rng)
+            )
+            relatives.append(
+                Relative(rsex, pools.given_name(rng, rsex), rlast, relation, random_phone(rng, mobile=True))
+            )
         email = None
         if rng.random() < 0.55:
             email = f"{ascii_slug(usual, rng.choice(('.', '', '_')))}{rng.choice(('.', '', '_'))}{ascii_slug(married or birth_name)}{rng.choice(('', str(birthdate.year % 100), str(rng.randrange(1, 99))))}@{rng.choice(PATIENT_MAIL_DOMAINS)}"
-        return Patient(key, id_patient, sex, given, usual, birth_name, married, birthdate, birthplace,
-                       address, old, random_phone(rng, address.commune.departement), random_phone(rng, mobile=True),
-                       email, gp, relatives)
+        return Patient(
+            key,
+            id_patient,
+            sex,
+            given,
+            usual,
+            birth_name,
+            married,
+            birthdate,
+            birthplace,
+            address,
+            old,
+            random_phone(rng, address.commune.departement),
+            random_phone(rng, mobile=True),
+            email,
+            gp,
+            relatives,
+        )

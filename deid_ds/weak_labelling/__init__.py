@@ -55,9 +55,26 @@ from deid_ds.weak_labelling.note import LabelledNote, bio_tags, label_note, labe
 from deid_ds.weak_labelling.pipeline import weak_label
 from deid_ds.weak_labelling.render import flair_token, jsonl_line, render_lines
 from deid_ds.weak_labelling.report import WeakLabelReport, report_table
-from deid_ds.weak_labelling.resume import STATE_FILE, STATE_FORMAT, WORK_SUFFIX, part_name, prepare_work, run_fingerprint, work_directory
+from deid_ds.weak_labelling.resume import (
+    STATE_FILE,
+    STATE_FORMAT,
+    WORK_SUFFIX,
+    part_name,
+    prepare_work,
+    run_fingerprint,
+    work_directory,
+)
 from deid_ds.weak_labelling.schemas import documents_schema, sentences_schema, spans_schema
-from deid_ds.weak_labelling.split import DEFAULT_SPLIT, NO_PATIENT_PREFIX, SPLITS, assign_splits, keeps_empty_sentence, parse_split, patient_group, unit_hash
+from deid_ds.weak_labelling.split import (
+    DEFAULT_SPLIT,
+    NO_PATIENT_PREFIX,
+    SPLITS,
+    assign_splits,
+    keeps_empty_sentence,
+    parse_split,
+    patient_group,
+    unit_hash,
+)
 
 __all__ = [
     "BatchColumns",

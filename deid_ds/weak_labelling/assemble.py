@@ -114,7 +114,9 @@ class Assembly:
     process that also feeds the workers.
     """
 
-    def __init__(self, tmp: Path, group_split: Mapping[str, str], gold_ids: frozenset[str] | None, sentences_jsonl: bool = False) -> None:
+    def __init__(
+        self, tmp: Path, group_split: Mapping[str, str], gold_ids: frozenset[str] | None, sentences_jsonl: bool = False
+    ) -> None:
         """``sentences_jsonl``: also write ``sentences.jsonl``. Off by default: every kept sentence again,
         as JSON with each token's offsets, is the largest output by far (2.15 GB per 100,000 generated
         notes of 1.9 KB of HTML: 11 times the HTML, 10 times ``sentences.parquet``; README, "What each
@@ -169,7 +171,9 @@ class Assembly:
         self._sentences.write_table(part.append_column(schema.field("split"), split_column))
         if self._jsonl is not None:
             quoted = self._quoted
-            self._jsonl.write(_utf8(_jsonl_lines(lines.column("jsonl"), pa.array([quoted[s] for s in splits], type=pa.string()))))
+            self._jsonl.write(
+                _utf8(_jsonl_lines(lines.column("jsonl"), pa.array([quoted[s] for s in splits], type=pa.string())))
+            )
         present = Counter(splits)
         self.sentences_per_split.update(present)
         for name in present:
@@ -210,11 +214,15 @@ class Assembly:
         import pyarrow.parquet as pq
 
         self.close()
-        documents = pa.concat_tables(self.documents) if self.documents else documents_schema(with_split=False).empty_table()
+        documents = (
+            pa.concat_tables(self.documents) if self.documents else documents_schema(with_split=False).empty_table()
+        )
         if documents.num_rows != run.n_notes:  # pragma: no cover - a reader bug or a damaged part, never silent
             raise RuntimeError(f"the batch parts hold {documents.num_rows} notes but the input declares {run.n_notes}")
         group_split = self.group_split
-        documents = documents.append_column(documents_schema().field("split"), pa.array([group_split[g] for g in self.groups], type=pa.string()))
+        documents = documents.append_column(
+            documents_schema().field("split"), pa.array([group_split[g] for g in self.groups], type=pa.string())
+        )
         report.sentences_kept_without_entity = self.without_entity
         pq.write_table(documents, self.tmp / "documents.parquet")
         totals = self.spans
@@ -225,11 +233,15 @@ class Assembly:
         frame = documents.to_pandas().assign(group=self.groups)
         _fill_report(report, frame, totals, self.sentences_per_split)
         if gold_frame is not None:
-            tokens = (pa.concat_tables(self.gold_tokens) if self.gold_tokens else gold_tokens_schema().empty_table()).to_pandas()
+            tokens = (
+                pa.concat_tables(self.gold_tokens) if self.gold_tokens else gold_tokens_schema().empty_table()
+            ).to_pandas()
             score_gold(report, gold_frame, frame, totals.evaluated, tokens)
         report.seconds = time.perf_counter() - run.started
         report.notes_per_second = run.labelled / report.seconds if report.seconds else 0.0
-        (self.tmp / "report.json").write_text(json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        (self.tmp / "report.json").write_text(
+            json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
 
 
 def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport, sentences_jsonl: bool = False) -> None:
@@ -253,7 +265,9 @@ def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport, sentences
         write_marker(tmp, "weak-label")
 
 
-def _fill_report(report: WeakLabelReport, documents, spans: _SpanTotals, sentences_per_split: Mapping[str, int]) -> None:
+def _fill_report(
+    report: WeakLabelReport, documents, spans: _SpanTotals, sentences_per_split: Mapping[str, int]
+) -> None:
     status = documents["status"].value_counts()
     report.documents = len(documents)
     report.ok, report.empty, report.failed = (int(status.get(name, 0)) for name in ("ok", "empty", "failed"))

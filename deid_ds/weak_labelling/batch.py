@@ -87,7 +87,12 @@ def label_notes(
 
 
 def label_within_limits(
-    note: Note, segmenter: Segmenter, labeller: WeakLabeller, use_metadata: bool, max_bytes: int | None, timer: NoteTimer
+    note: Note,
+    segmenter: Segmenter,
+    labeller: WeakLabeller,
+    use_metadata: bool,
+    max_bytes: int | None,
+    timer: NoteTimer,
 ) -> LabelledNote:
     """:func:`label_note`, or a failed note with its reason when the note is over a limit: larger than
     ``max_bytes`` (refused before it is parsed), or still being parsed, segmented or labelled after
@@ -115,7 +120,10 @@ def write_part_table(table, path: Path) -> None:
     """Write one table of a batch part (read back by :func:`read_part_table`)."""
     import pyarrow as pa
 
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer:
+    with (
+        pa.OSFile(str(path), "wb") as sink,
+        pa.ipc.new_file(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer,
+    ):
         writer.write_table(table)
 
 

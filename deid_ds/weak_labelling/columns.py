@@ -60,7 +60,10 @@ class BatchColumns:
             self._add_content(note, labelled, keep_empty)
             entities = len(labelled.candidates)
         row = {
-            **{name: getattr(status, name) for name in ("id_document", "id_patient", "status", "error", "n_chars", "n_sentences", "n_tokens")},
+            **{
+                name: getattr(status, name)
+                for name in ("id_document", "id_patient", "status", "error", "n_chars", "n_sentences", "n_tokens")
+            },
             "doc_type": note.doc_type,
             "n_sentences_kept": 0,
             "n_entities": entities,
@@ -260,10 +263,16 @@ class _Batch:
         """The HTML offsets of every token of the gold's notes."""
         import pyarrow as pa
 
-        tokens = np.flatnonzero(np.array(self.columns._note["gold"], dtype=bool)[self.token_note]) if self.n_notes else np.empty(0, dtype=np.int64)
+        tokens = (
+            np.flatnonzero(np.array(self.columns._note["gold"], dtype=bool)[self.token_note])
+            if self.n_notes
+            else np.empty(0, dtype=np.int64)
+        )
         html_start, html_end = self.token_html(tokens)
-        return pa.Table.from_arrays([self.id_document.take(pa.array(self.token_note[tokens])), pa.array(html_start), pa.array(html_end)],
-                                    schema=gold_tokens_schema())
+        return pa.Table.from_arrays(
+            [self.id_document.take(pa.array(self.token_note[tokens])), pa.array(html_start), pa.array(html_end)],
+            schema=gold_tokens_schema(),
+        )
 
     def token_html(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """HTML start of each token's first character and HTML end of its last one (``segment_notes.token_offsets``)."""
@@ -283,7 +292,11 @@ class _KeptSentences:
         inside_from = np.searchsorted(batch.candidate_last, first, "left")
         inside_to = np.maximum(np.searchsorted(batch.candidate_first, end, "left"), inside_from)
         keep = inside_to > inside_from
-        share = np.array(batch.columns._note["share"], dtype=np.float64)[batch.sentence_note] if batch.n_notes else np.empty(0)
+        share = (
+            np.array(batch.columns._note["share"], dtype=np.float64)[batch.sentence_note]
+            if batch.n_notes
+            else np.empty(0)
+        )
         keep |= share >= 1.0
         ids = batch.columns._note["id_document"]
         for i in np.flatnonzero(~keep & (share > 0.0)).tolist():
@@ -355,17 +368,34 @@ class _KeptSentences:
             "id": (tokens - self.token_first).astype(np.int32),
             "ws": batch.ws(tokens),
         }
-        token_columns = {"text": batch.substrings(batch.starts[tokens], batch.ends[tokens]), **{name: pa.array(values) for name, values in numeric.items()}}
+        token_columns = {
+            "text": batch.substrings(batch.starts[tokens], batch.ends[tokens]),
+            **{name: pa.array(values) for name, values in numeric.items()},
+        }
         token_offsets = _offsets([self.lengths])
         tokens_array = _list_of_structs(token_offsets, token_columns, schema.field("tokens").type)
-        parser = _list_of_structs(token_offsets, {"start": token_columns["html_start"], "end": token_columns["html_end"]}, schema.field("tokens_parser").type)
+        parser = _list_of_structs(
+            token_offsets,
+            {"start": token_columns["html_start"], "end": token_columns["html_end"]},
+            schema.field("tokens_parser").type,
+        )
         tags = pa.ListArray.from_arrays(token_offsets, self.tags())
         notes = pa.array(batch.sentence_note[self.sentences])
         meta_type = schema.field("meta").type
-        meta_columns = {"id_document": batch.id_document.take(notes), "id_patient": batch.id_patient.take(notes), "doc_type": batch.doc_type.take(notes),
-                        "sentence_index": batch.sentence_index[self.sentences].astype(np.int32)}
-        meta = pa.StructArray.from_arrays([_as_array(meta_columns[f.name], f.type) for f in meta_type], fields=list(meta_type))
-        text = batch.substrings(batch.starts[self.first], batch.ends[self.end - 1]) if len(self.first) else pa.array([], type=pa.string())
+        meta_columns = {
+            "id_document": batch.id_document.take(notes),
+            "id_patient": batch.id_patient.take(notes),
+            "doc_type": batch.doc_type.take(notes),
+            "sentence_index": batch.sentence_index[self.sentences].astype(np.int32),
+        }
+        meta = pa.StructArray.from_arrays(
+            [_as_array(meta_columns[f.name], f.type) for f in meta_type], fields=list(meta_type)
+        )
+        text = (
+            batch.substrings(batch.starts[self.first], batch.ends[self.end - 1])
+            if len(self.first)
+            else pa.array([], type=pa.string())
+        )
         return pa.Table.from_arrays([text, tokens_array, parser, tags, self.spans(), meta], schema=schema)
 
 
@@ -399,7 +429,9 @@ def _list_of_structs(offsets, columns: Mapping[str, list], list_type):
     import pyarrow as pa
 
     struct_type = list_type.value_type
-    values = pa.StructArray.from_arrays([_as_array(columns[f.name], f.type) for f in struct_type], fields=list(struct_type))
+    values = pa.StructArray.from_arrays(
+        [_as_array(columns[f.name], f.type) for f in struct_type], fields=list(struct_type)
+    )
     return pa.ListArray.from_arrays(offsets, values)
 
 

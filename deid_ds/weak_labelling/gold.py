@@ -36,10 +36,16 @@ def score_gold(report: WeakLabelReport, gold, documents, evaluated_spans: list, 
     input_ids = set(documents["id_document"])
     gold_ids = set(gold["id_document"])
     evaluated = sorted(gold_ids & input_ids)
-    predicted = pd.concat(evaluated_spans, ignore_index=True) if evaluated_spans else spans_schema().empty_table().to_pandas()
+    predicted = (
+        pd.concat(evaluated_spans, ignore_index=True) if evaluated_spans else spans_schema().empty_table().to_pandas()
+    )
     gold_in = gold[gold["id_document"].isin(input_ids)].reset_index(drop=True)
     chosen = documents[documents["id_document"].isin(gold_ids)]
     doc_types = dict(zip(chosen["id_document"], chosen["doc_type"])) if chosen["doc_type"].notna().any() else None
     scores = score_spans(gold_in, predicted, tokens=tokens, documents=evaluated, doc_types=doc_types)
-    report.gold = {"documents": len(evaluated), "gold_documents_not_in_input": len(gold_ids - input_ids), **scores.to_dict()}
+    report.gold = {
+        "documents": len(evaluated),
+        "gold_documents_not_in_input": len(gold_ids - input_ids),
+        **scores.to_dict(),
+    }
     report.gold_table = scores.table()

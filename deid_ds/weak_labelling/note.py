@@ -70,7 +70,9 @@ def label_note(note: Note, segmenter: Segmenter, labeller: WeakLabeller, use_met
     if compact is None or not compact.starts:
         return LabelledNote(status, parsed, compact)
     try:
-        candidates = labeller.label_offsets(parsed.text, compact.starts, compact.ends, note.patient if use_metadata else None)
+        candidates = labeller.label_offsets(
+            parsed.text, compact.starts, compact.ends, note.patient if use_metadata else None
+        )
         ranges = token_ranges(candidates, compact.starts, compact.ends)
     except DocumentError as error:
         return LabelledNote(_failed(status, str(error)))
@@ -81,7 +83,9 @@ def label_note(note: Note, segmenter: Segmenter, labeller: WeakLabeller, use_met
 
 def _failed(status: DocumentStatus, reason: str) -> DocumentStatus:
     """A note that segmented but could not be labelled: it contributes nothing, so no counts."""
-    return DocumentStatus(status.id_document, status.id_patient, "failed", reason, status.n_chars, 0, 0, status.warnings)
+    return DocumentStatus(
+        status.id_document, status.id_patient, "failed", reason, status.n_chars, 0, 0, status.warnings
+    )
 
 
 def bio_tags(n_tokens: int, ranges: Sequence[tuple[int, int]], labels: Sequence[str]) -> list[str]:

@@ -153,9 +153,19 @@ def weak_label(
         from deid_ds.engine.spark_weak_label import weak_label_spark
 
         with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite):
-            return weak_label_spark(notes, out, options, column_map=column_map, batch_size=batch_size, shares=shares, seed=seed,
-                                    gold_frame=gold_frame, spark_master=spark_master, log=log,
-                                    sentences_jsonl=sentences_jsonl)
+            return weak_label_spark(
+                notes,
+                out,
+                options,
+                column_map=column_map,
+                batch_size=batch_size,
+                shares=shares,
+                seed=seed,
+                gold_frame=gold_frame,
+                spark_master=spark_master,
+                log=log,
+                sentences_jsonl=sentences_jsonl,
+            )
     with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite) as path:
         started = time.perf_counter()
         lengths = source.batch_lengths(batch_size)
@@ -167,7 +177,15 @@ def weak_label(
         # that workers keep exactly each split's sentences (and the Spark engine does the same).
         group_split = assign_splits({patient_group(d, p) for d, p in source.iter_identifiers()}, shares, seed)
         jobs = (
-            BatchJob(index, batch, options, str(work), gold_ids, duplicates, tuple(group_split[patient_group(n.id_document, n.id_patient)] for n in batch))
+            BatchJob(
+                index,
+                batch,
+                options,
+                str(work),
+                gold_ids,
+                duplicates,
+                tuple(group_split[patient_group(n.id_document, n.id_patient)] for n in batch),
+            )
             for index, batch, duplicates in _with_duplicates(source.iter_batches(batch_size))
             if index not in done
         )
@@ -184,8 +202,12 @@ def weak_label(
         already = sum(lengths[i] for i in done)
         try:
             try:
-                with tqdm(total=source.num_notes, initial=already, unit="note", desc="weak-label", disable=not progress) as bar, \
-                        closing(ordered_map(label_batch, jobs, workers)) as results:
+                with (
+                    tqdm(
+                        total=source.num_notes, initial=already, unit="note", desc="weak-label", disable=not progress
+                    ) as bar,
+                    closing(ordered_map(label_batch, jobs, workers)) as results,
+                ):
                     for index in range(len(lengths)):
                         if index not in done:
                             n = next(results)

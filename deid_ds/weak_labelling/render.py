@@ -30,7 +30,9 @@ def render_lines(sentences, jsonl: bool = True):
     """
     import pyarrow as pa
 
-    rows = pa.StructArray.from_arrays([_one_chunk(column) for column in sentences.columns], fields=list(sentences.schema))
+    rows = pa.StructArray.from_arrays(
+        [_one_chunk(column) for column in sentences.columns], fields=list(sentences.schema)
+    )
     lines = _json(rows) if jsonl else pa.nulls(len(rows), pa.string())
     return pa.table({"jsonl": lines, "flair": _flair_blocks(rows.field("tokens"), rows.field("tags"))})
 

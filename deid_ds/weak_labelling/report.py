@@ -67,11 +67,19 @@ def report_table(report: WeakLabelReport) -> str:
     ]
     rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
     tables = [format_table(["weak-label", "count"], rows)]
-    split_rows = [[name, *(report.splits.get(name, {}).get(k, 0) for k in ("patients", "documents", "sentences", "entities"))] for name in SPLITS]
+    split_rows = [
+        [name, *(report.splits.get(name, {}).get(k, 0) for k in ("patients", "documents", "sentences", "entities"))]
+        for name in SPLITS
+    ]
     tables.append(format_table(["split", "patients", "documents", "sentences", "entities"], split_rows))
     per_split = report.entities_per_label_and_split
-    label_rows = [[label, *(per_split.get(label, {}).get(s, 0) for s in SPLITS), report.entities_per_label[label]] for label in _label_order(report.entities_per_label)]
+    label_rows = [
+        [label, *(per_split.get(label, {}).get(s, 0) for s in SPLITS), report.entities_per_label[label]]
+        for label in _label_order(report.entities_per_label)
+    ]
     tables.append(format_table(["label", *SPLITS, "total"], label_rows))
-    source_rows = [[source, n] for source, n in sorted(report.entities_per_source.items(), key=lambda item: (-item[1], item[0]))]
+    source_rows = [
+        [source, n] for source, n in sorted(report.entities_per_source.items(), key=lambda item: (-item[1], item[0]))
+    ]
     tables.append(format_table(["source", "entities"], source_rows))
     return "\n\n".join(tables)

@@ -34,8 +34,18 @@ _PART = re.compile(r"batch-(\d{6})")
 #: slicing) count too.
 _CODE_PACKAGES = ("label", "weak_labelling")
 _CODE_MODULES = (
-    "html_text.py", "offsets.py", "tokens.py", "punkt.py", "segment.py", "segment_notes.py", "encoding.py",
-    "model.py", "notes_io.py", "kb/normalize.py", "kb/ambiguity.py", "kb/matcher.py",
+    "html_text.py",
+    "offsets.py",
+    "tokens.py",
+    "punkt.py",
+    "segment.py",
+    "segment_notes.py",
+    "encoding.py",
+    "model.py",
+    "notes_io.py",
+    "kb/normalize.py",
+    "kb/ambiguity.py",
+    "kb/matcher.py",
 )
 _PACKAGE = Path(__file__).resolve().parent.parent  # deid_ds/
 
@@ -96,7 +106,12 @@ def _code_digest() -> str:
 
 
 def run_fingerprint(
-    source: NotesSource, options: WeakLabelOptions, batch_size: int, gold: str | Path | None, split: Sequence[float] = (), seed: int = 0
+    source: NotesSource,
+    options: WeakLabelOptions,
+    batch_size: int,
+    gold: str | Path | None,
+    split: Sequence[float] = (),
+    seed: int = 0,
 ) -> dict:
     """Everything a batch part depends on: a restart resumes only when all of it is unchanged."""
     from deid_ds import __version__
@@ -120,7 +135,10 @@ def run_fingerprint(
         "split": list(split),  # which sentences a part keeps depends on its notes' split
         "seed": seed,
         "gold": _file_identity(gold) if gold else None,
-        "limits": {"max_note_bytes": options.limits.max_bytes, "note_timeout": options.limits.timeout},  # which notes fail
+        "limits": {
+            "max_note_bytes": options.limits.max_bytes,
+            "note_timeout": options.limits.timeout,
+        },  # which notes fail
     }
     return json.loads(json.dumps(fingerprint))  # the form it has once read back from state.json
 
@@ -133,7 +151,11 @@ def prepare_work(work: Path, fingerprint: dict, n_batches: int, log: Callable[[s
             state = json.loads(state_path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError):
             state = {}
-        if state.get("format") == STATE_FORMAT and state.get("fingerprint") == fingerprint and state.get("batches") == n_batches:
+        if (
+            state.get("format") == STATE_FORMAT
+            and state.get("fingerprint") == fingerprint
+            and state.get("batches") == n_batches
+        ):
             done = {int(m.group(1)) for p in work.iterdir() if p.is_dir() and (m := _PART.fullmatch(p.name))}
             done &= set(range(n_batches))
             log(f"resuming: {len(done)} of {n_batches} batches done (work directory {work})")
@@ -142,5 +164,8 @@ def prepare_work(work: Path, fingerprint: dict, n_batches: int, log: Callable[[s
         log(f"starting over: {', '.join(changed)} changed since the interrupted run (work directory {work})")
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    atomic_write_text(state_path, json.dumps({"format": STATE_FORMAT, "fingerprint": fingerprint, "batches": n_batches}, indent=1) + "\n")
+    atomic_write_text(
+        state_path,
+        json.dumps({"format": STATE_FORMAT, "fingerprint": fingerprint, "batches": n_batches}, indent=1) + "\n",
+    )
     return set()
