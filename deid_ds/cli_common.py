@@ -59,3 +59,31 @@ def engine_options(command):
         show_default=True,
         help='local: worker processes on this machine; spark: Apache Spark (pip install "deid-ds[spark]"), notes and outputs on any path Spark reads (hdfs://, s3a://, local).',
     )(command)
+
+
+def note_limit_options(stage: str):
+    """``--max-note-bytes`` and ``--note-timeout`` (:mod:`deid_ds.note_limits`) for a command whose per-note work
+    is ``stage`` (``segmented``, ``labelled``): a note over either is failed with its reason, its batch goes on."""
+    from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT
+
+    def decorate(command):
+        command = click.option(
+            "--note-timeout",
+            default=DEFAULT_NOTE_TIMEOUT,
+            show_default=True,
+            type=click.FloatRange(min=0),
+            metavar="SECONDS",
+            help=f'A note still being {stage} after this is interrupted and failed ("note took longer than the time '
+            'limit"); its batch goes on. 0: no limit.',
+        )(command)
+        return click.option(
+            "--max-note-bytes",
+            default=DEFAULT_MAX_NOTE_BYTES,
+            show_default=True,
+            type=click.IntRange(min=0),
+            metavar="BYTES",
+            help=f'A note with more HTML than this is failed ("note larger than the limit") and the others {stage}; '
+            "0: no limit.",
+        )(command)
+
+    return decorate

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors, overwrite_option, quiet_option
+from deid_ds.cli_common import column_option, handle_errors, note_limit_options, overwrite_option, quiet_option
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
-from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT
 from deid_ds.notes_io import parse_column_map
 
 
@@ -41,22 +40,7 @@ from deid_ds.notes_io import parse_column_map
     help="Notes read and processed at a time.",
 )
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
-@click.option(
-    "--max-note-bytes",
-    default=DEFAULT_MAX_NOTE_BYTES,
-    show_default=True,
-    type=click.IntRange(min=0),
-    metavar="BYTES",
-    help='A note with more HTML than this is failed ("note larger than the limit"); 0: no limit.',
-)
-@click.option(
-    "--note-timeout",
-    default=DEFAULT_NOTE_TIMEOUT,
-    show_default=True,
-    type=click.FloatRange(min=0),
-    metavar="SECONDS",
-    help="A note still being segmented after this is interrupted and failed; 0: no limit.",
-)
+@note_limit_options("segmented")
 @quiet_option
 @handle_errors
 def segment_command(

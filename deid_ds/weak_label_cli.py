@@ -6,9 +6,15 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, engine_options, handle_errors, overwrite_option, quiet_option
+from deid_ds.cli_common import (
+    column_option,
+    engine_options,
+    handle_errors,
+    note_limit_options,
+    overwrite_option,
+    quiet_option,
+)
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
-from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT
 from deid_ds.notes_io import parse_column_map
 
 
@@ -81,22 +87,7 @@ from deid_ds.notes_io import parse_column_map
     type=click.IntRange(min=1),
     help="Notes per batch (the unit of resumption).",
 )
-@click.option(
-    "--max-note-bytes",
-    default=DEFAULT_MAX_NOTE_BYTES,
-    show_default=True,
-    type=click.IntRange(min=0),
-    metavar="BYTES",
-    help='A note with more HTML than this is failed ("note larger than the limit") and the others labelled; 0: no limit.',
-)
-@click.option(
-    "--note-timeout",
-    default=DEFAULT_NOTE_TIMEOUT,
-    show_default=True,
-    type=click.FloatRange(min=0),
-    metavar="SECONDS",
-    help='A note still being labelled after this is interrupted and failed ("note took longer than the time limit"); its batch goes on. 0: no limit.',
-)
+@note_limit_options("labelled")
 @click.option(
     "--sentences-jsonl",
     is_flag=True,

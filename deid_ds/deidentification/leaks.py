@@ -47,7 +47,7 @@ MIN_NAME_PART = 3
 FUZZY_MIN = 5
 
 _WORD = re.compile(r"[^\W\d_]+")
-_PHONE_RUN = re.compile(r"\+?\d(?:[\s.\-/()]{0,3}\d){7,}")
+PHONE_RUN = re.compile(r"\+?\d(?:[\s.\-/()]{0,3}\d){7,}")
 #: ``Saint-``/``Sainte-`` before a word makes it a saint's, place's or institution's name (``Clinique
 #: Sainte-Marie``), not a person's, unless the patient's own name holds the word ``saint``.
 _SAINTS = frozenset({"saint", "sainte", "st", "ste"})
@@ -186,7 +186,7 @@ def _count_in_reading(text: str, needles: Needles, counts: dict[str, dict[str, i
     for name, pattern in needles.patterns.items():
         counts[name]["exact"] += sum(1 for _ in pattern.finditer(folded))
     if needles.phone:
-        for run in _PHONE_RUN.finditer(text):
+        for run in PHONE_RUN.finditer(text):
             if needles.phone in national_number("".join(c for c in run.group() if c.isdigit())):
                 counts["phone"]["exact"] += 1
 

@@ -32,7 +32,7 @@ from functools import lru_cache
 from html import escape
 
 from deid_ds.deidentification.context import Context
-from deid_ds.deidentification.leaks import needles_for, national_number
+from deid_ds.deidentification.leaks import PHONE_RUN, needles_for, national_number
 from deid_ds.deidentification.regions import Decoded, Region, decode, regions
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, mask, surrogate
 from deid_ds.html_text import ParsedHtml
@@ -57,7 +57,6 @@ _FIELD_LABELS = {
 }
 _NAME_LABELS = ("PATIENT", "DOCTOR")
 _WORD = re.compile(r"[^\W\d_]+")
-_PHONE_RUN = re.compile(r"\+?\d(?:[\s.\-/()]{0,3}\d){7,}")
 _MIN_LENGTH = 3
 _UNQUOTED_UNSAFE = re.compile(r"[\s=`]")
 
@@ -180,7 +179,7 @@ class Replacer:
         for pattern, label in self.patterns:
             found += [_Match(m.start(), m.end(), label, "metadata") for m in pattern.finditer(folded)]
         if self.phone:
-            for m in _PHONE_RUN.finditer(text):
+            for m in PHONE_RUN.finditer(text):
                 if self.phone in national_number("".join(c for c in m.group() if c.isdigit())):
                     found.append(_Match(m.start(), m.end(), "PHONE", "metadata"))
         for finder in (find_emails, find_phones, find_dates):
