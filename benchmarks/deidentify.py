@@ -34,8 +34,8 @@ from deid_ds.deidentification.keyed import Keyring  # noqa: E402
 from deid_ds.deidentification.leaks import find_leaks  # noqa: E402
 from deid_ds.deidentification.pipeline import read_spans_by_document  # noqa: E402
 from deid_ds.deidentification.pools import load_pools  # noqa: E402
-from deid_ds.html_text import html_to_text  # noqa: E402
-from deid_ds.notes_io import open_notes  # noqa: E402
+from deid_ds.io.notes import open_notes  # noqa: E402
+from deid_ds.segmentation.html_text import html_to_text  # noqa: E402
 
 
 def main() -> None:

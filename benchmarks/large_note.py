@@ -34,11 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import cpu_model  # noqa: E402
 
-from deid_ds.html_text import html_to_text  # noqa: E402
+from deid_ds.io.notes import open_notes  # noqa: E402
 from deid_ds.label.labeller import LabelConfig, WeakLabeller  # noqa: E402
-from deid_ds.notes_io import open_notes  # noqa: E402
 from deid_ds.report import format_table  # noqa: E402
-from deid_ds.segment_notes import SegmentOptions, segmenter_for  # noqa: E402
+from deid_ds.segmentation.html_text import html_to_text  # noqa: E402
+from deid_ds.segmentation.notes import SegmentOptions, segmenter_for  # noqa: E402
 from deid_ds.weak_labelling.batch import WeakLabelOptions, label_notes  # noqa: E402
 
 

@@ -90,7 +90,7 @@ def error_breakdown(notes: Path, gold: Path, systems: dict[str, Path], top: int 
     """Per system and label: counts and the most frequent contexts of missed gold spans and of false positives."""
     import pandas as pd
 
-    from deid_ds.html_text import html_to_text
+    from deid_ds.segmentation.html_text import html_to_text
 
     html = dict(pd.read_parquet(notes, columns=["id_document", "html"]).itertuples(index=False))
     gold_rows = pd.read_parquet(gold)

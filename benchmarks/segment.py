@@ -37,12 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import cpu_model  # noqa: E402
 
-import deid_ds.html_fused as html_fused_module  # noqa: E402
-from deid_ds.html_text import html_to_text  # noqa: E402
-from deid_ds.notes_io import open_notes  # noqa: E402
-from deid_ds.parallel import relaxed_gc  # noqa: E402
+import deid_ds.segmentation.html_fused as html_fused_module  # noqa: E402
+from deid_ds.engine.parallel import relaxed_gc  # noqa: E402
+from deid_ds.io.notes import open_notes  # noqa: E402
 from deid_ds.report import format_table  # noqa: E402
-from deid_ds.segment import Segmenter  # noqa: E402
+from deid_ds.segmentation.html_text import html_to_text  # noqa: E402
+from deid_ds.segmentation.segmenter import Segmenter  # noqa: E402
 
 
 def load_html(path: Path, min_notes: int) -> list[str]:
@@ -106,7 +106,7 @@ def main() -> None:
     segmenter = Segmenter()
     segmenter.segment(html_to_text(htmls[0]))  # warm-up: regexes, Punkt parameters
 
-    # As in the commands, notes are processed in batches under relaxed_gc (see deid_ds.parallel). With
+    # As in the commands, notes are processed in batches under relaxed_gc (see deid_ds.engine.parallel). With
     # two parsers, both run each batch in turn (alternating which goes first), so that a change of the
     # neighbours' load during a pass weighs on both alike; each pass is the sum of its batches.
     now = CLOCKS[args.clock]
@@ -143,7 +143,7 @@ def main() -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from deid_ds.segment_notes import segment_notes
+    from deid_ds.segmentation.notes import segment_notes
 
     with tempfile.TemporaryDirectory() as tmp:
         table = pa.table(

@@ -57,12 +57,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from build_kb import generate_sources, peak_rss_mb_of  # noqa: E402
 from machine import cpu_model  # noqa: E402
 
-from deid_ds.html_text import html_to_text  # noqa: E402
+from deid_ds.engine.parallel import relaxed_gc  # noqa: E402
+from deid_ds.io.notes import open_notes  # noqa: E402
 from deid_ds.label.labeller import WeakLabeller  # noqa: E402
-from deid_ds.notes_io import open_notes  # noqa: E402
-from deid_ds.parallel import relaxed_gc  # noqa: E402
 from deid_ds.report import format_table  # noqa: E402
-from deid_ds.segment_notes import SegmentOptions, segmenter_for  # noqa: E402
+from deid_ds.segmentation.html_text import html_to_text  # noqa: E402
+from deid_ds.segmentation.notes import SegmentOptions, segmenter_for  # noqa: E402
 
 PAPER_NOTES = 878_217
 TARGET_PER_CORE = 250

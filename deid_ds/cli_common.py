@@ -6,9 +6,9 @@ import functools
 
 import click
 
+from deid_ds.engine.parallel import sigterm_as_exit
 from deid_ds.errors import DeidError
-from deid_ds.output_dir import OVERWRITE_HELP
-from deid_ds.parallel import sigterm_as_exit
+from deid_ds.io.output_dir import OVERWRITE_HELP
 
 column_option = click.option(
     "--column",
@@ -29,7 +29,7 @@ def handle_errors(command):
     An error with an ``exit_code`` attribute exits with it instead (an output directory refused: 2).
     The messages of :class:`deid_ds.errors.DeidError` never quote note content, so they are safe to
     print; unexpected exceptions keep their traceback (a bug to report). SIGTERM stops the command as
-    Ctrl-C does, with exit status 143 (:func:`deid_ds.parallel.sigterm_as_exit`).
+    Ctrl-C does, with exit status 143 (:func:`deid_ds.engine.parallel.sigterm_as_exit`).
     """
 
     @functools.wraps(command)
@@ -62,9 +62,9 @@ def engine_options(command):
 
 
 def note_limit_options(stage: str):
-    """``--max-note-bytes`` and ``--note-timeout`` (:mod:`deid_ds.note_limits`) for a command whose per-note work
+    """``--max-note-bytes`` and ``--note-timeout`` (:mod:`deid_ds.segmentation.limits`) for a command whose per-note work
     is ``stage`` (``segmented``, ``labelled``): a note over either is failed with its reason, its batch goes on."""
-    from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT
+    from deid_ds.segmentation.limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT
 
     def decorate(command):
         command = click.option(

@@ -94,3 +94,31 @@ class Note:
     html: str | bytes | None  # as read; bytes are decoded by html_to_text, None is reported as an error
     doc_type: str | None = None
     patient: PatientMetadata = field(default_factory=PatientMetadata)
+
+
+@dataclass
+class DocumentStatus:
+    """The fate of one input note."""
+
+    id_document: str
+    id_patient: str | None
+    status: str  # ok | empty | failed
+    error: str | None = None
+    n_chars: int = 0
+    n_sentences: int = 0
+    n_tokens: int = 0
+    warnings: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class DocumentTotals:
+    """What every stage that reads notes reports: each note ok, empty or failed (with its reason)."""
+
+    documents: int = 0
+    ok: int = 0
+    empty: int = 0
+    failed: int = 0
+    failures: dict[str, int] = field(default_factory=dict)
+    sentences: int = 0
+    tokens: int = 0
+    seconds: float = 0.0

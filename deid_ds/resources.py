@@ -6,7 +6,7 @@ would dominate the cost of segmenting short notes.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -26,7 +26,7 @@ def read_word_list(name: str) -> list[str]:
     return words
 
 
-@lru_cache(maxsize=None)
+@cache
 def french_abbreviations() -> frozenset[str]:
     """Lower-case abbreviations (without their final period) that do not end a sentence."""
     return frozenset(read_word_list("abbreviations_fr.txt"))

@@ -8,8 +8,6 @@ This module imports only ``prodigy`` and ``deid_ds``, and nothing imports it but
 ``prodigy_recipes`` entry point of the ``deid-ds`` package, or ``-F``).
 """
 
-from typing import Optional
-
 from prodigy import set_hashes
 from prodigy.core import Arg, recipe
 
@@ -36,10 +34,10 @@ except ImportError:  # older Prodigy: the JSONL loader
 def deid_correct(
     dataset: str,
     source: str,
-    label: Optional[str] = None,
-    annotator: Optional[str] = None,
+    label: str | None = None,
+    annotator: str | None = None,
     feed_overlap: bool = False,
-    annotations_per_task: Optional[float] = None,
+    annotations_per_task: float | None = None,
 ):
     """Correct the pre-annotated sentences of a campaign in the ner_manual interface."""
     labels = parse_labels(label)

@@ -9,8 +9,6 @@ card (``meta``). The logic is :mod:`deid_ds.campaign.review` and :mod:`deid_ds.c
 this module imports only ``prodigy`` and ``deid_ds``.
 """
 
-from typing import Optional
-
 from prodigy import set_hashes
 from prodigy.core import Arg, recipe
 
@@ -33,8 +31,8 @@ from deid_ds.campaign.review import read_answers_file, review_tasks
 def deid_review(
     dataset: str,
     source: str,
-    source_dataset: Optional[str] = None,
-    label: Optional[str] = None,
+    source_dataset: str | None = None,
+    label: str | None = None,
     include_agreed: bool = False,
 ):
     """Adjudicate the overlapping answers of a correction dataset."""

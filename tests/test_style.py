@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import REPO
+from tests.conftest import REPO
 
 FORMATTED = ("deid_ds", "recipes", "tests", "benchmarks", "tools")
 

@@ -62,7 +62,7 @@ def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, 
     exports, or Label Studio JSON exports.
     """
     from deid_ds.agreement.compute import agreement_from_files
-    from deid_ds.io_utils import atomic_write_text
+    from deid_ds.io.files import atomic_write_text
 
     result = agreement_from_files(
         answers,
@@ -115,7 +115,7 @@ def gold_command(answers, out, fmt, strategy, notes, column, annotator_from, dat
     The table is what `deid-ds weak-label --gold` and `deid-ds evaluate` read.
     """
     from deid_ds.agreement.gold import gold_from_files
-    from deid_ds.notes_io import parse_column_map
+    from deid_ds.io.notes import parse_column_map
 
     frame, summary = gold_from_files(
         answers,

@@ -11,7 +11,7 @@ annotator's rating of a token is the label of the span covering it, or ``O`` (ru
   bootstrap, and how many ratings used the label;
 * **per annotator pair**: Cohen's kappa on the tokens both rated, and the entity-level exact F1 between
   their spans on the items both answered (one annotator's spans scored against the other's with
-  :func:`deid_ds.scoring.score_spans`; F1 is symmetric, precision and recall swap);
+  :func:`deid_ds.evaluation.scoring.score_spans`; F1 is symmetric, precision and recall swap);
 * **per document type**: Fleiss' kappa of the tokens of that type's documents.
 
 Items answered by a single annotator are counted but carry no agreement information.
@@ -162,7 +162,7 @@ class AgreementResult:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from deid_ds.io_utils import atomic_path
+        from deid_ds.io.files import atomic_path
 
         labels = [label for label, s in self.per_label.items() if s["kappa"] is not None]
         values = [self.per_label[label]["kappa"] for label in labels]
@@ -285,7 +285,7 @@ def agreement(
         ci_low=boot.low,
         ci_high=boot.high,
         n_items=len(multi),
-        n_tokens=int(len(counts)),
+        n_tokens=len(counts),
         n_annotators=len(matrix.annotators),
         n_documents=len(documents),
         method=method,
@@ -304,7 +304,7 @@ def agreement(
 def _pairs(matrix: _Matrix) -> list[dict]:
     import pandas as pd
 
-    from deid_ds.scoring import score_spans
+    from deid_ds.evaluation.scoring import score_spans
 
     out = []
     k = len(matrix.categories)

@@ -18,7 +18,7 @@ labeller's spans). The minimal requirement: every item has a document id (``meta
 either its tokens carry HTML offsets (``html_start``/``html_end``, or ``tokens_parser``: the Prodigy
 tasks of ``weak-label`` and ``campaign``) *and* its spans start and end on token boundaries, or
 ``notes`` is given. With ``notes`` (doccano and Label Studio exports, which keep only the sentence
-text), each note is parsed with :func:`deid_ds.html_text.html_to_text`, the sentence is located in the
+text), each note is parsed with :func:`deid_ds.segmentation.html_text.html_to_text`, the sentence is located in the
 extracted text — ``meta.sentence_start`` when the task has it; else the sentence of index
 ``meta.sentence_index`` of the default segmentation when its text is the item's; else the only
 occurrence of the text in the note (several: the first after the previous item of the document,
@@ -28,7 +28,7 @@ Anything else is an error naming the file and line.
 **Output** (written atomically, Parquet and a JSONL of the same rows beside it): ``id_document``,
 ``label``, ``html_start``, ``html_end`` (end exclusive), ``text`` (the span's extracted text), then
 ``id_patient``, ``doc_type``, ``annotators`` (comma-separated: the reviewer, or the annotators whose votes
-made the span). Readable by :func:`deid_ds.scoring.score_spans` and ``deid-ds weak-label --gold``.
+made the span). Readable by :func:`deid_ds.evaluation.scoring.score_spans` and ``deid-ds weak-label --gold``.
 A document whose items hold no entity has no row: the summary counts the documents covered.
 """
 
@@ -46,7 +46,7 @@ from deid_ds.agreement.items import OUTSIDE, Item, group_items, label_order, tok
 from deid_ds.agreement.model import Annotation, ReadReport, Span
 from deid_ds.agreement.readers import read_answers
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_path, atomic_write_text
+from deid_ds.io.files import atomic_path, atomic_write_text
 from deid_ds.report import format_table
 
 STRATEGIES: tuple[str, ...] = ("review", "majority")
@@ -175,9 +175,9 @@ class _NoteIndex:
     """The parsed notes of the documents the answers cover, read once, and where each sentence lies."""
 
     def __init__(self, notes: str | Path, column_map: Mapping[str, str] | None, needed: set[str]) -> None:
-        from deid_ds.html_text import html_to_text
-        from deid_ds.notes_io import open_notes
-        from deid_ds.segment_notes import SegmentOptions, note_html, segmenter_for
+        from deid_ds.io.notes import open_notes
+        from deid_ds.segmentation.html_text import html_to_text
+        from deid_ds.segmentation.notes import SegmentOptions, note_html, segmenter_for
 
         self.parsed = {}
         for note in open_notes(notes, column_map).iter_notes():

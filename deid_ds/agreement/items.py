@@ -7,7 +7,7 @@ Answers of one item whose texts differ cannot be compared token by token: the it
 counted.
 
 Tokens: the answer's own tokens when one of the answers carries them (the Prodigy tasks of
-``weak-label``), else the text tokenised with :func:`deid_ds.tokens.tokenize`, the project tokenizer, so
+``weak-label``), else the text tokenised with :func:`deid_ds.segmentation.tokens.tokenize`, the project tokenizer, so
 that a doccano or Label Studio export of the same tasks is compared on the same tokens. A token takes the
 label of the span that overlaps it by at least one character (spans of these tools are character
 ranges, and a selection that cuts a word still says the word is an entity); where two spans of one
@@ -25,7 +25,7 @@ import numpy as np
 
 from deid_ds.agreement.model import Annotation, ReadReport, Span
 from deid_ds.model import LABELS
-from deid_ds.tokens import tokenize
+from deid_ds.segmentation.tokens import tokenize
 
 OUTSIDE = "O"
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deid_ds.scoring import _tail
+from deid_ds.evaluation.scoring import _tail
 
 
 def _as_counts(counts: np.ndarray) -> np.ndarray:

@@ -36,8 +36,8 @@ from typing import Any
 
 from deid_ds.agreement.model import Annotation, ReadReport, Span
 from deid_ds.errors import InputError
-from deid_ds.jsonl import iter_json_objects
-from deid_ds.notes_io import as_identifier
+from deid_ds.io.jsonl import iter_json_objects
+from deid_ds.io.notes import as_identifier
 
 FORMATS: tuple[str, ...] = ("prodigy", "doccano", "labelstudio")
 ANNOTATOR_SOURCES: tuple[str, ...] = ("auto", "file", "user")

@@ -27,7 +27,7 @@ from deid_ds.campaign.sampling import NO_TYPE, sample_documents
 from deid_ds.campaign.source import read_pool, read_sentences
 from deid_ds.campaign.tasks import TaskError, build_task, validate_task
 from deid_ds.errors import InputError
-from deid_ds.output_dir import check_output_dir, output_directory
+from deid_ds.io.output_dir import check_output_dir, output_directory
 from deid_ds.report import format_table
 
 CAMPAIGN_FORMAT = "deid-ds-campaign/1"
@@ -81,7 +81,7 @@ def prepare_campaign(
 
     ``per_type=None`` takes every document of the chosen splits. A type with fewer documents than
     ``per_type`` is taken whole and listed in ``short_doc_types`` (and logged, counts only). ``out`` is
-    replaced only if deid-ds campaign wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
+    replaced only if deid-ds campaign wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
     """
     try:
         names = parse_annotators(annotators)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from deid_ds.errors import InputError
-from deid_ds.jsonl import iter_json_objects
+from deid_ds.io.jsonl import iter_json_objects
 
 SpanKey = tuple[int, int, str]
 

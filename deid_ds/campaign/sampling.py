@@ -26,9 +26,7 @@ def rank_key(identifier: str, seed: int, purpose: str) -> tuple[int, str]:
     implementations, or ``hash``), and independent of the other identifiers; ties (never in practice)
     fall back on the identifier itself.
     """
-    digest = hashlib.blake2b(
-        identifier.encode("utf-8"), digest_size=8, key=f"{purpose}:{seed}".encode("utf-8")
-    ).digest()
+    digest = hashlib.blake2b(identifier.encode("utf-8"), digest_size=8, key=f"{purpose}:{seed}".encode()).digest()
     return int.from_bytes(digest, "big"), identifier
 
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from deid_ds.model import LABELS
-from deid_ds.segment import SPACES
+from deid_ds.segmentation.segmenter import SPACES
 
 #: Keys of a weak-label sentence line that a task keeps (``tags`` and ``split`` are dropped).
 TASK_KEYS: tuple[str, ...] = ("text", "tokens", "tokens_parser", "spans", "meta")

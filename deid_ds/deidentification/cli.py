@@ -163,7 +163,7 @@ def deidentify_command(
     home directory, never); 3 --fail-on-leak found leaks (OUT untouched, output in OUT.leaks).
     """
     from deid_ds.deidentification.pipeline import deidentify, report_table
-    from deid_ds.notes_io import parse_column_map
+    from deid_ds.io.notes import parse_column_map
 
     report = deidentify(
         notes,

@@ -19,6 +19,7 @@ with its surrogate. An e-mail span without ``@`` is not an address (:func:`is_em
 from __future__ import annotations
 
 import re
+
 from deid_ds.deidentification.casing import strip_accents
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.names import NAMES_SEEN, first_name, initial, surname

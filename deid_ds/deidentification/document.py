@@ -26,7 +26,7 @@ from deid_ds.deidentification.other_views import Replacer, view_edits
 from deid_ds.deidentification.overlap import NoteOriginals
 from deid_ds.deidentification.places import remember_town
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
-from deid_ds.html_text import ParsedHtml
+from deid_ds.segmentation.html_text import ParsedHtml
 
 #: Between a postcode and its city: ``35000 RENNES``, ``RENNES (35000)``, ``35000, Rennes``.
 _ZIP_THEN_CITY = re.compile(r"^[\s,\u00a0]{1,3}$")

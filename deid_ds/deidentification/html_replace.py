@@ -2,7 +2,7 @@
 
 A span's ``[html_start, html_end)`` may hold markup (``<b>Jean</b> DUPONT``) and character references
 (``LE&nbsp;GALL``). Only its *text segments* are rewritten — the maximal runs of source characters
-that the parser turned into text (:class:`deid_ds.offsets.OffsetMap`) — so every tag inside the span
+that the parser turned into text (:class:`deid_ds.segmentation.offsets.OffsetMap`) — so every tag inside the span
 stays where it was and the document keeps its structure. A character reference lies inside one
 segment and is replaced as a whole; the replacement text is HTML-escaped; nothing outside the
 segments changes.
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from deid_ds.html_text import ParsedHtml
+from deid_ds.segmentation.html_text import ParsedHtml
 
 _WORD = re.compile(r"\S+")
 

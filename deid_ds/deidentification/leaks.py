@@ -6,7 +6,7 @@ and written renderings, their phone number (digits, whatever the separators, nat
 e-mail address, street name, postcode and city — everywhere a person reading or parsing the file could
 find them (:mod:`deid_ds.deidentification.regions`):
 
-* ``text``: the text a reader sees (:func:`deid_ds.html_text.html_to_text`);
+* ``text``: the text a reader sees (:func:`deid_ds.segmentation.html_text.html_to_text`);
 * ``hidden``: content never rendered but present in the file (``<title>``, comments, scripts, styles);
 * ``attribute``: attribute values of the tags (``title="..."``, ``alt``, ``href="mailto:..."``, ``src``);
 * ``markup``: tag and attribute names, junk in end tags (``</p Dupont>``), the doctype, processing
@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from rapidfuzz.distance import Levenshtein
 
 from deid_ds.deidentification.regions import INVISIBLE_RE, VIEWS, view_texts
-from deid_ds.html_text import ParsedHtml, html_to_text
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.normalize import fold, fold_key, name_particles
 from deid_ds.label.dates import MONTHS
 from deid_ds.model import PatientMetadata
+from deid_ds.segmentation.html_text import ParsedHtml, html_to_text
 
 #: Fields searched, in report order.
 LEAK_FIELDS = ("firstname", "lastname", "birthdate", "phone", "email", "address", "zip", "city")
@@ -246,7 +246,7 @@ def check_leaks(
     Notes are joined on ``id_document`` (``column_map`` maps the *original* table's columns, as
     ``--column`` does). Returns the totals and the number of documents with at least one leak.
     """
-    from deid_ds.notes_io import open_notes
+    from deid_ds.io.notes import open_notes
 
     metadata: dict[str, PatientMetadata] = {}
     for batch in open_notes(originals, column_map).iter_batches(batch_size):

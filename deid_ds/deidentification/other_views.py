@@ -32,11 +32,11 @@ from functools import lru_cache
 from html import escape
 
 from deid_ds.deidentification.context import Context
-from deid_ds.deidentification.leaks import PHONE_RUN, needles_for, national_number
+from deid_ds.deidentification.leaks import PHONE_RUN, national_number, needles_for
 from deid_ds.deidentification.regions import Decoded, Region, decode, regions
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, mask, surrogate
-from deid_ds.html_text import ParsedHtml
 from deid_ds.kb.normalize import fold, fold_key, name_particles
+from deid_ds.segmentation.html_text import ParsedHtml
 
 HIDDEN_POLICIES = ("deidentify", "blank", "keep")
 #: Kinds of region whose content ``deidentify`` removes rather than searches (module docstring).

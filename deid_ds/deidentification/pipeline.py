@@ -38,15 +38,15 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.deidentification.context import Context, scope_of
 from deid_ds.deidentification.document import SpanIn, deidentify_document
 from deid_ds.deidentification.keyed import Keyring, resolve_key
 from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts, find_leaks
 from deid_ds.deidentification.other_views import HIDDEN_POLICIES
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES
-from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.errors import InputError
-from deid_ds.io_utils import close_writers
+from deid_ds.io.files import close_writers
 from deid_ds.model import LABELS, PATIENT_FIELDS, Note
 from deid_ds.report import add_counts
 
@@ -143,7 +143,7 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
     """De-identify one batch of notes. Module level: worker processes import it."""
     from deid_ds.deidentification.metadata import surrogate_metadata
     from deid_ds.deidentification.pools import load_pools
-    from deid_ds.html_text import html_to_text
+    from deid_ds.segmentation.html_text import html_to_text
 
     options = job.options
     pools = load_pools(options.kb)
@@ -176,7 +176,7 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
                     hidden=options.hidden,
                     scope_entities=job.scope_entities.get(scope, ()),
                 )
-            except Exception as exc:  # noqa: BLE001 - one bad note must not stop the run; the reason names the type only
+            except Exception as exc:
                 error = f"internal error during de-identification ({type(exc).__name__})"
             else:
                 error = outcome.error
@@ -256,7 +256,7 @@ def _batches(source, batch_size: int, keep_columns: tuple[str, ...] = ()) -> Ite
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from deid_ds.notes_io import notes_from_columns
+    from deid_ds.io.notes import notes_from_columns
 
     wanted = list(dict.fromkeys([*source.columns.values(), *keep_columns]))
     for file in source.files:
@@ -534,9 +534,9 @@ def deidentify(
     (:mod:`deid_ds.deidentification.other_views`); ``keep_columns`` the input columns written back (the
     others are dropped); ``fail_on_leak`` keeps an output with leaks out of ``out`` (module docstring:
     the report's ``written_to`` says where it went). ``out`` (and ``OUT.leaks``) is replaced only if
-    deid-ds deidentify wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
+    deid-ds deidentify wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
     """
-    from deid_ds.output_dir import check_output_dir, guarded_output
+    from deid_ds.io.output_dir import check_output_dir, guarded_output
 
     log = log or (lambda message: print(message, file=sys.stderr))
     if mode not in MODES:
@@ -601,7 +601,7 @@ def deidentify(
                 inputs=inputs,
                 overwrite=overwrite,
             )
-    from deid_ds.notes_io import open_notes
+    from deid_ds.io.notes import open_notes
 
     source = open_notes(notes, column_map)
     dropped = check_keep_columns(keep_columns, input_columns(source), own_columns(source.columns), str(notes))
@@ -658,13 +658,13 @@ class _Target:
 
 @contextmanager
 def _output_directory(out: str | Path, inputs: tuple, overwrite: bool) -> Iterator[tuple[Path, _Target]]:
-    """:func:`deid_ds.output_dir.output_directory` whose destination may still become ``OUT.leaks`` in the block.
+    """:func:`deid_ds.io.output_dir.output_directory` whose destination may still become ``OUT.leaks`` in the block.
 
     ``OUT`` is checked and locked for the whole run; ``OUT.leaks``, when chosen, is checked by the same
     policy before the finished output is moved onto it.
     """
-    from deid_ds.io_utils import temporary_name
-    from deid_ds.output_dir import check_output_dir, guarded_output, publish
+    from deid_ds.io.files import temporary_name
+    from deid_ds.io.output_dir import check_output_dir, guarded_output, publish
 
     with guarded_output(out, "deidentify", inputs=inputs, overwrite=overwrite) as path:
         target = _Target(path)
@@ -699,7 +699,7 @@ def _run(
     from tqdm import tqdm
 
     from deid_ds.deidentification.pools import load_pools
-    from deid_ds.parallel import ordered_map
+    from deid_ds.engine.parallel import ordered_map
 
     load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
     report, leaks = new_report(options), LeakCounts()

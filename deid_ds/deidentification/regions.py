@@ -1,10 +1,10 @@
 """Every view of an HTML note besides its visible text: where a value can hide, and how it reads there.
 
-The visible text is what :func:`deid_ds.html_text.html_to_text` extracts; its characters map to
+The visible text is what :func:`deid_ds.segmentation.html_text.html_to_text` extracts; its characters map to
 *text segments* of the source. Everything else of the file is one of:
 
 * ``hidden`` content, never rendered but in the file: comments, ``<title>``, ``<script>``, ``<style>``,
-  ``<template>`` (the parser's :attr:`~deid_ds.html_text.ParsedHtml.hidden` ranges);
+  ``<template>`` (the parser's :attr:`~deid_ds.segmentation.html_text.ParsedHtml.hidden` ranges);
 * ``attribute`` values of start tags (``title``, ``alt``, ``href="mailto:..."``, ``src``, ``data-*``,
   ``<meta content>``);
 * ``markup``: the rest of the tags (their names, attribute names, junk in end tags ``</p foo>``), the
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from deid_ds.html_text import ParsedHtml, decode_reference
+from deid_ds.segmentation.html_text import ParsedHtml, decode_reference
 
 #: Characters that are invisible inside a word and split it for a naive search: soft hyphen, zero-width
 #: space / non-joiner / joiner, word joiner, byte-order mark (``Du&shy;pont`` reads ``Dupont``).

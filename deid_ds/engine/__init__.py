@@ -1,7 +1,7 @@
 """Engines that run the per-batch work of ``weak-label``, ``predict`` and ``deidentify``: ``local`` or ``spark``.
 
 The **local** engine is the one each command module holds (batches read with pyarrow, labelled or
-tagged in worker processes, :func:`deid_ds.parallel.ordered_map`). The **spark** engine applies the very
+tagged in worker processes, :func:`deid_ds.engine.parallel.ordered_map`). The **spark** engine applies the very
 same batch function (:func:`deid_ds.weak_labelling.batch.label_notes`,
 :func:`deid_ds.ner.predict.predict_batch`, :func:`deid_ds.deidentification.pipeline.deidentify_batch`) to the notes with Apache Spark (``mapInArrow``), for notes
 held as Parquet on HDFS or object storage:

@@ -5,7 +5,7 @@
 positions of the notes whose ``id_document`` an earlier note of the input already had): the notes table
 is read by Spark, cut into runs of consecutive rows of one file (at most ``batch_size`` notes, as the
 local engine's batches never span two files), each run turned into notes exactly as the local reader
-does (:func:`deid_ds.notes_io.notes_from_columns`) and given to ``fn`` in the executors
+does (:func:`deid_ds.io.notes.notes_from_columns`) and given to ``fn`` in the executors
 (``mapInArrow``). Each output row is keyed by its batch's file and first row and its position in the
 batch's table, so that each output table is written — in ``WORK/NAME/part-*.parquet``, part files in
 name order — in the order of the input notes, whatever the partitioning: the order the local engine
@@ -40,7 +40,7 @@ from urllib.parse import unquote, urlparse
 
 from deid_ds.engine import require_pyspark
 from deid_ds.errors import InputError
-from deid_ds.notes_io import NOTE_COLUMNS, REQUIRED_COLUMNS, notes_from_columns
+from deid_ds.io.notes import NOTE_COLUMNS, REQUIRED_COLUMNS, notes_from_columns
 
 #: Columns the engine adds to the notes, and keys of every output row: the note's file and row; for
 #: outputs, the batch's file and first row and the row's position in the batch's table.
@@ -129,7 +129,7 @@ class HadoopFS:
 @contextmanager
 def output_directory(spark, out: str | Path) -> Iterator[Path]:
     """A local path to build the output directory at (atomically, e.g. with
-    :func:`deid_ds.io_utils.atomic_directory`): ``out`` itself when local; else a temporary local
+    :func:`deid_ds.io.files.atomic_directory`): ``out`` itself when local; else a temporary local
     directory, published onto ``out`` when the block succeeds — copied beside it, then renamed onto it."""
     if is_local(out):
         yield Path(out)
@@ -231,7 +231,7 @@ def shipped(name: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class SparkNotes:
-    """A notes table read by Spark: our column names (:data:`deid_ds.notes_io.NOTE_COLUMNS` present),
+    """A notes table read by Spark: our column names (:data:`deid_ds.io.notes.NOTE_COLUMNS` present),
     plus each note's file and row (:data:`FILE`, :data:`ROW`), plus ``others``: columns handed to the
     batch function beside the notes (the input's other columns, or columns a command joined on)."""
 
@@ -251,7 +251,7 @@ def read_notes(
     column_map = dict(column_map or {})
     try:
         frame = spark.read.parquet(spark_path(path))
-    except Exception as error:  # noqa: BLE001 - Spark raises AnalysisException and Py4J errors alike
+    except Exception as error:
         raise InputError(f"{path}: Spark cannot read it as Parquet ({type(error).__name__})") from None
     names = frame.columns
     for ours in REQUIRED_COLUMNS:

@@ -52,7 +52,7 @@ from deid_ds.deidentification.pipeline import (
 )
 from deid_ds.engine import spark as engine
 from deid_ds.errors import InputError
-from deid_ds.output_dir import check_output_dir, signed_directory
+from deid_ds.io.output_dir import check_output_dir, signed_directory
 from deid_ds.model import PATIENT_FIELDS
 
 SPANS = "_spans"  # the column of each note's spans, joined on
@@ -121,7 +121,7 @@ def read_spans(spark, path: str | Path):
     jsonl = str(path).lower().endswith((".jsonl", ".json"))
     try:
         frame = (spark.read.json if jsonl else spark.read.parquet)(engine.spark_path(path))
-    except Exception as error:  # noqa: BLE001 - Spark raises AnalysisException and Py4J errors alike
+    except Exception as error:
         raise InputError(
             f"{path}: Spark cannot read it as a spans table (Parquet or JSONL; {type(error).__name__})"
         ) from None

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from deid_ds.engine import spark as engine
-from deid_ds.output_dir import signed_directory
+from deid_ds.io.output_dir import signed_directory
 from deid_ds.ner.predict import BatchResult, PredictJob, PredictOptions, PredictReport, documents_schema, predict_batch
 
 

@@ -24,9 +24,10 @@ from pathlib import Path
 
 from deid_ds.engine import spark as engine
 from deid_ds.label.labeller import LabelConfig
-from deid_ds.segment_notes import SegmentOptions
+from deid_ds.segmentation.notes import SegmentOptions
 from deid_ds.weak_labelling.assemble import Run, assemble
-from deid_ds.weak_labelling.batch import WeakLabelOptions, label_notes
+from deid_ds.weak_labelling.batch import label_notes
+from deid_ds.weak_labelling.options import WeakLabelOptions
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
 from deid_ds.weak_labelling.split import assign_splits, patient_group

@@ -76,7 +76,7 @@ def evaluate_command(
     gold's (every id_document of the gold table); predictions on other documents are ignored.
     """
     from deid_ds.evaluation import evaluate
-    from deid_ds.notes_io import parse_column_map
+    from deid_ds.io.notes import parse_column_map
 
     result = evaluate(
         gold,

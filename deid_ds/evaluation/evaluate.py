@@ -1,6 +1,6 @@
 """``evaluate()``: read gold and systems' spans, choose documents, tokens and types, score, write.
 
-Scoring itself is :func:`deid_ds.scoring.compare_systems` (definitions in :mod:`deid_ds.scoring`); this
+Scoring itself is :func:`deid_ds.evaluation.scoring.compare_systems` (definitions in :mod:`deid_ds.evaluation.scoring`); this
 module decides *what* is scored:
 
 * **documents**: the gold's documents — every ``id_document`` of the gold table. Predictions on other
@@ -9,9 +9,9 @@ module decides *what* is scored:
   the annotators found no entity in has no gold row (``deid-ds gold`` writes none), so it is not
   evaluated: say so when reporting precision.
 * **tokens** for the label-blind redaction recall: with ``notes``, the gold's notes are segmented as
-  the labeller and the model segment them (:func:`deid_ds.segment_notes.segment_note`), and each
+  the labeller and the model segment them (:func:`deid_ds.segmentation.notes.segment_note`), and each
   token's HTML offsets are used; without, redaction is measured on the HTML characters of the gold
-  spans (what :func:`~deid_ds.scoring.score_spans` does without tokens).
+  spans (what :func:`~deid_ds.evaluation.scoring.score_spans` does without tokens).
 * **document types**: from the notes' ``doc_type`` with ``notes``, else from a ``doc_type`` column of
   the gold (``deid-ds gold`` writes one), else no per-type breakdown.
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_write_text
-from deid_ds.notes_io import as_identifier
+from deid_ds.io.files import atomic_write_text
+from deid_ds.io.notes import as_identifier
 
 SPAN_COLUMNS = ("id_document", "label", "html_start", "html_end")
 #: File names looked for, in order, when a directory is given instead of a spans file.
@@ -53,7 +53,7 @@ def read_spans(path: str | Path, what: str = "spans"):
     """A spans table (Parquet, JSONL, or a directory holding ``spans.parquet``) as a pandas frame.
 
     Ids become strings the way the notes reader makes them; offsets int64. Only the columns are
-    checked here; :mod:`deid_ds.scoring` validates the values.
+    checked here; :mod:`deid_ds.evaluation.scoring` validates the values.
     """
     import pandas as pd
 
@@ -63,7 +63,7 @@ def read_spans(path: str | Path, what: str = "spans"):
             frame = pd.read_json(file, lines=True, dtype={"id_document": str})
         else:
             frame = pd.read_parquet(file)
-    except Exception as error:  # noqa: BLE001 - readers raise many types for a wrong file
+    except Exception as error:
         raise InputError(
             f"{file}: not a readable spans table (Parquet or JSONL; {type(error).__name__}) ({what})"
         ) from None
@@ -128,8 +128,8 @@ def notes_info(
     from tqdm import tqdm
 
     from deid_ds.defaults import DEFAULT_MAX_TOKENS
-    from deid_ds.notes_io import open_notes
-    from deid_ds.segment_notes import SegmentOptions, segment_note, segmenter_for, token_offsets
+    from deid_ds.io.notes import open_notes
+    from deid_ds.segmentation.notes import SegmentOptions, segment_note, segmenter_for, token_offsets
 
     source = open_notes(notes, column_map)
     segmenter = segmenter_for(
@@ -169,7 +169,7 @@ def notes_info(
 class Evaluation:
     """The result of :func:`evaluate`: the scored comparison and how its inputs were chosen."""
 
-    comparison: object  # deid_ds.scoring.SystemComparison
+    comparison: object  # deid_ds.evaluation.scoring.SystemComparison
     gold: str
     systems: dict[str, str]  # name -> spans file
     documents: int
@@ -254,7 +254,7 @@ def evaluate(
     The first system is the reference of the paired F1 differences. ``json_out`` and ``figure`` are
     written atomically when given; ``progress`` shows a bar while the notes are segmented.
     """
-    from deid_ds.scoring import compare_systems
+    from deid_ds.evaluation.scoring import compare_systems
 
     if not predictions:
         raise InputError("evaluate: give at least one --pred spans file")

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deid_ds.io_utils import atomic_path
+from deid_ds.io.files import atomic_path
 
 
 def f1_figure(comparison, path: str | Path, *, title: str | None = None) -> Path:
     """Grouped bars of exact F1 per label (then micro, with its bootstrap interval) for each system.
 
-    Labels absent from both gold and a system's predictions score 1.0 by :mod:`deid_ds.scoring`'s
+    Labels absent from both gold and a system's predictions score 1.0 by :mod:`deid_ds.evaluation.scoring`'s
     convention: each tick shows the label's gold count, so a reader sees when a bar rests on no data.
     Written atomically.
     """

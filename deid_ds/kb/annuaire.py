@@ -206,4 +206,4 @@ def _count_batch(table: dict[str, pa.Array], num_rows: int, tables: DirectoryTab
         tables.contacts.add(pa.table({"value": values, "kind": pa.array([kind] * num_rows, pa.string())}))
 
 
-__all__ = ["DirectoryTables", "read_directory", "find_member"]
+__all__ = ["DirectoryTables", "find_member", "read_directory"]

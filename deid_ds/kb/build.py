@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from deid_ds import __version__
 from deid_ds.errors import InputError
-from deid_ds.io_utils import TMP_PREFIX, atomic_write_text
+from deid_ds.io.files import TMP_PREFIX, atomic_write_text
 from deid_ds.kb.ambiguity import LEXICON_DESCRIPTION, ambiguity_reason
 from deid_ds.kb.annuaire import DirectoryTables, read_directory
 from deid_ds.kb.ban import BanTables, SourceStats, read_ban
@@ -309,7 +309,7 @@ def resolve_sources(
     progress: bool = True,
 ) -> list[tuple[str, object]]:
     """Fetch (or check, for local files) every source; ``[(kind, FetchedSource), ...]`` in order."""
-    from deid_ds.download import ban_url, fetch
+    from deid_ds.kb.download import ban_url, fetch
 
     wanted = [("ban", s, "gzip" if str(s).endswith(".gz") else None) for s in ban]
     wanted += [("ban", ban_url(code.strip()), "gzip") for code in ban_departements if code.strip()]
@@ -351,7 +351,7 @@ def build_kb(
     ``out`` is written into, not replaced (it keeps the downloads); a run holds its lock, so that a
     second build into it refuses at once, and removes the temporary directories a killed run left in it.
     """
-    from deid_ds.output_dir import OutputError, describe_os_error, output_lock, remove_stale_inside
+    from deid_ds.io.output_dir import OutputError, describe_os_error, output_lock, remove_stale_inside
 
     out = Path(out)
     try:

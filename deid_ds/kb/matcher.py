@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_path, atomic_write_text
+from deid_ds.io.files import atomic_path, atomic_write_text
 from deid_ds.kb.normalize import fold
 
 MATCHER_FILE = "matcher.npz"

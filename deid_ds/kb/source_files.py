@@ -21,7 +21,7 @@ class SourceError(InputError):
 
 def sniff(path: Path) -> str:
     """``"gzip"``, ``"zip"``, ``"html"``, ``"empty"`` or ``"text"``, from the first bytes."""
-    from deid_ds.download import sniff_bytes
+    from deid_ds.kb.download import sniff_bytes
 
     with path.open("rb") as handle:
         head = handle.read(512)

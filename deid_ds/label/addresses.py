@@ -305,7 +305,7 @@ def gazetteer_streets(view: NoteView, matches, zips: list[Candidate]) -> list[Ca
         else:
             continue
         i, j = view.index_at(match.start), view.index_before(match.end) + 1
-        if i >= j or view.shapes[i] == LOWER and _street_type_at(view, i) is None:
+        if i >= j or (view.shapes[i] == LOWER and _street_type_at(view, i) is None):
             continue
         if not any(view.shapes[k] in (TITLE, UPPER) for k in range(i, j)):
             continue

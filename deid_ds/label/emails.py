@@ -1,6 +1,6 @@
 """EMAIL labelling function: e-mail addresses, with exactly the characters the tokenizer keeps.
 
-The address pattern mirrors :mod:`deid_ds.tokens` (an address is one token there), so a candidate
+The address pattern mirrors :mod:`deid_ds.segmentation.tokens` (an address is one token there), so a candidate
 always starts and ends on a token boundary; a final period belongs to the sentence, not the domain.
 """
 

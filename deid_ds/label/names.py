@@ -24,7 +24,7 @@ MAX_NAME_TOKENS = 7
 # What each token is to a name run (:func:`name_end`'s kind), one letter per token: C core, N inner
 # (particle, initial), S stop; lower case when the token does not continue the previous one on its line.
 _KIND_OF_SHAPE = str.maketrans({UPPER: "C", TITLE: "C", INITIAL: "N", LOWER: "S", DIGIT: "S", PUNCT: "S"})
-_KIND_OF_WORD = {**{f: "S" for f in NOT_NAME}, **{f: "N" for f in PARTICLES}}  # particles first, as in name_end
+_KIND_OF_WORD = {**dict.fromkeys(NOT_NAME, "S"), **dict.fromkeys(PARTICLES, "N")}  # particles first, as in name_end
 #: ``C`` and ``c`` (a core token) as 1, every other byte as 0: core flags from the kinds in one translate.
 _CORE_BYTES = bytes(1 if byte in b"Cc" else 0 for byte in range(256))
 #: A name run over those letters: at most MAX_NAME_TOKENS tokens on one line, ending on a core one.

@@ -49,8 +49,8 @@ def _show(text: str, start: int, end: int) -> str:
 
 def evaluate(notes, gold, *, include_uncertain: bool = False, keep_errors: int = 0) -> Scores:
     """Score :func:`find_patterns` on ``notes`` (id_document, html) against ``gold`` (pandas frames)."""
-    from deid_ds.html_text import html_to_text
-    from deid_ds.tokens import tokenize
+    from deid_ds.segmentation.html_text import html_to_text
+    from deid_ds.segmentation.tokens import tokenize
 
     scores = Scores()
     gold = gold[gold["label"].isin(PATTERN_LABELS)]

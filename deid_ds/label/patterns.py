@@ -2,7 +2,7 @@
 
 These four entity types are found without gazetteers. Each function takes the note's extracted text
 and returns :class:`Candidate` spans in *text* offsets (the labeller maps them to HTML with
-:meth:`deid_ds.html_text.ParsedHtml.html_span`), aligned to the tokens of :mod:`deid_ds.tokens`.
+:meth:`deid_ds.segmentation.html_text.ParsedHtml.html_span`), aligned to the tokens of :mod:`deid_ds.segmentation.tokens`.
 Candidates flagged ``needs_context`` are left for the labeller to confirm (patient metadata, the BAN,
 a neighbouring address entity); :func:`find_patterns` can drop them.
 """
@@ -10,13 +10,13 @@ a neighbouring address entity); :func:`find_patterns` can drop them.
 from __future__ import annotations
 
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.occupied import Occupied
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
+from deid_ds.label.occupied import Occupied
 from deid_ds.label.phones import find_phones
 from deid_ds.label.zips import find_zips, valid_postcode
 
-__all__ = ["Candidate", "find_dates", "find_emails", "find_phones", "find_zips", "find_patterns", "valid_postcode"]
+__all__ = ["Candidate", "find_dates", "find_emails", "find_patterns", "find_phones", "find_zips", "valid_postcode"]
 
 
 def find_patterns(text: str, *, include_uncertain: bool = False) -> list[Candidate]:

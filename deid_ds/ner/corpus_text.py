@@ -30,7 +30,7 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
-from deid_ds.jsonl import iter_json_objects
+from deid_ds.io.jsonl import iter_json_objects
 
 #: The files that tell a weak-label output directory from a directory of notes, in the order they are
 #: read: the Parquet file (always written), else the JSONL (opt-in since it is the largest output).
@@ -79,7 +79,7 @@ def _segment_batch(args: tuple[list[str | None], int]) -> tuple[int, list[list[s
 
     Top-level so that it runs in worker processes; it receives the HTML only, never the metadata.
     """
-    from deid_ds.parallel import relaxed_gc
+    from deid_ds.engine.parallel import relaxed_gc
 
     htmls, max_tokens = args
     segmenter = _segmenter(max_tokens)
@@ -98,7 +98,7 @@ _SEGMENTERS: dict[int, object] = {}
 
 def _segmenter(max_tokens: int):
     """One segmenter per process and sentence length (building one loads the Punkt parameters)."""
-    from deid_ds.segment import Segmenter
+    from deid_ds.segmentation.segmenter import Segmenter
 
     if max_tokens not in _SEGMENTERS:
         _SEGMENTERS[max_tokens] = Segmenter(max_tokens=max_tokens)
@@ -117,8 +117,8 @@ def iter_note_sentences(
     """Token texts of every sentence of every note, in input order (whatever ``workers`` is)."""
     from tqdm import tqdm
 
-    from deid_ds.notes_io import open_notes
-    from deid_ds.parallel import ordered_map
+    from deid_ds.engine.parallel import ordered_map
+    from deid_ds.io.notes import open_notes
 
     source = open_notes(notes, column_map)
     batches = (([note.html for note in batch], max_tokens) for batch in source.iter_batches(DEFAULT_BATCH_SIZE))

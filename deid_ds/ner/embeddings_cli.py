@@ -133,8 +133,8 @@ def fasttext_command(
     FastTextKeyedVectors, read by Flair's FastTextEmbeddings) and OUT/fasttext.json (format, dim,
     corpus counts, parameters). The vectors contain the notes' vocabulary: keep them with the notes.
     """
+    from deid_ds.io.notes import parse_column_map
     from deid_ds.ner.fasttext import import_fasttext, train_fasttext
-    from deid_ds.notes_io import parse_column_map
 
     log = (lambda message: None) if quiet else click.echo
     if from_file:
@@ -277,8 +277,8 @@ def flair_lm_command(
     with FlairEmbeddings(path)), their loss.txt, and OUT/flair_lm.json (corpus counts, parameters,
     validation perplexity, times). The models have read the notes: keep them with the notes.
     """
+    from deid_ds.io.notes import parse_column_map
     from deid_ds.ner.flair_lm import import_flair_lm, train_flair_lm
-    from deid_ds.notes_io import parse_column_map
 
     log = (lambda message: None) if quiet else click.echo
     if from_forward or from_backward:

@@ -36,8 +36,8 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_write_text
-from deid_ds.output_dir import check_output_dir, output_directory
+from deid_ds.io.files import atomic_write_text
+from deid_ds.io.output_dir import check_output_dir, output_directory
 from deid_ds.ner.corpus_text import DEFAULT_WEAK_SPLITS, write_corpus_text
 
 MANIFEST = "fasttext.json"
@@ -50,7 +50,7 @@ _FACEBOOK_MAX_VERSION = 12
 DEFAULTS = {"dim": 100, "epochs": 5, "min_count": 2, "window": 5, "min_n": 3, "max_n": 6, "bucket": 200_000}
 
 
-#: The command named in the marker of the directories written here (:mod:`deid_ds.output_dir`).
+#: The command named in the marker of the directories written here (:mod:`deid_ds.io.output_dir`).
 COMMAND = "embeddings fasttext"
 
 
@@ -83,7 +83,7 @@ def train_fasttext(
     ``out`` is replaced atomically: it holds ``fasttext.kv`` and ``fasttext.json`` once complete,
     never a half-written model. With ``workers=1`` the vectors are the same on every run for a seed;
     gensim's threads make several workers faster but not repeatable. ``out`` is replaced only if deid-ds
-    wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
+    wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
     """
     from gensim.models import FastText
 

@@ -35,8 +35,8 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_write_text
-from deid_ds.output_dir import check_output_dir, output_directory
+from deid_ds.io.files import atomic_write_text
+from deid_ds.io.output_dir import check_output_dir, output_directory
 from deid_ds.ner.corpus_text import DEFAULT_WEAK_SPLITS, write_corpus_text
 
 MANIFEST = "flair_lm.json"
@@ -61,7 +61,7 @@ DEFAULTS = {
 _GENERATION_OFF = "(text generation not logged: a model trained on notes can reproduce their content)"
 
 
-#: The command named in the marker of the directories written here (:mod:`deid_ds.output_dir`).
+#: The command named in the marker of the directories written here (:mod:`deid_ds.io.output_dir`).
 COMMAND = "embeddings flair-lm"
 
 
@@ -102,7 +102,7 @@ def train_flair_lm(
 
     ``out`` is replaced atomically once every direction is trained. Returns the manifest written to
     ``out/flair_lm.json`` (corpus counts, parameters, per-direction validation perplexity, times).
-    ``out`` is replaced only if deid-ds wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
+    ``out`` is replaced only if deid-ds wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
     """
     from deid_ds.ner.runtime import flair_console, seed_everything, select_device, set_threads
 

@@ -1,7 +1,7 @@
 """``deid-ds predict``: tag notes with a trained Flair tagger, into the weak labeller's ``spans.parquet``.
 
-Each note is parsed and segmented exactly as ``weak-label`` does (:func:`deid_ds.segment_notes.segment_note`
-with the same :class:`~deid_ds.segment.Segmenter` options), so the model sees the tokens it was trained
+Each note is parsed and segmented exactly as ``weak-label`` does (:func:`deid_ds.segmentation.notes.segment_note`
+with the same :class:`~deid_ds.segmentation.segmenter.Segmenter` options), so the model sees the tokens it was trained
 on: each sentence becomes a ``flair.data.Sentence`` built from *our* token texts (the same
 :func:`~deid_ds.weak_labelling.render.flair_token` rendering as the training files: whitespace inside a
 token becomes ``_``), never re-tokenised by Flair. The sentences of a whole batch of notes are tagged
@@ -25,7 +25,7 @@ as it would from a human reading sentence by sentence.
 
 **Parallelism.** On a GPU, one process (the GPU is the parallelism, and tagging batches of sentences
 keeps it busy). On CPU with ``workers > 1``, batches of notes go to worker processes
-(:func:`deid_ds.parallel.ordered_map`, ``spawn``) that each load the model once and use
+(:func:`deid_ds.engine.parallel.ordered_map`, ``spawn``) that each load the model once and use
 ``cores / workers`` torch threads; results come back in input order, so the output does not depend on
 the worker count.
 """
@@ -44,9 +44,9 @@ from pathlib import Path
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
 from deid_ds.label.labeller import LabelConfig
-from deid_ds.model import LABELS, Note
+from deid_ds.model import LABELS, DocumentStatus, DocumentTotals, Note
 from deid_ds.report import add_counts
-from deid_ds.segment_notes import DocumentStatus, DocumentTotals, SegmentOptions, segment_note, segmenter_for
+from deid_ds.segmentation.notes import SegmentOptions, segment_note, segmenter_for
 
 MODEL_FILES = ("best-model.pt", "final-model.pt")
 MODEL_SOURCE = "model"
@@ -149,7 +149,7 @@ def load_tagger(path: str, device: str):
 
             try:
                 tagger = SequenceTagger.load(path)
-            except Exception as error:  # noqa: BLE001 - torch/pickle raise many types for a wrong file
+            except Exception as error:
                 raise InputError(f"{path}: not a Flair SequenceTagger ({type(error).__name__})") from None
         if not isinstance(tagger, SequenceTagger):
             raise InputError(f"{path}: holds a {type(tagger).__name__}, not a SequenceTagger")
@@ -199,7 +199,7 @@ def documents_schema():
     """``documents.parquet`` of ``predict``: segment's columns, the document type and the entities written."""
     import pyarrow as pa
 
-    from deid_ds.segment_notes import document_schema
+    from deid_ds.io.schemas import document_schema
 
     fields = list(document_schema())
     fields.insert(2, pa.field("doc_type", pa.string()))
@@ -218,7 +218,7 @@ def predict_batch(job: PredictJob) -> BatchResult:
     """Segment, tag (and, in hybrid mode, label and merge) one batch of notes. Module level: workers import it."""
     from flair.data import Sentence
 
-    from deid_ds.parallel import relaxed_gc
+    from deid_ds.engine.parallel import relaxed_gc
     from deid_ds.weak_labelling.render import flair_token
     from deid_ds.weak_labelling.schemas import spans_schema
 
@@ -296,7 +296,7 @@ def _with_rules(spans, note: Note, status: DocumentStatus, parsed, compact, labe
         rules = labeller.label_offsets(
             parsed.text, compact.starts, compact.ends, note.patient if use_metadata else None
         )
-    except Exception as error:  # noqa: BLE001 - one bad note must not stop the run; the reason names the type only
+    except Exception as error:
         return [], _failed(status, f"internal error during labelling ({type(error).__name__})")
     return merge_spans(spans, [(c.start, c.end, c.label, c.source) for c in rules]), status
 
@@ -467,15 +467,15 @@ def predict(
     the same notes (with their metadata unless ``use_metadata`` is false) and its spans are merged
     with the model's (:func:`deid_ds.ner.hybrid.merge_spans`). ``punkt`` and ``max_tokens`` must be
     those ``weak-label`` used, so the model sees the sentences it was trained on. ``out`` is replaced
-    only if deid-ds predict wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
+    only if deid-ds predict wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
     from tqdm import tqdm
 
-    from deid_ds.notes_io import open_notes
-    from deid_ds.output_dir import check_output_dir, guarded_output, output_directory
-    from deid_ds.parallel import ordered_map
+    from deid_ds.engine.parallel import ordered_map
+    from deid_ds.io.notes import open_notes
+    from deid_ds.io.output_dir import check_output_dir, guarded_output, output_directory
     from deid_ds.weak_labelling.schemas import spans_schema
 
     log = log or (lambda message: print(message, file=sys.stderr))

@@ -94,8 +94,8 @@ def predict_command(
     (every note: ok, empty or failed with its reason) and OUT/report.json. An existing OUT not written
     by deid-ds predict is refused (exit status 2) unless --overwrite.
     """
+    from deid_ds.io.notes import parse_column_map
     from deid_ds.ner.predict import predict, report_table
-    from deid_ds.notes_io import parse_column_map
 
     report = predict(
         model,

@@ -47,8 +47,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from deid_ds.errors import InputError
-from deid_ds.io_utils import atomic_write_text
-from deid_ds.output_dir import check_output_dir, output_directory
+from deid_ds.io.files import atomic_write_text
+from deid_ds.io.output_dir import check_output_dir, output_directory
 
 SPLITS = ("train", "dev", "test")
 MODEL_FILE = "best-model.pt"
@@ -153,7 +153,7 @@ def train_tagger(
 ) -> dict:
     """Train the BiLSTM-CRF on ``weak_dir``'s Flair files into ``out``; return the model card.
 
-    ``out`` is replaced only if deid-ds train wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`).
+    ``out`` is replaced only if deid-ds train wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
 
     ``out`` ends up holding ``best-model.pt`` (load it with ``SequenceTagger.load``), Flair's
     ``loss.tsv`` and ``training.log``, and ``model_card.json``; it is replaced as a whole, atomically.

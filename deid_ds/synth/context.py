@@ -208,7 +208,7 @@ class NoteContext:
             return self.author
         if arg == "gp":
             return self.patient.gp
-        if arg in self.extras and self.extras[arg]:
+        if self.extras.get(arg):
             return rng.choice(self.extras[arg])
         roles = {
             "head": ("chef de service",),

@@ -17,9 +17,10 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
-from deid_ds.io_utils import atomic_path, atomic_write_text
+from deid_ds.io.files import atomic_path, atomic_write_text
 from deid_ds.model import LABELS
 from deid_ds.synth import kb
+from deid_ds.synth.config import PHRASINGS, SynthConfig
 from deid_ds.synth.context import NoteContext
 from deid_ds.synth.documents import DOCUMENT_TYPES
 from deid_ds.synth.html_builder import Encoding, HtmlDoc
@@ -45,9 +46,6 @@ NOTE_COLUMNS: tuple[str, ...] = (
     "email",
 )
 GOLD_COLUMNS: tuple[str, ...] = ("id_document", "label", "html_start", "html_end", "text")
-#: Phrasing families per ``--phrasing``: ``unseen`` (family 2, :mod:`deid_ds.synth.unseen`) is a test style kept out
-#: of ``all``, so that ``all`` corpora stay what they were and nothing tuned on them has seen family 2.
-PHRASINGS = {"train": (0,), "heldout": (1,), "all": (0, 1), "unseen": (2,)}
 #: Notes are dated between these days; ages are computed at each note's date.
 FIRST_DAY, LAST_DAY = date(2014, 1, 1), date(2023, 12, 31)
 #: A patient's first note is at least this many days after birth; patients are drawn at least this old on LAST_DAY.
@@ -57,36 +55,6 @@ FIRST_NOTE_AGE_DAYS = 30
 #: 1024 notes: ~4 MB of HTML per row group; resident memory plateaus ~110 MB lower than with 4096 at 20,000 notes.
 CHUNK_NOTES = 1024
 ANNUAIRE_FILE = "PS_LibreAcces_Personne_activite_202401150830.txt"
-
-
-@dataclass(frozen=True)
-class SynthConfig:
-    """Options of a generated sample; see ``deid-ds synth --help`` for their meaning."""
-
-    notes: int = 300
-    patients: int | None = None  # default: one patient for about four notes
-    seed: int = 1
-    missing_professionals: float = 0.15
-    missing_streets: float = 0.2
-    noise: float = 0.3
-    phrasing: str = "train"
-    distractor_professionals: int = 2500
-    distractor_streets: int = 20  # per commune, on average (three times more in the big towns)
-
-    def __post_init__(self) -> None:
-        if self.notes < 1:
-            raise ValueError("notes must be at least 1")
-        if self.patients is not None and not 1 <= self.patients <= self.notes:
-            raise ValueError("patients must be between 1 and the number of notes")
-        for name in ("missing_professionals", "missing_streets", "noise"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be between 0 and 1")
-        if self.phrasing not in PHRASINGS:
-            raise ValueError(f"phrasing must be one of {', '.join(PHRASINGS)}")
-
-    @property
-    def n_patients(self) -> int:
-        return self.patients or max(1, round(self.notes / 4))
 
 
 @dataclass
@@ -471,11 +439,11 @@ def _write_sample(
 
     ``knowledge_bases`` is called once every note is written (its files list the notes' people and streets).
     The tables go into place last, with the README, so a failure before the end leaves them untouched.
-    ``out`` and ``kb_dir`` follow the output-directory policy of :mod:`deid_ds.output_dir`: written only
+    ``out`` and ``kb_dir`` follow the output-directory policy of :mod:`deid_ds.io.output_dir`: written only
     when new, empty or signed by an earlier ``synth`` (else ``overwrite``), never the current or home
     directory; ``out`` is locked for the run, and both are signed.
     """
-    from deid_ds.output_dir import check_output_dir, guarded_output, remove_stale_inside, write_marker
+    from deid_ds.io.output_dir import check_output_dir, guarded_output, remove_stale_inside, write_marker
 
     if chunk_notes < 1:
         raise ValueError("chunk_notes must be at least 1")

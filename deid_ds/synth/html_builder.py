@@ -4,7 +4,7 @@ Gold offsets are never searched for after the fact (a name can occur twice, or i
 each entity is appended through :meth:`HtmlDoc.entity`, which knows its exact HTML range and the text
 it reads as once tags are removed and references decoded. That text is built together with the HTML,
 character by character, so the two always agree; the tests check it against
-:func:`deid_ds.html_text.html_to_text`.
+:func:`deid_ds.segmentation.html_text.html_to_text`.
 
 What real exported notes do to an entity, and this module reproduces:
 

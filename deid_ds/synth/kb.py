@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from deid_ds.io_utils import atomic_path
+from deid_ds.io.files import atomic_path
 from deid_ds.synth.pools import Commune, strip_accents
 from deid_ds.synth.world import STREET_TYPES, Address, Professional, Street, WorldBuilder, random_phone
 

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from deid_ds.model import LABELS
-
-if TYPE_CHECKING:
-    from deid_ds.synth.corpus import Corpus, SynthConfig
+from deid_ds.synth.config import SynthConfig
 
 
 @dataclass
@@ -55,11 +53,17 @@ class SampleCounts:
         }
 
 
-def _counts(sample: Corpus | SampleCounts) -> SampleCounts:
+class Counted(Protocol):
+    """What has counts to summarise: a :class:`~deid_ds.synth.corpus.Corpus` held in memory."""
+
+    def counts(self) -> SampleCounts: ...
+
+
+def _counts(sample: Counted | SampleCounts) -> SampleCounts:
     return sample if isinstance(sample, SampleCounts) else sample.counts()
 
 
-def summary_rows(sample: Corpus | SampleCounts) -> tuple[list[list[object]], list[list[object]]]:
+def summary_rows(sample: Counted | SampleCounts) -> tuple[list[list[object]], list[list[object]]]:
     """(label rows, doc-type rows) with totals."""
     counts = _counts(sample)
     labels = counts.label_counts()
@@ -70,7 +74,7 @@ def summary_rows(sample: Corpus | SampleCounts) -> tuple[list[list[object]], lis
     return label_rows, doc_rows
 
 
-def summary_table(sample: Corpus | SampleCounts) -> str:
+def summary_table(sample: Counted | SampleCounts) -> str:
     """The short summary printed at the end of ``deid-ds synth``: counts only, no note content."""
     from deid_ds.report import format_table
 
@@ -113,7 +117,7 @@ def _phrasing_note(phrasing: str) -> str:
     )
 
 
-def readme_text(sample: Corpus | SampleCounts, command: str, kb_location: str = "kb/") -> str:
+def readme_text(sample: Counted | SampleCounts, command: str, kb_location: str = "kb/") -> str:
     """The README of a generated sample: what it is, how to regenerate it, what it holds."""
     counts = _counts(sample)
     label_rows, doc_rows = summary_rows(counts)

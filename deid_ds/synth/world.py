@@ -140,7 +140,7 @@ class Professional:
     phone: str = ""
     email: str = ""
     practice: Address | None = None  # private practice (libéral), if any
-    hospital: "Hospital | None" = None
+    hospital: Hospital | None = None
     student: bool = False
 
 

@@ -1,6 +1,6 @@
 """Weak labelling of a notes table into training sets — ``deid-ds weak-label``.
 
-Each note is parsed (:func:`~deid_ds.html_text.html_to_text`), segmented, and labelled by the
+Each note is parsed (:func:`~deid_ds.segmentation.html_text.html_to_text`), segmented, and labelled by the
 :class:`~deid_ds.label.labeller.WeakLabeller`; its entities get both offset pairs and its tokens BIO tags.
 
 Output directory (the finished directory appears atomically: a failed run leaves the previous output,
@@ -34,7 +34,7 @@ rank).
 the inputs (files, sizes, SHA-256 of their content), the column map, the options, the knowledge base
 manifest and the labelling code, and one directory per finished input batch, each written atomically.
 A restart with the same fingerprint skips the finished batches (batches are fixed slices of the input,
-see :meth:`~deid_ds.notes_io.NotesSource.batch_lengths`); another fingerprint starts over. The output
+see :meth:`~deid_ds.io.notes.NotesSource.batch_lengths`); another fingerprint starts over. The output
 files are built in the work directory from the batch parts, in input order, as the batches finish
 (finished ones are read again on a restart); once the last is in, ``OUT`` is replaced in one move and
 the work directory removed.
@@ -48,10 +48,11 @@ tables), :mod:`.pipeline` (:func:`weak_label`). Every public name is importable 
 
 from __future__ import annotations
 
-from deid_ds.weak_labelling.batch import BatchJob, WeakLabelOptions, label_batch
+from deid_ds.weak_labelling.batch import BatchJob, label_batch
 from deid_ds.weak_labelling.columns import BatchColumns
 from deid_ds.weak_labelling.gold import read_gold
 from deid_ds.weak_labelling.note import LabelledNote, bio_tags, label_note, labeller_for, token_ranges
+from deid_ds.weak_labelling.options import WeakLabelOptions
 from deid_ds.weak_labelling.pipeline import weak_label
 from deid_ds.weak_labelling.render import flair_token, jsonl_line, render_lines
 from deid_ds.weak_labelling.report import WeakLabelReport, report_table
@@ -77,15 +78,15 @@ from deid_ds.weak_labelling.split import (
 )
 
 __all__ = [
-    "BatchColumns",
-    "BatchJob",
     "DEFAULT_SPLIT",
-    "LabelledNote",
     "NO_PATIENT_PREFIX",
     "SPLITS",
     "STATE_FILE",
     "STATE_FORMAT",
     "WORK_SUFFIX",
+    "BatchColumns",
+    "BatchJob",
+    "LabelledNote",
     "WeakLabelOptions",
     "WeakLabelReport",
     "assign_splits",

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from deid_ds.io_utils import atomic_directory
-from deid_ds.output_dir import write_marker
+from deid_ds.io.files import atomic_directory
+from deid_ds.io.output_dir import write_marker
 from deid_ds.weak_labelling.gold import score_gold
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.resume import part_name

@@ -12,32 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from deid_ds.io_utils import atomic_directory
-from deid_ds.label.labeller import LabelConfig, WeakLabeller
-from deid_ds.model import Note
-from deid_ds.note_limits import NoteLimits, NoteTimer, size_error, timeout_error
-from deid_ds.parallel import relaxed_gc
-from deid_ds.segment import Segmenter
-from deid_ds.segment_notes import DocumentStatus, SegmentOptions, segmenter_for
+from deid_ds.engine.parallel import relaxed_gc
+from deid_ds.io.files import atomic_directory
+from deid_ds.label.labeller import WeakLabeller
+from deid_ds.model import DocumentStatus, Note
+from deid_ds.segmentation.limits import NoteTimer, size_error, timeout_error
+from deid_ds.segmentation.notes import segmenter_for
+from deid_ds.segmentation.segmenter import Segmenter
 from deid_ds.weak_labelling.columns import BatchColumns
 from deid_ds.weak_labelling.note import LabelledNote, label_note, labeller_for
+from deid_ds.weak_labelling.options import WeakLabelOptions
 from deid_ds.weak_labelling.resume import part_name
-
-
-@dataclass(frozen=True)
-class WeakLabelOptions:
-    """What a worker needs to label a batch exactly as the parent would (picklable)."""
-
-    segment: SegmentOptions
-    label: LabelConfig
-    keep_empty: float = 0.0  # share of the sentences without entity kept in train and dev
-    keep_empty_test: float = 1.0  # ... and in test
-    limits: NoteLimits = NoteLimits()  # a note over them is failed with its reason (--max-note-bytes, --note-timeout)
-    sentences_jsonl: bool = True  # render the JSONL lines (weak_label asks for them only with --sentences-jsonl)
-
-    def share_for(self, split: str) -> float:
-        """The share of sentences without entity kept in ``split``."""
-        return self.keep_empty_test if split == "test" else self.keep_empty
 
 
 @dataclass(frozen=True)
@@ -96,7 +81,7 @@ def label_within_limits(
 ) -> LabelledNote:
     """:func:`label_note`, or a failed note with its reason when the note is over a limit: larger than
     ``max_bytes`` (refused before it is parsed), or still being parsed, segmented or labelled after
-    the ``timer``'s seconds (interrupted: see :class:`deid_ds.note_limits.NoteTimer`).
+    the ``timer``'s seconds (interrupted: see :class:`deid_ds.segmentation.limits.NoteTimer`).
 
     Only the note's own work is timed and may be interrupted; the batch's columns are added to after,
     so an interrupted note leaves nothing of itself in the batch.

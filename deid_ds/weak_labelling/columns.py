@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from deid_ds.model import Note
-from deid_ds.segment import SPACES
+from deid_ds.segmentation.segmenter import SPACES
 from deid_ds.weak_labelling.note import LabelledNote
 from deid_ds.weak_labelling.render import render_lines
 from deid_ds.weak_labelling.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema

@@ -31,7 +31,7 @@ def score_gold(report: WeakLabelReport, gold, documents, evaluated_spans: list, 
     """
     import pandas as pd
 
-    from deid_ds.scoring import score_spans
+    from deid_ds.evaluation.scoring import score_spans
 
     input_ids = set(documents["id_document"])
     gold_ids = set(gold["id_document"])

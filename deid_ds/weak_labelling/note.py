@@ -11,11 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deid_ds.errors import DocumentError
-from deid_ds.html_text import ParsedHtml
 from deid_ds.label.labeller import LabelConfig, WeakLabeller
-from deid_ds.model import Note
-from deid_ds.segment import Segmenter, TokenSpans
-from deid_ds.segment_notes import DocumentStatus, segment_note
+from deid_ds.model import DocumentStatus, Note
+from deid_ds.segmentation.html_text import ParsedHtml
+from deid_ds.segmentation.notes import segment_note
+from deid_ds.segmentation.segmenter import Segmenter, TokenSpans
 
 _LABELLERS: dict[LabelConfig, WeakLabeller] = {}
 
@@ -76,7 +76,7 @@ def label_note(note: Note, segmenter: Segmenter, labeller: WeakLabeller, use_met
         ranges = token_ranges(candidates, compact.starts, compact.ends)
     except DocumentError as error:
         return LabelledNote(_failed(status, str(error)))
-    except Exception as error:  # noqa: BLE001 - one bad note must not stop the run
+    except Exception as error:
         return LabelledNote(_failed(status, f"internal error during labelling ({type(error).__name__})"))
     return LabelledNote(status, parsed, compact, candidates, ranges)
 

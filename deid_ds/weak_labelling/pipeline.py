@@ -11,22 +11,22 @@ from contextlib import closing
 from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.engine.parallel import ordered_map
 from deid_ds.errors import DeidError, InputError
-from deid_ds.output_dir import check_output_dir, check_work_directory, guarded_output, publish
+from deid_ds.io.notes import open_notes
+from deid_ds.io.output_dir import check_output_dir, check_work_directory, guarded_output, publish
 from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.labeller import LabelConfig
-from deid_ds.note_limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT, NoteLimits
-from deid_ds.notes_io import open_notes
-from deid_ds.parallel import ordered_map
-from deid_ds.segment_notes import SegmentOptions, segmenter_for
+from deid_ds.segmentation.limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT, NoteLimits
+from deid_ds.segmentation.notes import SegmentOptions, segmenter_for
 from deid_ds.weak_labelling.assemble import Assembly, BatchParts, Run
-from deid_ds.weak_labelling.batch import BatchJob, WeakLabelOptions, label_batch
+from deid_ds.weak_labelling.batch import BatchJob, label_batch
 from deid_ds.weak_labelling.gold import read_gold
 from deid_ds.weak_labelling.note import labeller_for
+from deid_ds.weak_labelling.options import WeakLabelOptions
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.resume import STATE_FILE, prepare_work, run_fingerprint, work_directory
 from deid_ds.weak_labelling.split import DEFAULT_SPLIT, assign_splits, parse_split, patient_group
-
 
 #: Name prefix of the directory, in the work directory, where the outputs are built before they replace ``OUT``.
 ASSEMBLY_PREFIX = "assembly-"
@@ -103,11 +103,11 @@ def weak_label(
     when ``progress`` is on). ``engine="spark"`` runs the batches on Apache Spark
     (:mod:`deid_ds.engine`; ``spark_master``, else the active or ``spark-submit`` configuration, else
     ``local[*]``) with the same outputs; ``workers`` is then Spark's business. ``out`` is replaced only
-    if deid-ds weak-label wrote it, or with ``overwrite`` (:mod:`deid_ds.output_dir`); a run holds a
+    if deid-ds weak-label wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`); a run holds a
     lock on it, which also guards the work directory ``OUT.partial``.
     A note of more than ``max_note_bytes`` bytes of HTML, or whose labelling takes more than
     ``note_timeout`` seconds, is failed with its reason and the batch goes on (None or 0: no limit;
-    :mod:`deid_ds.note_limits`).
+    :mod:`deid_ds.segmentation.limits`).
     ``sentences_jsonl`` also writes ``sentences.jsonl``, the same rows as ``sentences.parquet`` as
     Prodigy tasks (off by default: it is the largest output, and nothing in the package needs it).
     """
@@ -141,9 +141,9 @@ def weak_label(
     if gold is not None:
         gold_frame = read_gold(gold)
         try:
-            import deid_ds.scoring  # noqa: F401 - checked before hours of labelling, not after
+            import deid_ds.evaluation.scoring  # noqa: F401 - checked before hours of labelling, not after
         except ImportError:
-            raise DeidError("--gold needs deid_ds.scoring, which this installation lacks") from None
+            raise DeidError("--gold needs deid_ds.evaluation.scoring, which this installation lacks") from None
     segmenter_for(options.segment)  # fail fast on a bad Punkt file
     if engine == "local" and workers <= 1:
         labeller_for(options.label)  # labels in this process: load (or compile) the matcher now

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from deid_ds.model import LABELS
-from deid_ds.segment_notes import DocumentTotals
+from deid_ds.model import LABELS, DocumentTotals
 from deid_ds.weak_labelling.split import DEFAULT_SPLIT, SPLITS
 
 

@@ -15,13 +15,10 @@ import re
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from deid_ds.io_utils import atomic_write_text
-from deid_ds.notes_io import NotesSource
-
-if TYPE_CHECKING:
-    from deid_ds.weak_labelling.batch import WeakLabelOptions
+from deid_ds.io.files import atomic_write_text
+from deid_ds.io.notes import NotesSource
+from deid_ds.weak_labelling.options import WeakLabelOptions
 
 WORK_SUFFIX = ".partial"
 STATE_FILE = "state.json"
@@ -32,17 +29,10 @@ _PART = re.compile(r"batch-(\d{6})")
 #: they changed starts over. Whole packages count, whatever their module layout; the knowledge-base
 #: code the labeller runs (folding, ambiguity, the matcher) and the notes reader (column mapping, batch
 #: slicing) count too.
-_CODE_PACKAGES = ("label", "weak_labelling")
+_CODE_PACKAGES = ("segmentation", "label", "weak_labelling")
 _CODE_MODULES = (
-    "html_text.py",
-    "offsets.py",
-    "tokens.py",
-    "punkt.py",
-    "segment.py",
-    "segment_notes.py",
-    "encoding.py",
     "model.py",
-    "notes_io.py",
+    "io/notes.py",
     "kb/normalize.py",
     "kb/ambiguity.py",
     "kb/matcher.py",

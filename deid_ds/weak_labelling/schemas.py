@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deid_ds.segment_notes import document_schema
+from deid_ds.io.schemas import document_schema
 
 
 def spans_schema():

@@ -1,0 +1,12 @@
+"""Segmentation, the first stage: HTML note → plain text with offsets into the HTML → sentences and tokens.
+
+* :mod:`.html_text` — the text builder: the note's visible text, each character mapped back to the HTML;
+* :mod:`.offsets` — the offset map between the text and the HTML;
+* :mod:`.encoding` — bytes to text for notes stored as bytes;
+* :mod:`.tokens` — the tokenizer;
+* :mod:`.punkt` — Punkt sentence-boundary parameters (trained, shipped, loaded);
+* :mod:`.segmenter` — sentences and tokens of one note;
+* :mod:`.limits` — the per-note size and time limits every stage that reads notes applies;
+* :mod:`.notes` — a notes table segmented into ``sentences.parquet`` and ``documents.parquet``
+  (``deid-ds segment``); :mod:`.cli` is its command line.
+"""

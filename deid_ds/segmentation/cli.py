@@ -1,0 +1,94 @@
+"""``deid-ds segment`` and ``deid-ds punkt-train``: thin wrappers over :mod:`deid_ds.segmentation.notes`."""
+
+from __future__ import annotations
+
+import click
+
+from deid_ds.cli_common import column_option, handle_errors, note_limit_options, overwrite_option, quiet_option
+from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.io.notes import parse_column_map
+
+
+@click.command("segment")
+@click.argument("notes", type=click.Path(path_type=str))
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(path_type=str),
+    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite).",
+)
+@overwrite_option
+@column_option
+@click.option(
+    "--punkt",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).",
+)
+@click.option(
+    "--max-tokens",
+    default=DEFAULT_MAX_TOKENS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Longest sentence, in tokens; longer ones are cut.",
+)
+@click.option(
+    "--batch-size",
+    default=DEFAULT_BATCH_SIZE,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Notes read and processed at a time.",
+)
+@click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
+@note_limit_options("segmented")
+@quiet_option
+@handle_errors
+def segment_command(
+    notes, out, overwrite, column, punkt, max_tokens, batch_size, workers, max_note_bytes, note_timeout, quiet
+):
+    """Split HTML notes into sentences and tokens with offsets in the text and in the HTML.
+
+    NOTES is a Parquet file or directory (the notes table of the README), or HTML/text files.
+    Writes OUT/sentences.parquet, OUT/documents.parquet (one row per input note) and OUT/report.json.
+    An existing OUT not written by deid-ds segment is refused (exit status 2) unless --overwrite.
+    """
+    from deid_ds.segmentation.notes import report_table, segment_notes
+
+    report = segment_notes(
+        notes,
+        out,
+        column_map=parse_column_map(column),
+        punkt=punkt,
+        max_tokens=max_tokens,
+        batch_size=batch_size,
+        workers=workers,
+        progress=not quiet,
+        overwrite=overwrite,
+        max_note_bytes=max_note_bytes,
+        note_timeout=note_timeout,
+    )
+    click.echo(report_table(report))
+    click.echo(f"written to {out}")
+
+
+@click.command("punkt-train")
+@click.argument("notes", type=click.Path(path_type=str))
+@click.option(
+    "--out", "-o", required=True, type=click.Path(dir_okay=False, path_type=str), help="Parameter file to write (JSON)."
+)
+@column_option
+@click.option("--limit", type=click.IntRange(min=1), help="Train on the first N notes only.")
+@quiet_option
+@handle_errors
+def punkt_train_command(notes, out, column, limit, quiet):
+    """Train NLTK Punkt sentence-splitting parameters on the text of your notes.
+
+    Punkt is unsupervised: it learns abbreviations, collocations and sentence starters from raw text.
+    The shipped French clinical abbreviations are always added. Use the result with --punkt.
+    """
+    from deid_ds.report import format_table
+    from deid_ds.segmentation.notes import punkt_train
+
+    counts = punkt_train(notes, out, column_map=parse_column_map(column), limit=limit, progress=not quiet)
+    click.echo(format_table(["punkt-train", "count"], [[k, v] for k, v in counts.items()]))
+    click.echo(f"written to {out}")

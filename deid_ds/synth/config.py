@@ -1,0 +1,39 @@
+"""The options of a generated sample (``deid-ds synth``), checked when built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Phrasing families per ``--phrasing``: ``unseen`` (family 2, :mod:`deid_ds.synth.unseen`) is a test style kept out
+#: of ``all``, so that ``all`` corpora stay what they were and nothing tuned on them has seen family 2.
+PHRASINGS = {"train": (0,), "heldout": (1,), "all": (0, 1), "unseen": (2,)}
+
+
+@dataclass(frozen=True)
+class SynthConfig:
+    """Options of a generated sample; see ``deid-ds synth --help`` for their meaning."""
+
+    notes: int = 300
+    patients: int | None = None  # default: one patient for about four notes
+    seed: int = 1
+    missing_professionals: float = 0.15
+    missing_streets: float = 0.2
+    noise: float = 0.3
+    phrasing: str = "train"
+    distractor_professionals: int = 2500
+    distractor_streets: int = 20  # per commune, on average (three times more in the big towns)
+
+    def __post_init__(self) -> None:
+        if self.notes < 1:
+            raise ValueError("notes must be at least 1")
+        if self.patients is not None and not 1 <= self.patients <= self.notes:
+            raise ValueError("patients must be between 1 and the number of notes")
+        for name in ("missing_professionals", "missing_streets", "noise"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be between 0 and 1")
+        if self.phrasing not in PHRASINGS:
+            raise ValueError(f"phrasing must be one of {', '.join(PHRASINGS)}")
+
+    @property
+    def n_patients(self) -> int:
+        return self.patients or max(1, round(self.notes / 4))

@@ -1,0 +1,165 @@
+"""``deid-ds weak-label``: a thin wrapper over :func:`deid_ds.weak_labelling.weak_label`."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from deid_ds.cli_common import (
+    column_option,
+    engine_options,
+    handle_errors,
+    note_limit_options,
+    overwrite_option,
+    quiet_option,
+)
+from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.io.notes import parse_column_map
+
+
+@click.command("weak-label")
+@click.argument("notes", type=str)
+@click.option(
+    "--kb",
+    type=click.Path(path_type=str),
+    help="Knowledge base from `deid-ds build-kb`. Without it the gazetteer rules are off; patterns, context cues and metadata still label.",
+)
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=str,
+    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite; work in progress is kept in OUT.partial and resumed; with --engine spark, in OUT.spark-partial, not resumed).",
+)
+@overwrite_option
+@click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
+@click.option(
+    "--gold",
+    type=click.Path(path_type=str),
+    help="Gold spans (Parquet or JSONL: id_document, label, html_start, html_end) to score the labels against.",
+)
+@column_option
+@click.option(
+    "--keep-empty",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    metavar="SHARE",
+    help="Share of the sentences without entity to keep in train and dev (chosen by a hash, deterministic).",
+)
+@click.option(
+    "--keep-empty-test",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    metavar="SHARE",
+    help="Share of the sentences without entity to keep in test (default: all, so that a correction campaign on the test documents shows every sentence).",
+)
+@click.option(
+    "--split",
+    "split",
+    default="0.8,0.1,0.1",
+    show_default=True,
+    metavar="TRAIN,DEV,TEST",
+    help="Shares of patients in train, dev and test (all of a patient's notes in one split).",
+)
+@click.option(
+    "--seed", default=0, show_default=True, type=int, help="Key of the hash that orders patients for the split."
+)
+@click.option("--no-metadata", is_flag=True, help="Do not use the patients' metadata columns.")
+@click.option(
+    "--punkt",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).",
+)
+@click.option(
+    "--max-tokens",
+    default=DEFAULT_MAX_TOKENS,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Longest sentence, in tokens; longer ones are cut.",
+)
+@click.option(
+    "--batch-size",
+    default=DEFAULT_BATCH_SIZE,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Notes per batch (the unit of resumption).",
+)
+@note_limit_options("labelled")
+@click.option(
+    "--sentences-jsonl",
+    is_flag=True,
+    help="Also write OUT/sentences.jsonl, the rows of sentences.parquet as Prodigy tasks (off by default: the largest output, ~11 times the notes' HTML, 2.2 GB per 100,000 notes; the campaign reads sentences.parquet).",
+)
+@engine_options
+@quiet_option
+@handle_errors
+def weak_label_command(
+    notes,
+    kb,
+    out,
+    overwrite,
+    workers,
+    gold,
+    column,
+    keep_empty,
+    keep_empty_test,
+    split,
+    seed,
+    no_metadata,
+    punkt,
+    max_tokens,
+    batch_size,
+    max_note_bytes,
+    note_timeout,
+    sentences_jsonl,
+    engine,
+    spark_master,
+    quiet,
+):
+    """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
+
+    NOTES is a Parquet file or directory (the notes table of the README; with --engine spark, any path
+    Spark reads: hdfs://, s3a://, local). Writes OUT/spans.parquet,
+    OUT/sentences.parquet (and .jsonl with --sentences-jsonl), OUT/train.txt, dev.txt, test.txt (Flair,
+    split by patient), OUT/documents.parquet (one row per input note) and OUT/report.json. An
+    interrupted run restarted with the same inputs and options resumes where it stopped (inputs are
+    compared by content). A knowledge base whose tables do not match its manifest is refused. SIGTERM
+    stops the run and its workers (exit status 143), keeping the finished batches for the restart.
+    An existing OUT not written by deid-ds weak-label is refused (exit status 2) unless --overwrite;
+    so is a second run on the same OUT. A note over --max-note-bytes or --note-timeout is failed with
+    its reason in documents.parquet; the other notes are labelled.
+    """
+    from deid_ds.weak_labelling import parse_split, report_table, weak_label
+
+    report = weak_label(
+        notes,
+        out,
+        kb=kb,
+        column_map=parse_column_map(column),
+        punkt=punkt,
+        max_tokens=max_tokens,
+        batch_size=batch_size,
+        workers=workers or os.cpu_count() or 1,
+        keep_empty=keep_empty,
+        keep_empty_test=keep_empty_test,
+        split=parse_split(split),
+        seed=seed,
+        gold=gold,
+        use_metadata=not no_metadata,
+        progress=not quiet,
+        log=click.echo,
+        engine=engine,
+        spark_master=spark_master,
+        overwrite=overwrite,
+        max_note_bytes=max_note_bytes,
+        note_timeout=note_timeout,
+        sentences_jsonl=sentences_jsonl,
+    )
+    click.echo(report_table(report))
+    if report.gold_table:
+        click.echo("")
+        click.echo(report.gold_table)
+    click.echo(f"written to {out}")

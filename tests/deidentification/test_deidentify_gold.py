@@ -1,0 +1,166 @@
+"""Acceptance (issue 17): ``deid-ds deidentify`` with gold spans leaves no identifier in any view of the file.
+
+On the embedded sample and on generated corpora of every phrasing family (``deid-ds synth``: train,
+heldout, unseen), each note also given identifiers of its patient in views a reader never sees (title,
+comment, attributes, script, end-tag junk: appended after the body, so the gold offsets still hold),
+both modes are checked two ways:
+
+* the residual-leak check's own definition: 0 values left;
+* an independent brute check over the raw file (references decoded, soft hyphens and zero-width
+  characters dropped, folded): no metadata value and no gold entity text of the note (3 characters or
+  more) appears as a whole word anywhere in the file, outside the text the run wrote as replacements.
+
+Inside the replacements, a surrogate must not coincide with any entity of its note either (a drawn city
+that is also a city of the note, a doctor renamed with the patient's surname, an e-mail whose local part
+keeps the original's words): the last test checks the surrogates' content strictly. DATE entities
+without a day (``2017``, ``juillet 2022``) are left out of that check: shifting a date by days rightly
+keeps its year and often its month.
+"""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from deid_ds.cli import main
+from deid_ds.deidentification.dates_shift import parse_date
+from deid_ds.deidentification.regions import INVISIBLE_RE
+from deid_ds.kb.normalize import fold_key
+from deid_ds.model import PATIENT_FIELDS
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+CORPORA = ("sample", "train", "heldout", "unseen")
+MODES = ("surrogate", "mask")
+
+
+def _hidden_views(row: pd.Series) -> str:
+    """The patient's identifiers where no reader looks, written the way exports do (references, soft hyphen)."""
+    first, last = row["firstname"] or "", row["lastname"] or ""
+    shy = last[:2] + "&shy;" + last[2:] if len(last) > 3 else last
+    values = " ".join(v for v in (row["phone"], row["city"]) if isinstance(v, str))
+    return (
+        f"<title>{first} {last}</title><!-- {last} {values} -->"
+        f'<img alt="{first} {shy}" title="{row["city"] or ""}" data-patient="{last}">'
+        f'<a href="mailto:{row["email"] or ""}"></a><script>var p = "{last}";</script><p>.</p {last}>'
+    )
+
+
+def _corpus(name: str, base: Path) -> tuple[Path, Path]:
+    if name == "sample":
+        notes, gold = pd.read_parquet(REPO / "data" / "notes.parquet"), pd.read_parquet(REPO / "data" / "gold.parquet")
+    else:
+        from deid_ds.synth import SynthConfig, generate_corpus, write_corpus
+
+        config = SynthConfig(notes=40, seed=7, phrasing=name, distractor_professionals=10, distractor_streets=1)
+        paths = write_corpus(generate_corpus(config), base / "synth")
+        notes, gold = pd.read_parquet(paths["notes"]), pd.read_parquet(paths["gold"])
+    notes = notes.astype(dict.fromkeys(PATIENT_FIELDS, object)).where(notes.notna(), None)
+    notes["html"] = [html + _hidden_views(row) for html, (_, row) in zip(notes["html"], notes.iterrows())]
+    notes.to_parquet(base / "notes.parquet")
+    gold.to_parquet(base / "gold.parquet")
+    return base / "notes.parquet", base / "gold.parquet"
+
+
+@pytest.fixture(scope="module", params=CORPORA)
+def runs(request, tmp_path_factory) -> dict:
+    base = tmp_path_factory.mktemp(request.param)
+    notes, gold = _corpus(request.param, base)
+    outputs = {}
+    for mode in MODES:
+        out = base / mode
+        result = CliRunner().invoke(
+            main,
+            [
+                "deidentify",
+                str(notes),
+                "--spans",
+                str(gold),
+                "--out",
+                str(out),
+                "--mode",
+                mode,
+                "--key",
+                "acceptance-test-key-0001",
+                "--fail-on-leak",
+                "--quiet",
+                "-j",
+                "1",
+            ],
+        )
+        outputs[mode] = (result, out)
+    return {"notes": pd.read_parquet(notes), "gold": pd.read_parquet(gold), "outputs": outputs}
+
+
+def _readable(html: str) -> str:
+    return fold_key(INVISIBLE_RE.sub("", unescape(html)))
+
+
+def _without(html: str, ranges: list[tuple[int, int]]) -> str:
+    """``html`` with the given output ranges (the replacements written) cut out, a separator in their place."""
+    parts, cursor = [], 0
+    for start, end in sorted(ranges):
+        parts += (html[cursor:start], " \x00 ")
+        cursor = max(cursor, end)
+    parts.append(html[cursor:])
+    return "".join(parts)
+
+
+def _values(row: pd.Series, gold: pd.DataFrame, strict: bool) -> list[tuple[str, str]]:
+    values = [(f, row[f]) for f in PATIENT_FIELDS if isinstance(row[f], str)]
+    for label, text in zip(gold["label"], gold["text"]):
+        if strict and label == "DATE" and (parse_date(text) is None or parse_date(text).kind != "full"):
+            continue
+        values.append((label, text))
+    return [(what, value) for what, value in values if len(fold_key(value).replace(" ", "")) >= 3]
+
+
+def _found(runs: dict, mode: str, *, inside_replacements: bool) -> list[tuple[str, str]]:
+    """Identifiers of each note found in its output file (what and the note's id, never printed values)."""
+    _, out = runs["outputs"][mode]
+    written = pd.read_parquet(out / "notes.parquet").set_index("id_document")["html"]
+    audit = pd.read_parquet(out / "audit.parquet")
+    replaced = {doc: list(zip(rows["out_start"], rows["out_end"])) for doc, rows in audit.groupby("id_document")}
+    gold = dict(list(runs["gold"].groupby("id_document")))
+    found = []
+    for _, row in runs["notes"].iterrows():
+        html = written[row["id_document"]]
+        if not inside_replacements:
+            html = _without(html, replaced.get(row["id_document"], []))
+        text = _readable(html)
+        for what, value in _values(
+            row, gold.get(row["id_document"], runs["gold"].iloc[:0]), strict=inside_replacements
+        ):
+            if re.search(r"(?<![\w])" + re.escape(fold_key(value)) + r"(?![\w])", text):
+                found.append((row["id_document"], what))
+    return found
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_identifier_left_by_the_leak_check(runs, mode):
+    result, out = runs["outputs"][mode]
+    assert result.exit_code == 0, result.output  # --fail-on-leak: 3 on any leak
+    assert "residual-leak check: 0 value(s)" in result.output
+    documents = pd.read_parquet(out / "documents.parquet")
+    assert set(documents["status"]) == {"ok"} and len(documents) == len(runs["notes"])
+    audit = pd.read_parquet(out / "audit.parquet")
+    assert {"hidden", "attribute", "markup"} <= set(audit["view"])  # the planted views were de-identified
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_metadata_value_or_gold_text_in_any_view_outside_the_replacements(runs, mode):
+    assert _found(runs, mode, inside_replacements=False) == []
+
+
+def test_masks_write_no_identifier_at_all(runs):
+    assert _found(runs, "mask", inside_replacements=True) == []
+
+
+def test_surrogates_write_no_identifier_of_the_note(runs):
+    assert _found(runs, "surrogate", inside_replacements=True) == []
