@@ -25,6 +25,7 @@ from itertools import combinations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from deid_ds.agreement.items import OUTSIDE, Item, group_items, label_order, token_labels
 from deid_ds.agreement.kappa import KappaSums, bootstrap_kappa, cohen_kappa, fleiss_kappa
@@ -302,8 +303,6 @@ def agreement(
 
 
 def _pairs(matrix: _Matrix) -> list[dict]:
-    import pandas as pd
-
     from deid_ds.evaluation.scoring import score_spans
 
     out = []

@@ -41,6 +41,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from deid_ds.agreement.items import OUTSIDE, Item, group_items, label_order, token_labels, token_span_ids
 from deid_ds.agreement.model import Annotation, ReadReport, Span
@@ -254,8 +257,6 @@ def build_gold(
     column_map: Mapping[str, str] | None = None,
 ):
     """The gold spans table (a pandas DataFrame of :data:`GOLD_COLUMNS`) and a :class:`GoldSummary`."""
-    import pandas as pd
-
     if strategy not in STRATEGIES:
         raise InputError(f"strategy '{strategy}': expected {' or '.join(STRATEGIES)}")
     report = report or ReadReport()
@@ -319,8 +320,6 @@ def build_gold(
 
 def gold_schema():
     """Arrow schema of the gold table (``id_patient``/``doc_type`` nullable)."""
-    import pyarrow as pa
-
     return pa.schema(
         [
             ("id_document", pa.string()),
@@ -337,9 +336,6 @@ def gold_schema():
 
 def write_gold(frame, out: str | Path) -> tuple[Path, Path]:
     """Write ``out`` (Parquet) and the same rows as JSONL beside it, each atomically."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     parquet = Path(out)
     if parquet.suffix.lower() == ".jsonl":
         raise InputError(

@@ -20,6 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 from deid_ds.errors import InputError
 from deid_ds.io.jsonl import iter_json_objects
 
@@ -73,8 +77,6 @@ def read_pool(directory: str | Path, splits: Sequence[str] | None = ("test",)) -
 
 
 def _read_documents_table(path: Path, wanted: set[str] | None, pool: DocumentPool) -> None:
-    import pyarrow.parquet as pq
-
     columns = [c for c in ("id_document", "n_sentences", "split", "status") if c in pq.read_schema(path).names]
     if "id_document" not in columns:
         raise InputError(f"{path}: no id_document column")
@@ -100,8 +102,6 @@ def _identifier(value: Any, path: Path) -> str:
 def _iter_meta(path: Path, need_split: bool) -> Iterator[tuple[dict, str | None]]:
     """(meta, split) of every sentence, reading only those columns of a Parquet file."""
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
         names = pq.read_schema(path).names
         if "meta" not in names:
             raise InputError(f"{path}: no meta column (not in the weak-label sentences format)")
@@ -128,10 +128,6 @@ def read_sentences(directory: str | Path, documents: set[str]) -> dict[str, list
     path = sentences_path(directory)
     found: dict[str, list[dict[str, Any]]] = {}
     if path.suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.parquet as pq
-
         chosen = pa.array(sorted(documents), type=pa.string())
         for batch in pq.ParquetFile(path).iter_batches(batch_size=8192):
             ids = pc.cast(

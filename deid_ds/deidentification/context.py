@@ -24,6 +24,7 @@ again with a ``salt``, which every keyed choice of the context takes as one more
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -50,7 +51,6 @@ def words_of(value: str | None) -> set[str]:
     """Folded words of a metadata value (names split on spaces, hyphens and apostrophes)."""
     if not value:
         return set()
-    import re
 
     return {w for w in re.split(r"[\s\-'’.,]+", fold_key(value)) if w}
 

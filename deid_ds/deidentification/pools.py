@@ -13,10 +13,14 @@ checked for coherence) and its street names: realistic in Brittany, visibly regi
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from deid_ds.kb.normalize import fold_key, street_type_abbreviations, street_type_words
 
@@ -100,8 +104,6 @@ def _names() -> tuple[dict[str, tuple[str, ...]], dict[str, str], tuple[str, ...
 
 
 def _fallback_places() -> tuple[tuple[Commune, ...], tuple[str, ...], tuple[str, ...]]:
-    import random
-
     from deid_ds.synth import pools as synth
 
     communes = tuple(
@@ -113,9 +115,6 @@ def _fallback_places() -> tuple[tuple[Commune, ...], tuple[str, ...], tuple[str,
 
 
 def _kb_places(kb_dir: Path) -> tuple[tuple[Commune, ...], tuple[str, ...], tuple[str, ...]]:
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
     postcodes = pq.read_table(kb_dir / "postcodes.parquet", columns=["code_postal", "code_insee", "commune", "source"])
     ban = postcodes.filter(pc.equal(postcodes["source"], "ban"))
     if ban.num_rows:

@@ -26,6 +26,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+from tqdm import tqdm
+
 from deid_ds.errors import InputError
 from deid_ds.io.files import atomic_write_text
 from deid_ds.io.notes import as_identifier
@@ -55,8 +59,6 @@ def read_spans(path: str | Path, what: str = "spans"):
     Ids become strings the way the notes reader makes them; offsets int64. Only the columns are
     checked here; :mod:`deid_ds.evaluation.scoring` validates the values.
     """
-    import pandas as pd
-
     file = _spans_file(Path(path), what)
     try:
         if file.suffix.lower() in (".jsonl", ".json"):
@@ -123,10 +125,6 @@ def notes_info(
     progress: bool = False,
 ) -> NotesInfo:
     """Segment the notes of ``documents`` (as the labeller does) for their tokens; types of all of them."""
-    import numpy as np
-    import pandas as pd
-    from tqdm import tqdm
-
     from deid_ds.defaults import DEFAULT_MAX_TOKENS
     from deid_ds.io.notes import open_notes
     from deid_ds.segmentation.notes import SegmentOptions, segment_note, segmenter_for, token_offsets

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from deid_ds.io.files import atomic_path
 
 
@@ -18,7 +20,6 @@ def f1_figure(comparison, path: str | Path, *, title: str | None = None) -> Path
     convention: each tick shows the label's gold count, so a reader sees when a bar rests on no data.
     Written atomically.
     """
-    import numpy as np
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

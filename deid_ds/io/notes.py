@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+import pyarrow.parquet as pq
+
 from deid_ds.errors import InputError
 from deid_ds.model import PATIENT_FIELDS, Note, PatientMetadata
 
@@ -72,8 +74,6 @@ class NotesSource:
         if self.kind == "files":
             counts = [self.num_notes]
         else:
-            import pyarrow.parquet as pq
-
             counts = [pq.read_metadata(file).num_rows for file in self.files]
         lengths: list[int] = []
         for count in counts:
@@ -91,7 +91,6 @@ class NotesSource:
             for note in self.iter_notes():
                 yield note.id_document, note.id_patient
             return
-        import pyarrow.parquet as pq
 
         wanted = [self.columns[name] for name in ("id_document", "id_patient") if name in self.columns]
         for file in self.files:
@@ -137,8 +136,6 @@ def open_notes(path: str | Path, column_map: Mapping[str, str] | None = None) ->
 
 
 def _open_parquet(root: Path, files: tuple[Path, ...], column_map: dict[str, str]) -> NotesSource:
-    import pyarrow.parquet as pq
-
     num_rows = 0
     schema_names: list[str] | None = None
     for file in files:
@@ -178,8 +175,6 @@ def _check_columns(file: Path, names: list[str], column_map: Mapping[str, str]) 
 
 
 def _parquet_batches(source: NotesSource, batch_size: int) -> Iterator[list[Note]]:
-    import pyarrow.parquet as pq
-
     wanted = list(dict.fromkeys(source.columns.values()))
     for file in source.files:
         parquet = pq.ParquetFile(file)

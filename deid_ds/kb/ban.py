@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from deid_ds.kb.source_files import (
@@ -130,8 +131,6 @@ def _read_into(
 
 
 def _count_batch(table: pa.Table, tables: BanTables, stats: SourceStats) -> None:
-    import pyarrow.compute as pc
-
     stats.rows_read += table.num_rows
     has_commune = pc.and_(pc.is_valid(table["nom_commune"]), pc.is_valid(table["code_insee"]))
     missing = table.num_rows - pc.sum(has_commune).as_py() if table.num_rows else 0

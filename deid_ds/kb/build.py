@@ -29,6 +29,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -37,6 +38,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from tqdm import tqdm
 
 from deid_ds import __version__
 from deid_ds.errors import InputError
@@ -383,10 +385,6 @@ def _build_kb(
     refresh: bool,
     progress: bool,
 ) -> BuildReport:
-    import time
-
-    from tqdm import tqdm
-
     started = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

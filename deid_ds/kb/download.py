@@ -45,6 +45,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
+from tqdm import tqdm
+
 from deid_ds.errors import InputError
 from deid_ds.io.files import atomic_write_text
 
@@ -336,8 +338,6 @@ def _now() -> str:
 
 def _progress_bar(enabled: bool, total: int | None, initial: int, desc: str) -> Any:
     """A tqdm byte counter on stderr (a disabled one when ``enabled`` is false, so callers need no branch)."""
-    from tqdm import tqdm
-
     return tqdm(
         total=total,
         initial=initial,

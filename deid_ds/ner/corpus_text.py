@@ -28,6 +28,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
 from deid_ds.io.jsonl import iter_json_objects
@@ -115,8 +118,6 @@ def iter_note_sentences(
     progress: bool = False,
 ) -> Iterator[list[str]]:
     """Token texts of every sentence of every note, in input order (whatever ``workers`` is)."""
-    from tqdm import tqdm
-
     from deid_ds.engine.parallel import ordered_map
     from deid_ds.io.notes import open_notes
 
@@ -151,8 +152,6 @@ def iter_weak_sentences(
 
 def _parquet_rows(path: Path) -> Iterator[dict]:
     """The rows of ``sentences.parquet`` as the JSONL holds them (the columns read here), a batch at a time."""
-    import pyarrow.parquet as pq
-
     try:
         handle = pq.ParquetFile(path)
         names = handle.schema_arrow.names

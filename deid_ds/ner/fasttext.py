@@ -27,6 +27,7 @@ them, and every tagger trained with them, as the notes themselves.
 
 from __future__ import annotations
 
+import json
 import shutil
 import struct
 import tempfile
@@ -278,7 +279,6 @@ def resolve_fasttext(path: str | Path) -> tuple[Path, dict]:
         manifest_file = path / MANIFEST
         if not manifest_file.is_file():
             raise InputError(f"{path}: no {MANIFEST} (not an output of `deid-ds embeddings fasttext`)")
-        import json
 
         manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
         vectors = Path(manifest["path"])
@@ -302,8 +302,6 @@ def resolve_fasttext(path: str | Path) -> tuple[Path, dict]:
 
 
 def _write_manifest(directory: Path, manifest: dict) -> None:
-    import json
-
     atomic_write_text(directory / MANIFEST, json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
 
 

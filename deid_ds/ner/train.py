@@ -46,6 +46,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tqdm import tqdm
+
 from deid_ds.errors import InputError
 from deid_ds.io.files import atomic_write_text
 from deid_ds.io.output_dir import check_output_dir, output_directory
@@ -456,7 +458,6 @@ def _fit(
 def _progress_plugin(max_epochs: int, *, progress: bool, log: Callable[[str], None]):
     """A Flair trainer plugin that shows a bar per epoch and one line per epoch with its dev F1."""
     from flair.trainers.plugins.base import TrainerPlugin
-    from tqdm import tqdm
 
     class ProgressPlugin(TrainerPlugin):
         def __init__(self) -> None:

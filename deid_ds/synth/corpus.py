@@ -17,6 +17,10 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
 from deid_ds.io.files import atomic_path, atomic_write_text
 from deid_ds.model import LABELS
 from deid_ds.synth import kb
@@ -189,8 +193,6 @@ class Generation:
 
     def notes(self, *, progress: bool = False) -> Iterator[SynthNote]:
         """Write every planned note with its gold spans; the world is complete once this is exhausted."""
-        from tqdm import tqdm
-
         config, seed, world, hospitals = self.config, self.seed, self.world, self.hospitals
         families = PHRASINGS[config.phrasing]
         metadata: dict[str, str | None] = {}
@@ -359,9 +361,6 @@ class _ParquetChunks:
     empty chunk or a column of nulls does not change it)."""
 
     def __init__(self, path: Path, columns: tuple[str, ...], types: dict[str, str]) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         arrow_types = {"string": pa.string(), "int64": pa.int64()}
         self.columns = columns
         self.schema = pa.schema([pa.field(c, arrow_types[types.get(c, "string")], nullable=True) for c in columns])
@@ -369,8 +368,6 @@ class _ParquetChunks:
         self.written = False
 
     def write(self, rows: list[dict]) -> None:
-        import pyarrow as pa
-
         if rows or not self.written:
             self.writer.write_table(
                 pa.Table.from_pydict({c: [row[c] for row in rows] for c in self.columns}, schema=self.schema)
