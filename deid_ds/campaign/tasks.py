@@ -27,6 +27,7 @@ from typing import Any
 
 from deid_ds.model import LABELS
 from deid_ds.segmentation.segmenter import SPACES
+import itertools
 
 #: Keys of a weak-label sentence line that a task keeps (``tags`` and ``split`` are dropped).
 TASK_KEYS: tuple[str, ...] = ("text", "tokens", "tokens_parser", "spans", "meta")
@@ -112,7 +113,7 @@ def task_problems(
             )
         ranges.append((start, end, index))
     ranges.sort()
-    for (_, previous_end, previous), (start, _, current) in zip(ranges, ranges[1:]):
+    for (_, previous_end, previous), (start, _, current) in itertools.pairwise(ranges):
         if start < previous_end:
             problems.append(
                 f"spans {previous + 1} and {current + 1} overlap; a character belongs to one entity at most"

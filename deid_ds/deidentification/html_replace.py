@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from html import escape
 
 from deid_ds.segmentation.html_text import ParsedHtml
+import itertools
 
 _WORD = re.compile(r"\S+")
 
@@ -121,7 +122,7 @@ def split_replacement(original: str, cuts: Sequence[int], replacement: str) -> l
         positions.append(position)
         previous = position
     bounds = [0, *positions, len(replacement)]
-    return [replacement[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [replacement[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def apply_edits(parsed: ParsedHtml, edits: Sequence[Edit]) -> tuple[str, list[tuple[int, int]]]:
@@ -146,7 +147,7 @@ def apply_all(
     """
     html = parsed.html
     order = sorted(range(len(edits)), key=lambda k: (edits[k].span.html_start, edits[k].span.html_end))
-    for a, b in zip(order, order[1:]):
+    for a, b in itertools.pairwise(order):
         if edits[b].span.html_start < edits[a].span.html_end:
             raise SpanError("overlapping spans")
     text = parsed.text

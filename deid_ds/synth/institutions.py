@@ -149,7 +149,6 @@ def build_hospitals(world: WorldBuilder, count: int = 6) -> list[Hospital]:
 def _department(world: WorldBuilder, hospital: Hospital, name: str, big: bool) -> Department:
     rng = world.rng
     kind, specialty = DEPARTMENTS[name]
-    dep = hospital.address.commune.departement
     staff = []
     head_title = "Pr" if big and rng.random() < 0.7 else "Dr"
     new = world.new_professional

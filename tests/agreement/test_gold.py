@@ -151,7 +151,7 @@ def test_review_gold_is_the_reviewed_version(campaign):
         spans = [s for s in task["spans"] if s["label"] != "EMAIL"]  # the reviewer removed every e-mail
         rows.append({**task, "spans": spans, "answer": "accept", "_annotator_id": "review-gwen", "_input_hash": n})
     path = _write_jsonl(campaign["root"] / "review.jsonl", rows)
-    frame, summary = gold_from_files([path], strategy="review")
+    frame, _summary = gold_from_files([path], strategy="review")
     assert "EMAIL" not in set(frame["label"])
     assert set(frame["annotators"]) == {"gwen"}
     weak = _in_sentences(campaign["spans"], campaign["tasks"])

@@ -133,7 +133,7 @@ def test_merge_keeps_a_weak_rule_span_when_the_model_span_it_overlapped_lost():
 
 def _no_overlap(spans):
     ordered = sorted(spans)
-    return all(a[1] <= b[0] for a, b in zip(ordered, ordered[1:]))
+    return all(a[1] <= b[0] for a, b in itertools.pairwise(ordered))
 
 
 def _disjoint_spans(rng, sources, n):

@@ -120,7 +120,6 @@ def test_a_note_over_note_timeout_is_failed_and_its_batch_goes_on(write_notes, t
         {"id_document": "d3", "id_patient": "p2", "html": "<p>Vu le 4 mars 2021.</p>"},
     ]
     out = tmp_path / "out"
-    started = time.perf_counter()
     result = weak_label_cli(write_notes(rows), out, "--note-timeout", "0.3", "--batch-size", "3", "-j", workers)
     assert result.exit_code == 0, result.output
     documents = pd.read_parquet(out / "documents.parquet").set_index("id_document")

@@ -24,6 +24,7 @@ from deid_ds.synth.documents import DOCUMENT_TYPES
 from deid_ds.synth.kb import ANNUAIRE_HEADER, BAN_HEADER
 from deid_ds.synth.pools import strip_accents
 from tests.conftest import requires_shared_formats
+import itertools
 
 SHARED_FORMATS = Path(__file__).resolve().parents[2].parent / "shared" / "formats"
 
@@ -110,7 +111,7 @@ def test_spans_never_start_or_end_on_a_tag_a_space_or_nbsp(corpus):
 def test_spans_never_overlap(corpus):
     for spans in _spans_by_doc(corpus).values():
         ordered = sorted(spans, key=lambda s: s["html_start"])
-        for left, right in zip(ordered, ordered[1:]):
+        for left, right in itertools.pairwise(ordered):
             assert left["html_end"] <= right["html_start"], (left, right)
 
 
@@ -310,7 +311,7 @@ def test_synth_command_is_deterministic_and_prints_only_counts(tmp_path):
         if note["lastname"]:
             assert note["lastname"] not in outputs[0]
     gold = pq.read_table(tmp_path / "a" / "gold.parquet").to_pylist()
-    jsonl = [line for line in (tmp_path / "a" / "gold.jsonl").read_text(encoding="utf-8").splitlines()]
+    jsonl = list((tmp_path / "a" / "gold.jsonl").read_text(encoding="utf-8").splitlines())
     assert len(jsonl) == len(gold) > 0
 
 
