@@ -1,11 +1,15 @@
-"""The data model every stage passes around: notes, sentences, tokens and labelled spans.
+"""The data model every stage passes around: notes, sentences, tokens, labelled spans, and each note's fate.
 
 Every piece of text carries two offset pairs: ``start``/``end`` into the plain text extracted from the
 note, and ``html_start``/``html_end`` into the original HTML string. The first is what rules and models
 work on; the second is what de-identification needs to mask the original document. Ends are exclusive.
 
 These are plain dataclasses on purpose: no behaviour beyond small derived properties, so that they
-pickle cheaply between worker processes and convert to Arrow rows without ceremony.
+pickle cheaply between worker processes and convert to Arrow rows without ceremony. One convention:
+every record has ``slots=True`` (notes hold thousands of tokens); a value never changed once made is
+also ``frozen`` (:class:`EntitySpan`, :class:`PatientMetadata`); records filled as a note is read or a run
+goes on are not (:class:`Token`, :class:`Sentence`, :class:`Note`, :class:`DocumentStatus`,
+:class:`DocumentTotals`).
 """
 
 from __future__ import annotations
@@ -96,7 +100,7 @@ class Note:
     patient: PatientMetadata = field(default_factory=PatientMetadata)
 
 
-@dataclass
+@dataclass(slots=True)
 class DocumentStatus:
     """The fate of one input note."""
 
@@ -110,7 +114,7 @@ class DocumentStatus:
     warnings: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class DocumentTotals:
     """What every stage that reads notes reports: each note ok, empty or failed (with its reason)."""
 
