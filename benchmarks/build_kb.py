@@ -26,8 +26,15 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BAN_HEADER = "id;id_fantoir;numero;rep;nom_voie;code_postal;code_insee;nom_commune;code_insee_ancienne_commune;nom_ancienne_commune;x;y;lon;lat;type_position;alias;nom_ld;libelle_acheminement;nom_afnor;source_position;source_nom_voie;certification_commune;cad_parcelles"
-SYLLABLES = "ker lan pen plou tre gui mor bel ros val mont saint fon ber lou mar cha vil bou la ne ri co ta du pi ge an on el or".split()
+BAN_HEADER = (
+    "id;id_fantoir;numero;rep;nom_voie;code_postal;code_insee;nom_commune;code_insee_ancienne_commune;"
+    "nom_ancienne_commune;x;y;lon;lat;type_position;alias;nom_ld;libelle_acheminement;nom_afnor;source_position;"
+    "source_nom_voie;certification_commune;cad_parcelles"
+)
+SYLLABLES = (
+    "ker lan pen plou tre gui mor bel ros val mont saint fon ber lou mar cha vil bou la ne ri co ta du pi "
+    "ge an on el or"
+).split()
 STREET_TYPES = ["Rue", "Avenue", "Impasse", "Allée", "Chemin", "Route", "Place", "Boulevard", "Lieu-dit", "Résidence"]
 FIRST = ["Jean", "Marie", "Pierre", "Anne", "Yann", "Sophie", "Louis", "Claire", "Paul", "Julie", "Hugo", "Léa"]
 
@@ -132,7 +139,8 @@ def generate_sources(work: Path, scale: float = 1.0) -> tuple[Path, Path]:
 # here, Linux carries the children's high-water mark over fork into later children.
 _REPORT_PEAK = (
     "import atexit, resource, sys, time; _t = time.perf_counter();"
-    "atexit.register(lambda: print('PEAK', time.perf_counter() - _t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr));"
+    "atexit.register(lambda: print('PEAK', time.perf_counter() - _t, "
+    "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr));"
 )
 
 
@@ -155,12 +163,16 @@ def main() -> None:
     ban, directory = generate_sources(work, args.scale)
     out = work / "kb"
     shutil.rmtree(out, ignore_errors=True)
-    build_code = "import sys; from deid_ds.kb.build import build_kb; build_kb(sys.argv[3], ban=[sys.argv[1]], health_directory=[sys.argv[2]], progress=False)"
+    build_code = (
+        "import sys; from deid_ds.kb.build import build_kb; build_kb(sys.argv[3], ban=[sys.argv[1]], "
+        "health_directory=[sys.argv[2]], progress=False)"
+    )
     build_s, build_mb = peak_rss_mb_of(build_code, str(ban), str(directory), str(out))
     compile_code = "import sys; from deid_ds.kb.matcher import load_matcher; load_matcher(sys.argv[1])"
     compile_s, compile_mb = peak_rss_mb_of(compile_code, str(out))
     load_code = (
-        "import sys, time, resource; t = time.perf_counter(); from deid_ds.kb.matcher import load_matcher; m = load_matcher(sys.argv[1]);"
+        "import sys, time, resource; t = time.perf_counter();"
+        " from deid_ds.kb.matcher import load_matcher; m = load_matcher(sys.argv[1]);"
         "s = time.perf_counter() - t; m.find('Dr Jean KERPEN, 3 rue Kerlan à Plouvalros');"
         "print(s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, len(m))"
     )

@@ -84,14 +84,16 @@ def main() -> None:
         }
     megabytes = sum(len(note.html.encode("utf-8")) for note in notes) / 1e6
     print(
-        f"machine: {cpu_model()}, Python {platform.python_version()}; {len(notes)} notes, {n_spans} spans, {megabytes:.2f} MB of HTML; "
+        f"machine: {cpu_model()}, Python {platform.python_version()}; {len(notes)} notes, {n_spans} spans, "
+        f"{megabytes:.2f} MB of HTML; "
         f"places: {'kb ' + args.kb if args.kb else 'fallback list'}; command workers: {args.workers}"
     )
     print(f"{'stage':<12} {'best s':>8} {'median s':>9} {'documents/s (best)':>19} {'spans/s (best)':>15}")
     for name, times in stages.items():
         best = min(times)
         print(
-            f"{name:<12} {best:>8.3f} {statistics.median(times):>9.3f} {len(notes) / best:>19,.0f} {n_spans / best:>15,.0f}"
+            f"{name:<12} {best:>8.3f} {statistics.median(times):>9.3f} {len(notes) / best:>19,.0f} "
+            f"{n_spans / best:>15,.0f}"
         )
 
 

@@ -202,7 +202,10 @@ def main() -> None:
     parser.add_argument(
         "--train",
         default="sample",
-        help="training corpora, comma-separated: 'sample' (data/notes.parquet), N (synth --phrasing train) or STYLE:N (e.g. unseen:300)",
+        help=(
+            "training corpora, comma-separated: 'sample' (data/notes.parquet), N (synth --phrasing train) or "
+            "STYLE:N (e.g. unseen:300)"
+        ),
     )
     parser.add_argument("--train-seed", type=int, default=2)
     parser.add_argument("--max-epochs", type=int, default=8)

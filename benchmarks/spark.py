@@ -42,8 +42,8 @@ if engine == "spark":
     session = time.perf_counter() - started
 from deid_ds import weak_label
 begin = time.perf_counter()
-report = weak_label(notes, out, kb=kb, workers=int(workers), engine=engine, spark_master=master if engine == "spark" else None, progress=False,
-                    sentences_jsonl=True)
+report = weak_label(notes, out, kb=kb, workers=int(workers), engine=engine,
+                    spark_master=master if engine == "spark" else None, progress=False, sentences_jsonl=True)
 print(json.dumps({"session": session, "command": time.perf_counter() - begin, "notes": report.documents}))
 """
 
@@ -109,7 +109,8 @@ def main() -> None:
     configs = [("local", "-", int(w)) for w in args.local_workers.split(",") if w]
     configs += [("spark", m, 1) for m in args.masters.split(",") if m]
     print(
-        f"{n_notes} notes ({notes.stat().st_size / 1e6:.1f} MB Parquet), {os.cpu_count()} CPUs ({cpu_model()}), Python {platform.python_version()}"
+        f"{n_notes} notes ({notes.stat().st_size / 1e6:.1f} MB Parquet), {os.cpu_count()} CPUs ({cpu_model()}), "
+        f"Python {platform.python_version()}"
     )
     reference = None
     rows = []
@@ -133,7 +134,10 @@ def main() -> None:
         label = f"{engine} workers={workers}" if engine == "local" else f"spark {master}"
         rows.append((label, best["session"], best["command"], n_notes / best["command"]))
         print(
-            f"{label:22s} session {best['session']:6.1f} s   command {best['command']:6.1f} s   {n_notes / best['command']:7.1f} notes/s",
+            (
+                f"{label:22s} session {best['session']:6.1f} s   command {best['command']:6.1f} s   "
+                f"{n_notes / best['command']:7.1f} notes/s"
+            ),
             flush=True,
         )
     print(json.dumps(rows))

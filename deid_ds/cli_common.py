@@ -15,7 +15,10 @@ column_option = click.option(
     "-c",
     multiple=True,
     metavar="NAME=SOURCE",
-    help="Read notes column NAME (id_document, id_patient, doc_type, html, firstname...) from column SOURCE of the input. Repeatable.",
+    help=(
+        "Read notes column NAME (id_document, id_patient, doc_type, html, firstname...) from column SOURCE of "
+        "the input. Repeatable."
+    ),
 )
 
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -46,24 +49,32 @@ def handle_errors(command):
 
 
 def engine_options(command):
-    """``--engine local|spark`` and ``--spark-master`` (the engine seam of ``weak-label``, ``predict`` and ``deidentify``)."""
+    """``--engine local|spark`` and ``--spark-master`` (the engine seam of ``weak-label``, ``predict`` and
+    ``deidentify``)."""
     command = click.option(
         "--spark-master",
         metavar="URL",
-        help="With --engine spark: the Spark master (local[4], yarn, spark://host:7077...) [default: the active or spark-submit configuration, else local[*]].",
+        help=(
+            "With --engine spark: the Spark master (local[4], yarn, spark://host:7077...) [default: the active "
+            "or spark-submit configuration, else local[*]]."
+        ),
     )(command)
     return click.option(
         "--engine",
         type=click.Choice(["local", "spark"]),
         default="local",
         show_default=True,
-        help='local: worker processes on this machine; spark: Apache Spark (pip install "deid-ds[spark]"), notes and outputs on any path Spark reads (hdfs://, s3a://, local).',
+        help=(
+            'local: worker processes on this machine; spark: Apache Spark (pip install "deid-ds[spark]"), notes '
+            "and outputs on any path Spark reads (hdfs://, s3a://, local)."
+        ),
     )(command)
 
 
 def note_limit_options(stage: str):
-    """``--max-note-bytes`` and ``--note-timeout`` (:mod:`deid_ds.segmentation.limits`) for a command whose per-note work
-    is ``stage`` (``segmented``, ``labelled``): a note over either is failed with its reason, its batch goes on."""
+    """``--max-note-bytes`` and ``--note-timeout`` (:mod:`deid_ds.segmentation.limits`) for a command whose
+    per-note work is ``stage`` (``segmented``, ``labelled``): a note over either is failed with its reason, its
+    batch goes on."""
     from deid_ds.segmentation.limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT
 
     def decorate(command):

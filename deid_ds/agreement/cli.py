@@ -16,7 +16,10 @@ format_option = click.option(
     type=click.Choice(_FORMATS),
     default="auto",
     show_default=True,
-    help="Answer format: Prodigy db-out JSONL, doccano JSONL (one file per annotator), Label Studio JSON export; auto detects each file's.",
+    help=(
+        "Answer format: Prodigy db-out JSONL, doccano JSONL (one file per annotator), Label Studio JSON export; "
+        "auto detects each file's."
+    ),
 )
 annotator_from_option = click.option(
     "--annotator-from",

@@ -211,7 +211,8 @@ class _NoteIndex:
         first = text.find(item.text)
         if first < 0 or not item.text:
             raise InputError(
-                f"{answer.source}: the sentence's text is not in its note (are --notes the notes the tasks were built from?)"
+                f"{answer.source}: the sentence's text is not in its note (are --notes the notes the tasks were "
+                "built from?)"
             )
         if text.find(item.text, first + 1) < 0:
             return self._found(answer.id_document, first, len(item.text), summary, "text search (unique)")
@@ -280,11 +281,13 @@ def build_gold(
                 if index is None:
                     if item.html is None:
                         raise InputError(
-                            f"{item.first.source}: the answers carry no HTML offsets (tokens without html_start/html_end and no "
+                            f"{item.first.source}: the answers carry no HTML offsets (tokens without "
+                            "html_start/html_end and no "
                             "tokens_parser): pass --notes NOTES to re-derive them from the notes"
                         )
                     raise InputError(
-                        f"{item.first.source}: a span does not start and end on token boundaries: pass --notes NOTES to map it exactly"
+                        f"{item.first.source}: a span does not start and end on token boundaries: pass --notes "
+                        "NOTES to map it exactly"
                     )
                 if sentence_start is None:
                     sentence_start = index.sentence_start(item, summary)

@@ -177,7 +177,8 @@ def prepare_campaign(
         if report.short_doc_types:
             short = ", ".join(f"{doc_type} {n}" for doc_type, n in report.short_doc_types.items())
             log(
-                f"{len(report.short_doc_types)} document type(s) with fewer documents than --per-type {per_type}, all taken: {short}"
+                f"{len(report.short_doc_types)} document type(s) with fewer documents than --per-type {per_type}, "
+                f"all taken: {short}"
             )
         if report.sentences_missing:
             log(

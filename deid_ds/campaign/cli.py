@@ -73,5 +73,6 @@ def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, sp
     if not quiet:
         click.echo(campaign_table(report))
     click.echo(
-        f"{report.documents} documents, {report.tasks} sentences, {report.overlap_documents} in the overlap; written to {out}"
+        f"{report.documents} documents, {report.tasks} sentences, {report.overlap_documents} in the overlap; "
+        f"written to {out}"
     )

@@ -123,7 +123,8 @@ def prepare_stream(
         problems = task_problems(task, labels=labels)
         if problems:
             raise TaskError(
-                f"task of document {meta.get('id_document')}, sentence {meta.get('sentence_index')}: {'; '.join(problems)}"
+                f"task of document {meta.get('id_document')}, sentence {meta.get('sentence_index')}: "
+                f"{'; '.join(problems)}"
             )
         yield hash_task(task, set_hashes)
 

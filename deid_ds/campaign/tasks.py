@@ -103,7 +103,8 @@ def task_problems(
             or not 0 <= token_start <= token_end < len(tokens)
         ):
             problems.append(
-                f"{where}: token_start/token_end ({token_start}-{token_end}) not tokens of the sentence (token_end is inclusive)"
+                f"{where}: token_start/token_end ({token_start}-{token_end}) not tokens of the sentence "
+                "(token_end is inclusive)"
             )
             continue
         if tokens[token_start].get("start") != start or tokens[token_end].get("end") != end:

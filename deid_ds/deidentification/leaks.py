@@ -20,7 +20,8 @@ a word of five letters or more one edit away from a name part of five letters or
 dropped accent letter) counts, unless it is an ordinary French word (``matin`` is not ``Martin``).
 The check errs on the side of reporting: a name that is also a word used in the note (``Petit``) is
 counted when it appears. One exception: a name part written right after ``Saint-``/``Sainte-``
-(``Clinique Sainte-Marie`` for a patient named Marie) is a place or an institution, not counted. It returns counts per field and view, never the values themselves.
+(``Clinique Sainte-Marie`` for a patient named Marie) is a place or an institution, not counted. It
+returns counts per field and view, never the values themselves.
 
 A patient without any metadata cannot be checked: the result then says so (``checked`` false), and the
 callers report such notes as "not checked", never as "0 left".

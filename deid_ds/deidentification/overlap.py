@@ -8,10 +8,10 @@ removed and case folded, so ``Élodie``, ``ELODIE`` and an NFD ``E\\u0301lodie``
 The original's *name tokens* are its words of two letters or more, minus words that identify nobody and
 that a surrogate may keep because they carry the form of the entity: name particles (``le``, ``de``),
 ``saint``/``sainte``, street type words (``rue``, ``lieu-dit``) and ``bis``/``ter`` for addresses, and,
-in e-mail addresses, the top-level domain, public mail providers and service words (:func:`is_service_word`). A token of four
-letters or more may not appear anywhere in the surrogate's letters (``martin`` in ``martinez``, ``legall``
-in ``jeanne.legall``); a shorter one may not be one of its words (``li`` is in ``lilou``, not a leak). The
-letters of a date are month and weekday names: a date is compared whole only.
+in e-mail addresses, the top-level domain, public mail providers and service words (:func:`is_service_word`).
+A token of four letters or more may not appear anywhere in the surrogate's letters (``martin`` in
+``martinez``, ``legall`` in ``jeanne.legall``); a shorter one may not be one of its words (``li`` is in
+``lilou``, not a leak). The letters of a date are month and weekday names: a date is compared whole only.
 
 The same test holds against every *other* entity of the note (:class:`NoteOriginals`): a surrogate is
 never another original of its note either.

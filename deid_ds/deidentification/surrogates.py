@@ -10,8 +10,8 @@ digits into the clinical content, so the span is *masked* (with the mask format)
 as a *fallback* (audit row, per-document count, report). Every surrogate then passes one final guard,
 :func:`guard`: if it equals its original or carries one of the original's words
 (:func:`deid_ds.deidentification.overlap.keeps_original`), or is another entity of the note or carries
-one of its words (:class:`deid_ds.deidentification.overlap.NoteOriginals`), it is drawn again with another keyed salt, at
-most :data:`ATTEMPTS` times, and masked if none passes. A date is never drawn again (another offset
+one of its words (:class:`deid_ds.deidentification.overlap.NoteOriginals`), it is drawn again with another keyed
+salt, at most :data:`ATTEMPTS` times, and masked if none passes. A date is never drawn again (another offset
 would break the intervals between the patient's dates): a date the shift leaves as it was (a year alone,
 a day and month moved by a whole year) is masked.
 """

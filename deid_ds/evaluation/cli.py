@@ -21,7 +21,10 @@ from deid_ds.defaults import DEFAULT_MAX_TOKENS
     required=True,
     multiple=True,
     type=click.Path(path_type=str),
-    help="A system's spans.parquet (weak-label, predict) or its directory. Repeatable; the first is the reference of the F1 differences.",
+    help=(
+        "A system's spans.parquet (weak-label, predict) or its directory. Repeatable; the first is the reference "
+        "of the F1 differences."
+    ),
 )
 @click.option(
     "--name", "names", multiple=True, help="Name of each --pred system, in order [default: the directory names]."
@@ -29,7 +32,10 @@ from deid_ds.defaults import DEFAULT_MAX_TOKENS
 @click.option(
     "--notes",
     type=click.Path(path_type=str),
-    help="The notes table: token-level redaction recall (the gold notes are segmented as the labeller does) and document types.",
+    help=(
+        "The notes table: token-level redaction recall (the gold notes are segmented as the labeller does) and "
+        "document types."
+    ),
 )
 @column_option
 @click.option(

@@ -1,7 +1,7 @@
 """``evaluate()``: read gold and systems' spans, choose documents, tokens and types, score, write.
 
-Scoring itself is :func:`deid_ds.evaluation.scoring.compare_systems` (definitions in :mod:`deid_ds.evaluation.scoring`); this
-module decides *what* is scored:
+Scoring itself is :func:`deid_ds.evaluation.scoring.compare_systems` (definitions in
+:mod:`deid_ds.evaluation.scoring`); this module decides *what* is scored:
 
 * **documents**: the gold's documents — every ``id_document`` of the gold table. Predictions on other
   documents are ignored (a model run on a whole warehouse is evaluated on the gold's notes only), and
@@ -225,7 +225,8 @@ class Evaluation:
             sections.append(format_table(headers, rows, title="Exact micro F1 and redaction recall per document type"))
         if self.notes_found is not None and (self.notes_found < self.documents or self.notes_failed):
             sections.append(
-                f"note: {self.documents - self.notes_found:,} gold document(s) not found in the notes, {self.notes_failed:,} failed to segment: "
+                f"note: {self.documents - self.notes_found:,} gold document(s) not found in the notes, "
+                f"{self.notes_failed:,} failed to segment: "
                 "their gold tokens are not counted in the redaction recall"
             )
         return "\n\n".join(sections)

@@ -291,7 +291,10 @@ class SpanScores:
             ],
             [
                 "fully redacted documents",
-                f"{self.fully_redacted_share:.3f} ({self.documents_fully_redacted:,} of {self.documents_with_gold:,} with gold)",
+                (
+                    f"{self.fully_redacted_share:.3f} ({self.documents_fully_redacted:,} of "
+                    f"{self.documents_with_gold:,} with gold)"
+                ),
             ],
         ]
         sections.append(format_table(["metric", "value"], summary))

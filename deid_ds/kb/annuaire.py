@@ -108,7 +108,9 @@ def read_directory(path: str | Path, tables: DirectoryTables | None = None) -> t
         line = f"line {row.number}" if row.number is not None and row.number >= 0 else "a line"
         stats.reject(
             "wrong number of fields",
-            example=f"{line}: expected {row.expected_columns - 1} fields, got {row.actual_columns - 1}: {row.text[:160]}",
+            example=(
+                f"{line}: expected {row.expected_columns - 1} fields, got {row.actual_columns - 1}: {row.text[:160]}"
+            ),
         )
         return "skip"
 

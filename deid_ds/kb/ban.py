@@ -81,8 +81,8 @@ def read_ban(path: str | Path, tables: BanTables | None = None) -> tuple[BanTabl
     """Add the entries of one BAN file to ``tables`` (new ones by default); refuse a wrong file.
 
     Raises :class:`SourceError` for a file that cannot be a BAN file (empty, HTML page, wrong separator,
-    missing columns, truncated gzip, a header and no row): nothing of it is kept. Rows with the wrong number of fields or
-    without a commune are skipped and counted.
+    missing columns, truncated gzip, a header and no row): nothing of it is kept. Rows with the wrong number of
+    fields or without a commune are skipped and counted.
     """
     path = Path(path)
     tables = tables or BanTables()

@@ -438,7 +438,9 @@ def _build_kb(
         "sources": report.sources,
         "tables": report.tables,
         "methods": {
-            "keys": "lower case, accents removed, apostrophes/hyphens/whitespace unified (deid_ds.kb.normalize.fold_key)",
+            "keys": (
+                "lower case, accents removed, apostrophes/hyphens/whitespace unified (deid_ds.kb.normalize.fold_key)"
+            ),
             "compound_names": "whole name and its parts; particles kept with the name they introduce",
             "ambiguity": LEXICON_DESCRIPTION + "; entries of at most two letters",
         },

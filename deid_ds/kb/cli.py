@@ -58,7 +58,7 @@ def build_kb_command(ban, ban_departements, health_directory, ca_bundle, out, of
       deid-ds build-kb --ban kb/sources/adresses-35.csv.gz --health-directory kb/sources/PS_LibreAcces_Personne_activite_202401150830.txt
     Downloading:
       deid-ds build-kb --ban-departements 35,29,22,56 --health-directory https://service.annuaire.sante.fr/annuaire-sante-webservices/V300/services/extraction/PS_LibreAcces --ca-bundle igc-sante.pem
-    """
+    """  # noqa: E501 -- --help prints the \b example lines verbatim (one carries the Annuaire Santé URL): not wrappable
     from deid_ds.kb.build import build_kb
     from deid_ds.kb.matcher import load_matcher
 

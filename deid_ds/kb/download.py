@@ -84,7 +84,8 @@ class DownloadError(InputError):
 
 @dataclass(frozen=True)
 class CheckedFile:
-    """A local file that passed :func:`check_file`: its detected kind (``gzip``, ``zip``, ``text``, ``html``), size, sha256."""
+    """A local file that passed :func:`check_file`: its detected kind (``gzip``, ``zip``, ``text``, ``html``),
+    size, sha256."""
 
     path: Path
     kind: str
@@ -148,7 +149,8 @@ def normalize_departement(code: str | int) -> str:
     if text == "20":
         raise InputError("département code '20' does not exist: Corsica is 2A (Corse-du-Sud) and 2B (Haute-Corse)")
     raise InputError(
-        f"{str(code)!r} is not a département code (expected 01..19, 2A, 2B, 21..95, 971..976, or 'france' for the whole country)"
+        f"{str(code)!r} is not a département code (expected 01..19, 2A, 2B, 21..95, 971..976, or 'france' for the "
+        "whole country)"
     )
 
 
@@ -220,7 +222,8 @@ def _check_kind(label: str, expect: Expect | None, kind: str, head: bytes) -> No
     if kind == "html":
         what = "a gzip file" if expect == "gzip" else "a zip archive" if expect == "zip" else "a plain text file"
         raise DownloadError(
-            f"{label}: not {what} — it looks like an HTML page (an error or login page saved instead of the data?); {_preview(head)}"
+            f"{label}: not {what} — it looks like an HTML page (an error or login page saved instead of the "
+            f"data?); {_preview(head)}"
         )
     if expect == "text":
         raise DownloadError(f"{label}: a {kind} file where plain text was expected")
@@ -248,7 +251,8 @@ def _hash_file(path: Path, gunzip: bool, label: str, bar: Any) -> str:
             position += len(chunk)
     if inflater is not None and not between_members:
         raise DownloadError(
-            f"{label}: truncated gzip — the compressed data stops before the end of the stream ({position} bytes; an interrupted download?)"
+            f"{label}: truncated gzip — the compressed data stops before the end of the stream ({position} bytes; "
+            "an interrupted download?)"
         )
     return digest.hexdigest()
 
@@ -678,7 +682,8 @@ class _Downloader:
             ):
                 self.partial.discard()
                 raise _Retry(
-                    f"unexpected partial response (Content-Range {headers.get('Content-Range')!r} for a resume at byte {offset})"
+                    f"unexpected partial response (Content-Range {headers.get('Content-Range')!r} for a resume at "
+                    f"byte {offset})"
                 )
         else:
             offset = 0  # a 200 is the whole file: the range was ignored, or the remote file changed

@@ -68,7 +68,8 @@ def check_separator(path: Path, header: str, separator: str, expected_columns: l
     missing = [c for c in expected_columns if c not in names]
     if missing:
         raise SourceError(
-            f"{path}, line 1: missing column(s) {', '.join(repr(m) for m in missing)} (found: {', '.join(n for n in names if n)})"
+            f"{path}, line 1: missing column(s) {', '.join(repr(m) for m in missing)} (found: "
+            f"{', '.join(n for n in names if n)})"
         )
     return names
 

@@ -58,14 +58,20 @@ def embeddings_group() -> None:
     "-o",
     required=True,
     type=click.Path(path_type=str),
-    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): fasttext.kv and fasttext.json.",
+    help=(
+        "Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): fasttext.kv and "
+        "fasttext.json."
+    ),
 )
 @overwrite_option
 @click.option(
     "--from",
     "from_file",
     type=click.Path(exists=True, dir_okay=False, path_type=str),
-    help="Take this FastText file instead of training (Facebook .bin such as cc.fr.300.bin, or a gensim .kv/.model); CORPUS is then not needed.",
+    help=(
+        "Take this FastText file instead of training (Facebook .bin such as cc.fr.300.bin, or a gensim "
+        ".kv/.model); CORPUS is then not needed."
+    ),
 )
 @click.option(
     "--copy",
@@ -95,7 +101,10 @@ def embeddings_group() -> None:
     default=200_000,
     show_default=True,
     type=click.IntRange(min=1),
-    help="Character n-gram hash buckets; bucket x dim floats end up in every tagger (gensim's default 2,000,000 is 800 MB at dim 100).",
+    help=(
+        "Character n-gram hash buckets; bucket x dim floats end up in every tagger (gensim's default 2,000,000 "
+        "is 800 MB at dim 100)."
+    ),
 )
 @click.option(
     "--seed", default=0, show_default=True, type=int, help="Random seed (vectors repeat exactly with --workers 1)."
@@ -175,7 +184,10 @@ def fasttext_command(
     "-o",
     required=True,
     type=click.Path(path_type=str),
-    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): forward/best-lm.pt, backward/best-lm.pt, flair_lm.json.",
+    help=(
+        "Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): forward/best-lm.pt, "
+        "backward/best-lm.pt, flair_lm.json."
+    ),
 )
 @overwrite_option
 @click.option(
@@ -314,5 +326,6 @@ def flair_lm_command(
     )
     for name, model in manifest["models"].items():
         click.echo(
-            f"flair-lm {name}: validation perplexity {model['valid_perplexity']}, {model['seconds']:.1f} s -> {out}/{model['path']}"
+            f"flair-lm {name}: validation perplexity {model['valid_perplexity']}, {model['seconds']:.1f} s -> "
+            f"{out}/{model['path']}"
         )

@@ -118,7 +118,8 @@ def train_fasttext(
         if len(model.wv) == 0:
             raise InputError(f"{corpus}: no word occurs {min_count} times or more (lower --min-count)")
         log(
-            f"vocabulary: {len(model.wv):,} words seen at least {min_count} times; training {epochs} epoch(s), dim {dim}"
+            f"vocabulary: {len(model.wv):,} words seen at least {min_count} times; training {epochs} epoch(s), "
+            f"dim {dim}"
         )
         model.train(
             corpus_file=str(text_file),
@@ -222,7 +223,8 @@ def read_facebook_header(path: str | Path) -> dict:
     magic, version = struct.unpack("<ii", head[:8])
     if magic != _FACEBOOK_MAGIC:
         raise InputError(
-            f"{path}: not a Facebook fastText .bin model (wrong magic number; a .vec text file is not supported, use the .bin)"
+            f"{path}: not a Facebook fastText .bin model (wrong magic number; a .vec text file is not supported, "
+            "use the .bin)"
         )
     if version > _FACEBOOK_MAX_VERSION:
         raise InputError(

@@ -170,7 +170,8 @@ def train_flair_lm(
                     "valid_perplexity": best["valid_perplexity"],
                 }
                 log(
-                    f"{direction}: validation perplexity {best['valid_perplexity']:.3f} ({results[direction]['seconds']:.1f} s)"
+                    f"{direction}: validation perplexity {best['valid_perplexity']:.3f} "
+                    f"({results[direction]['seconds']:.1f} s)"
                 )
             manifest = {
                 "trained": True,
@@ -380,7 +381,8 @@ def resolve_flair_lm(path: str | Path) -> dict[str, Path]:
     found = {d: (path / d / MODEL_FILE).resolve() for d in DIRECTIONS if (path / d / MODEL_FILE).is_file()}
     if not found:
         raise InputError(
-            f"{path}: neither forward/{MODEL_FILE} nor backward/{MODEL_FILE} (not an output of `deid-ds embeddings flair-lm`)"
+            f"{path}: neither forward/{MODEL_FILE} nor backward/{MODEL_FILE} (not an output of `deid-ds "
+            "embeddings flair-lm`)"
         )
     return found
 

@@ -381,7 +381,10 @@ def _hyperparameters(config: TrainConfig, statistics: dict) -> dict:
     values["optimizer"] = "SGD"
     values["sources"] = {
         "architecture": "paper (BiLSTM-CRF on stacked FastText + Flair forward/backward embeddings, with Flair)",
-        "values": "Flair's NER recipe (Akbik et al. 2018; Flair ModelTrainer defaults): the paper's Table 2 values are not in its available text",
+        "values": (
+            "Flair's NER recipe (Akbik et al. 2018; Flair ModelTrainer defaults): the paper's Table 2 "
+            "values are not in its available text"
+        ),
     }
     return values
 

@@ -30,7 +30,10 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     "-o",
     required=True,
     type=click.Path(path_type=str),
-    help="Model directory (replaced atomically, only if deid-ds wrote it; see --overwrite): best-model.pt, model_card.json, loss.tsv, training.log.",
+    help=(
+        "Model directory (replaced atomically, only if deid-ds wrote it; see --overwrite): best-model.pt, "
+        "model_card.json, loss.tsv, training.log."
+    ),
 )
 @overwrite_option
 @click.option(
@@ -41,7 +44,10 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
 @click.option(
     "--flair-lm",
     type=click.Path(exists=True, path_type=str),
-    help="Character language models: a `deid-ds embeddings flair-lm` directory (forward and/or backward), or one .pt file.",
+    help=(
+        "Character language models: a `deid-ds embeddings flair-lm` directory (forward and/or backward), or one "
+        ".pt file."
+    ),
 )
 @click.option(
     "--char/--no-char",
@@ -109,7 +115,10 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     type=click.Choice(["auto", "cpu", "gpu", "none"]),
     default="auto",
     show_default=True,
-    help="Keep computed embeddings between epochs: auto = in memory (cpu) up to 50,000 training sentences, recomputed (none) above.",
+    help=(
+        "Keep computed embeddings between epochs: auto = in memory (cpu) up to 50,000 training sentences, "
+        "recomputed (none) above."
+    ),
 )
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when available), cpu, cuda or cuda:N.")
 @click.option(
@@ -210,6 +219,9 @@ def train_command(
     scores = card["scores"]
     parts = [f"{name} F1 {scores[name]['micro_f1']:.4f}" for name in ("dev", "test") if name in scores]
     click.echo(
-        f"train: {card['epochs_run']} epoch(s), {card['seconds_per_epoch'] or 0:.1f} s/epoch, kept {card['selection']['rule']}"
+        (
+            f"train: {card['epochs_run']} epoch(s), {card['seconds_per_epoch'] or 0:.1f} s/epoch, kept "
+            f"{card['selection']['rule']}"
+        )
         + (f"; {', '.join(parts)} (against the weak labels)" if parts else "")
     )

@@ -199,12 +199,24 @@ def discharge_letter(ctx: NoteContext) -> None:
         _pick(
             ctx,
             (
-                "Votre patient{e}, {civ} {pat:bare}, âgé{e} de {age} ans, a été hospitalisé{e} dans notre service du {date:admission} au {date:discharge} pour {motif}.",
-                "J'ai pris en charge {pat}, né{e} le {date:birth}, du {date:admission} au {date:discharge}, pour {motif}.",
+                (
+                    "Votre patient{e}, {civ} {pat:bare}, âgé{e} de {age} ans, a été hospitalisé{e} dans notre service "
+                    "du {date:admission} au {date:discharge} pour {motif}."
+                ),
+                (
+                    "J'ai pris en charge {pat}, né{e} le {date:birth}, du {date:admission} au {date:discharge}, pour "
+                    "{motif}."
+                ),
             ),
             (
-                "Je vous informe de la sortie, le {date:discharge}, de {pat}, que nous avions accueilli{e} le {date:admission} ({motif}).",
-                "{pat} regagne son domicile ce {date:discharge} après un séjour débuté le {date:admission}, motivé par : {motif}.",
+                (
+                    "Je vous informe de la sortie, le {date:discharge}, de {pat}, que nous avions accueilli{e} le "
+                    "{date:admission} ({motif})."
+                ),
+                (
+                    "{pat} regagne son domicile ce {date:discharge} après un séjour débuté le {date:admission}, "
+                    "motivé par : {motif}."
+                ),
             ),
         ).replace("{motif}", _motif(ctx)),
     )
@@ -535,7 +547,10 @@ def pathology(ctx: NoteContext) -> None:
         identity_block(ctx, phone=False)
         para(
             ctx,
-            f"Référence {number} — prélevé le {{date:exam}}, enregistré le {{date:visit}} — préleveur {{docn:colleague}}",
+            (
+                f"Référence {number} — prélevé le {{date:exam}}, enregistré le {{date:visit}} — préleveur "
+                f"{{docn:colleague}}"
+            ),
         )
     section(ctx, ("Renseignements cliniques", "Contexte"), _motif(ctx) + ".")
     section(
@@ -640,11 +655,17 @@ def patient_letter(ctx: NoteContext) -> None:
         _pick(
             ctx,
             (
-                "Suite à votre consultation du {date:prev}, je vous informe que les résultats de vos examens sont normaux.",
+                (
+                    "Suite à votre consultation du {date:prev}, je vous informe que les résultats de vos examens sont "
+                    "normaux."
+                ),
                 "Comme convenu lors de notre entretien du {date:prev}, vous trouverez ci-joint votre ordonnance.",
             ),
             (
-                "Nous avons bien reçu les résultats de l'examen réalisé le {date:prev} ; ils ne montrent pas d'anomalie.",
+                (
+                    "Nous avons bien reçu les résultats de l'examen réalisé le {date:prev} ; ils ne montrent pas "
+                    "d'anomalie."
+                ),
                 "Je reviens vers vous à propos de votre bilan de {my:prev}.",
             ),
         ),
@@ -687,8 +708,14 @@ def convocation(ctx: NoteContext) -> None:
         para(
             ctx,
             "{Civ},",
-            "Vous êtes attendu{e} le {date:next} à {rdv} dans le service {dsvc} ({site}) pour une hospitalisation programmée.",
-            "Merci de vous présenter au bureau des entrées muni{e} de votre carte Vitale, de votre pièce d'identité et de vos derniers examens.",
+            (
+                "Vous êtes attendu{e} le {date:next} à {rdv} dans le service {dsvc} ({site}) pour une hospitalisation "
+                "programmée."
+            ),
+            (
+                "Merci de vous présenter au bureau des entrées muni{e} de votre carte Vitale, de votre pièce "
+                "d'identité et de vos derniers examens."
+            ),
             "Vous devez être à jeun depuis minuit. Ne pas prendre votre traitement le matin, sauf avis contraire.",
             "En cas d'empêchement, merci de prévenir le secrétariat au {tel:service} ou par courriel : {mail:service}.",
         )
@@ -742,7 +769,8 @@ def biology(ctx: NoteContext) -> None:
         identity_block(ctx, phone=False)
         para(ctx, "Prélèvement : {date:visit}, {time} ; enregistrement : {time}.", "Médecin demandeur : {docn:gp}.")
     doc.markup(
-        '<table border="1" cellspacing="0">\n<tr><th>Analyse</th><th>Résultat</th><th>Unité</th><th>Valeurs de référence</th><th>Antériorité</th></tr>\n'
+        '<table border="1" cellspacing="0">\n'
+        "<tr><th>Analyse</th><th>Résultat</th><th>Unité</th><th>Valeurs de référence</th><th>Antériorité</th></tr>\n"
     )
     for name, unit, (low, high), div, ref in rng.sample(_ANALYTES, rng.randrange(4, 8)):
         value = rng.randrange(low, high)

@@ -490,7 +490,8 @@ def annuaire_lines(world: WorldBuilder, distractors: int, seed: int) -> list[str
             address,
             name=f"CABINET {afnor(pro.last)}" if liberal else f"CENTRE DE SANTE DE {afnor(commune.name)}",
             phone=random_phone(rng, commune.departement),
-            email=f"{pro.first[0].lower()}.{afnor(pro.last).lower().replace(' ', '')}@{rng.choice(('orange.fr', 'wanadoo.fr', 'sante-bretagne.fr'))}"
+            email=f"{pro.first[0].lower()}.{afnor(pro.last).lower().replace(' ', '')}"
+            f"@{rng.choice(('orange.fr', 'wanadoo.fr', 'sante-bretagne.fr'))}"
             if rng.random() < 0.2
             else "",
         )

@@ -107,9 +107,12 @@ def _markdown(headers: list[str], rows: list[list[object]]) -> str:
 def _phrasing_note(phrasing: str) -> str:
     if phrasing == "unseen":
         return (
-            "- Phrasing family `unseen` (family 2): a third house style (Word-exported pages, `NOM Prénom` names, `Rédigé par`,\n"
-            "  `Destinataires :`, `Résidant au`, abbreviated street types, `3/2/21` and `03 fév. 2021` dates, `+33 (0)6` phones),\n"
-            "  written apart from the `train` and `heldout` families and from the weak labeller's rules: a test set only."
+            "- Phrasing family `unseen` (family 2): a third house style (Word-exported pages, `NOM Prénom` names, "
+            "`Rédigé par`,\n"
+            "  `Destinataires :`, `Résidant au`, abbreviated street types, `3/2/21` and `03 fév. 2021` dates, "
+            "`+33 (0)6` phones),\n"
+            "  written apart from the `train` and `heldout` families and from the weak labeller's rules: a test "
+            "set only."
         )
     return (
         "- Two phrasing families: `train` (family 0) and `heldout` (family 1, other layouts and wordings, for a test\n"

@@ -689,7 +689,10 @@ def discharge_letter(ctx: UnseenContext) -> None:
         ctx,
         _one(
             ctx,
-            "Votre patient{e} {pat} a séjourné dans le service de {svc} du {date:admission} au {date:discharge} pour {m}.",
+            (
+                "Votre patient{e} {pat} a séjourné dans le service de {svc} du {date:admission} au {date:discharge} "
+                "pour {m}."
+            ),
             "Je vous adresse le compte rendu du séjour de {pat} ({age} ans), entré{e} le {dm:admission} pour {m}.",
         ).replace("{m}", _motif(ctx)),
     )

@@ -401,7 +401,12 @@ class WorldBuilder:
             )
         email = None
         if rng.random() < 0.55:
-            email = f"{ascii_slug(usual, rng.choice(('.', '', '_')))}{rng.choice(('.', '', '_'))}{ascii_slug(married or birth_name)}{rng.choice(('', str(birthdate.year % 100), str(rng.randrange(1, 99))))}@{rng.choice(PATIENT_MAIL_DOMAINS)}"
+            email = (
+                f"{ascii_slug(usual, rng.choice(('.', '', '_')))}{rng.choice(('.', '', '_'))}"
+                f"{ascii_slug(married or birth_name)}"
+                f"{rng.choice(('', str(birthdate.year % 100), str(rng.randrange(1, 99))))}"
+                f"@{rng.choice(PATIENT_MAIL_DOMAINS)}"
+            )
         return Patient(
             key,
             id_patient,

@@ -137,7 +137,10 @@ def test_every_view_is_deidentified_and_the_structure_kept(where, mode):
 
 
 def test_a_name_in_the_views_gets_the_replacement_it_has_in_the_text():
-    html = '<html><head><title>Jeanne KERBRAT</title></head><body><img alt="Kerbrat"><p>Mme <b>Jeanne</b> KERBRAT, vue ce jour.</p>'
+    html = (
+        '<html><head><title>Jeanne KERBRAT</title></head><body><img alt="Kerbrat">'
+        "<p>Mme <b>Jeanne</b> KERBRAT, vue ce jour.</p>"
+    )
     outcome = _deidentify(html)
     text_row = next(row for row in outcome.audit if row["view"] == "text")
     first, last = text_row["replacement"].split()
@@ -169,7 +172,8 @@ def test_hidden_keep_leaves_the_views_and_blank_empties_the_hidden_elements(hidd
 
 def test_nothing_changes_in_a_note_without_identifiers_in_its_other_views():
     html = (
-        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Compte rendu</title><style>td{vertical-align:top}</style>'
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Compte rendu</title>'
+        "<style>td{vertical-align:top}</style>"
         '</head><body><table width="100%"><tr><td>' + BODY + "</td></tr></table></body></html>"
     )
     outcome = _deidentify(html)

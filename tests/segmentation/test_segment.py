@@ -20,7 +20,10 @@ def test_abbreviations_and_initials_do_not_end_sentences():
 
 
 def test_letterhead_lines_are_not_glued_to_the_next_paragraph():
-    html = "<div>CHU de Rennes</div><div>2 rue Henri Le Guilloux</div><div>35033 Rennes Cedex 9</div><p>Le patient va bien.</p>"
+    html = (
+        "<div>CHU de Rennes</div><div>2 rue Henri Le Guilloux</div><div>35033 Rennes Cedex 9</div>"
+        "<p>Le patient va bien.</p>"
+    )
     assert sentences(html) == [
         "CHU de Rennes",
         "2 rue Henri Le Guilloux",
