@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--no-throughput", action="store_true", help="only the output comparison")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs per side (default 3)")
     parser.add_argument(
-        "--corpora", default="sample,all,unseen", help="comma-separated subset of sample,all,unseen (default: all)"
+        "--corpora", default="all,unseen,sample", help="comma-separated subset of all,unseen,sample, run in that order"
     )
     parser.add_argument(
         "--only", action="append", default=[], metavar="COMMAND", help="only the commands starting so (repeatable)"
@@ -482,13 +482,16 @@ def main(argv: list[str] | None = None) -> int:
         if not args.throughput_only:
             model = make_model(run, sides[0], inputs, corpora["sample"])
             spark, only = not args.skip_spark, tuple(args.only)
-            if "sample" in chosen:
-                check_determinism(run, sides[0], corpora["sample"], model, out, spark, only)
             for name in chosen:
+                mark = time.perf_counter()
                 for command, engine, diff in compare_corpus(run, sides, name, corpora[name], model, out, spark, only):
                     status = "identical" if diff is None else f"DIFFERENT  {diff}"
-                    print(f"{name:<7} {command:<21} {engine:<6} {status}", flush=True)
+                    took, mark = time.perf_counter() - mark, time.perf_counter()
+                    print(f"{name:<7} {command:<21} {engine:<6} {status}  ({took:.0f} s)", flush=True)
                     failed |= diff is not None
+            # Last, so that the generated corpora, the longest and most telling, come first.
+            if "sample" in chosen:
+                check_determinism(run, sides[0], corpora["sample"], model, out, spark, only)
         if not args.no_throughput:
             kb = out / "throughput-kb"
             if not (kb / "done").exists():
