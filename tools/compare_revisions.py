@@ -283,10 +283,11 @@ def kb_args(sources: Path) -> list[str]:
     return args
 
 
-def make_inputs(run: Runner, before: Side, inputs: Path, notes: int) -> dict[str, Path]:
-    """Corpus name -> its directory (notes.parquet, gold.parquet, kb/): made once, then reused."""
+def make_inputs(run: Runner, before: Side, inputs: Path, notes: int, chosen=("all", "unseen", "sample")):
+    """Corpus name -> its directory (notes.parquet, gold.parquet, kb/), for the ``chosen`` corpora: made once,
+    then reused."""
     corpora = {}
-    sample = inputs / "sample"
+    sample = inputs / "sample"  # always: the tagger is trained on it
     if not (sample / "done").exists():
         shutil.rmtree(sample, ignore_errors=True)
         (sample / "kb").mkdir(parents=True)
@@ -297,6 +298,8 @@ def make_inputs(run: Runner, before: Side, inputs: Path, notes: int) -> dict[str
         (sample / "done").write_text("")
     corpora["sample"] = sample
     for phrasing, share, seed in SYNTH:
+        if phrasing not in chosen:
+            continue
         n = max(1, round(notes * share))
         d = inputs / f"{phrasing}-{n}-seed{seed}"
         if not (d / "done").exists():
@@ -477,10 +480,11 @@ def main(argv: list[str] | None = None) -> int:
         for side in sides:
             print(f"{side.name}: {side.tree} ({describe(side.tree)}) imports {run.imported_file(side)}")
         inputs = workdir / "inputs"
-        corpora = make_inputs(run, sides[0], inputs, args.notes)
+        corpora = make_inputs(run, sides[0], inputs, args.notes, chosen + ([] if args.no_throughput else ["all"]))
         out = workdir / "out"
         if not args.throughput_only:
-            model = make_model(run, sides[0], inputs, corpora["sample"])
+            predicting = not args.only or any("predict".startswith(o) or o.startswith("predict") for o in args.only)
+            model = make_model(run, sides[0], inputs, corpora["sample"]) if predicting else inputs / "model"
             spark, only = not args.skip_spark, tuple(args.only)
             for name in chosen:
                 mark = time.perf_counter()
