@@ -39,8 +39,12 @@ of HTML/s per side, and the ratio after/before of the medians.
 
 Exit status: 0 all identical and the median ratio at least 0.90; 1 otherwise; 2 bad arguments.
 
-Duration on the 2-core development machine (AMD EPYC, 2 vCPUs): the first run (inputs and tagger made)
-about 30 minutes with Spark, the Spark runs being most of it; ``--skip-spark`` about 10 minutes.
+Duration: dominated by ``predict`` (tiny tagger, CPU) and the Spark runs; each output line gives its seconds.
+On the 2-core development machine (AMD EPYC), while other jobs loaded it (load average ~17), the throughput
+part alone (``--throughput-only --repeat 3``, inputs made) took under 3 minutes, and ``--corpora sample
+--only segment --skip-spark`` about 9 minutes; a complete run did not fit in the hour available there, so
+give it a quiet machine (or ``--skip-spark`` / ``--corpora`` / ``--only`` to run part of it). Inputs and the
+tagger are kept in ``DIR/inputs`` and reused: a second run skips their making.
 """
 
 from __future__ import annotations
@@ -246,7 +250,7 @@ class Runner:
         """Run ``deid-ds ARGS`` for ``side``; the seconds it took. A failure stops the comparison with its output."""
         argv = [sys.executable, "-m", "deid_ds", *map(str, args)]
         start = time.perf_counter()
-        done = subprocess.run(argv, env=self.env(side), cwd=self.cwd, capture_output=True, text=True)
+        done = subprocess.run(argv, env=self.env(side), cwd=self.cwd, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - start
         if check and done.returncode != 0:
             raise SystemExit(
@@ -260,13 +264,18 @@ def git_tree(spec: str, dest: Path) -> tuple[Path, bool]:
     if Path(spec).is_dir():
         return Path(spec).resolve(), False
     rev = subprocess.run(
-        ["git", "-C", str(REPO), "rev-parse", "--verify", f"{spec}^{{commit}}"], capture_output=True, text=True
+        ["git", "-C", str(REPO), "rev-parse", "--verify", f"{spec}^{{commit}}"],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if rev.returncode != 0:
         raise SystemExit(f"--before/--after: {spec!r} is neither a directory nor a git revision")
     commit = rev.stdout.strip()
     if dest.is_dir():
-        head = subprocess.run(["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True)
+        head = subprocess.run(
+            ["git", "-C", str(dest), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+        )
         if head.stdout.strip() != commit:
             raise SystemExit(f"{dest} holds another revision than {spec}; remove it or give another --workdir")
         return dest, False
@@ -347,6 +356,8 @@ def make_model(run: Runner, before: Side, inputs: Path, sample: Path) -> Path:
         16,
         "--max-epochs",
         1,
+        "--threads",
+        1,
     )
     (model / "done").write_text("")
     return model
@@ -394,8 +405,9 @@ def compare_corpus(
     kb = kbs[sides[0].name]
     # The spans deidentify reads on both sides: the before side's weak labels, made first.
     weak = out / sides[0].name / name / "spans-for-deidentify"
-    shutil.rmtree(weak, ignore_errors=True)
-    run.cli(sides[0], "weak-label", corpus / "notes.parquet", "--kb", kb, "--workers", 2, "--out", weak, "--quiet")
+    if not only or any(o.startswith("deidentify") or "deidentify".startswith(o) for o in only):
+        shutil.rmtree(weak, ignore_errors=True)
+        run.cli(sides[0], "weak-label", corpus / "notes.parquet", "--kb", kb, "--workers", 2, "--out", weak, "--quiet")
     for command, engine, args in command_list(corpus, kb, weak, model, spark):
         if only and not any(command.startswith(o) for o in only):
             continue
@@ -523,8 +535,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def describe(tree: Path) -> str:
     """The commit of a checkout, and whether it has uncommitted changes."""
-    head = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
-    dirty = subprocess.run(["git", "-C", str(tree), "status", "--porcelain", "-uno"], capture_output=True, text=True)
+    head = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    )
+    dirty = subprocess.run(
+        ["git", "-C", str(tree), "status", "--porcelain", "-uno"], capture_output=True, text=True, check=False
+    )
     return (head.stdout.strip() or "not a git checkout") + (" + uncommitted changes" if dirty.stdout.strip() else "")
 
 
