@@ -18,7 +18,8 @@ Inputs, made once into ``DIR/inputs`` by the *before* side and reused by later r
 * ``sample``: the embedded sample (``data/notes.parquet``, ``data/gold.parquet``, ``kb/sources/*``);
 * ``all``: ``synth --phrasing all`` (2/3 of ``--notes``, seed 11) and ``unseen``: ``synth --phrasing unseen``
   (1/3, seed 12): together every phrasing family, each with its own knowledge-base source files;
-* a tiny tagger trained once on the sample's weak labels (FastText dim 16, 1 epoch; hidden 16, 1 epoch).
+* a tiny tagger trained once on the sample's weak labels (FastText dim 16, 1 epoch; hidden 16, 1 epoch on
+  200 sentences per split: its quality does not matter, only that both sides run the same one).
 
 Commands run by each side on each corpus (outputs in ``DIR/out/<side>/<corpus>/<command>``): ``build-kb``;
 ``segment``; ``weak-label`` (2 workers, ``--gold``); ``predict`` with the tagger, alone and ``--with-rules``;
@@ -358,6 +359,8 @@ def make_model(run: Runner, before: Side, inputs: Path, sample: Path) -> Path:
         1,
         "--threads",
         1,
+        "--max-sentences",
+        200,
     )
     (model / "done").write_text("")
     return model
