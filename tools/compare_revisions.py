@@ -54,6 +54,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -474,6 +475,8 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [c for c in args.corpora.split(",") if c]
     if not chosen or set(chosen) - {"sample", "all", "unseen"}:
         parser.error("--corpora: a comma-separated subset of sample,all,unseen")
+    # SIGTERM unwinds like an exception, so that a checkout this run created is removed (the finally below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.perf_counter()
     workdir = args.workdir.resolve()
     workdir.mkdir(parents=True, exist_ok=True)
