@@ -11,7 +11,8 @@ Order matters: candidates are resolved by a policy that falls back on the order 
 the list runs the functions in the order the labeller always has. A function may read the candidates
 of earlier ones (``reads``: city rules start from postcodes); a disabled function proposes nothing, but
 the functions that read it still get its candidates, so that switching one off removes its own spans and
-leaves the others' rules as they were (resolution may still let another candidate win where it lost).
+leaves the others' rules as they were (resolution may still let another candidate win where it lost, and
+the propagation no longer repeats the names only a disabled function found).
 
 Each function's candidates carry sources (``Candidate.source``) that no other function gives, so the
 spans a function kept are counted from the ``source`` column the weak-label output already has
@@ -36,8 +37,9 @@ from deid_ds.label.zips import confirm_zips, find_zips
 from deid_ds.model import PatientMetadata
 
 #: What a function may need besides the note's text and tokens (shown by ``--rules``).
-MATCHER = "matcher"  # the knowledge base's gazetteer matches (without a KB: none, and it finds nothing)
-PATIENT = "patient"  # the note's patient metadata (without it, or with --no-metadata: it finds nothing)
+MATCHER = "kb"  # the knowledge base's gazetteer matches (without a KB: none, and it finds nothing)
+PATIENT = "metadata"  # the note's patient metadata (without it, or with --no-metadata: it finds nothing)
+KEPT = "kept spans"  # the spans kept by the first resolution (the propagation only)
 
 
 @dataclass
@@ -76,12 +78,13 @@ class LabellingFunction:
     sources: tuple[str, ...]
     description: str
     propose: Callable[[NoteInputs], list[Candidate]] = field(repr=False, compare=False)
-    needs: tuple[str, ...] = ()  # MATCHER, PATIENT
+    needs: tuple[str, ...] = ()  # MATCHER, PATIENT, KEPT
     reads: tuple[str, ...] = ()  # the earlier functions whose candidates it takes
 
     def needs_text(self) -> str:
-        """What it needs, in words (for ``--rules``)."""
-        return ", ".join([*self.needs, *(f"candidates of {name}" for name in self.reads)]) or "-"
+        """What it needs, in words (for ``--rules``): ``kb; reads zips`` (the candidates of ``zips``)."""
+        reads = [f"reads {', '.join(self.reads)}"] if self.reads else []
+        return "; ".join([*self.needs, *reads]) or "-"
 
 
 def _patient_names(note: NoteInputs) -> list[Candidate]:
@@ -249,7 +252,7 @@ PROPAGATION = LabellingFunction(
     ("propagation:",),
     "repetitions of the names kept by the first resolution, elsewhere in the note",
     lambda note: [],
-    reads=("the first resolution",),
+    needs=(KEPT,),
 )
 
 #: Every named function, the candidates' ones then the propagation.
