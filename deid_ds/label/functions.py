@@ -7,8 +7,9 @@ weak-label report. Each family's patterns and code stay in its own module (``dat
 ``emails``, ``zips``, ``people``, ``patient``, ``addresses``, ``propagate``); a record only says how the
 labeller calls it.
 
-Order matters: candidates are resolved by a policy that falls back on the order they were proposed, so
-the list runs the functions in the order the labeller always has. A function may read the candidates
+The list runs the functions in the order the labeller always has: the conflict policy does not depend
+on it (:mod:`deid_ds.label.resolve` ranks by a total order), but the candidates come out as they always
+did (:meth:`WeakLabeller.candidates`). A function may read the candidates
 of earlier ones (``reads``: city rules start from postcodes); a disabled function proposes nothing, but
 the functions that read it still get its candidates, so that switching one off removes its own spans and
 leaves the others' rules as they were (resolution may still let another candidate win where it lost, and

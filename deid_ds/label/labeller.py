@@ -69,7 +69,7 @@ class WeakLabeller:
         matches = self.matcher.find_all(text, folded) if self.matcher is not None else []
         note = NoteInputs(text, view, folded, patient, matches)
         found: list[Candidate] = []
-        for function in self.functions:  # in the order of FUNCTIONS: resolution breaks some ties by it
+        for function in self.functions:  # in the order of FUNCTIONS
             found += note.candidates_of(function.name)
         return found
 

@@ -84,7 +84,7 @@ def test_every_candidate_comes_from_a_listed_source_and_label_of_its_function() 
 
 
 def test_the_list_runs_the_functions_in_the_labellers_order() -> None:
-    # candidates come grouped by function, in the order of FUNCTIONS (resolution breaks ties by it)
+    # candidates come grouped by function, in the order of FUNCTIONS (as the hard-coded sequence gave them)
     labeller = WeakLabeller(matcher())
     names = [function_of_source(c.source) for c in labeller.candidates(LETTER, tokenize(LETTER), PATIENT)]
     order = [n for k, n in enumerate(names) if k == 0 or names[k - 1] != n]
