@@ -290,11 +290,16 @@ def _name(func) -> str:
     return f"{Path(file).parent.name}/{Path(file).name}:{name}"
 
 
-def callees_of(raw, caller_name: str, caller_file: str) -> list[tuple[str, float]]:
-    """Cumulative time of each function called from ``caller_name`` (defined in a file whose path contains ``caller_file``)."""
+def callees_of(raw, caller_name: str | None, caller_file: str) -> list[tuple[str, float]]:
+    """Cumulative time of each function called from ``caller_name`` (any function, if None) defined in a file
+    whose path contains ``caller_file``."""
     out = []
     for func, (_, _, _, _, callers) in raw.items():
-        ct = sum(v[3] for caller, v in callers.items() if caller[2] == caller_name and caller_file in caller[0])
+        ct = sum(
+            v[3]
+            for caller, v in callers.items()
+            if (caller_name is None or caller[2] == caller_name) and caller_file in caller[0]
+        )
         if ct:
             out.append((_name(func), ct))
     return sorted(out, key=lambda x: -x[1])
@@ -311,7 +316,8 @@ def profile_worker(notes, segmenter, labeller, top: int) -> dict:
         "total_s": total,
         "stages": callees_of(raw, "worker_pass", "benchmarks"),
         "label": callees_of(raw, "label", "labeller.py"),
-        "candidates": callees_of(raw, "_candidates", "labeller.py"),
+        # the labelling functions' own code, called from their records in label/functions.py
+        "candidates": [(n, t) for n, t in callees_of(raw, None, "label/functions.py") if "functions.py" not in n],
         "top": by_tottime,
     }
 
@@ -331,7 +337,7 @@ def print_profile(p: dict) -> None:
     print(f"\nprofile of one worker pass (cProfile, {total:.2f} s; profiler overhead included)")
     _block("by stage (calls made by the worker loop)", p["stages"], total)
     _block("inside WeakLabeller.label", p["label"], total)
-    _block("inside WeakLabeller._candidates (one labelling function per line)", p["candidates"], total)
+    _block("inside the labelling functions (label/functions.py; one call per line)", p["candidates"], total)
     print("\ntop functions by own time")
     print(format_table(["function", "own s", "cumulative s", "calls"], [list(r) for r in p["top"]]))
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from deid_ds.engine import spark as engine
-from deid_ds.label.labeller import LabelConfig
 from deid_ds.segmentation.notes import SegmentOptions
 from deid_ds.weak_labelling.assemble import Run, assemble
 from deid_ds.weak_labelling.batch import label_notes
@@ -63,7 +62,7 @@ class LabelBatch:
         options = replace(
             self.options,
             segment=SegmentOptions(engine.shipped(self.options.segment.punkt_path), self.options.segment.max_tokens),
-            label=LabelConfig(engine.shipped(self.options.label.kb_dir), self.options.label.use_metadata),
+            label=replace(self.options.label, kb_dir=engine.shipped(self.options.label.kb_dir)),
         )
         group_split = self.group_split.value
         splits = [group_split[patient_group(note.id_document, note.id_patient)] for note in notes]

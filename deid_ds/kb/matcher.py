@@ -74,27 +74,6 @@ class Match:
         return all(c.ambiguous for c in self.categories)
 
 
-_new_object = object.__new__
-_set_start, _set_end, _set_key, _set_categories = (
-    Match.start.__set__,
-    Match.end.__set__,
-    Match.key.__set__,
-    Match.categories.__set__,
-)  # type: ignore[attr-defined]
-
-
-def _new_match(start: int, end: int, key: str, categories: tuple[Category, ...]) -> Match:
-    """``Match(start, end, key, categories)`` in half the time: a frozen dataclass's ``__init__`` sets
-    each field through ``object.__setattr__``; this sets the slots directly (a note has dozens of
-    matches, and building them was a third of :meth:`GazetteerMatcher.find_all`)."""
-    match = _new_object(Match)
-    _set_start(match, start)
-    _set_end(match, end)
-    _set_key(match, key)
-    _set_categories(match, categories)
-    return match
-
-
 def key_tokens(key: str) -> list[str]:
     """The tokens of a folded key (``"l'abergement-de-varey"`` → ``["l", "abergement", "de", "varey"]``)."""
     return _TOKEN.findall(key)
@@ -225,7 +204,7 @@ class GazetteerMatcher:
         matches = []
         for first, count, categories in found:
             begin, end = offsets[2 * first], offsets[2 * (first - count) - 1]
-            matches.append(_new_match(begin, end, folded[begin:end], categories))
+            matches.append(Match(begin, end, folded[begin:end], categories))
         return matches
 
     def _longer_keys(self, ids: list[int], linked: list[int]) -> list[tuple[int, int, tuple[Category, ...]]]:

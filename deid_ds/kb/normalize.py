@@ -16,8 +16,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-import numpy as np
-
 from deid_ds.resources import read_word_list, resource_path
 
 APOSTROPHES = "'\u2019\u2018\u02bc\u00b4`"
@@ -50,38 +48,10 @@ _SPACES = re.compile(r"\s+")
 def fold(text: str) -> str:
     """Lower case, accents removed, apostrophes/hyphens/spaces unified; same length as ``text``.
 
-    ``str.translate`` reads a table one character at a time through Python objects, except for an
-    ASCII text; a note with an accent or a dash took 40 ns a character. A long non-ASCII text is
-    folded with numpy instead: its code points looked up at once in an array of the table's first
-    entries (:func:`_fold_codes`), the rare characters beyond them in the table itself.
+    Plain ``str.translate`` on purpose: a numpy fold of long texts saved ~1 % of a weak-label worker (about
+    90 µs of a note's ~2.7 ms), not worth its code (issue 18).
     """
-    if len(text) < _ARRAY_FOLD_FROM or text.isascii():
-        return text.translate(_FOLD)
-    try:
-        codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-    except UnicodeEncodeError:  # a lone surrogate, which no UTF encodes
-        return text.translate(_FOLD)
-    table = _fold_codes()
-    beyond = codes >= len(table)
-    if not beyond.any():
-        return table[codes].tobytes().decode("utf-32-le")
-    folded = table[np.minimum(codes, len(table) - 1)]
-    for i in np.flatnonzero(beyond).tolist():
-        folded[i] = ord(_FOLD[int(codes[i])])
-    return folded.tobytes().decode("utf-32-le")
-
-
-# Texts shorter than this (words, names) are folded by str.translate: numpy's calls cost more than they save.
-_ARRAY_FOLD_FROM = 64
-# The code points of _fold_codes's array: Latin, Greek, Cyrillic, punctuation, currency and technical
-# signs, where nearly every character of a note is.
-_ARRAY_FOLD_CODES = 0x3000
-
-
-@lru_cache(maxsize=1)
-def _fold_codes() -> np.ndarray:
-    """The folded code point of every code point below :data:`_ARRAY_FOLD_CODES` (built once per process)."""
-    return np.array([ord(_FOLD[code]) for code in range(_ARRAY_FOLD_CODES)], dtype=np.uint32)
+    return text.translate(_FOLD)
 
 
 def fold_key(text: str) -> str:

@@ -16,17 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deid_ds.kb.normalize import fold
-from deid_ds.label.addresses import cities, gazetteer_places, gazetteer_streets, streets
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.dates import find_dates
-from deid_ds.label.emails import find_emails
-from deid_ds.label.patient import PatientNames, confirm_with_metadata, patient_names
-from deid_ds.label.people import dictation_initials, directory_names, doctor_context, patient_context, staff_lists
-from deid_ds.label.phones import find_phones
+from deid_ds.label.functions import FUNCTIONS, PROPAGATION, NoteInputs, check_names
 from deid_ds.label.propagate import propagate
 from deid_ds.label.resolve import rank, winners
 from deid_ds.label.view import NoteView
-from deid_ds.label.zips import find_zips
 from deid_ds.model import PatientMetadata
 
 
@@ -36,6 +30,11 @@ class LabelConfig:
 
     kb_dir: str | None = None
     use_metadata: bool = True
+    #: Names of the labelling functions switched off (:data:`deid_ds.label.functions.ALL`; ``--disable-rule``).
+    disabled: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "disabled", check_names(self.disabled))
 
 
 class WeakLabeller:
@@ -44,6 +43,8 @@ class WeakLabeller:
     def __init__(self, matcher=None, *, config: LabelConfig | None = None) -> None:
         self.matcher = matcher
         self.config = config or LabelConfig()
+        self.functions = tuple(f for f in FUNCTIONS if f.name not in self.config.disabled)
+        self.propagation = PROPAGATION.name not in self.config.disabled
 
     @classmethod
     def from_kb(cls, kb_dir: str | Path | None, **options) -> WeakLabeller:
@@ -65,24 +66,11 @@ class WeakLabeller:
     def _candidates(self, text: str, view: NoteView, folded: str, patient: PatientMetadata | None) -> list[Candidate]:
         if not self.config.use_metadata:
             patient = None
-        dates = find_dates(text)
-        zips = find_zips(text)
-        found: list[Candidate] = find_emails(text) + find_phones(text) + dates + zips
         matches = self.matcher.find_all(text, folded) if self.matcher is not None else []
-        directory = directory_names(view, matches)
-        found += directory
-        found += doctor_context(view, folded) + staff_lists(view, folded) + dictation_initials(text)
-        found += patient_context(view, folded, {(c.start, c.end) for c in directory})
-        names = PatientNames.from_metadata(patient)
-        if names is not None:
-            found += patient_names(view, names)
-        found += confirm_with_metadata(text, found, patient)
-        found += streets(view) + gazetteer_streets(view, matches, zips)
-        cities_found = cities(view, zips, [d for d in dates if not d.needs_context], folded) + gazetteer_places(
-            view, matches, zips
-        )
-        found += cities_found
-        found += confirm_zips(zips, cities_found)
+        note = NoteInputs(text, view, folded, patient, matches)
+        found: list[Candidate] = []
+        for function in self.functions:  # in the order of FUNCTIONS
+            found += note.candidates_of(function.name)
         return found
 
     def label(
@@ -108,18 +96,10 @@ class WeakLabeller:
         ranked = rank(found, view.starts, view.ends, {})
         first = winners(ranked)
         kept = {(c.start, c.end, c.label) for c in first}
-        repeated = [c for c in propagate(view, first) if (c.start, c.end, c.label) not in kept]
+        repeated = (
+            [c for c in propagate(view, first) if (c.start, c.end, c.label) not in kept] if self.propagation else []
+        )
         if not repeated:
             return first
         # resolving found + repeated: the first pass's ranking of found, with repeated ranked into it
         return winners(rank(repeated, view.starts, view.ends, ranked))
-
-
-def confirm_zips(zips: list[Candidate], cities: list[Candidate]) -> list[Candidate]:
-    """Bare five-digit numbers (``needs_context``) confirmed as postcodes by a city right after them."""
-    city_starts = {c.start for c in cities}
-    out = []
-    for z in zips:
-        if z.needs_context and (z.end + 1 in city_starts or z.end + 2 in city_starts):
-            out.append(Candidate(z.start, z.end, "ZIP", "pattern:zip_city_confirmed", 0.9))
-    return out

@@ -23,10 +23,8 @@ MAX_NAME_TOKENS = 7
 
 # What each token is to a name run (:func:`name_end`'s kind), one letter per token: C core, N inner
 # (particle, initial), S stop; lower case when the token does not continue the previous one on its line.
-_KIND_OF_SHAPE = str.maketrans({UPPER: "C", TITLE: "C", INITIAL: "N", LOWER: "S", DIGIT: "S", PUNCT: "S"})
+_KIND_OF_SHAPE = {UPPER: "C", TITLE: "C", INITIAL: "N", LOWER: "S", DIGIT: "S", PUNCT: "S"}
 _KIND_OF_WORD = {**dict.fromkeys(NOT_NAME, "S"), **dict.fromkeys(PARTICLES, "N")}  # particles first, as in name_end
-#: ``C`` and ``c`` (a core token) as 1, every other byte as 0: core flags from the kinds in one translate.
-_CORE_BYTES = bytes(1 if byte in b"Cc" else 0 for byte in range(256))
 #: A name run over those letters: at most MAX_NAME_TOKENS tokens on one line, ending on a core one.
 _NAME_RUN = re.compile(r"[Cc](?:[CN]{0,%d}C)?|[Nn][CN]{0,%d}C" % (MAX_NAME_TOKENS - 2, MAX_NAME_TOKENS - 2))
 
@@ -46,14 +44,13 @@ def core_flags(view: NoteView) -> list[bool]:
     """:func:`is_core` of every token, computed once per note (every name rule asks it)."""
     flags = view.cache.get("core")
     if flags is None:
-        # the kinds are ASCII letters: one bytes translate marks the core ones, instead of a test per token
-        flags = view.cache["core"] = list(map(bool, name_kinds(view).encode("ascii").translate(_CORE_BYTES)))
+        flags = view.cache["core"] = [kind in "Cc" for kind in name_kinds(view)]
     return flags
 
 
 def _name_kind(word: str) -> str:
     """What a token is to a name run, in upper case (``C``, ``N`` or ``S``): its word's kind, else its shape's."""
-    return _KIND_OF_WORD.get(fold(word), token_shape(word).translate(_KIND_OF_SHAPE))
+    return _KIND_OF_WORD.get(fold(word), _KIND_OF_SHAPE[token_shape(word)])
 
 
 #: :func:`_name_kind` memoised: it depends on the word alone, and words repeat from note to note.

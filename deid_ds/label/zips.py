@@ -87,3 +87,13 @@ def find_zips(text: str) -> list[Candidate]:
         else:
             found.append(Candidate(m.start(), end, LABEL, "pattern:zip_bare", 0.3, needs_context=True))
     return found
+
+
+def confirm_zips(zips: list[Candidate], cities: list[Candidate]) -> list[Candidate]:
+    """Bare five-digit numbers (``needs_context``) confirmed as postcodes by a city right after them."""
+    city_starts = {c.start for c in cities}
+    out = []
+    for z in zips:
+        if z.needs_context and (z.end + 1 in city_starts or z.end + 2 in city_starts):
+            out.append(Candidate(z.start, z.end, LABEL, "pattern:zip_city_confirmed", 0.9))
+    return out

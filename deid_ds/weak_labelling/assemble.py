@@ -20,6 +20,7 @@ from typing import Protocol
 
 from deid_ds.io.files import atomic_directory
 from deid_ds.io.output_dir import write_marker
+from deid_ds.label.functions import counts_per_function
 from deid_ds.weak_labelling.gold import score_gold
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.resume import part_name
@@ -279,6 +280,7 @@ def _fill_report(
     report.entities = spans.entities
     report.entities_per_label = {str(k): int(v) for k, v in spans.per_label.items()}
     report.entities_per_source = {str(k): int(v) for k, v in spans.per_source.items()}
+    report.entities_per_function = counts_per_function(report.entities_per_source)
     report.entities_per_label_and_split = {}
     for (label, name), n in sorted(spans.per_label_and_split.items()):
         report.entities_per_label_and_split.setdefault(str(label), {})[str(name)] = int(n)

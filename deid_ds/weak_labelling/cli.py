@@ -18,6 +18,15 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.io.notes import parse_column_map
 
 
+def _print_rules(context: click.Context, _parameter, value: bool) -> None:
+    """``--rules``: the labelling functions' table, then exit (before the arguments are checked)."""
+    if value and not context.resilient_parsing:
+        from deid_ds.label.functions import functions_table
+
+        click.echo(functions_table())
+        context.exit()
+
+
 @click.command("weak-label")
 @click.argument("notes", type=str)
 @click.option(
@@ -69,6 +78,21 @@ from deid_ds.io.notes import parse_column_map
 )
 @click.option("--no-metadata", is_flag=True, help="Do not use the patients' metadata columns.")
 @click.option(
+    "--disable-rule",
+    "disabled_rules",
+    multiple=True,
+    metavar="NAME",
+    help="Switch off the labelling function NAME (see --rules): it proposes no span. Repeatable.",
+)
+@click.option(
+    "--rules",
+    is_flag=True,
+    is_eager=True,
+    expose_value=False,
+    callback=_print_rules,
+    help="List the labelling functions (name, labels, what each needs, what it finds) and exit.",
+)
+@click.option(
     "--punkt",
     type=click.Path(exists=True, dir_okay=False),
     help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).",
@@ -95,6 +119,7 @@ from deid_ds.io.notes import parse_column_map
 )
 @engine_options
 @quiet_option
+@click.option("--verbose", "-v", is_flag=True, help="Also print the spans kept per labelling function.")
 @handle_errors
 def weak_label_command(
     notes,
@@ -109,6 +134,7 @@ def weak_label_command(
     split,
     seed,
     no_metadata,
+    disabled_rules,
     punkt,
     max_tokens,
     batch_size,
@@ -118,6 +144,7 @@ def weak_label_command(
     engine,
     spark_master,
     quiet,
+    verbose,
 ):
     """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
 
@@ -149,6 +176,7 @@ def weak_label_command(
         seed=seed,
         gold=gold,
         use_metadata=not no_metadata,
+        disabled_rules=disabled_rules,
         progress=not quiet,
         log=click.echo,
         engine=engine,
@@ -158,7 +186,7 @@ def weak_label_command(
         note_timeout=note_timeout,
         sentences_jsonl=sentences_jsonl,
     )
-    click.echo(report_table(report))
+    click.echo(report_table(report, per_function=verbose))
     if report.gold_table:
         click.echo("")
         click.echo(report.gold_table)

@@ -24,7 +24,7 @@ def labeller_for(config: LabelConfig) -> WeakLabeller:
     """One labeller per process and configuration (the knowledge base's matcher is loaded once)."""
     labeller = _LABELLERS.get(config)
     if labeller is None:
-        labeller = WeakLabeller.from_kb(config.kb_dir, use_metadata=config.use_metadata)
+        labeller = WeakLabeller.from_kb(config.kb_dir, use_metadata=config.use_metadata, disabled=config.disabled)
         _LABELLERS[config] = labeller
     return labeller
 

@@ -6,7 +6,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from deid_ds.errors import DeidError, InputError
 from deid_ds.io.notes import open_notes
 from deid_ds.io.output_dir import check_output_dir, check_work_directory, guarded_output, publish
 from deid_ds.kb.matcher import ensure_matcher_cache
+from deid_ds.label.functions import check_names
 from deid_ds.label.labeller import LabelConfig
 from deid_ds.segmentation.limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT, NoteLimits
 from deid_ds.segmentation.notes import SegmentOptions, segmenter_for
@@ -86,6 +87,7 @@ def weak_label(
     seed: int = 0,
     gold: str | Path | None = None,
     use_metadata: bool = True,
+    disabled_rules: Iterable[str] = (),
     progress: bool = True,
     log: Callable[[str], None] | None = None,
     engine: str = "local",
@@ -126,12 +128,13 @@ def weak_label(
         raise InputError("batch size and workers must be at least 1")
     if (max_note_bytes or 0) < 0 or (note_timeout or 0) < 0:
         raise InputError("--max-note-bytes and --note-timeout must be positive (0: no limit)")
+    disabled = check_names(disabled_rules)
     inputs = (notes, kb, gold, punkt)
     check_output_dir(out, "weak-label", inputs, overwrite)  # before hours of labelling, not after
     source = open_notes(notes, column_map) if engine == "local" else None
     options = WeakLabelOptions(
         SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
-        LabelConfig(check_kb(kb), use_metadata),
+        LabelConfig(check_kb(kb), use_metadata, disabled),
         keep_empty,
         keep_empty_test,
         NoteLimits(max_note_bytes or None, note_timeout or None),

@@ -24,6 +24,7 @@ class WeakLabelReport(DocumentTotals):
     entities: int = 0
     entities_per_label: dict[str, int] = field(default_factory=dict)
     entities_per_source: dict[str, int] = field(default_factory=dict)
+    entities_per_function: dict[str, int] = field(default_factory=dict)  # from the sources (label.functions)
     entities_per_label_and_split: dict[str, dict[str, int]] = field(default_factory=dict)
     splits: dict[str, dict[str, int]] = field(default_factory=dict)
     split_shares: list[float] = field(default_factory=lambda: list(DEFAULT_SPLIT))
@@ -45,8 +46,11 @@ def _label_order(labels: Iterable[str]) -> list[str]:
     return sorted(labels, key=lambda label: (LABELS.index(label) if label in LABELS else len(LABELS), label))
 
 
-def report_table(report: WeakLabelReport) -> str:
-    """The tables printed at the end of ``deid-ds weak-label`` (entity counts: the paper's Table 5)."""
+def report_table(report: WeakLabelReport, per_function: bool = False) -> str:
+    """The tables printed at the end of ``deid-ds weak-label`` (entity counts: the paper's Table 5).
+
+    ``per_function`` (``--verbose``) adds the spans kept per labelling function, every function listed.
+    """
     from deid_ds.report import format_table
 
     rows: list[list[object]] = [
@@ -81,4 +85,7 @@ def report_table(report: WeakLabelReport) -> str:
         [source, n] for source, n in sorted(report.entities_per_source.items(), key=lambda item: (-item[1], item[0]))
     ]
     tables.append(format_table(["source", "entities"], source_rows))
+    if per_function:
+        function_rows = [[name, n] for name, n in report.entities_per_function.items()]
+        tables.append(format_table(["labelling function", "entities"], function_rows))
     return "\n\n".join(tables)

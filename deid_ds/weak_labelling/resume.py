@@ -118,6 +118,7 @@ def run_fingerprint(
             "kb": kb,
             "kb_manifest_sha256": hashlib.sha256((Path(kb) / "manifest.json").read_bytes()).hexdigest() if kb else None,
             "use_metadata": options.label.use_metadata,
+            "disabled": sorted(options.label.disabled),
         },
         "keep_empty": options.keep_empty,
         "keep_empty_test": options.keep_empty_test,

@@ -977,3 +977,36 @@ def test_the_api_name_is_the_function_even_after_the_package_was_imported():
     import deid_ds.weak_labelling
 
     assert callable(deid_ds.weak_label) and not isinstance(deid_ds.weak_label, types.ModuleType)
+
+
+def test_rules_lists_the_labelling_functions_and_disable_rule_switches_one_off(kb_dir, subset, tmp_path):
+    from deid_ds.label.functions import ALL, function_of_source
+
+    runner = CliRunner()
+    listed = runner.invoke(main, ["weak-label", "--rules"])  # no NOTES nor --out needed
+    assert listed.exit_code == 0, listed.output
+    assert [line.split()[0] for line in listed.output.splitlines()[2:]] == [f.name for f in ALL]
+    notes = subset(10)
+    outputs = {}
+    for name, extra in (("all", []), ("without", ["-v", "--disable-rule", "dates", "--disable-rule", "streets"])):
+        result = runner.invoke(
+            main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / name), "-q", *extra]
+        )
+        assert result.exit_code == 0, result.output
+        # the spans per function are printed with -v only: the default summary stays short
+        assert ("labelling function" in result.output) == ("-v" in extra)
+        outputs[name] = (
+            pd.read_parquet(tmp_path / name / "spans.parquet"),
+            json.loads((tmp_path / name / "report.json").read_text()),
+        )
+    for spans, report in outputs.values():
+        per_function = Counter(map(function_of_source, spans["source"]))
+        assert report["entities_per_function"] == {f.name: per_function.get(f.name, 0) for f in ALL}
+        assert sum(report["entities_per_function"].values()) == len(spans) == report["entities"]
+    (everything, full), (without, reduced) = outputs["all"], outputs["without"]
+    assert full["entities_per_function"]["dates"] > 0 and full["entities_per_function"]["streets"] > 0
+    assert reduced["entities_per_function"]["dates"] == reduced["entities_per_function"]["streets"] == 0
+    assert reduced["entities_per_function"]["phones"] == full["entities_per_function"]["phones"]
+    bad = runner.invoke(main, ["weak-label", str(notes), "-o", str(tmp_path / "bad"), "-q", "--disable-rule", "datez"])
+    assert bad.exit_code == 1 and "unknown labelling function datez" in bad.output and "Traceback" not in bad.output
+    assert not (tmp_path / "bad").exists() and not (tmp_path / "bad.partial").exists()

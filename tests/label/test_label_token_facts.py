@@ -1,9 +1,9 @@
-"""The labeller's per-process memos and its two-pass resolution give what the plain forms give.
+"""The per-note token facts the name rules read give what their plain forms give.
 
 :class:`NoteView` folds and shapes tokens through bounded dict memos (:class:`WordMemo`) instead of
-slicing the folded text, the name kinds come from a memo per word and the line starts from a search in
-``joins``, :class:`Candidate` sets its slots itself. Each is checked against the form it replaces (the labeller's
-two-pass resolution: ``test_resolve_policy``).
+slicing the folded text; the name kinds come from a memo per word and the line starts from a search in
+``joins``. Each is checked against the form it stands for; :class:`Candidate` against the dataclass of
+its fields (the labeller's two-pass resolution: ``test_resolve_policy``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def test_view_tokens_are_the_slices_of_the_folded_text(text: str) -> None:
     assert view.folded == [folded[s:e] for s, e in tokens]
     assert view.shapes == [_shape(w) for w in view.words]
     # the kinds as they were built before: the word's kind, else the shape's; lower case at line starts
-    letters = list(map(names._KIND_OF_WORD.get, view.folded, "".join(view.shapes).translate(names._KIND_OF_SHAPE)))
+    letters = list(map(names._KIND_OF_WORD.get, view.folded, map(names._KIND_OF_SHAPE.get, view.shapes)))
     for k in compress(range(len(letters)), map(not_, [False, *view.joins[:-1]])):
         letters[k] = letters[k].lower()
     assert names.name_kinds(view) == "".join(letters)
@@ -55,7 +55,7 @@ def test_line_starts_are_the_tokens_after_a_break(joins: list[bool]) -> None:
     assert names._line_starts(joins) == list(compress(range(len(joins)), map(not_, [False, *joins[:-1]])))
 
 
-#: Candidate as the dataclass decorator alone would make it, from the same fields.
+#: A frozen slots dataclass of Candidate's fields (the data model's convention for immutable records).
 _Generated = dataclasses.make_dataclass(
     "_Generated",
     [(f.name, f.type, dataclasses.field(default=f.default)) for f in dataclasses.fields(Candidate)],
@@ -64,7 +64,7 @@ _Generated = dataclasses.make_dataclass(
 )
 
 
-def test_candidate_behaves_as_the_generated_dataclass() -> None:
+def test_candidate_is_a_frozen_slots_dataclass() -> None:
     for args, kwargs in (
         ((1, 4, "DOCTOR", "context:title"), {}),
         ((1, 4, "ZIP", "pattern:zip", 0.9, True), {}),

@@ -1,9 +1,10 @@
-"""The pattern and cue regexes written for speed find exactly what their plain forms find.
+"""The pattern and cue regexes find exactly what their plain forms find.
 
-Each fast form (a lookbehind moved after the first character, written dates searched from their month,
-partial numeric dates matched from their "/", e-mail addresses from their "@", cue phrases grouped by first letter and read in a lookahead) is
-compared with the plain regex it replaces, as that regex was written before: on tricky examples, then
-on text generated from the pieces dates, phones, addresses and cues are made of.
+Each is written to be searched fast (a lookbehind moved after the first character, written dates
+searched from their month, partial numeric dates matched from their "/", e-mail addresses from their
+"@", cue phrases grouped by first letter and read in a lookahead); each is compared with the plain regex
+it stands for, as that regex was written before: on tricky examples, then on text generated from the
+pieces dates, phones, addresses and cues are made of.
 """
 
 from __future__ import annotations

@@ -1,0 +1,302 @@
+"""The labelling functions, declared as data: what each is called, proposes and needs, in the order they run.
+
+The labeller used to call its rules in a hard-coded sequence; here they are a list of records
+(:data:`FUNCTIONS`), so that they can be listed (``deid-ds weak-label --rules``), switched off by name
+(:attr:`deid_ds.label.labeller.LabelConfig.disabled`, ``--disable-rule``) and counted by name in the
+weak-label report. Each family's patterns and code stay in its own module (``dates``, ``phones``,
+``emails``, ``zips``, ``people``, ``patient``, ``addresses``, ``propagate``); a record only says how the
+labeller calls it.
+
+The list runs the functions in the order the labeller always has: the conflict policy does not depend
+on it (:mod:`deid_ds.label.resolve` ranks by a total order), but the candidates come out as they always
+did (:meth:`WeakLabeller.candidates`). A function may read the candidates
+of earlier ones (``reads``: city rules start from postcodes); a disabled function proposes nothing, but
+the functions that read it still get its candidates, so that switching one off removes its own spans and
+leaves the others' rules as they were (resolution may still let another candidate win where it lost, and
+the propagation no longer repeats the names only a disabled function found).
+
+Each function's candidates carry sources (``Candidate.source``) that no other function gives, so the
+spans a function kept are counted from the ``source`` column the weak-label output already has
+(:func:`function_of_source`), at no cost to labelling.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+
+from deid_ds.errors import InputError
+from deid_ds.label.addresses import cities, gazetteer_places, gazetteer_streets, streets
+from deid_ds.label.candidate import Candidate
+from deid_ds.label.dates import find_dates
+from deid_ds.label.emails import find_emails
+from deid_ds.label.patient import PatientNames, confirm_with_metadata, patient_names
+from deid_ds.label.people import dictation_initials, directory_names, doctor_context, patient_context, staff_lists
+from deid_ds.label.phones import find_phones
+from deid_ds.label.view import NoteView
+from deid_ds.label.zips import confirm_zips, find_zips
+from deid_ds.model import PatientMetadata
+
+#: What a function may need besides the note's text and tokens (shown by ``--rules``).
+MATCHER = "kb"  # the knowledge base's gazetteer matches (without a KB: none, and it finds nothing)
+PATIENT = "metadata"  # the note's patient metadata (without it, or with --no-metadata: it finds nothing)
+KEPT = "kept spans"  # the spans kept by the first resolution (the propagation only)
+
+
+@dataclass
+class NoteInputs:
+    """What the labelling functions of one note are given: the note, and each function's candidates once computed.
+
+    ``matches`` are the gazetteer matches of the note (empty without a matcher). :meth:`candidates_of`
+    returns an earlier function's candidates, computing them if that function is disabled.
+    """
+
+    text: str
+    view: NoteView
+    folded: str
+    patient: PatientMetadata | None
+    matches: list
+    found: dict[str, list[Candidate]] = field(default_factory=dict)
+
+    def candidates_of(self, name: str) -> list[Candidate]:
+        """The candidates of function ``name`` on this note (computed once)."""
+        found = self.found.get(name)
+        if found is None:
+            found = self.found[name] = BY_NAME[name].propose(self)
+        return found
+
+
+@dataclass(frozen=True)
+class LabellingFunction:
+    """One named labelling function: the labels it proposes, what it needs, and how the labeller calls it.
+
+    ``sources`` are the ``Candidate.source`` values its candidates carry (a trailing ``:`` stands for a
+    prefix), none shared with another function.
+    """
+
+    name: str
+    labels: tuple[str, ...]
+    sources: tuple[str, ...]
+    description: str
+    propose: Callable[[NoteInputs], list[Candidate]] = field(repr=False, compare=False)
+    needs: tuple[str, ...] = ()  # MATCHER, PATIENT, KEPT
+    reads: tuple[str, ...] = ()  # the earlier functions whose candidates it takes
+
+    def needs_text(self) -> str:
+        """What it needs, in words (for ``--rules``): ``kb; reads zips`` (the candidates of ``zips``)."""
+        reads = [f"reads {', '.join(self.reads)}"] if self.reads else []
+        return "; ".join([*self.needs, *reads]) or "-"
+
+
+def _patient_names(note: NoteInputs) -> list[Candidate]:
+    names = PatientNames.from_metadata(note.patient)
+    return patient_names(note.view, names) if names is not None else []
+
+
+def _confirmed_by_metadata(note: NoteInputs) -> list[Candidate]:
+    if note.patient is None:
+        return []
+    # the candidates the metadata can confirm (e-mails, phones, dates, postcodes), in the order proposed
+    read = [c for name in ("emails", "phones", "dates", "zips") for c in note.candidates_of(name)]
+    return confirm_with_metadata(note.text, read, note.patient)
+
+
+def _cities(note: NoteInputs) -> list[Candidate]:
+    dates = [d for d in note.candidates_of("dates") if not d.needs_context]
+    return cities(note.view, note.candidates_of("zips"), dates, note.folded)
+
+
+def _confirmed_zips(note: NoteInputs) -> list[Candidate]:
+    return confirm_zips(note.candidates_of("zips"), note.candidates_of("cities") + note.candidates_of("communes"))
+
+
+#: Every labelling function, in the order the labeller runs them.
+FUNCTIONS: tuple[LabellingFunction, ...] = (
+    LabellingFunction(
+        "emails",
+        ("EMAIL",),
+        ("pattern:email", "pattern:email_obfuscated"),
+        "e-mail addresses, also written with [at] or (dot)",
+        lambda note: find_emails(note.text),
+    ),
+    LabellingFunction(
+        "phones",
+        ("PHONE",),
+        ("pattern:phone_fr", "pattern:phone_intl_fr", "pattern:phone_intl"),
+        "French and international phone numbers",
+        lambda note: find_phones(note.text),
+    ),
+    LabellingFunction(
+        "dates",
+        ("DATE",),
+        (
+            "pattern:date_numeric",
+            "pattern:date_written",
+            "pattern:date_monthyear_num",
+            "pattern:date_daymonth_num",
+            "pattern:date_year",
+        ),
+        "numeric and written dates, months with a year, years (a bare year only when confirmed)",
+        lambda note: find_dates(note.text),
+    ),
+    LabellingFunction(
+        "zips",
+        ("ZIP",),
+        ("pattern:zip_cedex", "pattern:zip_city", "pattern:zip_paren", "pattern:zip_address", "pattern:zip_bare"),
+        "five-digit postcodes in an address or before a city (a bare number only when confirmed)",
+        lambda note: find_zips(note.text),
+    ),
+    LabellingFunction(
+        "directory",
+        ("DOCTOR",),
+        ("gazetteer:directory",),
+        "full names of health professionals found in the Annuaire Santé",
+        lambda note: directory_names(note.view, note.matches),
+        needs=(MATCHER,),
+    ),
+    LabellingFunction(
+        "doctor_context",
+        ("DOCTOR",),
+        ("context:title", "context:phrase", "context:role", "context:recipient"),
+        "names after Dr/Pr, professional phrases (médecin traitant...), before a role, under a recipient header",
+        lambda note: doctor_context(note.view, note.folded),
+    ),
+    LabellingFunction(
+        "staff_lists",
+        ("DOCTOR",),
+        ("context:staff_list",),
+        "names listed under a staff heading (Internes, Secrétariat...)",
+        lambda note: staff_lists(note.view, note.folded),
+    ),
+    LabellingFunction(
+        "dictation_initials",
+        ("DOCTOR",),
+        ("pattern:dictation_initials",),
+        "the initials of a dictation reference (JM/AB)",
+        lambda note: dictation_initials(note.text),
+    ),
+    LabellingFunction(
+        "patient_context",
+        ("PATIENT", "DOCTOR"),
+        ("context:identity", "context:relative", "context:civility", "context:civility_directory"),
+        "names in identity fields, after kinship words and civilities (a DOCTOR when the directory knows it)",
+        lambda note: patient_context(
+            note.view, note.folded, {(c.start, c.end) for c in note.candidates_of("directory")}
+        ),
+        reads=("directory",),
+    ),
+    LabellingFunction(
+        "patient_names",
+        ("PATIENT",),
+        ("metadata:name", "patient:lastname", "patient:firstname", "patient:firstname_unknown_last"),
+        "runs of the patient's own names (typos included), from the metadata",
+        _patient_names,
+        needs=(PATIENT,),
+    ),
+    LabellingFunction(
+        "metadata_confirmed",
+        ("ZIP", "DATE", "PHONE", "EMAIL"),
+        ("metadata:zip", "metadata:birthdate", "metadata:phone", "metadata:email"),
+        "postcodes, birth years, phones and e-mails equal to the patient's",
+        _confirmed_by_metadata,
+        needs=(PATIENT,),
+        reads=("emails", "phones", "dates", "zips"),
+    ),
+    LabellingFunction(
+        "streets",
+        ("STR",),
+        ("address:street", "address:postbox"),
+        "street addresses announced by a street type (rue, avenue, lieu-dit...) and post boxes",
+        lambda note: streets(note.view),
+    ),
+    LabellingFunction(
+        "gazetteer_streets",
+        ("STR",),
+        ("gazetteer:street",),
+        "street names of the BAN",
+        lambda note: gazetteer_streets(note.view, note.matches, note.candidates_of("zips")),
+        needs=(MATCHER,),
+        reads=("zips",),
+    ),
+    LabellingFunction(
+        "cities",
+        ("VILLE",),
+        ("address:city_after_zip", "address:city_before_zip", "context:city", "context:dateline"),
+        "cities next to a postcode, after a cue (née à...) and in datelines (Rennes, le 3 mars)",
+        _cities,
+        reads=("zips", "dates"),
+    ),
+    LabellingFunction(
+        "communes",
+        ("VILLE",),
+        ("gazetteer:commune",),
+        "communes of the BAN",
+        lambda note: gazetteer_places(note.view, note.matches, note.candidates_of("zips")),
+        needs=(MATCHER,),
+        reads=("zips",),
+    ),
+    LabellingFunction(
+        "zips_before_city",
+        ("ZIP",),
+        ("pattern:zip_city_confirmed",),
+        "bare five-digit numbers confirmed as postcodes by a city right after them",
+        _confirmed_zips,
+        reads=("zips", "cities", "communes"),
+    ),
+)
+
+#: The second pass, after the candidates are resolved: kept names found again elsewhere in the note.
+#: Listed, switched off and counted like the others; the labeller runs it itself (:mod:`deid_ds.label.propagate`).
+PROPAGATION = LabellingFunction(
+    "propagation",
+    ("PATIENT", "DOCTOR"),
+    ("propagation:",),
+    "repetitions of the names kept by the first resolution, elsewhere in the note",
+    lambda note: [],
+    needs=(KEPT,),
+)
+
+#: Every named function, the candidates' ones then the propagation.
+ALL: tuple[LabellingFunction, ...] = (*FUNCTIONS, PROPAGATION)
+BY_NAME: dict[str, LabellingFunction] = {f.name: f for f in ALL}
+
+
+def check_names(names: Iterable[str]) -> frozenset[str]:
+    """``names`` as a frozenset, each the name of a labelling function (an :class:`InputError` names the unknown)."""
+    names = frozenset(names)
+    unknown = sorted(names - BY_NAME.keys())
+    if unknown:
+        raise InputError(
+            f"unknown labelling function{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+            f"(known: {', '.join(f.name for f in ALL)}; `deid-ds weak-label --rules` lists them)"
+        )
+    return names
+
+
+def function_of_source(source: str) -> str | None:
+    """The name of the function whose candidates carry ``source`` (None for a source no function gives)."""
+    function = _BY_SOURCE.get(source)
+    if function is None and ":" in source:
+        function = _BY_SOURCE.get(source[: source.index(":") + 1])
+    return function
+
+
+_BY_SOURCE: dict[str, str] = {source: f.name for f in ALL for source in f.sources}
+
+
+def counts_per_function(per_source: Mapping[str, int]) -> dict[str, int]:
+    """Spans per function (every function, zeros included, in the order of :data:`ALL`) from spans per source."""
+    counts = dict.fromkeys(BY_NAME, 0)
+    for source, n in per_source.items():
+        name = function_of_source(source)
+        if name is not None:
+            counts[name] += n
+    return counts
+
+
+def functions_table() -> str:
+    """The labelling functions, one a row, for ``deid-ds weak-label --rules``."""
+    from deid_ds.report import format_table
+
+    rows = [[f.name, ",".join(f.labels), f.needs_text(), f.description] for f in ALL]
+    return format_table(["function", "labels", "needs", "finds"], rows)
