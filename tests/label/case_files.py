@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import shlex
 import unicodedata
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from deid_ds.kb.matcher import Category, GazetteerMatcher
@@ -24,6 +24,8 @@ class CaseFileError(ValueError):
 
 @dataclass(frozen=True)
 class Span:
+    """An entity marked in a case: offsets into the case's plain text, and the source when the case names one."""
+
     start: int
     end: int
     label: str
@@ -63,7 +65,7 @@ class _Section:
 def parse_marked(marked: str, where: str) -> tuple[str, tuple[Span, ...]]:
     """The plain text and spans of one case line: ``[text](LABEL)`` or ``[text](LABEL source)`` marks an
     entity, ``\\n \\t \\r \\\\ \\[ \\] \\uXXXX`` are escapes."""
-    out: list[str] = []
+    out: list[str] = []  # the plain text, one character at a time
     spans: list[Span] = []
     open_at: int | None = None
     i = 0
@@ -82,7 +84,7 @@ def parse_marked(marked: str, where: str) -> tuple[str, tuple[Span, ...]]:
         elif ch == "[":
             if open_at is not None:
                 raise CaseFileError(f"{where}: '[' inside an entity (a literal bracket is \\[)")
-            open_at = len("".join(out))
+            open_at = len(out)
             i += 1
         elif ch == "]":
             mark = _MARK_END.match(marked, i)
@@ -91,7 +93,7 @@ def parse_marked(marked: str, where: str) -> tuple[str, tuple[Span, ...]]:
             label = mark.group(1)
             if label not in LABELS:
                 raise CaseFileError(f"{where}: unknown label {label} (one of {', '.join(LABELS)})")
-            end = len("".join(out))
+            end = len(out)
             if end == open_at:
                 raise CaseFileError(f"{where}: empty entity")
             spans.append(Span(open_at, end, label, mark.group(2)))
@@ -105,9 +107,7 @@ def parse_marked(marked: str, where: str) -> tuple[str, tuple[Span, ...]]:
     return "".join(out), tuple(spans)
 
 
-def _patient(words: str, where: str) -> PatientMetadata | None:
-    if words.strip() == "none":
-        return None
+def _patient(words: str, where: str) -> PatientMetadata:
     values = {}
     for word in shlex.split(words):
         key, sep, value = word.partition("=")
@@ -157,15 +157,15 @@ def parse_cases(path: Path) -> list[Case]:
 
 
 def read_kb(path: Path) -> GazetteerMatcher:
-    """The small knowledge base of ``kb.txt``: per line, a key, its table and kind, and flags."""
+    """The small knowledge base of ``kb.txt``: per line, ``key | table kind [ambiguous=reason]``."""
     entries = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
-        key, *words = [w.strip() for w in line.split("|")]
-        table, kind, *flags = words[0].split()
-        options = dict(flag.split("=", 1) for flag in flags)
-        if set(options) - {f.name for f in fields(Category)}:
-            raise CaseFileError(f"{path.name}:{number}: unknown flag in {flags}")
-        entries.append((key, Category(table, kind, **options)))
+        key, bar, what = (part.strip() for part in line.partition("|"))
+        words = what.split()
+        flags = dict(word.partition("=")[::2] for word in words[2:])
+        if not bar or not key or len(words) < 2 or set(flags) - {"ambiguous"} or not all(flags.values()):
+            raise CaseFileError(f"{path.name}:{number}: an entry is 'key | table kind [ambiguous=reason]'")
+        entries.append((key, Category(words[0], words[1], ambiguous=flags.get("ambiguous"))))
     return GazetteerMatcher.build(entries)

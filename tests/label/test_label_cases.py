@@ -19,7 +19,7 @@ import pytest
 
 from deid_ds.label.labeller import WeakLabeller
 from deid_ds.label.patterns import find_dates, find_emails, find_patterns, find_phones, find_zips
-from deid_ds.model import LABELS
+from deid_ds.model import LABELS, PatientMetadata
 from deid_ds.segmentation.tokens import tokenize
 from tests.label.case_files import CASES, Case, CaseFileError, Span, parse_cases, parse_marked, read_kb
 
@@ -118,3 +118,26 @@ def test_a_malformed_case_file_is_refused_naming_file_and_line(tmp_path: Path, c
     with pytest.raises(CaseFileError) as raised:
         parse_cases(path)
     assert str(raised.value).startswith(message)
+
+
+def test_a_comment_block_opens_a_section_whose_rule_metadata_and_gap_its_cases_share(tmp_path: Path) -> None:
+    path = tmp_path / "cases.txt"
+    path.write_text(
+        "# header\n\n# rule one\n@patient firstname=Jean lastname='LE GALL'\n@kb\nJean\nLe Gall\n"
+        "# known gap: rule two,\n# on two lines\nPierre\n",
+        encoding="utf-8",
+    )
+    jean = PatientMetadata(firstname="Jean", lastname="LE GALL")
+    assert [(c.line, c.rule, c.text, c.patient, c.kb, c.known_gap) for c in parse_cases(path)] == [
+        (6, "rule one", "Jean", jean, True, False),
+        (7, "rule one", "Le Gall", jean, True, False),
+        (10, "known gap: rule two, on two lines", "Pierre", None, False, True),
+    ]
+
+
+@pytest.mark.parametrize("entry", ["brest places commune", "brest | places", "plaine | places commune common_word"])
+def test_a_malformed_knowledge_base_entry_is_refused_naming_file_and_line(tmp_path: Path, entry: str) -> None:
+    path = tmp_path / "kb.txt"
+    path.write_text(f"# the entries\n{entry}\n", encoding="utf-8")
+    with pytest.raises(CaseFileError, match=r"^kb\.txt:2: an entry is 'key \| table kind"):
+        read_kb(path)
