@@ -22,12 +22,12 @@ indices and labels, never text (they can reach logs).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from deid_ds.model import LABELS
 from deid_ds.segmentation.segmenter import SPACES
-import itertools
 
 #: Keys of a weak-label sentence line that a task keeps (``tags`` and ``split`` are dropped).
 TASK_KEYS: tuple[str, ...] = ("text", "tokens", "tokens_parser", "spans", "meta")

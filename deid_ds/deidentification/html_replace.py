@@ -20,13 +20,13 @@ caller fails the document rather than write a half-masked one.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
 from deid_ds.segmentation.html_text import ParsedHtml
-import itertools
 
 _WORD = re.compile(r"\S+")
 

@@ -144,7 +144,7 @@ class Replacer:
             (key, _first_word(key), *hit) for key, hit in sorted(phrases.items(), key=lambda item: -len(item[0]))
         ]
         needles = needles_for(ctx.patient)
-        for name, parts in needles.names.items():
+        for parts in needles.names.values():
             for part in parts:
                 self.words.setdefault(part, ("PATIENT", None, "metadata"))
         self.patterns = [(pattern, _FIELD_LABELS[name]) for name, pattern in needles.patterns.items()]

@@ -26,7 +26,7 @@ MAX_NAME_TOKENS = 7
 _KIND_OF_SHAPE = {UPPER: "C", TITLE: "C", INITIAL: "N", LOWER: "S", DIGIT: "S", PUNCT: "S"}
 _KIND_OF_WORD = {**dict.fromkeys(NOT_NAME, "S"), **dict.fromkeys(PARTICLES, "N")}  # particles first, as in name_end
 #: A name run over those letters: at most MAX_NAME_TOKENS tokens on one line, ending on a core one.
-_NAME_RUN = re.compile(r"[Cc](?:[CN]{0,%d}C)?|[Nn][CN]{0,%d}C" % (MAX_NAME_TOKENS - 2, MAX_NAME_TOKENS - 2))
+_NAME_RUN = re.compile(f"[Cc](?:[CN]{{0,{MAX_NAME_TOKENS - 2}}}C)?|[Nn][CN]{{0,{MAX_NAME_TOKENS - 2}}}C")
 
 
 def is_particle(folded: str) -> bool:

@@ -54,7 +54,7 @@ def evaluate(notes, gold, *, include_uncertain: bool = False, keep_errors: int =
 
     scores = Scores()
     gold = gold[gold["label"].isin(PATTERN_LABELS)]
-    by_doc = {doc: rows for doc, rows in gold.groupby("id_document")}
+    by_doc = dict(iter(gold.groupby("id_document")))
     for doc, html in zip(notes["id_document"], notes["html"]):
         parsed = html_to_text(html)
         text = parsed.text
@@ -67,7 +67,7 @@ def evaluate(notes, gold, *, include_uncertain: bool = False, keep_errors: int =
         predicted = {(c.label, c.start, c.end) for c in find_patterns(text, include_uncertain=include_uncertain)}
         bounds = {b for se in tokenize(text) for b in se}
         scores.misaligned += sum(1 for _, s, e in predicted if s not in bounds or e not in bounds)
-        for label, s, e in predicted & expected:
+        for label, _s, _e in predicted & expected:
             scores.tp[label] += 1
         for kind, spans, counter in (("FP", predicted - expected, scores.fp), ("FN", expected - predicted, scores.fn)):
             for label, s, e in sorted(spans):

@@ -2,7 +2,8 @@
 
 These four entity types are found without gazetteers. Each function takes the note's extracted text
 and returns :class:`Candidate` spans in *text* offsets (the labeller maps them to HTML with
-:meth:`deid_ds.segmentation.html_text.ParsedHtml.html_span`), aligned to the tokens of :mod:`deid_ds.segmentation.tokens`.
+:meth:`deid_ds.segmentation.html_text.ParsedHtml.html_span`), aligned to the tokens of
+:mod:`deid_ds.segmentation.tokens`.
 Candidates flagged ``needs_context`` are left for the labeller to confirm (patient metadata, the BAN,
 a neighbouring address entity); :func:`find_patterns` can drop them.
 """

@@ -46,7 +46,7 @@ _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
 #: A staff heading with blanks around it: true of every line whose stripped text is a heading (the heading
 #: pattern has no anchor or lookaround), and tested on the folded text between the line's offsets, with
 #: no slice or strip: most lines of a note fail it, and only the others are given the heading's own test.
-_HEADING_LINE = re.compile(r"\s*(?:%s)\s*" % STAFF_HEADING.pattern, STAFF_HEADING.flags)
+_HEADING_LINE = re.compile(rf"\s*(?:{STAFF_HEADING.pattern})\s*", STAFF_HEADING.flags)
 #: The folded tokens the title, civility and role rules start from.
 _START_WORDS = PROFESSIONAL_TITLES | CIVILITIES | frozenset(map(fold, _ROLE_SEPARATORS))
 

@@ -57,9 +57,9 @@ def find_zips(text: str) -> list[Candidate]:
     """Every ZIP candidate of ``text``.
 
     Sources: ``pattern:zip_cedex`` (``CEDEX`` after, directly or after the city), ``pattern:zip_city``
-    (a capitalised word after), ``pattern:zip_paren`` (``Briec (29510)``), ``pattern:zip_address`` (a street, ``BP``/``CS`` or ``CP :`` just
-    before), and ``pattern:zip_bare`` (a valid code with none of these: ``needs_context``, for the
-    labeller to confirm with the patient's metadata or the BAN). Box numbers (``BP 59899``,
+    (a capitalised word after), ``pattern:zip_paren`` (``Briec (29510)``), ``pattern:zip_address`` (a street,
+    ``BP``/``CS`` or ``CP :`` just before), and ``pattern:zip_bare`` (a valid code with none of these:
+    ``needs_context``, for the labeller to confirm with the patient's metadata or the BAN). Box numbers (``BP 59899``,
     ``CS 55584``) are never postcodes.
     """
     found: list[Candidate] = []

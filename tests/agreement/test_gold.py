@@ -228,7 +228,7 @@ def test_gold_table_is_read_by_weak_label_and_scoring(campaign, answers, tmp_pat
         read = read_gold(tmp_path / name)
         assert len(read) == len(frame)
         assert score_spans(read, frame).micro.f1 == 1.0
-    with pytest.raises(InputError, match="name it .parquet"):
+    with pytest.raises(InputError, match=r"name it \.parquet"):
         write_gold(frame, tmp_path / "gold.jsonl")
 
 

@@ -212,7 +212,7 @@ def test_assignment_gives_every_document_one_primary_and_the_overlap_to_all_othe
         owned = [d for d, (owner, _) in who.items() if owner == name]
         shared = [d for d in owned if who[d][1]]
         assert len(shared) == overlap_size(len(owned), overlap)
-    for document, (owner, others) in who.items():
+    for owner, others in who.values():
         assert owner not in others
         assert others == [] or sorted(others + [owner]) == sorted(names)  # overlap: every annotator, >= 2
     assert len({(a.id_document, a.annotator) for a in assignments}) == len(assignments)
@@ -373,7 +373,7 @@ def test_campaign_refuses_bad_input_with_a_message(weak_dir, tmp_path):
         prepare_campaign(no_split, tmp_path / "p", "a,b")
     report = prepare_campaign(no_split, tmp_path / "p", "a,b", splits="all")
     assert report.tasks == 30
-    with pytest.raises(InputError, match="no sentences.parquet or sentences.jsonl"):
+    with pytest.raises(InputError, match=r"no sentences\.parquet or sentences\.jsonl"):
         prepare_campaign(tmp_path, tmp_path / "x", "a,b")
 
 

@@ -135,7 +135,7 @@ def test_inputs_are_checked(tmp_path):
     with pytest.raises(InputError, match="no such file"):
         read_spans(tmp_path / "missing.parquet")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="holds no spans.parquet"):
+    with pytest.raises(InputError, match=r"holds no spans\.parquet"):
         read_spans(tmp_path / "empty")
     frame(("d1", "DATE", 0, 4)).drop(columns="label").to_parquet(tmp_path / "bad.parquet")
     with pytest.raises(InputError, match="label"):

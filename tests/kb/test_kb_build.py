@@ -121,7 +121,7 @@ def test_a_table_that_does_not_match_the_manifest_is_refused(tmp_path):
     out = tmp_path / "kb"
     build_kb(out, ban=BAN_FILES[:1], progress=False)
     (out / "streets.parquet").write_bytes(b"PAR1 half-written")
-    with pytest.raises(InputError, match="does not match manifest.json"):
+    with pytest.raises(InputError, match=r"does not match manifest\.json"):
         verify_tables(out)
 
 

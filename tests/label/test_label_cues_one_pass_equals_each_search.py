@@ -12,10 +12,15 @@ from deid_ds.kb.normalize import fold
 from deid_ds.label import cues
 
 _PIECES = sorted(
-    {w for p in cues.DOCTOR_PHRASES + cues.PATIENT_PHRASES + cues.CITY_PHRASES + cues.RECIPIENT_PHRASES + cues.RELATIVE_PHRASES
-     for w in re.findall(r"[a-z'\-.]+", p)}
+    {
+        w
+        for p in cues.DOCTOR_PHRASES + cues.PATIENT_PHRASES + cues.CITY_PHRASES + cues.RECIPIENT_PHRASES
+        + cues.RELATIVE_PHRASES
+        for w in re.findall(r"[a-z'\-.]+", p)
+    }
 ) + [
-    "son", "sa", "ses", "leur", "fille", "époux", "Médecin", "Née", "a", "le 3 mars 2021", "par", " ", " ", "\u00a0", "\n", "\t",
+    "son", "sa", "ses", "leur", "fille", "époux", "Médecin", "Née", "a", "le 3 mars 2021", "par",
+    " ", " ", "\u00a0", "\n", "\t",
     ":", " : ", "-", "(e)", "'", "’", "(", "«", "Dr", "Jean", ",", "é", "_", "0",
 ]  # fmt: skip
 

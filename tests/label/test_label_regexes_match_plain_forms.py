@@ -91,10 +91,9 @@ def _groups(matches) -> list[tuple]:
 def check_dates(text: str) -> None:
     assert dates._month_starts(text) == [m.start() for m in dates._MONTH_AT_WORD_START.finditer(text)]
     assert _groups(dates._written_matches(text)) == _groups(_PLAIN_WRITTEN.finditer(text))
-    fast = [(m.span(), m.group("sep"), m.group("month"), m.group("year"), m.group("iso_sep"), m.group("iso_month"), m.group("iso_day"))
-            for m in dates._NUMERIC.finditer(text)]  # fmt: skip
-    plain = [(m.span(), m.group("sep"), m.group("month"), m.group("year"), m.group("iso_sep"), m.group("iso_month"), m.group("iso_day"))
-             for m in _PLAIN_NUMERIC.finditer(text)]  # fmt: skip
+    groups = ("sep", "month", "year", "iso_sep", "iso_month", "iso_day")
+    fast = [(m.span(), *m.group(*groups)) for m in dates._NUMERIC.finditer(text)]
+    plain = [(m.span(), *m.group(*groups)) for m in _PLAIN_NUMERIC.finditer(text)]
     assert fast == plain
     for name, plain_regex in _PLAIN_DATES.items():
         assert _groups(getattr(dates, name).finditer(text)) == _groups(plain_regex.finditer(text)), name
@@ -152,17 +151,19 @@ def test_the_month_and_head_letter_sets_hold_every_character_ignorecase_reads_as
 
 _DATE_PIECES = [
     "janvier", "Février", "fe\u0301vrier", "MARS", "mai", "août", "sept", "sept.", "déc.", "janv.", "lundi", "Mardi",
-    "mercredi,", "1er", "1 er", "1ᵉʳ", "premier", "İ", "ſ", "maintenant", " ", "   ", "\u00a0", "\t", "\n", ",", ".", "/",
-    "-", ":", "+", "x", "0", "1", "2", "3", "12", "31", "45", "03", "2021", "1999", "2000", "1850", "19", "20", "٣", "rue du",
+    "mercredi,", "1er", "1 er", "1ᵉʳ", "premier", "İ", "ſ", "maintenant", " ", "   ", "\u00a0", "\t", "\n", ",",
+    ".", "/", "-", ":", "+", "x", "0", "1", "2", "3", "12", "31", "45", "03", "2021", "1999", "2000", "1850", "19",
+    "20", "٣", "rue du",
     "//", "1/", "/1",
 ]  # fmt: skip
 _OTHER_PIECES = [
     "@", "jean", "é", "_", ".", "+", "-", "fr", "chu-rennes", ".fr", " ", "\n", "@@", "0", "00", "+", "33", "(0)", "06",
     "12", "99", "\u00a0", "/", ":", ",", "35000", "+32", "(212)", "555", "x", "[at]", "(dot)", "CEDEX",
 ]  # fmt: skip
-_CUE_PIECES = sorted({w for p in cues.DOCTOR_PHRASES + cues.PATIENT_PHRASES + cues.CITY_PHRASES + cues.RECIPIENT_PHRASES
-                      for w in re.findall(r"[a-z'\-]+", p)}) + [
-    "son", "sa", "leur", "fille", "époux", "Médecin", "Née", " ", " ", "\n", "\t", ":", " : ", "-", "(e)", "'", "Dr", "Jean", ",",
+_CUE_PHRASES = cues.DOCTOR_PHRASES + cues.PATIENT_PHRASES + cues.CITY_PHRASES + cues.RECIPIENT_PHRASES
+_CUE_PIECES = sorted({w for p in _CUE_PHRASES for w in re.findall(r"[a-z'\-]+", p)}) + [
+    "son", "sa", "leur", "fille", "époux", "Médecin", "Née", " ", " ", "\n", "\t", ":", " : ", "-", "(e)", "'", "Dr",
+    "Jean", ",",
 ]  # fmt: skip
 
 

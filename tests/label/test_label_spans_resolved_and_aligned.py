@@ -7,6 +7,7 @@ What the labeller finds in a given text, rule by rule, is in the data files of `
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -83,7 +84,7 @@ def test_resolution_never_overlaps_aligns_to_tokens_and_ignores_input_order(raw,
     candidates = [Candidate(s, min(s + n, len(text)), label, source) for s, n, label, source in raw]
     resolved = resolve(candidates, tokens)
     bounds_start, bounds_end = {s for s, _ in tokens}, {e for _, e in tokens}
-    for a, b in zip(resolved, resolved[1:]):
+    for a, b in itertools.pairwise(resolved):
         assert a.end <= b.start
     assert all(c.start in bounds_start and c.end in bounds_end for c in resolved)
     shuffled = list(candidates)

@@ -306,7 +306,7 @@ def test_hybrid_is_the_merge_of_model_and_rules(predicted, model_dir, notes_file
     assert set(hybrid["source"]) - {"model", AGREED_SOURCE}, "rule sources expected"
     for document in sorted(set(hybrid["id_document"]) | set(model["id_document"]) | set(rules["id_document"])):
 
-        def of(frame):
+        def of(frame, document=document):
             return [tuple(r) for r in frame.loc[frame["id_document"] == document, columns].itertuples(index=False)]
 
         assert [tuple(r) for r in of(hybrid)] == merge_spans(of(model), of(rules)), document
@@ -381,7 +381,7 @@ def test_model_file_and_bad_models(tmp_path, notes_file):
     with pytest.raises(InputError, match="not found"):
         model_file(tmp_path / "missing")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="no best-model.pt or final-model.pt"):
+    with pytest.raises(InputError, match=r"no best-model\.pt or final-model\.pt"):
         model_file(tmp_path / "empty")
     (tmp_path / "final").mkdir()
     (tmp_path / "final" / "final-model.pt").write_bytes(b"")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import itertools
 import json
 import re
 from collections import Counter
@@ -24,7 +25,6 @@ from deid_ds.synth.documents import DOCUMENT_TYPES
 from deid_ds.synth.kb import ANNUAIRE_HEADER, BAN_HEADER
 from deid_ds.synth.pools import strip_accents
 from tests.conftest import requires_shared_formats
-import itertools
 
 SHARED_FORMATS = Path(__file__).resolve().parents[2].parent / "shared" / "formats"
 

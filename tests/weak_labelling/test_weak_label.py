@@ -1003,7 +1003,7 @@ def test_rules_lists_the_labelling_functions_and_disable_rule_switches_one_off(k
         per_function = Counter(map(function_of_source, spans["source"]))
         assert report["entities_per_function"] == {f.name: per_function.get(f.name, 0) for f in ALL}
         assert sum(report["entities_per_function"].values()) == len(spans) == report["entities"]
-    (everything, full), (without, reduced) = outputs["all"], outputs["without"]
+    (_, full), (_, reduced) = outputs["all"], outputs["without"]
     assert full["entities_per_function"]["dates"] > 0 and full["entities_per_function"]["streets"] > 0
     assert reduced["entities_per_function"]["dates"] == reduced["entities_per_function"]["streets"] == 0
     assert reduced["entities_per_function"]["phones"] == full["entities_per_function"]["phones"]
