@@ -100,8 +100,8 @@ def test_weak_label_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tm
 def test_output_on_a_hadoop_uri_is_replaced_atomically_and_a_failed_run_leaves_it_whole(
     spark, kb_dir, tmp_path, monkeypatch
 ):
-    import deid_ds.engine.spark_weak_label as spark_weak_label
     from deid_ds.io.output_dir import OutputRefused
+    from deid_ds.weak_labelling.assemble import Assembly
 
     notes = tmp_path / "notes.parquet"
     pq.write_table(pq.read_table(NOTES).slice(0, 30), notes)
@@ -114,7 +114,7 @@ def test_output_on_a_hadoop_uri_is_replaced_atomically_and_a_failed_run_leaves_i
 
     with pytest.raises(OutputRefused, match="not written by deid-ds"):
         _weak(notes, out.as_uri(), kb=kb_dir, engine="spark")
-    monkeypatch.setattr(spark_weak_label, "assemble", broken)
+    monkeypatch.setattr(Assembly, "finish", broken)
     with pytest.raises(RuntimeError, match="assembling"):
         _weak(
             notes, out.as_uri(), kb=kb_dir, engine="spark", overwrite=True
