@@ -249,7 +249,7 @@ def deidentify(
     See the module docstring for the outputs and :mod:`deid_ds.deidentification` for the policies. ``key``
     (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice; an
     empty key, or one shorter than 16 bytes without ``allow_short_key``, is refused (:mod:`.keyed`).
-    ``engine="spark"`` runs the batches on Apache Spark (:mod:`deid_ds.engine.spark_deidentify`: the
+    ``engine="spark"`` runs the batches on Apache Spark (:mod:`deid_ds.engine.spark`, the stage of :mod:`deid_ds.deidentification.stage`: the
     spans joined to the notes, the key shipped inside the tasks) with the same outputs; ``--model`` is
     not available there yet. ``hidden`` is the policy for the views outside the visible text
     (:mod:`deid_ds.deidentification.other_views`); ``keep_columns`` the input columns written back (the

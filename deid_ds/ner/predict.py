@@ -552,7 +552,7 @@ def predict(
 ) -> PredictReport:
     """Tag every note of ``notes`` with the tagger of ``model`` into ``out`` (module docstring).
 
-    ``engine="spark"`` tags the batches on Apache Spark (:mod:`deid_ds.engine.spark_predict`; the
+    ``engine="spark"`` tags the batches on Apache Spark (:mod:`deid_ds.engine.spark`, the stage of :func:`predict_stage`; the
     model, the knowledge base and the Punkt file shipped to the executors once) with the same outputs;
     ``workers`` is then Spark's business, and ``device`` is resolved on each executor.
 
