@@ -1,7 +1,8 @@
-"""The Spark engine's plumbing: session, paths, shipping files to executors, and :func:`run_batches`.
+"""The Spark engine: :class:`SparkEngine` runs any :class:`~deid_ds.engine.stage.Stage`; its plumbing:
+session, paths, shipping files to executors, and :func:`run_batches`.
 
-:func:`run_batches` is the whole engine for a command with a per-batch function
-``fn(notes: list[Note], duplicates: frozenset[int]) -> {name: pyarrow.Table}`` (``duplicates``: the
+:func:`run_batches` is the heart of it, for a stage's batch function
+``fn(notes: list[Note], duplicates: frozenset[int], others) -> {name: pyarrow.Table}`` (``duplicates``: the
 positions of the notes whose ``id_document`` an earlier note of the input already had): the notes table
 is read by Spark, cut into runs of consecutive rows of one file (at most ``batch_size`` notes, as the
 local engine's batches never span two files), each run turned into notes exactly as the local reader
