@@ -162,11 +162,6 @@ class LocalEngine:
     distributed = False  # the batches run here: what this process checks holds in the workers
     resumable = True  # a run stopped half-way can go on (:class:`~deid_ds.engine.stage.Resume`)
 
-    @property
-    def in_process(self) -> bool:
-        """Whether the batches run in this very process (one worker): what it loads, they use."""
-        return self.workers <= 1
-
     def __init__(self, workers: int = 1, progress: bool = True) -> None:
         self.workers = workers
         self.progress = progress
@@ -174,6 +169,11 @@ class LocalEngine:
     @property
     def parallelism(self) -> int:
         return self.workers
+
+    @property
+    def in_process(self) -> bool:
+        """Whether the batches run in this very process (one worker): what it loads, they use."""
+        return self.workers <= 1
 
     def task_threads(self) -> int | None:
         """Threads a batch may use (torch): the cores shared among the workers; ``None`` with one worker."""

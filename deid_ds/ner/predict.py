@@ -568,13 +568,11 @@ def predict(
     log = log or (lambda message: print(message, file=sys.stderr))
     if batch_size < 1 or workers < 1 or mini_batch_size < 1:
         raise InputError("batch size, mini-batch size and workers must be at least 1")
-    from deid_ds.engine import check_engine
-
-    check_engine(engine)
+    runner = engine_for(engine, workers=workers, progress=progress, spark_master=spark_master)
     inputs = (model, notes, with_rules, punkt)
     check_output_dir(out, "predict", inputs, overwrite)  # before the model loads, not after
     path = model_file(model)
-    runner = engine_for(engine, workers=workers, progress=progress, spark_master=spark_master)
+    # Spark starts (and reads the notes' ids) once the model and options are checked, in the block below.
     source = None if runner.distributed else runner.open("predict", notes, column_map, log)
     # Where the batches run elsewhere, the device is theirs (resolved there); the driver checks the model on its own.
     chosen = resolve_device(device if not runner.distributed or not device.startswith("cuda") else "auto")
