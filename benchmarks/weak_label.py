@@ -347,7 +347,7 @@ def print_command_profile(stats: pstats.Stats) -> None:
     total = max(v[3] for (file, _, name), v in raw.items() if name == "weak_label" and "weak_label" in file)
     print(f"\nprofile of the command, workers=1 (cProfile, {total:.2f} s in weak_label)")
     _block("inside weak_label", callees_of(raw, "weak_label", "weak_label"), total, 12)
-    _block("inside label_batch", callees_of(raw, "label_batch", "weak_label"), total, 12)
+    _block("inside label_notes", callees_of(raw, "label_notes", "weak_label"), total, 12)
     _block("inside BatchColumns.add (after labelling)", callees_of(raw, "add", "weak_label"), total, 12)
     _block("inside label_note", callees_of(raw, "label_note", "weak_label"), total, 12)
 

@@ -49,8 +49,8 @@ def handle_errors(command):
 
 
 def engine_options(command):
-    """``--engine local|spark`` and ``--spark-master`` (the engine seam of ``weak-label``, ``predict`` and
-    ``deidentify``)."""
+    """``--engine local|spark`` and ``--spark-master`` (the engine seam of ``segment``, ``weak-label``,
+    ``predict`` and ``deidentify``)."""
     command = click.option(
         "--spark-master",
         metavar="URL",

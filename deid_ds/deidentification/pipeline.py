@@ -29,289 +29,41 @@ The key never leaves memory: ``report.json`` holds only where it came from and a
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
-from deid_ds.deidentification.context import Context, scope_of
-from deid_ds.deidentification.document import SpanIn, deidentify_document
-from deid_ds.deidentification.keyed import Keyring, resolve_key
-from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts, find_leaks
+from deid_ds.deidentification.batch import (  # noqa: F401 - re-exported: the pipeline's names before the split
+    DUPLICATE_REASON,
+    BatchResult,
+    DeidJob,
+    DeidOptions,
+    audit_schema,
+    deidentify_batch,
+    documents_by_scope,
+    documents_schema,
+    notes_table,
+    read_spans_by_document,
+    scope_entities,
+)
+from deid_ds.deidentification.keyed import resolve_key
+from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts
 from deid_ds.deidentification.other_views import HIDDEN_POLICIES
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES
 from deid_ds.errors import InputError
-from deid_ds.io.files import close_writers
-from deid_ds.model import LABELS, PATIENT_FIELDS, Note
+from deid_ds.model import LABELS, PATIENT_FIELDS
 from deid_ds.report import add_counts
 
 KEEP_METADATA = ("drop", "surrogate")
-DUPLICATE_REASON = "duplicate id_document (an earlier note of the input has the same id)"
 #: Columns written under our names, in this order, before the input's other columns.
 _OWN_COLUMNS = ("id_document", "id_patient", "doc_type", "html")
 
 
-@dataclass(frozen=True)
-class DeidOptions:
-    """What a worker needs (picklable; the key travels to workers through a pipe, never to disk)."""
-
-    mode: str
-    keyring: Keyring
-    kb: str | None = None
-    mask_format: str = DEFAULT_MASK
-    keep_metadata: str = "drop"
-    audit_originals: bool = False
-    birthdate_year: bool = False
-    hidden: str = "deidentify"
-    keep_columns: tuple[str, ...] = ()  # input columns written back unchanged (the others are dropped)
-
-
-@dataclass
-class DeidJob:
-    notes: list[Note]
-    extras: object  # the batch's other columns (a pyarrow Table), or None
-    spans: list[list[SpanIn]]
-    duplicates: frozenset[int]
-    options: DeidOptions
-    #: Per scope (patient) of the batch's notes, the (label, text) of every span of all the scope's notes:
-    #: what no surrogate may be, the same set in each of the patient's notes so that they stay coherent.
-    scope_entities: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
-
-
-@dataclass
-class BatchResult:
-    ok: list[int]  # positions of the notes written
-    kept: dict[str, list]  # id_document, id_patient, doc_type of the notes written
-    html: list[str]
-    metadata: dict[str, list]  # surrogate metadata of the written notes
-    extras: object
-    documents: dict[str, list]
-    audit: dict[str, list]
-    per_label: dict[str, int] = field(default_factory=dict)
-    fallbacks: dict[str, int] = field(default_factory=dict)
-    leaks: LeakCounts = field(default_factory=LeakCounts)
-    per_view: dict[str, int] = field(default_factory=dict)
-    blanked: dict[str, int] = field(default_factory=dict)
-
-
-def documents_schema():
-    import pyarrow as pa
-
-    return pa.schema(
-        [
-            ("id_document", pa.string()),
-            ("id_patient", pa.string()),
-            ("doc_type", pa.string()),
-            ("status", pa.string()),
-            ("error", pa.string()),
-            ("n_replacements", pa.int32()),
-            ("n_leaks", pa.int32()),
-            ("leak_check", pa.string()),
-            ("n_fallbacks", pa.int32()),
-        ]
-    )
-
-
-def audit_schema(with_originals: bool):
-    import pyarrow as pa
-
-    fields = [
-        ("id_document", pa.string()),
-        ("id_patient", pa.string()),
-        ("label", pa.string()),
-        ("source", pa.string()),
-        ("html_start", pa.int64()),
-        ("html_end", pa.int64()),
-        ("out_start", pa.int64()),
-        ("out_end", pa.int64()),
-        ("replacement", pa.string()),
-        ("replacement_length", pa.int32()),
-        ("fallback", pa.string()),
-        ("view", pa.string()),
-    ]
-    if with_originals:
-        fields.append(("original", pa.string()))
-    return pa.schema(fields)
-
-
-def deidentify_batch(job: DeidJob) -> BatchResult:
-    """De-identify one batch of notes. Module level: worker processes import it."""
-    from deid_ds.deidentification.metadata import surrogate_metadata
-    from deid_ds.deidentification.pools import load_pools
-    from deid_ds.segmentation.html_text import html_to_text
-
-    options = job.options
-    pools = load_pools(options.kb)
-    result = BatchResult(
-        [],
-        {"id_document": [], "id_patient": [], "doc_type": []},
-        [],
-        {name: [] for name in PATIENT_FIELDS},
-        job.extras,
-        {name: [] for name in documents_schema().names},
-        {name: [] for name in audit_schema(options.audit_originals).names},
-    )
-    for position, (note, spans) in enumerate(zip(job.notes, job.spans)):
-        error, outcome, leaks = None, None, LeakCounts()
-        if position in job.duplicates:
-            error = DUPLICATE_REASON
-        elif note.html is None:
-            error = "html is null"
-        else:
-            scope = scope_of(note.id_patient, note.id_document)
-            ctx = Context(options.keyring, pools, scope, note.patient, options.birthdate_year)
-            try:
-                outcome = deidentify_document(
-                    html_to_text(note.html),
-                    spans,
-                    ctx,
-                    options.mode,
-                    mask_format=options.mask_format,
-                    audit_originals=options.audit_originals,
-                    hidden=options.hidden,
-                    scope_entities=job.scope_entities.get(scope, ()),
-                )
-            except Exception as exc:
-                error = f"internal error during de-identification ({type(exc).__name__})"
-            else:
-                error = outcome.error
-        if error is None and outcome is not None:
-            leaks = find_leaks(outcome.html, note.patient)
-            result.leaks.add(leaks)
-            result.ok.append(position)
-            for name, value in (
-                ("id_document", note.id_document),
-                ("id_patient", note.id_patient),
-                ("doc_type", note.doc_type),
-            ):
-                result.kept[name].append(value)
-            result.html.append(outcome.html)
-            if options.keep_metadata == "surrogate":
-                fake = surrogate_metadata(ctx)
-                for name in PATIENT_FIELDS:
-                    result.metadata[name].append(fake[name])
-            for row in outcome.audit:
-                row = {**row, "id_document": note.id_document, "id_patient": note.id_patient}
-                for name, values in result.audit.items():
-                    values.append(row.get(name))
-            add_counts(result.per_label, outcome.per_label)
-            add_counts(result.fallbacks, outcome.fallbacks)
-            add_counts(result.per_view, outcome.per_view)
-            add_counts(result.blanked, outcome.blanked)
-        written = error is None and outcome is not None
-        row = {
-            "id_document": note.id_document,
-            "id_patient": note.id_patient,
-            "doc_type": note.doc_type,
-            "status": "ok" if error is None else "failed",
-            "error": error,
-            "n_replacements": len(outcome.audit) if written else 0,
-            "n_leaks": leaks.total if written and leaks.checked else None,
-            "leak_check": None if not written else "checked" if leaks.checked else "no metadata",
-            "n_fallbacks": sum(outcome.fallbacks.values()) if written else 0,
-        }
-        for name, values in result.documents.items():
-            values.append(row[name])
-    return result
-
-
 # -------------------------------------------------------------------------------------------------- input
-
-
-def read_spans_by_document(path: str | Path) -> dict[str, list[SpanIn]]:
-    """A spans table (``weak-label``, ``predict``, gold: Parquet, JSONL or a directory) grouped by note."""
-    import math
-
-    from deid_ds.evaluation.evaluate import read_spans
-
-    frame = read_spans(path)
-    for name in ("html_start", "html_end"):
-        values = frame[name]
-        if values.isna().any():
-            raise InputError(f"{path}: column {name} has missing values (row {int(values.isna().to_numpy().argmax())})")
-    sources = frame["source"].tolist() if "source" in frame.columns else [None] * len(frame)
-    texts = frame["text"].tolist() if "text" in frame.columns else [None] * len(frame)
-    by_document: dict[str, list[SpanIn]] = {}
-    rows = zip(frame["id_document"], frame["label"], frame["html_start"], frame["html_end"], sources, texts)
-    for id_document, label, start, end, source, text in rows:
-        text = text if isinstance(text, str) else None
-        source = source if isinstance(source, str) else None
-        if not isinstance(label, str) or (isinstance(start, float) and math.isnan(start)):
-            continue
-        by_document.setdefault(id_document, []).append(SpanIn(label, int(start), int(end), source, text))
-    return by_document
-
-
-def _batches(source, batch_size: int, keep_columns: tuple[str, ...] = ()) -> Iterator[tuple[list[Note], object]]:
-    """Notes with the batch's columns of ``keep_columns`` (as an Arrow table), reading each column once."""
-    if source.kind == "files":
-        for notes in source.iter_batches(batch_size):
-            yield notes, None
-        return
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from deid_ds.io.notes import notes_from_columns
-
-    wanted = list(dict.fromkeys([*source.columns.values(), *keep_columns]))
-    for file in source.files:
-        row = 0
-        parquet = pq.ParquetFile(file)
-        missing = [name for name in keep_columns if name not in parquet.schema_arrow.names]
-        if missing:
-            raise InputError(f"{file}: --keep-column {missing[0]}: no such column in this file")
-        for record_batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
-            data = {name: record_batch.column(name).to_pylist() for name in dict.fromkeys(source.columns.values())}
-            get = {name: data[theirs] for name, theirs in source.columns.items()}
-            notes = notes_from_columns(get, file, row)
-            row += record_batch.num_rows
-            extras = pa.Table.from_batches([record_batch]).select(list(keep_columns))
-            yield notes, extras
-
-
-def documents_by_scope(source) -> dict[str, list[str]]:
-    """The documents of each scope (patient, else the document itself), from the id columns only."""
-    by_scope: dict[str, list[str]] = {}
-    for id_document, id_patient in source.iter_identifiers():
-        by_scope.setdefault(scope_of(id_patient, id_document), []).append(id_document)
-    return by_scope
-
-
-def scope_entities(documents: list[str], spans: Mapping[str, list[SpanIn]]) -> tuple[tuple[str, str], ...]:
-    """The distinct (label, text) of the spans of ``documents`` that carry their text, in a stable order."""
-    pairs = {(s.label, s.text) for d in documents for s in spans.get(d, ()) if s.text}
-    return tuple(sorted(pairs))
-
-
-def _jobs(
-    source, spans: Mapping[str, list[SpanIn]], batch_size: int, options: DeidOptions, seen_spans: set[str]
-) -> Iterator[DeidJob]:
-    seen: set[str] = set()
-    by_scope = documents_by_scope(source) if options.mode == "surrogate" else {}
-    for notes, extras in _batches(source, batch_size, options.keep_columns):
-        duplicates = set()
-        for position, note in enumerate(notes):
-            if note.id_document in seen:
-                duplicates.add(position)
-            seen.add(note.id_document)
-        seen_spans.update(note.id_document for note in notes if note.id_document in spans)
-        scopes = {scope_of(note.id_patient, note.id_document) for note in notes}
-        entities = {scope: scope_entities(by_scope.get(scope, []), spans) for scope in scopes if scope in by_scope}
-        yield DeidJob(
-            notes, extras, [spans.get(note.id_document, []) for note in notes], frozenset(duplicates), options, entities
-        )
-
-
-def input_columns(source) -> list[str]:
-    """The columns of the notes table (of its first file; empty for a directory of note files)."""
-    import pyarrow.parquet as pq
-
-    return [] if source.kind == "files" else list(pq.read_schema(source.files[0]).names)
 
 
 def check_keep_columns(keep_columns: tuple[str, ...], available: list[str], own: set[str], where: str) -> list[str]:
@@ -326,37 +78,6 @@ def check_keep_columns(keep_columns: tuple[str, ...], available: list[str], own:
                 f"--keep-column {name}: no such column in {where} (columns: {', '.join(available) or 'none'})"
             )
     return [name for name in available if name not in own and name not in keep_columns]
-
-
-def _output_schema(source, keep_metadata: str, keep_columns: tuple[str, ...] = ()):
-    """Our columns (strings) then the input's columns named by ``keep_columns``, with their own types."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    fields = [
-        pa.field(name, pa.string())
-        for name in _OWN_COLUMNS
-        if name in ("id_document", "id_patient", "html") or name in source.columns
-    ]
-    if keep_metadata == "surrogate":
-        fields += [pa.field(name, pa.string()) for name in PATIENT_FIELDS if name in source.columns]
-    if source.kind != "files":
-        types = {f.name: f for f in pq.read_schema(source.files[0])}
-        fields += [types[name] for name in keep_columns]
-    return pa.schema(fields)
-
-
-def _notes_table(batch: BatchResult, schema):
-    import pyarrow as pa
-
-    columns = {**batch.kept, "html": batch.html, **batch.metadata}
-    arrays = []
-    for f in schema:
-        if f.name in columns:
-            arrays.append(pa.array(columns[f.name], type=f.type))
-        else:
-            arrays.append(batch.extras.column(f.name).take(pa.array(batch.ok, type=pa.int64())).cast(f.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 # -------------------------------------------------------------------------------------------------- report
@@ -528,7 +249,7 @@ def deidentify(
     See the module docstring for the outputs and :mod:`deid_ds.deidentification` for the policies. ``key``
     (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice; an
     empty key, or one shorter than 16 bytes without ``allow_short_key``, is refused (:mod:`.keyed`).
-    ``engine="spark"`` runs the batches on Apache Spark (:mod:`deid_ds.engine.spark_deidentify`: the
+    ``engine="spark"`` runs the batches on Apache Spark (:mod:`deid_ds.engine.spark`, the stage of :mod:`deid_ds.deidentification.stage`: the
     spans joined to the notes, the key shipped inside the tasks) with the same outputs; ``--model`` is
     not available there yet. ``hidden`` is the policy for the views outside the visible text
     (:mod:`deid_ds.deidentification.other_views`); ``keep_columns`` the input columns written back (the
@@ -536,7 +257,7 @@ def deidentify(
     the report's ``written_to`` says where it went). ``out`` (and ``OUT.leaks``) is replaced only if
     deid-ds deidentify wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
     """
-    from deid_ds.io.output_dir import check_output_dir, guarded_output
+    from deid_ds.io.output_dir import check_output_dir
 
     log = log or (lambda message: print(message, file=sys.stderr))
     if mode not in MODES:
@@ -552,10 +273,10 @@ def deidentify(
         raise InputError("--with-rules is for --model (the spans of --spans are used as they are)")
     if batch_size < 1 or workers < 1:
         raise InputError("batch size and workers must be at least 1")
-    from deid_ds.engine import check_engine
+    from deid_ds.engine import engine_for
 
-    check_engine(engine)
-    if engine == "spark" and model is not None:
+    runner = engine_for(engine, workers=workers, progress=progress, spark_master=spark_master)
+    if runner.distributed and model is not None:
         raise InputError(
             "--model is not available with --engine spark yet: run `deid-ds predict --engine spark` first, "
             "then `deid-ds deidentify --spans PREDICT_OUT --engine spark`"
@@ -582,29 +303,12 @@ def deidentify(
         hidden,
         keep_columns,
     )
-    if engine == "spark":
-        from deid_ds.deidentification.pools import load_pools
-        from deid_ds.engine.spark_deidentify import deidentify_spark
+    from deid_ds.deidentification.pools import load_pools
 
-        load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
-        with guarded_output(out, "deidentify", inputs=inputs, overwrite=overwrite):
-            return deidentify_spark(
-                notes,
-                spans,
-                out,
-                options,
-                column_map=column_map,
-                batch_size=batch_size,
-                spark_master=spark_master,
-                log=log,
-                fail_on_leak=fail_on_leak,
-                inputs=inputs,
-                overwrite=overwrite,
-            )
-    from deid_ds.io.notes import open_notes
-
-    source = open_notes(notes, column_map)
-    dropped = check_keep_columns(keep_columns, input_columns(source), own_columns(source.columns), str(notes))
+    load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
+    source = runner.open("deidentify", notes, column_map, log)
+    own = own_columns(dict(column_map or {}))
+    dropped = check_keep_columns(keep_columns, list(source.columns), own, str(notes))
     with tempfile.TemporaryDirectory(prefix="deid-ds-predict-") as scratch:
         if model is not None:
             from deid_ds.ner.predict import predict
@@ -623,20 +327,7 @@ def deidentify(
                 log=log,
             )
             spans = Path(scratch) / "predict"
-        by_document = read_spans_by_document(spans)
-        return _run(
-            source,
-            by_document,
-            out,
-            options,
-            batch_size,
-            workers,
-            progress,
-            dropped,
-            fail_on_leak,
-            inputs=inputs,
-            overwrite=overwrite,
-        )
+        return _run(runner, source, spans, out, options, batch_size, dropped, fail_on_leak, inputs, overwrite, log)
 
 
 def own_columns(column_map: Mapping[str, str]) -> set[str]:
@@ -649,88 +340,43 @@ def leaks_path(out: str | Path) -> str:
     return str(out).rstrip("/") + ".leaks"
 
 
-@dataclass
-class _Target:
-    """The directory a finished output is moved onto (decided once the leak check is done)."""
-
-    path: Path
-
-
-@contextmanager
-def _output_directory(out: str | Path, inputs: tuple, overwrite: bool) -> Iterator[tuple[Path, _Target]]:
-    """:func:`deid_ds.io.output_dir.output_directory` whose destination may still become ``OUT.leaks`` in the block.
-
-    ``OUT`` is checked and locked for the whole run; ``OUT.leaks``, when chosen, is checked by the same
-    policy before the finished output is moved onto it.
-    """
-    from deid_ds.io.files import temporary_name
-    from deid_ds.io.output_dir import check_output_dir, guarded_output, publish
-
-    with guarded_output(out, "deidentify", inputs=inputs, overwrite=overwrite) as path:
-        target = _Target(path)
-        path.absolute().parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.absolute().with_name(temporary_name(path))
-        tmp.mkdir()
-        try:
-            yield tmp, target
-            if target.path != path:
-                check_output_dir(target.path, "deidentify", inputs, overwrite)
-            publish(tmp, target.path, "deidentify")
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
 def _run(
+    runner,
     source,
-    by_document: dict[str, list[SpanIn]],
-    out,
+    spans: str | Path,
+    out: str | Path,
     options: DeidOptions,
     batch_size: int,
-    workers: int,
-    progress: bool,
-    dropped: list[str] | None = None,
-    fail_on_leak: bool = False,
-    *,
-    inputs: tuple = (),
-    overwrite: bool = False,
+    dropped: list[str],
+    fail_on_leak: bool,
+    inputs: tuple,
+    overwrite: bool,
+    log: Callable[[str], None],
 ) -> DeidentifyReport:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from tqdm import tqdm
+    """Run the stage (:mod:`deid_ds.deidentification.stage`) on ``runner`` into ``out`` (or ``OUT.leaks``)."""
+    from deid_ds.deidentification.stage import DeidSink, SpanJoin, deidentify_stage, notes_schema
 
-    from deid_ds.deidentification.pools import load_pools
-    from deid_ds.engine.parallel import ordered_map
-
-    load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
     report, leaks = new_report(options), LeakCounts()
-    report.dropped_columns, report.fail_on_leak = list(dropped or ()), fail_on_leak
+    report.dropped_columns, report.fail_on_leak = list(dropped), fail_on_leak
     started = time.perf_counter()
-    seen_spans: set[str] = set()
-    schema = _output_schema(source, options.keep_metadata, options.keep_columns)
-    d_schema, a_schema = documents_schema(), audit_schema(options.audit_originals)
-    with _output_directory(out, inputs, overwrite) as (tmp, target):
-        writers = [
-            pq.ParquetWriter(tmp / name, s)
-            for name, s in (("notes.parquet", schema), ("documents.parquet", d_schema), ("audit.parquet", a_schema))
-        ]
+    schema = notes_schema(source.note_columns, options.keep_metadata, source.fields(options.keep_columns))
+    join = SpanJoin(spans, surrogate=options.mode == "surrogate")
+    stage = deidentify_stage(options, schema, join)
+    with runner.output(out, "deidentify", inputs=inputs, overwrite=overwrite) as output:
+        sink = DeidSink(output.tmp, stage.outputs, report, leaks)
         try:
-            jobs = _jobs(source, by_document, batch_size, options, seen_spans)
-            with tqdm(total=source.num_notes, unit="note", desc="deidentify", disable=not progress) as bar:
-                for batch in ordered_map(deidentify_batch, jobs, workers):
-                    report.add(batch, leaks)
-                    writers[0].write_table(_notes_table(batch, schema))
-                    writers[1].write_table(pa.Table.from_pydict(batch.documents, schema=d_schema))
-                    writers[2].write_table(pa.Table.from_pydict(batch.audit, schema=a_schema))
-                    bar.update(len(batch.documents["id_document"]))
+            runner.run(stage, source, sink, batch_size, out=out, log=log)
         finally:
-            close_writers(writers)
-        report.spans_for_unknown_documents = sum(len(v) for k, v in by_document.items() if k not in seen_spans)
+            sink.close()
+        if report.documents != source.n_notes:  # pragma: no cover - a reader bug, never silent
+            raise RuntimeError(f"read {report.documents} notes but the input holds {source.n_notes}")
+        report.spans_for_unknown_documents = join.unknown
         report.leaks = leaks.to_dict()
         report.seconds = time.perf_counter() - started
         if report.kept_aside:
-            target.path = Path(leaks_path(out))
-        report.written_to = str(target.path)
-        (tmp / "report.json").write_text(
+            output.target = leaks_path(output.target)
+        report.written_to = output.target
+        (output.tmp / "report.json").write_text(
             json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )
     return report

@@ -57,6 +57,13 @@ def _watch_parent(parent: int) -> None:
     os._exit(1)
 
 
+def _start_worker(parent: int, death_signal: bool, initializer: Callable | None, initargs: tuple) -> None:
+    """Worker initializer: :func:`_exit_with_parent`, then the caller's ``initializer(*initargs)``."""
+    _exit_with_parent(parent, death_signal)
+    if initializer is not None:
+        initializer(*initargs)
+
+
 def _exit_with_parent(parent: int, death_signal: bool) -> None:
     """Worker initializer: make this worker exit when ``parent`` (the process that started it) dies.
 
@@ -90,11 +97,21 @@ def _terminate_workers(pool: ProcessPoolExecutor) -> None:
         process.join(timeout=5)
 
 
-def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int = 1, prefetch: int | None = None) -> Iterator[R]:
+def ordered_map(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    workers: int = 1,
+    prefetch: int | None = None,
+    *,
+    initializer: Callable | None = None,
+    initargs: tuple = (),
+) -> Iterator[R]:
     """``map(fn, items)`` on ``workers`` processes (in this process when ``workers <= 1``).
 
     ``fn`` must be a picklable top-level function. Worker processes are started with ``spawn`` so that
-    no lock or thread state of the parent (torch, pyarrow) is inherited.
+    no lock or thread state of the parent (torch, pyarrow) is inherited. ``initializer(*initargs)``
+    runs once in each worker when it starts (what every item needs, sent once per worker instead of
+    once per item); not in this process.
     """
     if workers <= 1:
         for item in items:
@@ -105,7 +122,10 @@ def ordered_map(fn: Callable[[T], R], items: Iterable[T], workers: int = 1, pref
     # Workers are started by the thread that submits (this generator's consumer).
     death_signal = threading.current_thread() is threading.main_thread()
     pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_exit_with_parent, initargs=(os.getpid(), death_signal)
+        max_workers=workers,
+        mp_context=context,
+        initializer=_start_worker,
+        initargs=(os.getpid(), death_signal, initializer, initargs),
     )
     pending: deque[Future[R]] = deque()
     try:

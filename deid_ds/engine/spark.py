@@ -1,7 +1,8 @@
-"""The Spark engine's plumbing: session, paths, shipping files to executors, and :func:`run_batches`.
+"""The Spark engine: :class:`SparkEngine` runs any :class:`~deid_ds.engine.stage.Stage`; its plumbing:
+session, paths, shipping files to executors, and :func:`run_batches`.
 
-:func:`run_batches` is the whole engine for a command with a per-batch function
-``fn(notes: list[Note], duplicates: frozenset[int]) -> {name: pyarrow.Table}`` (``duplicates``: the
+:func:`run_batches` is the heart of it, for a stage's batch function
+``fn(notes: list[Note], duplicates: frozenset[int], others) -> {name: pyarrow.Table}`` (``duplicates``: the
 positions of the notes whose ``id_document`` an earlier note of the input already had): the notes table
 is read by Spark, cut into runs of consecutive rows of one file (at most ``batch_size`` notes, as the
 local engine's batches never span two files), each run turned into notes exactly as the local reader
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -39,13 +39,14 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
 from deid_ds.engine import require_pyspark
+from deid_ds.engine.output import building, is_local
+from deid_ds.engine.stage import Sink, Stage
 from deid_ds.errors import InputError
 from deid_ds.io.notes import NOTE_COLUMNS, REQUIRED_COLUMNS, notes_from_columns
 
 #: Columns the engine adds to the notes, and keys of every output row: the note's file and row; for
 #: outputs, the batch's file and first row and the row's position in the batch's table.
 FILE, ROW, POSITION, OUTPUT = "_file", "_row", "_i", "output"
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")  # hdfs://, s3a://, file:/ (not C:\)
 
 
 # -------------------------------------------------------------------------------------------- session
@@ -78,11 +79,6 @@ def spark_session(master: str | None = None, config: Mapping[str, str] | None = 
 
 
 # ---------------------------------------------------------------------------------------------- paths
-
-
-def is_local(path: str | Path) -> bool:
-    """Whether ``path`` is a plain local path (not a URI: ``hdfs://``, ``s3a://``, ``file:``...)."""
-    return not _URI.match(str(path))
 
 
 def spark_path(path: str | Path) -> str:
@@ -126,29 +122,19 @@ class HadoopFS:
         self.fs.copyFromLocalFile(False, True, self._path(local.absolute().as_uri()), self._path(uri))
 
 
-@contextmanager
-def output_directory(spark, out: str | Path) -> Iterator[Path]:
-    """A local path to build the output directory at (atomically, e.g. with
-    :func:`deid_ds.io.files.atomic_directory`): ``out`` itself when local; else a temporary local
-    directory, published onto ``out`` when the block succeeds — copied beside it, then renamed onto it."""
-    if is_local(out):
-        yield Path(out)
-        return
-    staging = Path(tempfile.mkdtemp(prefix="deid-ds-out-"))
-    try:
-        yield staging / "out"
-        fs = HadoopFS(spark, str(out))
-        parent = str(out).rstrip("/").rsplit("/", 1)[0]
-        tmp, old = f"{parent}/.deid-ds-tmp-{uuid.uuid4().hex}", None
-        fs.copy_from_local(staging / "out", tmp)
-        if fs.exists(str(out)):
-            old = f"{parent}/.deid-ds-tmp-old-{uuid.uuid4().hex}"
-            fs.rename(str(out), old)
-        fs.rename(tmp, str(out))
-        if old is not None:
-            fs.delete(old)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+def publish_remote(spark, local: Path, out: str) -> None:
+    """Publish the finished local directory ``local`` onto the URI ``out`` with the Hadoop file system:
+    copied beside it, then renamed onto it (the previous ``out`` moved aside first, then removed)."""
+    fs = HadoopFS(spark, out)
+    parent = out.rstrip("/").rsplit("/", 1)[0]
+    tmp, old = f"{parent}/.deid-ds-tmp-{uuid.uuid4().hex}", None
+    fs.copy_from_local(local, tmp)
+    if fs.exists(out):
+        old = f"{parent}/.deid-ds-tmp-old-{uuid.uuid4().hex}"
+        fs.rename(out, old)
+    fs.rename(tmp, out)
+    if old is not None:
+        fs.delete(old)
 
 
 @contextmanager
@@ -272,9 +258,7 @@ def read_notes(
     return SparkNotes(frame.select(*selected), tuple(present), kept)
 
 
-def _identifiers(columns: tuple[str, ...]) -> Callable:
-    from deid_ds.weak_labelling.split import patient_group
-
+def _identifiers(columns: tuple[str, ...], group: Callable[[str, str | None], str] | None) -> Callable:
     def identify(batches):
         import pyarrow as pa
 
@@ -290,16 +274,17 @@ def _identifiers(columns: tuple[str, ...]) -> Callable:
                 ):
                     ids.append(note.id_document)
                     patients.append(note.id_patient)
-                    groups.append(patient_group(note.id_document, note.id_patient))
+                    groups.append(group(note.id_document, note.id_patient) if group is not None else None)
             values = {"id_document": ids, "id_patient": patients, "group": groups, FILE: data[FILE], ROW: data[ROW]}
             yield pa.RecordBatch.from_pydict(values, schema=schema)
 
     return identify
 
 
-def identifiers(notes: SparkNotes):
-    """Each note's ``id_document``, ``id_patient`` (as the local reader makes them), patient ``group``
-    (:func:`~deid_ds.weak_labelling.split.patient_group`), file and row: a DataFrame, cached."""
+def identifiers(notes: SparkNotes, group: Callable[[str, str | None], str] | None = None):
+    """Each note's ``id_document``, ``id_patient`` (as the local reader makes them), ``group`` (``group(id_document,
+    id_patient)``, a stage's picklable function, e.g. the patient group of the split; null without it),
+    file and row: a DataFrame, cached."""
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     wanted = [c for c in ("id_document", "id_patient") if c in notes.columns]
@@ -307,7 +292,7 @@ def identifiers(notes: SparkNotes):
         [StructField(n, StringType()) for n in ("id_document", "id_patient", "group", FILE)]
         + [StructField(ROW, LongType())]
     )
-    return notes.frame.select(*wanted, FILE, ROW).mapInArrow(_identifiers(tuple(wanted)), schema).cache()
+    return notes.frame.select(*wanted, FILE, ROW).mapInArrow(_identifiers(tuple(wanted), group), schema).cache()
 
 
 def duplicate_positions(ids) -> frozenset[tuple[str, int]]:
@@ -328,7 +313,25 @@ class Input:
     notes: SparkNotes
     n_notes: int
     duplicates: frozenset[tuple[str, int]]  # (file, row) of the notes whose id an earlier note had
-    groups: frozenset[str] | None  # the patient groups, when asked for (the split needs them)
+    groups: frozenset[str] | None  # the notes' groups, when asked for (the split needs the patient groups)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The input's columns that are not notes columns (read with ``others``)."""
+        return self.notes.others
+
+    @property
+    def note_columns(self) -> tuple[str, ...]:
+        """The notes columns the input has, under our names (:data:`deid_ds.io.notes.NOTE_COLUMNS`)."""
+        return self.notes.columns
+
+    def fields(self, names) -> list:
+        """The Arrow fields of the input's columns ``names``, from their Spark types."""
+        import pyarrow as pa
+        from pyspark.sql.pandas.types import to_arrow_type
+
+        types = {f.name: f.dataType for f in self.notes.frame.schema.fields}
+        return [pa.field(name, to_arrow_type(types[name])) for name in names]
 
 
 def open_input(
@@ -338,19 +341,20 @@ def open_input(
     master: str | None,
     log: Callable[[str], None],
     *,
-    groups: bool = False,
+    group: Callable[[str, str | None], str] | None = None,
     others: bool = False,
 ) -> Input:
     """The session, the notes (with their other columns when ``others``: :func:`read_notes`), and what
-    the id columns say (a column projection, read once and cached)."""
+    the id columns say (a column projection, read once and cached): with ``group``, the set of
+    ``group(id_document, id_patient)`` of the notes."""
     spark = spark_session(master)
     log(f"{command} on Spark {spark.version}, master {spark.sparkContext.master}")
     started = time.perf_counter()
     notes = read_notes(spark, path, column_map, others=others)
-    ids = identifiers(notes)
+    ids = identifiers(notes, group)
     try:
         n_notes = ids.count()
-        found = frozenset(row.group for row in ids.select("group").distinct().toLocalIterator()) if groups else None
+        found = frozenset(row.group for row in ids.select("group").distinct().toLocalIterator()) if group else None
         read = Input(spark, notes, n_notes, duplicate_positions(ids), found)
     finally:
         ids.unpersist()
@@ -424,7 +428,7 @@ def _apply(
     fn: Callable, outputs: Mapping, columns: tuple[str, ...], batch_size: int, duplicates, others: tuple[str, ...] = ()
 ) -> Callable:
     """The ``mapInArrow`` function: note runs → ``fn`` → one Arrow batch of keyed rows per output table.
-    With ``others``, ``fn`` gets a third argument: those columns of the run, as an Arrow table."""
+    ``fn``'s third argument: the ``others`` columns of the run, as an Arrow table (no column without them)."""
 
     def apply(batches):
         import pyarrow as pa
@@ -434,8 +438,8 @@ def _apply(
         for file, first_row, run in _note_runs(batches, (*columns, *others), batch_size):
             notes = notes_from_columns({c: run[c] for c in columns}, PurePosixPath(file_name(file)), first_row)
             repeated = frozenset(i for i in range(len(notes)) if (file, first_row + i) in positions)
-            extra = (pa.Table.from_pydict({c: run[c] for c in others}),) if others else ()
-            for name, table in fn(notes, repeated, *extra).items():
+            extra = pa.Table.from_pydict({c: run[c] for c in others})
+            for name, table in fn(notes, repeated, extra).items():
                 n = table.num_rows
                 if not n:
                     continue
@@ -479,8 +483,8 @@ def run_batches(
     """Apply the batch function ``fn`` to every note with Spark; write each of its output tables
     (``outputs``: name → Arrow schema) as ``WORK/NAME/`` in input order (module docstring).
 
-    ``fn(notes, duplicates)`` (``fn(notes, duplicates, others)`` when ``notes.others``: those columns
-    of the batch as an Arrow table, row for row) runs in the executors: it must be picklable (a module-level function or
+    ``fn(notes, duplicates, others)`` (``others``: the ``notes.others`` columns of the batch as an Arrow
+    table, row for row) runs in the executors: it must be picklable (a module-level function or
     an instance of a module-level class; what it needs from files, :func:`ship` them first) and return
     a table per output name (a missing or empty one adds no row). ``duplicates`` are the ``(file, row)``
     of the notes to flag as repeated ids (:func:`duplicate_positions`). Returns ``{name: URI}``.
@@ -530,3 +534,124 @@ class DatasetParts:
             parquet = pq.ParquetFile(file)
             for group in range(parquet.num_row_groups):
                 yield parquet.read_row_group(group, columns=schema.names).cast(schema)
+
+
+# -------------------------------------------------------------------------------------------- engine
+
+
+class _OnExecutor:
+    """A stage's batch function as shipped: its file paths are the names :func:`ship` sent them under,
+    replaced on the executor by where Spark put them (once per Python worker)."""
+
+    def __init__(self, batch: Callable, files: Callable) -> None:
+        self.batch, self.files = batch, files
+        self._local: Callable | None = None
+
+    def __getstate__(self) -> dict:
+        return {"batch": self.batch, "files": self.files}
+
+    def __setstate__(self, state: dict) -> None:
+        self.batch, self.files, self._local = state["batch"], state["files"], None
+
+    def __call__(self, notes, duplicates, others):
+        if self._local is None:
+            self._local = self.files(self.batch, shipped)
+        return self._local(notes, duplicates, others)
+
+
+class SparkEngine:
+    """Runs stages with Apache Spark (module docstring): any :class:`~deid_ds.engine.stage.Stage`."""
+
+    name = "spark"
+    distributed = True  # the batches run in executors: devices, threads and files are theirs
+    resumable = False  # Spark retries failed tasks itself; a failed job is run again from the start
+    in_process = False
+
+    def __init__(self, master: str | None = None) -> None:
+        self.master = master
+        self.spark = None
+
+    @property
+    def parallelism(self) -> int:
+        return self.spark.sparkContext.defaultParallelism
+
+    def task_threads(self) -> int:
+        """Threads a batch may use (torch): the cores of a task (``spark.task.cpus``)."""
+        return int(self.spark.sparkContext.getConf().get("spark.task.cpus", "1"))
+
+    def open(
+        self,
+        command: str,
+        notes: str | Path,
+        column_map: Mapping[str, str] | None,
+        log: Callable[[str], None],
+        *,
+        group: Callable[[str, str | None], str] | None = None,
+    ) -> Input:
+        """The session and the notes (:func:`open_input`, the input's other columns kept for
+        :attr:`Stage.keep`); with ``group``, the set of ``group(id_document, id_patient)`` of the notes."""
+        read = open_input(command, notes, column_map, self.master, log, group=group, others=True)
+        self.spark = read.spark
+        return read
+
+    def groups(self, notes: Input, group: Callable[[str, str | None], str]) -> frozenset[str]:
+        """The groups :meth:`open` read (it must have been given ``group``)."""
+        assert notes.groups is not None, "open the notes with group= on Spark"
+        return notes.groups
+
+    def output(
+        self,
+        out: str | Path,
+        command: str,
+        *,
+        inputs: tuple = (),
+        overwrite: bool = False,
+        scratch: Path | None = None,
+        locked: bool = False,
+    ):
+        """The stage's output directory (:func:`deid_ds.engine.output.building`), on any Hadoop file system."""
+        return building(
+            out,
+            command,
+            inputs=inputs,
+            overwrite=overwrite,
+            publish_remote=lambda local, uri: publish_remote(self.spark, local, uri),
+            locked=locked,
+        )
+
+    def run(
+        self,
+        stage: Stage,
+        notes: Input,
+        sink: Sink,
+        batch_size: int,
+        *,
+        out: str | Path,
+        log: Callable[[str], None] | None = None,
+        resume=None,
+    ) -> int:
+        """Run ``stage`` on every note (:func:`run_batches`, its files shipped first) and give its tables to
+        ``sink``, output by output, each in input order; the work directory ``OUT.spark-partial`` is
+        removed once they are all delivered. Returns the number of notes. No ``resume``: Spark retries
+        failed tasks itself, and a failed job is run again from the start."""
+        spark = notes.spark
+        used = (*notes.notes.columns, *stage.keep)
+        frame = notes.notes.frame.select(*(f"`{c}`" for c in used), FILE, ROW)
+        source = SparkNotes(frame, notes.notes.columns, stage.keep)
+        if stage.join is not None:
+            source = stage.join.spark(source)
+        batch = stage.files(stage.batch, lambda path: ship(spark, path) if path else None)
+        work = work_path(out)
+        datasets = run_batches(
+            source, _OnExecutor(batch, stage.files), stage.outputs, work, batch_size, notes.duplicates, log
+        )
+        started = time.perf_counter()
+        with local_datasets(spark, datasets) as local:
+            parts = DatasetParts({name: (local[name], schema) for name, schema in stage.outputs.items()})
+            for name in stage.outputs:
+                for table in parts.tables(name):
+                    sink.add(name, table)
+        if log is not None:
+            log(f"outputs assembled in {time.perf_counter() - started:.1f} s")
+        remove(spark, work)
+        return notes.n_notes

@@ -33,12 +33,11 @@ the worker count.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
@@ -412,16 +411,110 @@ def report_table(report: PredictReport) -> str:
     return "\n\n".join(sections)
 
 
-def _jobs(batches: Iterator[list[Note]], options: PredictOptions) -> Iterator[PredictJob]:
-    """One job per input batch, with the positions of notes whose id an earlier note had."""
-    seen: set[str] = set()
-    for batch in batches:
-        duplicates = set()
-        for position, note in enumerate(batch):
-            if note.id_document in seen:
-                duplicates.add(position)
-            seen.add(note.id_document)
-        yield PredictJob(batch, options, frozenset(duplicates))
+# --------------------------------------------------------------------------------------------------
+# The stage, as every engine runs it
+
+
+def stats_schema():
+    """One row per batch: what :class:`BatchResult` counts beside its tables."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("sentences", pa.int64()),
+            ("tokens", pa.int64()),
+            ("seconds_tagging", pa.float64()),
+            ("ignored_labels", pa.string()),
+        ]
+    )
+
+
+@dataclass(frozen=True)
+class PredictBatch:
+    """The stage's batch function: :func:`predict_batch` on a batch, as tables (``stats``: its counts)."""
+
+    options: PredictOptions
+
+    def __call__(self, notes, duplicates: frozenset[int], others=None) -> dict:
+        import pyarrow as pa
+
+        from deid_ds.weak_labelling.schemas import spans_schema
+
+        result = predict_batch(PredictJob(list(notes), self.options, duplicates))
+        stats = {
+            "sentences": [result.sentences],
+            "tokens": [result.tokens],
+            "seconds_tagging": [result.seconds_tagging],
+            "ignored_labels": [json.dumps(result.ignored_labels, sort_keys=True)],
+        }
+        return {
+            "spans": pa.Table.from_pydict(result.spans, schema=spans_schema()),
+            "documents": pa.Table.from_pydict(result.documents, schema=documents_schema()),
+            "stats": pa.Table.from_pydict(stats, schema=stats_schema()),
+        }
+
+
+def predict_files(batch: PredictBatch, where) -> PredictBatch:
+    """``batch`` with the model, Punkt and knowledge base paths replaced by ``where(path)`` (shipped on Spark)."""
+    options = batch.options
+    rules = options.rules and replace(options.rules, kb_dir=where(options.rules.kb_dir))
+    segment = replace(options.segment, punkt_path=where(options.segment.punkt_path))
+    return PredictBatch(replace(options, model=where(options.model), segment=segment, rules=rules))
+
+
+def predict_stage(options: PredictOptions):
+    """``predict`` as the engines run it (:class:`deid_ds.engine.stage.Stage`)."""
+    from deid_ds.engine.stage import Stage
+    from deid_ds.weak_labelling.schemas import spans_schema
+
+    outputs = {"spans": spans_schema(), "documents": documents_schema(), "stats": stats_schema()}
+    return Stage("predict", PredictBatch(options), outputs, predict_files)
+
+
+class PredictSink:
+    """Writes ``spans.parquet`` and ``documents.parquet`` as the engine delivers them, and counts
+    the report from the tables (and the ``stats`` rows)."""
+
+    def __init__(self, tmp: Path, report: PredictReport) -> None:
+        import pyarrow.parquet as pq
+
+        from deid_ds.weak_labelling.schemas import spans_schema
+
+        self.report = report
+        self.writers = {
+            "spans": pq.ParquetWriter(tmp / "spans.parquet", spans_schema()),
+            "documents": pq.ParquetWriter(tmp / "documents.parquet", documents_schema()),
+        }
+
+    def add(self, name: str, table) -> None:
+        report = self.report
+        if name == "stats":
+            for row in table.to_pylist():
+                report.add(
+                    BatchResult(
+                        _NO_DOCUMENTS,
+                        _NO_SPANS,
+                        row["sentences"],
+                        row["tokens"],
+                        json.loads(row["ignored_labels"]),
+                        row["seconds_tagging"],
+                    )
+                )
+            return
+        self.writers[name].write_table(table)
+        if name == "documents":
+            report.add(BatchResult(table.select(["status", "error"]).to_pydict(), _NO_SPANS))
+        else:
+            report.add(BatchResult(_NO_DOCUMENTS, table.select(["label", "source"]).to_pydict()))
+
+    def close(self) -> None:
+        from deid_ds.io.files import close_writers
+
+        close_writers(list(self.writers.values()))
+
+
+_NO_DOCUMENTS: dict[str, list] = {"status": [], "error": []}  # what report.add reads of a batch's tables
+_NO_SPANS: dict[str, list] = {"label": [], "source": []}
 
 
 def resolve_device(device: str) -> str:
@@ -459,7 +552,7 @@ def predict(
 ) -> PredictReport:
     """Tag every note of ``notes`` with the tagger of ``model`` into ``out`` (module docstring).
 
-    ``engine="spark"`` tags the batches on Apache Spark (:mod:`deid_ds.engine.spark_predict`; the
+    ``engine="spark"`` tags the batches on Apache Spark (:mod:`deid_ds.engine.spark`, the stage of :func:`predict_stage`; the
     model, the knowledge base and the Punkt file shipped to the executors once) with the same outputs;
     ``workers`` is then Spark's business, and ``device`` is resolved on each executor.
 
@@ -469,27 +562,20 @@ def predict(
     those ``weak-label`` used, so the model sees the sentences it was trained on. ``out`` is replaced
     only if deid-ds predict wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from tqdm import tqdm
-
-    from deid_ds.engine.parallel import ordered_map
-    from deid_ds.io.notes import open_notes
-    from deid_ds.io.output_dir import check_output_dir, guarded_output, output_directory
-    from deid_ds.weak_labelling.schemas import spans_schema
+    from deid_ds.engine import engine_for
+    from deid_ds.io.output_dir import check_output_dir
 
     log = log or (lambda message: print(message, file=sys.stderr))
     if batch_size < 1 or workers < 1 or mini_batch_size < 1:
         raise InputError("batch size, mini-batch size and workers must be at least 1")
-    from deid_ds.engine import check_engine
-
-    check_engine(engine)
+    runner = engine_for(engine, workers=workers, progress=progress, spark_master=spark_master)
     inputs = (model, notes, with_rules, punkt)
     check_output_dir(out, "predict", inputs, overwrite)  # before the model loads, not after
     path = model_file(model)
-    source = open_notes(notes, column_map) if engine == "local" else None
-    # On Spark the device is the executors' (resolved there); the driver checks the model on its own.
-    chosen = resolve_device(device if engine == "local" or not device.startswith("cuda") else "auto")
+    # Spark starts (and reads the notes' ids) once the model and options are checked, in the block below.
+    source = None if runner.distributed else runner.open("predict", notes, column_map, log)
+    # Where the batches run elsewhere, the device is theirs (resolved there); the driver checks the model on its own.
+    chosen = resolve_device(device if not runner.distributed or not device.startswith("cuda") else "auto")
     rules = None
     if with_rules is not None:
         from deid_ds.weak_labelling.pipeline import check_kb
@@ -497,14 +583,13 @@ def predict(
         rules = LabelConfig(check_kb(with_rules), use_metadata)
     if chosen != "cpu" and workers > 1:
         log(f"predict: one process on {chosen} (--workers {workers} applies to CPU only)")
-        workers = 1
-    threads = max(1, (os.cpu_count() or 1) // workers) if workers > 1 else None
+        workers = runner.workers = 1
     options = PredictOptions(
         str(path.resolve()),
         SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
         chosen,
         mini_batch_size,
-        threads,
+        None,
         rules,
     )
     segmenter_for(options.segment)  # fail fast on a bad Punkt file, before any output exists
@@ -513,40 +598,29 @@ def predict(
         from deid_ds.weak_labelling.note import labeller_for
 
         labeller_for(rules)
-    if engine == "spark":
-        from deid_ds.engine.spark_predict import predict_spark
-
-        options = PredictOptions(options.model, options.segment, device, mini_batch_size, None, rules)
-        with guarded_output(out, "predict", inputs=inputs, overwrite=overwrite):
-            return predict_spark(
-                notes, out, options, column_map=column_map, batch_size=batch_size, spark_master=spark_master, log=log
-            )
-    report = PredictReport(
-        model=str(path),
-        device=chosen,
-        workers=workers,
-        hybrid_kb=rules.kb_dir if rules else None,
-        hybrid=rules is not None,
-    )
-    started = time.perf_counter()
-    d_schema, s_schema = documents_schema(), spans_schema()
-    with output_directory(out, "predict", inputs=inputs, overwrite=overwrite) as tmp:
-        span_writer = pq.ParquetWriter(tmp / "spans.parquet", s_schema)
-        document_writer = pq.ParquetWriter(tmp / "documents.parquet", d_schema)
+    with runner.output(out, "predict", inputs=inputs, overwrite=overwrite) as output:
+        started = time.perf_counter()
+        if source is None:
+            source = runner.open("predict", notes, column_map, log)
+        if runner.distributed:
+            options = replace(options, device=device)
+        options = replace(options, threads=runner.task_threads())
+        report = PredictReport(
+            model=str(path) if not runner.distributed else options.model,
+            device=options.device,
+            workers=runner.parallelism,
+            hybrid_kb=rules.kb_dir if rules else None,
+            hybrid=rules is not None,
+        )
+        sink = PredictSink(output.tmp, report)
         try:
-            with tqdm(total=source.num_notes, unit="note", desc="predict", disable=not progress) as bar:
-                for batch in ordered_map(predict_batch, _jobs(source.iter_batches(batch_size), options), workers):
-                    report.add(batch)
-                    span_writer.write_table(pa.Table.from_pydict(batch.spans, schema=s_schema))
-                    document_writer.write_table(pa.Table.from_pydict(batch.documents, schema=d_schema))
-                    bar.update(len(batch.documents["id_document"]))
+            runner.run(predict_stage(options), source, sink, batch_size, out=out, log=log)
         finally:
-            span_writer.close()
-            document_writer.close()
+            sink.close()
         report.seconds = time.perf_counter() - started
-        if report.documents != source.num_notes:  # pragma: no cover - a reader bug, never silent
-            raise RuntimeError(f"read {report.documents} notes but the input declares {source.num_notes}")
-        (tmp / "report.json").write_text(
+        if report.documents != source.n_notes:  # pragma: no cover - a reader bug, never silent
+            raise RuntimeError(f"read {report.documents} notes but the input declares {source.n_notes}")
+        (output.tmp / "report.json").write_text(
             json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )
     return report

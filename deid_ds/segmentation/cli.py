@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors, note_limit_options, overwrite_option, quiet_option
+from deid_ds.cli_common import (
+    column_option,
+    engine_options,
+    handle_errors,
+    note_limit_options,
+    overwrite_option,
+    quiet_option,
+)
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.io.notes import parse_column_map
 
@@ -41,14 +48,28 @@ from deid_ds.io.notes import parse_column_map
 )
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
 @note_limit_options("segmented")
+@engine_options
 @quiet_option
 @handle_errors
 def segment_command(
-    notes, out, overwrite, column, punkt, max_tokens, batch_size, workers, max_note_bytes, note_timeout, quiet
+    notes,
+    out,
+    overwrite,
+    column,
+    punkt,
+    max_tokens,
+    batch_size,
+    workers,
+    max_note_bytes,
+    note_timeout,
+    engine,
+    spark_master,
+    quiet,
 ):
     """Split HTML notes into sentences and tokens with offsets in the text and in the HTML.
 
-    NOTES is a Parquet file or directory (the notes table of the README), or HTML/text files.
+    NOTES is a Parquet file or directory (the notes table of the README), or HTML/text files (with
+    --engine spark, any Parquet path Spark reads: hdfs://, s3a://, local).
     Writes OUT/sentences.parquet, OUT/documents.parquet (one row per input note) and OUT/report.json.
     An existing OUT not written by deid-ds segment is refused (exit status 2) unless --overwrite.
     """
@@ -66,6 +87,8 @@ def segment_command(
         overwrite=overwrite,
         max_note_bytes=max_note_bytes,
         note_timeout=note_timeout,
+        engine=engine,
+        spark_master=spark_master,
     )
     click.echo(report_table(report))
     click.echo(f"written to {out}")

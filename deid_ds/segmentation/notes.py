@@ -13,6 +13,7 @@ Output directory (written atomically: a failed run leaves the previous output, o
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -21,10 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from deid_ds.engine.parallel import ordered_map, relaxed_gc
+from deid_ds.engine.parallel import relaxed_gc
 from deid_ds.errors import DocumentError
 from deid_ds.io.notes import DEFAULT_BATCH_SIZE, open_notes
-from deid_ds.io.output_dir import output_directory
 from deid_ds.io.schemas import document_schema
 from deid_ds.model import DocumentStatus, DocumentTotals, Note
 from deid_ds.segmentation.html_text import ParsedHtml, html_to_text
@@ -276,6 +276,88 @@ def _sentence_schema():
     )
 
 
+@dataclass(frozen=True)
+class SegmentBatch:
+    """The stage's batch function: :func:`_segment_batch` on a batch, as tables (``stats``: its HTML bytes)."""
+
+    options: SegmentOptions
+    limits: NoteLimits
+
+    def __call__(self, notes, duplicates: frozenset[int] = frozenset(), others=None) -> dict:
+        import pyarrow as pa
+
+        results, columns = _segment_batch((list(notes), self.options, self.limits))
+        documents = [{**asdict(s), "warnings": json.dumps(s.warnings, sort_keys=True)} for s, _ in results]
+        return {
+            "sentences": columns.to_table() if len(columns) else _sentence_schema().empty_table(),
+            "documents": pa.Table.from_pylist(documents, schema=document_schema()),
+            "stats": pa.Table.from_pydict({"html_bytes": [sum(n for _, n in results)]}, schema=_stats_schema()),
+        }
+
+
+def _stats_schema():
+    import pyarrow as pa
+
+    return pa.schema([("html_bytes", pa.int64())])
+
+
+def segment_files(batch: SegmentBatch, where) -> SegmentBatch:
+    """``batch`` with the Punkt path replaced by ``where(path)`` (shipped on Spark)."""
+    return SegmentBatch(SegmentOptions(where(batch.options.punkt_path), batch.options.max_tokens), batch.limits)
+
+
+def segment_stage(options: SegmentOptions, limits: NoteLimits):
+    """``segment`` as the engines run it (:class:`deid_ds.engine.stage.Stage`)."""
+    from deid_ds.engine.stage import Stage
+
+    outputs = {"sentences": _sentence_schema(), "documents": document_schema(), "stats": _stats_schema()}
+    return Stage("segment", SegmentBatch(options, limits), outputs, segment_files)
+
+
+class SegmentSink:
+    """Writes ``sentences.parquet`` and ``documents.parquet`` as the engine delivers them, and counts the
+    report from the documents (and the ``stats`` rows)."""
+
+    def __init__(self, tmp: Path, report: SegmentReport) -> None:
+        import pyarrow.parquet as pq
+
+        self.report = report
+        self.writers = {
+            "sentences": pq.ParquetWriter(tmp / "sentences.parquet", _sentence_schema()),
+            "documents": pq.ParquetWriter(tmp / "documents.parquet", document_schema()),
+        }
+
+    def add(self, name: str, table) -> None:
+        report = self.report
+        if name == "stats":
+            report.html_bytes += sum(table.column("html_bytes").to_pylist())
+            return
+        if name == "sentences":
+            if table.num_rows:  # a batch without sentences writes no row group
+                self.writers[name].write_table(table)
+            return
+        self.writers[name].write_table(table)
+        for row in table.select(["status", "error", "n_sentences", "n_tokens", "warnings"]).to_pylist():
+            report.add(
+                DocumentStatus(
+                    "",
+                    None,
+                    row["status"],
+                    row["error"],
+                    0,
+                    row["n_sentences"],
+                    row["n_tokens"],
+                    json.loads(row["warnings"]),
+                ),
+                0,
+            )
+
+    def close(self) -> None:
+        from deid_ds.io.files import close_writers
+
+        close_writers(list(self.writers.values()))
+
+
 def segment_notes(
     notes: str | Path,
     out: str | Path,
@@ -289,51 +371,39 @@ def segment_notes(
     overwrite: bool = False,
     max_note_bytes: int | None = DEFAULT_MAX_NOTE_BYTES,
     note_timeout: float | None = DEFAULT_NOTE_TIMEOUT,
+    engine: str = "local",
+    spark_master: str | None = None,
 ) -> SegmentReport:
     """Segment every note of ``notes`` into ``out`` (see the module docstring for the layout).
 
     ``out`` is replaced only if deid-ds wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
     A note of more than ``max_note_bytes`` bytes of HTML, or still being segmented after
     ``note_timeout`` seconds, is failed with its reason (None or 0: no limit; :mod:`deid_ds.segmentation.limits`).
+    ``engine="spark"`` segments the batches on Apache Spark (:mod:`deid_ds.engine`; ``spark_master``, else
+    the active or ``spark-submit`` configuration, else ``local[*]``) with the same outputs.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    from tqdm import tqdm
+    from deid_ds.engine import engine_for
 
-    source = open_notes(notes, column_map)
+    runner = engine_for(engine, workers=workers, progress=progress, spark_master=spark_master)
+    log = (lambda message: print(message, file=sys.stderr)) if progress else (lambda message: None)
+    source = runner.open("segment", notes, column_map, log)
     options = SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens)
     segmenter_for(options)  # fail fast on a bad Punkt file, before any output exists
     report = SegmentReport()
     started = time.perf_counter()
-    sentence_schema, documents_schema = _sentence_schema(), document_schema()
-    with output_directory(out, "segment", inputs=(notes, punkt), overwrite=overwrite) as tmp:
-        sentence_writer = pq.ParquetWriter(tmp / "sentences.parquet", sentence_schema)
-        document_writer = pq.ParquetWriter(tmp / "documents.parquet", documents_schema)
+    limits = NoteLimits(max_note_bytes or None, note_timeout or None)
+    with runner.output(out, "segment", inputs=(notes, punkt), overwrite=overwrite) as output:
+        sink = SegmentSink(output.tmp, report)
         try:
-            limits = NoteLimits(max_note_bytes or None, note_timeout or None)
-            jobs = ((batch, options, limits) for batch in source.iter_batches(batch_size))
-            with tqdm(total=source.num_notes, unit="note", desc="segment", disable=not progress) as bar:
-                for results, columns in ordered_map(_segment_batch, jobs, workers):
-                    statuses = []
-                    for status, html_bytes in results:
-                        report.add(status, html_bytes)
-                        statuses.append(status)
-                    if len(columns):
-                        sentence_writer.write_table(columns.to_table())
-                    document_writer.write_table(
-                        pa.Table.from_pylist(
-                            [{**asdict(s), "warnings": json.dumps(s.warnings, sort_keys=True)} for s in statuses],
-                            schema=documents_schema,
-                        )
-                    )
-                    bar.update(len(statuses))
+            runner.run(segment_stage(options, limits), source, sink, batch_size, out=out, log=log)
         finally:
-            sentence_writer.close()
-            document_writer.close()
+            sink.close()
         report.seconds = time.perf_counter() - started
-        if report.documents != source.num_notes:  # pragma: no cover - a reader bug, never silent
-            raise RuntimeError(f"read {report.documents} notes but the input declares {source.num_notes}")
-        (tmp / "report.json").write_text(json.dumps(asdict(report), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        if report.documents != source.n_notes:  # pragma: no cover - a reader bug, never silent
+            raise RuntimeError(f"read {report.documents} notes but the input declares {source.n_notes}")
+        (output.tmp / "report.json").write_text(
+            json.dumps(asdict(report), indent=1, sort_keys=True) + "\n", encoding="utf-8"
+        )
     return report
 
 

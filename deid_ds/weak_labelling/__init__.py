@@ -41,14 +41,14 @@ the work directory removed.
 
 Modules, one job each: :mod:`.schemas` (Arrow schemas), :mod:`.split` (kept sentences and split, pure),
 :mod:`.note` (one note: label, check, BIO), :mod:`.columns` (one batch's tables), :mod:`.render` (JSONL
-and Flair text), :mod:`.batch` (the worker's job), :mod:`.resume` (work directory, fingerprint),
+and Flair text), :mod:`.batch` (the stage, as the engines run it), :mod:`.resume` (work directory, fingerprint),
 :mod:`.assemble` (final directory), :mod:`.gold` (gold spans and scores), :mod:`.report` (report and
 tables), :mod:`.pipeline` (:func:`weak_label`). Every public name is importable from here.
 """
 
 from __future__ import annotations
 
-from deid_ds.weak_labelling.batch import BatchJob, label_batch
+from deid_ds.weak_labelling.batch import LabelBatch, label_notes, weak_label_stage
 from deid_ds.weak_labelling.columns import BatchColumns
 from deid_ds.weak_labelling.gold import read_gold
 from deid_ds.weak_labelling.note import LabelledNote, bio_tags, label_note, labeller_for, token_ranges
@@ -85,7 +85,7 @@ __all__ = [
     "STATE_FORMAT",
     "WORK_SUFFIX",
     "BatchColumns",
-    "BatchJob",
+    "LabelBatch",
     "LabelledNote",
     "WeakLabelOptions",
     "WeakLabelReport",
@@ -95,8 +95,8 @@ __all__ = [
     "flair_token",
     "jsonl_line",
     "keeps_empty_sentence",
-    "label_batch",
     "label_note",
+    "label_notes",
     "labeller_for",
     "parse_split",
     "part_name",
@@ -111,5 +111,6 @@ __all__ = [
     "token_ranges",
     "unit_hash",
     "weak_label",
+    "weak_label_stage",
     "work_directory",
 ]

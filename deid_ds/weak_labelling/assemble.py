@@ -1,11 +1,11 @@
-"""Assembly of the final directory from the batch parts (whichever engine made them).
+"""Assembly of the final directory from the batches' tables (whichever engine made them).
 
-:class:`Assembly` streams the parts, in input order, into the output files of a temporary directory,
-then writes the documents table and the report: the split was decided before labelling (from the
-patient ids), so each part can be written as soon as it exists. The local engine feeds it each batch
-as its worker finishes (the assembly overlaps the labelling instead of running after it on one core);
-:func:`assemble` feeds it every part at once, once all exist (the Spark engine), into a temporary
-directory that replaces ``OUT`` in one move.
+:class:`Assembly` is the stage's sink: it streams the tables, each output in input order, into the
+output files of a temporary directory, then writes the documents table and the report: the split was
+decided before labelling (from the patient ids), so each table can be written as soon as it exists.
+The local engine feeds it each batch as its worker finishes (the assembly overlaps the labelling
+instead of running after it on one core); the Spark engine feeds it every batch's documents, then
+every batch's sentences, and so on, once all exist.
 """
 
 from __future__ import annotations
@@ -13,49 +13,16 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
-from deid_ds.io.files import atomic_directory
-from deid_ds.io.output_dir import write_marker
 from deid_ds.label.functions import counts_per_function
+from deid_ds.weak_labelling.batch import lines_schema
 from deid_ds.weak_labelling.gold import score_gold
 from deid_ds.weak_labelling.report import WeakLabelReport
-from deid_ds.weak_labelling.resume import part_name
 from deid_ds.weak_labelling.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
 from deid_ds.weak_labelling.split import SPLITS, patient_group
-
-
-class Parts(Protocol):
-    """Where the assembly reads the batches' tables from, in input order, a table (chunk) at a time.
-
-    ``tables(name)`` yields the chunks of the table ``name`` (``documents``, ``spans``, ``sentences``,
-    ``lines``, ``gold_tokens``: :meth:`~deid_ds.weak_labelling.columns.BatchColumns.tables`), in the
-    order of the input notes, with the schema of :mod:`.schemas`; ``sentences`` and ``lines`` are
-    chunked alike (row ``i`` of a ``lines`` chunk renders row ``i`` of the ``sentences`` chunk).
-    """
-
-    def tables(self, name: str) -> Iterator: ...
-
-
-@dataclass(frozen=True)
-class BatchParts:
-    """The local engine's parts: one directory per batch in the work directory (:func:`part_name`)."""
-
-    work: Path
-    n_batches: int
-
-    def tables(self, name: str) -> Iterator:
-        for index in range(self.n_batches):
-            yield self.table(index, name)
-
-    def table(self, index: int, name: str):
-        """The table ``name`` of batch ``index``."""
-        from deid_ds.weak_labelling.batch import PART_SUFFIX, read_part_table
-
-        return read_part_table(self.work / part_name(index) / f"{name}{PART_SUFFIX}")
 
 
 def _jsonl_lines(bodies, splits):
@@ -97,7 +64,6 @@ class _SpanTotals:
 class Run:
     """What the assembly needs to know of the run that produced the parts."""
 
-    parts: Parts
     n_notes: int
     shares: tuple[float, float, float]
     seed: int
@@ -140,14 +106,19 @@ class Assembly:
         self._spans = pq.ParquetWriter(tmp / "spans.parquet", spans_schema())
         self._jsonl = (tmp / "sentences.jsonl").open("wb") if sentences_jsonl else None
         self._flair = {name: (tmp / f"{name}.txt").open("wb") for name in SPLITS}
+        self._sentence_columns = sentences_schema(with_split=False).names
 
-    def add_part(self, parts: BatchParts, index: int) -> None:
-        """Add every table of batch ``index`` of the local engine's ``parts``."""
-        self.add_documents(parts.table(index, "documents"))
-        self.add_sentences(parts.table(index, "sentences"), parts.table(index, "lines"))
-        self.add_spans(parts.table(index, "spans"))
-        if self.gold_ids is not None:
-            self.add_gold_tokens(parts.table(index, "gold_tokens"))
+    def add(self, name: str, table) -> None:
+        """The next table of the stage's output ``name`` (:func:`~deid_ds.weak_labelling.batch.weak_label_stage`),
+        as an engine delivers it: ``sentences`` carries its rendered lines as columns."""
+        if name == "documents":
+            self.add_documents(table)
+        elif name == "sentences":
+            self.add_sentences(table.select(self._sentence_columns), table.select(lines_schema().names))
+        elif name == "spans":
+            self.add_spans(table)
+        else:
+            self.add_gold_tokens(table)
 
     def add_documents(self, table) -> None:
         """The next documents (their rows of ``documents.parquet`` are written by :meth:`finish`)."""
@@ -243,27 +214,6 @@ class Assembly:
         (self.tmp / "report.json").write_text(
             json.dumps(report.to_dict(), indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
         )
-
-
-def assemble(run: Run, out: Path, gold_frame, report: WeakLabelReport, sentences_jsonl: bool = False) -> None:
-    """Build OUT from all the batch parts of ``run`` (:class:`Assembly`, a table at a time) and swap it in."""
-    gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
-    with atomic_directory(out) as tmp:
-        assembly = Assembly(tmp, run.group_split, gold_ids, sentences_jsonl)
-        try:
-            for table in run.parts.tables("documents"):
-                assembly.add_documents(table)
-            for part, lines in zip(run.parts.tables("sentences"), run.parts.tables("lines")):
-                assembly.add_sentences(part, lines)
-            for part in run.parts.tables("spans"):
-                assembly.add_spans(part)
-            if gold_ids is not None:
-                for table in run.parts.tables("gold_tokens"):
-                    assembly.add_gold_tokens(table)
-        finally:
-            assembly.close()
-        assembly.finish(run, gold_frame, report)
-        write_marker(tmp, "weak-label")
 
 
 def _fill_report(

@@ -1,19 +1,16 @@
-"""One input batch → its tables: the batch function every engine runs, and the local engine's job.
+"""One input batch → its tables: ``weak-label``'s stage (:func:`weak_label_stage`), as every engine runs it.
 
-:func:`label_notes` is the per-batch work, pure (notes in, Arrow tables out): the local engine runs it
-in :func:`label_batch` and writes a part directory, the Spark engine (:mod:`deid_ds.engine`) in its
-executors. :func:`label_batch` is what the process pool runs: it must stay a module-level function
-(workers are started with ``spawn`` and import it by name).
+:func:`label_notes` is the per-batch work, pure (notes in, Arrow tables out); :class:`LabelBatch` is the
+stage's batch function around it, which the engines (:mod:`deid_ds.engine`) run in worker processes or
+Spark executors: it must stay picklable (a module-level class).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from deid_ds.engine.parallel import relaxed_gc
-from deid_ds.io.files import atomic_directory
 from deid_ds.label.labeller import WeakLabeller
 from deid_ds.model import DocumentStatus, Note
 from deid_ds.segmentation.limits import NoteTimer, size_error, timeout_error
@@ -22,21 +19,8 @@ from deid_ds.segmentation.segmenter import Segmenter
 from deid_ds.weak_labelling.columns import BatchColumns
 from deid_ds.weak_labelling.note import LabelledNote, label_note, labeller_for
 from deid_ds.weak_labelling.options import WeakLabelOptions
-from deid_ds.weak_labelling.resume import part_name
-
-
-@dataclass(frozen=True)
-class BatchJob:
-    """One input batch to label into ``work/batch-NNNNNN`` (picklable: sent to worker processes)."""
-
-    index: int
-    notes: list[Note]
-    options: WeakLabelOptions
-    work: str
-    gold_ids: frozenset[str] | None = None
-    duplicates: frozenset[int] = frozenset()  # positions in ``notes`` whose id an earlier note already had
-    splits: tuple[str, ...] = ()  # the split of each note (decided before labelling, from the patient ids)
-
+from deid_ds.weak_labelling.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
+from deid_ds.weak_labelling.split import patient_group
 
 #: Why a note whose ``id_document`` an earlier note of the input already had is not labelled: outputs
 #: are keyed by document id (the split, the gold), so a second note under the same id would be mixed
@@ -95,35 +79,58 @@ def label_within_limits(
     return LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", reason))
 
 
-#: Suffix of a part's table files: Arrow IPC files, LZ4-compressed. A part is read once, whole, by the
-#: assembly: IPC writes and reads several times faster than Parquet (no encoding, no dictionary
-#: attempts on the rendered lines), and LZ4 keeps the work directory about as small.
-PART_SUFFIX = ".arrow"
-
-
-def write_part_table(table, path: Path) -> None:
-    """Write one table of a batch part (read back by :func:`read_part_table`)."""
+def lines_schema():
+    """The rendered columns of a sentence (:func:`deid_ds.weak_labelling.render.render_lines`), which travel
+    as columns of the ``sentences`` table (row for row)."""
     import pyarrow as pa
 
-    with (
-        pa.OSFile(str(path), "wb") as sink,
-        pa.ipc.new_file(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer,
-    ):
-        writer.write_table(table)
+    return pa.schema([("jsonl", pa.string()), ("flair", pa.string())])
 
 
-def read_part_table(path: Path):
-    """A table of a batch part, as :func:`write_part_table` wrote it."""
+@dataclass(frozen=True)
+class LabelBatch:
+    """The stage's batch function: :func:`label_notes` with each note's split (from the patient split,
+    decided before labelling); a batch's ``lines`` travel as columns of its ``sentences``."""
+
+    options: WeakLabelOptions
+    group_split: Mapping[str, str]  # the split of each patient group
+    gold_ids: frozenset[str] | None = None
+
+    def __call__(self, notes, duplicates: frozenset[int], others=None) -> dict:
+        group_split = self.group_split
+        splits = [group_split[patient_group(note.id_document, note.id_patient)] for note in notes]
+        tables = label_notes(notes, self.options, splits, duplicates, self.gold_ids)
+        lines = tables.pop("lines")
+        for name in lines.column_names:
+            tables["sentences"] = tables["sentences"].append_column(name, lines.column(name))
+        return tables
+
+
+def label_files(batch: LabelBatch, where) -> LabelBatch:
+    """``batch`` with the knowledge base and Punkt paths replaced by ``where(path)`` (shipped on Spark)."""
+    options = batch.options
+    return replace(
+        batch,
+        options=replace(
+            options,
+            segment=replace(options.segment, punkt_path=where(options.segment.punkt_path)),
+            label=replace(options.label, kb_dir=where(options.label.kb_dir)),
+        ),
+    )
+
+
+def weak_label_stage(options: WeakLabelOptions, group_split: Mapping[str, str], gold_ids: frozenset[str] | None):
+    """``weak-label`` as the engines run it (:class:`deid_ds.engine.stage.Stage`): the documents first
+    (they give each document's split to the assembly), then the sentences, spans and gold tokens."""
     import pyarrow as pa
 
-    with pa.OSFile(str(path), "rb") as source:
-        return pa.ipc.open_file(source).read_all()
+    from deid_ds.engine.stage import Stage
 
-
-def label_batch(job: BatchJob) -> int:
-    """Label one batch and write its part atomically; returns the number of notes (for progress)."""
-    tables = label_notes(job.notes, job.options, job.splits, job.duplicates, job.gold_ids)
-    with atomic_directory(Path(job.work) / part_name(job.index)) as tmp:
-        for name, table in tables.items():
-            write_part_table(table, tmp / f"{name}{PART_SUFFIX}")
-    return len(job.notes)
+    outputs = {
+        "documents": documents_schema(with_split=False),
+        "sentences": pa.schema(list(sentences_schema(with_split=False)) + list(lines_schema())),
+        "spans": spans_schema(),
+    }
+    if gold_ids is not None:
+        outputs["gold_tokens"] = gold_tokens_schema()
+    return Stage("weak-label", LabelBatch(options, group_split, gold_ids), outputs, label_files)

@@ -4,24 +4,22 @@ from __future__ import annotations
 
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import closing
 from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
-from deid_ds.engine.parallel import ordered_map
+from deid_ds.engine.output import SCRATCH_PREFIX
+from deid_ds.engine.stage import Resume
 from deid_ds.errors import DeidError, InputError
-from deid_ds.io.notes import open_notes
-from deid_ds.io.output_dir import check_output_dir, check_work_directory, guarded_output, publish
+from deid_ds.io.output_dir import check_output_dir, check_work_directory, guarded_output
 from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.functions import check_names
 from deid_ds.label.labeller import LabelConfig
 from deid_ds.segmentation.limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT, NoteLimits
 from deid_ds.segmentation.notes import SegmentOptions, segmenter_for
-from deid_ds.weak_labelling.assemble import Assembly, BatchParts, Run
-from deid_ds.weak_labelling.batch import BatchJob, label_batch
+from deid_ds.weak_labelling.assemble import Assembly, Run
+from deid_ds.weak_labelling.batch import weak_label_stage
 from deid_ds.weak_labelling.gold import read_gold
 from deid_ds.weak_labelling.note import labeller_for
 from deid_ds.weak_labelling.options import WeakLabelOptions
@@ -30,7 +28,7 @@ from deid_ds.weak_labelling.resume import STATE_FILE, prepare_work, run_fingerpr
 from deid_ds.weak_labelling.split import DEFAULT_SPLIT, assign_splits, parse_split, patient_group
 
 #: Name prefix of the directory, in the work directory, where the outputs are built before they replace ``OUT``.
-ASSEMBLY_PREFIX = "assembly-"
+ASSEMBLY_PREFIX = SCRATCH_PREFIX
 
 
 def check_kb(kb: str | Path | None) -> str | None:
@@ -50,21 +48,6 @@ def check_kb(kb: str | Path | None) -> str | None:
         raise InputError(f"{path}: knowledge base directory not found (build one with deid-ds build-kb --out {path})")
     verify_tables(path)
     return str(path.resolve())
-
-
-def _with_duplicates(batches):
-    """``(index, batch, positions of notes whose id an earlier note had)`` for every batch, in order.
-
-    Every batch is read, finished ones too, so that a resumed run finds the same duplicates.
-    """
-    seen: set[str] = set()
-    for index, batch in enumerate(batches):
-        duplicates = set()
-        for position, note in enumerate(batch):
-            if note.id_document in seen:
-                duplicates.add(position)
-            seen.add(note.id_document)
-        yield index, batch, frozenset(duplicates)
 
 
 def _stderr(message: str) -> None:
@@ -113,11 +96,9 @@ def weak_label(
     ``sentences_jsonl`` also writes ``sentences.jsonl``, the same rows as ``sentences.parquet`` as
     Prodigy tasks (off by default: it is the largest output, and nothing in the package needs it).
     """
-    from tqdm import tqdm
+    from deid_ds.engine import engine_for
 
-    from deid_ds.engine import check_engine
-
-    check_engine(engine)
+    runner = engine_for(engine, workers=workers, progress=progress, spark_master=spark_master)
     log = log or (_stderr if progress else (lambda message: None))
     shares = parse_split(split)
     if not 0.0 <= keep_empty <= 1.0:
@@ -131,7 +112,7 @@ def weak_label(
     disabled = check_names(disabled_rules)
     inputs = (notes, kb, gold, punkt)
     check_output_dir(out, "weak-label", inputs, overwrite)  # before hours of labelling, not after
-    source = open_notes(notes, column_map) if engine == "local" else None
+    source = runner.open("weak-label", notes, column_map, log, group=patient_group)
     options = WeakLabelOptions(
         SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
         LabelConfig(check_kb(kb), use_metadata, disabled),
@@ -148,82 +129,43 @@ def weak_label(
         except ImportError:
             raise DeidError("--gold needs deid_ds.evaluation.scoring, which this installation lacks") from None
     segmenter_for(options.segment)  # fail fast on a bad Punkt file
-    if engine == "local" and workers <= 1:
+    if runner.in_process:
         labeller_for(options.label)  # labels in this process: load (or compile) the matcher now
     elif options.label.kb_dir is not None:
         ensure_matcher_cache(options.label.kb_dir)  # compiled once, before workers race for it
-    if engine == "spark":
-        from deid_ds.engine.spark_weak_label import weak_label_spark
-
-        with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite):
-            return weak_label_spark(
-                notes,
-                out,
-                options,
-                column_map=column_map,
-                batch_size=batch_size,
-                shares=shares,
-                seed=seed,
-                gold_frame=gold_frame,
-                spark_master=spark_master,
-                log=log,
-                sentences_jsonl=sentences_jsonl,
-            )
-    with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite) as path:
+    gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
+    with guarded_output(out, "weak-label", inputs=inputs, overwrite=overwrite):
         started = time.perf_counter()
-        lengths = source.batch_lengths(batch_size)
-        work = work_directory(out)
-        check_work_directory(work, inputs, overwrite, sign=STATE_FILE)  # prepare_work removes one it cannot resume
-        done = prepare_work(work, run_fingerprint(source, options, batch_size, gold, shares, seed), len(lengths), log)
-        gold_ids = frozenset(gold_frame["id_document"]) if gold_frame is not None else None
+        resume, work = None, None
+        if runner.resumable:
+            lengths = source.source.batch_lengths(batch_size)
+            work = work_directory(out)
+            check_work_directory(work, inputs, overwrite, sign=STATE_FILE)  # prepare_work removes one it cannot resume
+            fingerprint = run_fingerprint(source.source, options, batch_size, gold, shares, seed)
+            done = prepare_work(work, fingerprint, len(lengths), log)
+            resume = Resume(work, frozenset(done), tuple(lengths))
+            # A killed run leaves its unfinished outputs in the work directory: this run starts them afresh.
+            for stale in work.glob(f"{ASSEMBLY_PREFIX}*"):
+                shutil.rmtree(stale, ignore_errors=True)
         # The split depends only on the set of patients: decided from the id columns before labelling, so
-        # that workers keep exactly each split's sentences (and the Spark engine does the same).
-        group_split = assign_splits({patient_group(d, p) for d, p in source.iter_identifiers()}, shares, seed)
-        jobs = (
-            BatchJob(
-                index,
-                batch,
-                options,
-                str(work),
-                gold_ids,
-                duplicates,
-                tuple(group_split[patient_group(n.id_document, n.id_patient)] for n in batch),
-            )
-            for index, batch, duplicates in _with_duplicates(source.iter_batches(batch_size))
-            if index not in done
-        )
-        report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=len(lengths), batches_resumed=len(done))
-        parts = BatchParts(work, len(lengths))
-        # The outputs are built in the work directory as the batches finish, in input order (a resumed
-        # run reads its finished batches' parts again): assembling runs alongside the labelling instead of
-        # after it on one core. A failure removes them; a killed run leaves them, and the next run starts them afresh.
-        for stale in work.glob(f"{ASSEMBLY_PREFIX}*"):
-            shutil.rmtree(stale, ignore_errors=True)
-        tmp = Path(tempfile.mkdtemp(prefix=ASSEMBLY_PREFIX, dir=work))
-        assembly = Assembly(tmp, group_split, gold_ids, sentences_jsonl)
-        labelled = 0
-        already = sum(lengths[i] for i in done)
-        try:
+        # that workers keep exactly each split's sentences, whatever the engine.
+        group_split = assign_splits(runner.groups(source, patient_group), shares, seed)
+        n_batches = len(resume.lengths) if resume is not None else 0
+        resumed = len(resume.done) if resume is not None else 0
+        report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=n_batches, batches_resumed=resumed)
+        # The outputs are built (in the work directory, locally) as the batches finish, in input order (a
+        # resumed run reads its finished batches' parts again): assembling runs alongside the labelling
+        # instead of after it on one core. A failure removes them; the finished batch parts stay, for the
+        # next run to resume.
+        with runner.output(out, "weak-label", inputs=inputs, overwrite=overwrite, scratch=work, locked=True) as output:
+            assembly = Assembly(output.tmp, group_split, gold_ids, sentences_jsonl)
             try:
-                with (
-                    tqdm(
-                        total=source.num_notes, initial=already, unit="note", desc="weak-label", disable=not progress
-                    ) as bar,
-                    closing(ordered_map(label_batch, jobs, workers)) as results,
-                ):
-                    for index in range(len(lengths)):
-                        if index not in done:
-                            n = next(results)
-                            labelled += n
-                            bar.update(n)
-                        assembly.add_part(parts, index)
+                stage = weak_label_stage(options, group_split, gold_ids)
+                labelled = runner.run(stage, source, assembly, batch_size, out=out, log=log, resume=resume)
             finally:
                 assembly.close()
-            run = Run(parts, source.num_notes, shares, seed, started, labelled, group_split)
+            run = Run(source.n_notes, shares, seed, started, labelled, group_split)
             assembly.finish(run, gold_frame, report)
-            publish(tmp, path, "weak-label")
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)  # the finished batch parts stay, for the next run to resume
-            raise
-        shutil.rmtree(work, ignore_errors=True)
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
         return report

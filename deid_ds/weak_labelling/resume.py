@@ -16,14 +16,16 @@ import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from deid_ds.engine.local import part_name  # noqa: F401 - the layout of the parts, re-exported
 from deid_ds.io.files import atomic_write_text
 from deid_ds.io.notes import NotesSource
 from deid_ds.weak_labelling.options import WeakLabelOptions
 
 WORK_SUFFIX = ".partial"
 STATE_FILE = "state.json"
-# /2: batch parts are Arrow IPC files (were Parquet); a /1 work directory is started over, not misread.
-STATE_FORMAT = "deid-ds-weak-label-work/2"
+# /2: batch parts are Arrow IPC files (were Parquet); /3: the rendered lines are columns of the sentences
+# table (were a table of their own). An older work directory is started over, not misread.
+STATE_FORMAT = "deid-ds-weak-label-work/3"
 _PART = re.compile(r"batch-(\d{6})")
 #: Packages of ``deid_ds`` and modules whose code decides what a batch part holds: a restart after
 #: they changed starts over. Whole packages count, whatever their module layout; the knowledge-base
@@ -33,16 +35,12 @@ _CODE_PACKAGES = ("segmentation", "label", "weak_labelling")
 _CODE_MODULES = (
     "model.py",
     "io/notes.py",
+    "engine/local.py",
     "kb/normalize.py",
     "kb/ambiguity.py",
     "kb/matcher.py",
 )
 _PACKAGE = Path(__file__).resolve().parent.parent  # deid_ds/
-
-
-def part_name(index: int) -> str:
-    """Directory of batch ``index`` in the work directory."""
-    return f"batch-{index:06d}"
 
 
 def work_directory(out: str | Path) -> Path:

@@ -1,6 +1,6 @@
-"""``--engine spark``: the sample through both engines gives the same outputs (weak-label, predict and deidentify),
-failing notes are accounted for, outputs on a Hadoop URI are replaced atomically, and pyspark stays
-optional. Spark runs in local mode (``local[2]``), one session for the module."""
+"""``--engine spark``: the sample through both engines gives the same outputs (segment, weak-label, predict and
+deidentify), failing notes are accounted for, outputs on a Hadoop URI are replaced atomically, and pyspark
+stays optional. Spark runs in local mode (``local[2]``), one session for the module."""
 
 from __future__ import annotations
 
@@ -100,8 +100,8 @@ def test_weak_label_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tm
 def test_output_on_a_hadoop_uri_is_replaced_atomically_and_a_failed_run_leaves_it_whole(
     spark, kb_dir, tmp_path, monkeypatch
 ):
-    import deid_ds.engine.spark_weak_label as spark_weak_label
     from deid_ds.io.output_dir import OutputRefused
+    from deid_ds.weak_labelling.assemble import Assembly
 
     notes = tmp_path / "notes.parquet"
     pq.write_table(pq.read_table(NOTES).slice(0, 30), notes)
@@ -114,7 +114,7 @@ def test_output_on_a_hadoop_uri_is_replaced_atomically_and_a_failed_run_leaves_i
 
     with pytest.raises(OutputRefused, match="not written by deid-ds"):
         _weak(notes, out.as_uri(), kb=kb_dir, engine="spark")
-    monkeypatch.setattr(spark_weak_label, "assemble", broken)
+    monkeypatch.setattr(Assembly, "finish", broken)
     with pytest.raises(RuntimeError, match="assembling"):
         _weak(
             notes, out.as_uri(), kb=kb_dir, engine="spark", overwrite=True
@@ -159,6 +159,30 @@ def test_output_on_a_hadoop_uri_is_replaced_atomically_and_a_failed_run_leaves_i
         "notes.parquet",
         "out",
     ]  # no work or temporary directory left
+
+
+@pytest.mark.slow
+@needs_spark
+def test_segment_gives_the_local_engines_outputs(spark, notes_dir, tmp_path):
+    """``segment --engine spark``: the same sentences and documents, in the same order, and the same report."""
+    reports = {}
+    for engine in ("local", "spark"):
+        out = tmp_path / engine
+        result = CliRunner().invoke(
+            main,
+            ["segment", str(notes_dir), "--out", str(out), "--batch-size", "25", "--engine", engine, "--quiet"]
+            + (["--spark-master", "local[2]"] if engine == "spark" else []),
+        )
+        assert result.exit_code == 0, result.output
+        reports[engine] = json.loads((out / "report.json").read_text())
+        del reports[engine]["seconds"]
+    for table in ("sentences.parquet", "documents.parquet"):
+        assert pq.read_table(tmp_path / "spark" / table).equals(pq.read_table(tmp_path / "local" / table)), table
+    assert reports["spark"] == reports["local"] and reports["local"]["documents"] == len(pd.read_parquet(notes_dir))
+    assert sorted(p.name for p in (tmp_path / "spark").iterdir()) == sorted(
+        ["sentences.parquet", "documents.parquet", "report.json", ".deid-ds.json"]
+    )
+    assert not Path(str(tmp_path / "spark") + ".spark-partial").exists()
 
 
 @pytest.mark.slow

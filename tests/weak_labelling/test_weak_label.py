@@ -20,7 +20,6 @@ from deid_ds.io.output_dir import MARKER
 from deid_ds.label.labeller import WeakLabeller
 from deid_ds.segmentation.html_text import html_to_text
 from deid_ds.weak_labelling import assign_splits, flair_token, parse_split, spans_schema, weak_label
-from deid_ds.weak_labelling import pipeline as weak_label_pipeline
 from tests.conftest import REPO
 
 NOTES = REPO / "data" / "notes.parquet"
@@ -416,7 +415,9 @@ def test_sentences_jsonl_is_written_only_on_request_and_holds_the_parquet_rows(k
 
 def interrupt_after(monkeypatch, batches: int) -> None:
     """Make the run stop (as a crash would) once ``batches`` batches are written."""
-    real = weak_label_pipeline.label_batch
+    import deid_ds.engine.local as local_engine
+
+    real = local_engine.run_job
     calls = Counter()
 
     def flaky(job):
@@ -425,7 +426,7 @@ def interrupt_after(monkeypatch, batches: int) -> None:
         calls["n"] += 1
         return real(job)
 
-    monkeypatch.setattr(weak_label_pipeline, "label_batch", flaky)
+    monkeypatch.setattr(local_engine, "run_job", flaky)
 
 
 def test_an_interrupted_run_resumes_without_duplicates_or_gaps(kb_dir, subset, tmp_path, monkeypatch):
@@ -517,14 +518,14 @@ def test_an_input_changed_with_the_same_size_and_mtime_starts_over(kb_dir, subse
 def test_parts_hold_no_jsonl_unless_asked_and_asking_later_starts_over(kb_dir, subset, tmp_path, monkeypatch):
     """Without --sentences-jsonl the workers do not render the JSONL lines (time, and half the work
     directory): a restart that asks for them cannot reuse those parts."""
-    from deid_ds.weak_labelling.batch import PART_SUFFIX, read_part_table
+    from deid_ds.engine.local import PART_SUFFIX, read_part_table
 
     notes, out = subset(30), tmp_path / "out"
     with monkeypatch.context() as patch:
         interrupt_after(patch, 1)
         with pytest.raises(KeyboardInterrupt):
             run(notes, out, kb=kb_dir, batch_size=10, sentences_jsonl=False)
-    lines = read_part_table(tmp_path / "out.partial" / "batch-000000" / f"lines{PART_SUFFIX}")
+    lines = read_part_table(tmp_path / "out.partial" / "batch-000000" / f"sentences{PART_SUFFIX}")
     assert lines.num_rows > 0 and lines.column("jsonl").null_count == lines.num_rows
     assert lines.column("flair").null_count == 0
     messages: list[str] = []

@@ -1,0 +1,241 @@
+"""One batch of ``deidentify``: the per-batch work every engine runs (:func:`deidentify_batch`), its
+options and tables, and the spans it is given (read, grouped by note and by patient).
+
+Pure per batch (notes and their spans in, columns out): the stage (:mod:`.stage`) runs it in worker
+processes or Spark executors, the pipeline (:mod:`.pipeline`) reads and writes around it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deid_ds.deidentification.context import Context, scope_of
+from deid_ds.deidentification.document import SpanIn, deidentify_document
+from deid_ds.deidentification.keyed import Keyring
+from deid_ds.deidentification.leaks import LeakCounts, find_leaks
+from deid_ds.deidentification.surrogates import DEFAULT_MASK
+from deid_ds.errors import InputError
+from deid_ds.model import PATIENT_FIELDS, Note
+from deid_ds.report import add_counts
+
+DUPLICATE_REASON = "duplicate id_document (an earlier note of the input has the same id)"
+
+
+@dataclass(frozen=True)
+class DeidOptions:
+    """What a worker needs (picklable; the key travels to workers through a pipe, never to disk)."""
+
+    mode: str
+    keyring: Keyring
+    kb: str | None = None
+    mask_format: str = DEFAULT_MASK
+    keep_metadata: str = "drop"
+    audit_originals: bool = False
+    birthdate_year: bool = False
+    hidden: str = "deidentify"
+    keep_columns: tuple[str, ...] = ()  # input columns written back unchanged (the others are dropped)
+
+
+@dataclass
+class DeidJob:
+    notes: list[Note]
+    extras: object  # the batch's other columns (a pyarrow Table), or None
+    spans: list[list[SpanIn]]
+    duplicates: frozenset[int]
+    options: DeidOptions
+    #: Per scope (patient) of the batch's notes, the (label, text) of every span of all the scope's notes:
+    #: what no surrogate may be, the same set in each of the patient's notes so that they stay coherent.
+    scope_entities: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+
+
+@dataclass
+class BatchResult:
+    ok: list[int]  # positions of the notes written
+    kept: dict[str, list]  # id_document, id_patient, doc_type of the notes written
+    html: list[str]
+    metadata: dict[str, list]  # surrogate metadata of the written notes
+    extras: object
+    documents: dict[str, list]
+    audit: dict[str, list]
+    per_label: dict[str, int] = field(default_factory=dict)
+    fallbacks: dict[str, int] = field(default_factory=dict)
+    leaks: LeakCounts = field(default_factory=LeakCounts)
+    per_view: dict[str, int] = field(default_factory=dict)
+    blanked: dict[str, int] = field(default_factory=dict)
+
+
+def documents_schema():
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("id_document", pa.string()),
+            ("id_patient", pa.string()),
+            ("doc_type", pa.string()),
+            ("status", pa.string()),
+            ("error", pa.string()),
+            ("n_replacements", pa.int32()),
+            ("n_leaks", pa.int32()),
+            ("leak_check", pa.string()),
+            ("n_fallbacks", pa.int32()),
+        ]
+    )
+
+
+def audit_schema(with_originals: bool):
+    import pyarrow as pa
+
+    fields = [
+        ("id_document", pa.string()),
+        ("id_patient", pa.string()),
+        ("label", pa.string()),
+        ("source", pa.string()),
+        ("html_start", pa.int64()),
+        ("html_end", pa.int64()),
+        ("out_start", pa.int64()),
+        ("out_end", pa.int64()),
+        ("replacement", pa.string()),
+        ("replacement_length", pa.int32()),
+        ("fallback", pa.string()),
+        ("view", pa.string()),
+    ]
+    if with_originals:
+        fields.append(("original", pa.string()))
+    return pa.schema(fields)
+
+
+def deidentify_batch(job: DeidJob) -> BatchResult:
+    """De-identify one batch of notes. Module level: worker processes import it."""
+    from deid_ds.deidentification.metadata import surrogate_metadata
+    from deid_ds.deidentification.pools import load_pools
+    from deid_ds.segmentation.html_text import html_to_text
+
+    options = job.options
+    pools = load_pools(options.kb)
+    result = BatchResult(
+        [],
+        {"id_document": [], "id_patient": [], "doc_type": []},
+        [],
+        {name: [] for name in PATIENT_FIELDS},
+        job.extras,
+        {name: [] for name in documents_schema().names},
+        {name: [] for name in audit_schema(options.audit_originals).names},
+    )
+    for position, (note, spans) in enumerate(zip(job.notes, job.spans)):
+        error, outcome, leaks = None, None, LeakCounts()
+        if position in job.duplicates:
+            error = DUPLICATE_REASON
+        elif note.html is None:
+            error = "html is null"
+        else:
+            scope = scope_of(note.id_patient, note.id_document)
+            ctx = Context(options.keyring, pools, scope, note.patient, options.birthdate_year)
+            try:
+                outcome = deidentify_document(
+                    html_to_text(note.html),
+                    spans,
+                    ctx,
+                    options.mode,
+                    mask_format=options.mask_format,
+                    audit_originals=options.audit_originals,
+                    hidden=options.hidden,
+                    scope_entities=job.scope_entities.get(scope, ()),
+                )
+            except Exception as exc:
+                error = f"internal error during de-identification ({type(exc).__name__})"
+            else:
+                error = outcome.error
+        if error is None and outcome is not None:
+            leaks = find_leaks(outcome.html, note.patient)
+            result.leaks.add(leaks)
+            result.ok.append(position)
+            for name, value in (
+                ("id_document", note.id_document),
+                ("id_patient", note.id_patient),
+                ("doc_type", note.doc_type),
+            ):
+                result.kept[name].append(value)
+            result.html.append(outcome.html)
+            if options.keep_metadata == "surrogate":
+                fake = surrogate_metadata(ctx)
+                for name in PATIENT_FIELDS:
+                    result.metadata[name].append(fake[name])
+            for row in outcome.audit:
+                row = {**row, "id_document": note.id_document, "id_patient": note.id_patient}
+                for name, values in result.audit.items():
+                    values.append(row.get(name))
+            add_counts(result.per_label, outcome.per_label)
+            add_counts(result.fallbacks, outcome.fallbacks)
+            add_counts(result.per_view, outcome.per_view)
+            add_counts(result.blanked, outcome.blanked)
+        written = error is None and outcome is not None
+        row = {
+            "id_document": note.id_document,
+            "id_patient": note.id_patient,
+            "doc_type": note.doc_type,
+            "status": "ok" if error is None else "failed",
+            "error": error,
+            "n_replacements": len(outcome.audit) if written else 0,
+            "n_leaks": leaks.total if written and leaks.checked else None,
+            "leak_check": None if not written else "checked" if leaks.checked else "no metadata",
+            "n_fallbacks": sum(outcome.fallbacks.values()) if written else 0,
+        }
+        for name, values in result.documents.items():
+            values.append(row[name])
+    return result
+
+
+def notes_table(batch: BatchResult, schema):
+    import pyarrow as pa
+
+    columns = {**batch.kept, "html": batch.html, **batch.metadata}
+    arrays = []
+    for f in schema:
+        if f.name in columns:
+            arrays.append(pa.array(columns[f.name], type=f.type))
+        else:
+            arrays.append(batch.extras.column(f.name).take(pa.array(batch.ok, type=pa.int64())).cast(f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+# -------------------------------------------------------------------------------------------------- the spans
+
+
+def read_spans_by_document(path: str | Path) -> dict[str, list[SpanIn]]:
+    """A spans table (``weak-label``, ``predict``, gold: Parquet, JSONL or a directory) grouped by note."""
+    import math
+
+    from deid_ds.evaluation.evaluate import read_spans
+
+    frame = read_spans(path)
+    for name in ("html_start", "html_end"):
+        values = frame[name]
+        if values.isna().any():
+            raise InputError(f"{path}: column {name} has missing values (row {int(values.isna().to_numpy().argmax())})")
+    sources = frame["source"].tolist() if "source" in frame.columns else [None] * len(frame)
+    texts = frame["text"].tolist() if "text" in frame.columns else [None] * len(frame)
+    by_document: dict[str, list[SpanIn]] = {}
+    rows = zip(frame["id_document"], frame["label"], frame["html_start"], frame["html_end"], sources, texts)
+    for id_document, label, start, end, source, text in rows:
+        text = text if isinstance(text, str) else None
+        source = source if isinstance(source, str) else None
+        if not isinstance(label, str) or (isinstance(start, float) and math.isnan(start)):
+            continue
+        by_document.setdefault(id_document, []).append(SpanIn(label, int(start), int(end), source, text))
+    return by_document
+
+
+def documents_by_scope(source) -> dict[str, list[str]]:
+    """The documents of each scope (patient, else the document itself), from the id columns only."""
+    by_scope: dict[str, list[str]] = {}
+    for id_document, id_patient in source.iter_identifiers():
+        by_scope.setdefault(scope_of(id_patient, id_document), []).append(id_document)
+    return by_scope
+
+
+def scope_entities(documents: list[str], spans: Mapping[str, list[SpanIn]]) -> tuple[tuple[str, str], ...]:
+    """The distinct (label, text) of the spans of ``documents`` that carry their text, in a stable order."""
+    pairs = {(s.label, s.text) for d in documents for s in spans.get(d, ()) if s.text}
+    return tuple(sorted(pairs))
