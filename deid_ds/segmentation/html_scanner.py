@@ -82,18 +82,19 @@ ALTERNATIVES = (
         "style",
         r"<[sS][tT][yY][lL][eE](?:" + _ATTRIBUTE + r")*+[ \t\n\r\f]*+>(?s:.*?)</\s*[sS][tT][yY][lL][eE]\s*>",
     ),
-    # A start tag of the common shapes (namespaced Word tags such as <o:p> included); group +1: its name,
-    # group +2: "/" for a self-closing one.
-    ("start", r"<([a-zA-Z][-.a-zA-Z0-9:_]*+)(?:" + _ATTRIBUTE + r")*+[ \t\n\r\f]*+(/?)>"),
-    ("end", r"</([a-zA-Z][-.a-zA-Z0-9:_]*+)>"),  # group +1: the name
+    # A start tag of the common shapes (namespaced Word tags such as <o:p> included): its name, and "/" for
+    # a self-closing one.
+    ("start", r"<(?P<start_name>[a-zA-Z][-.a-zA-Z0-9:_]*+)(?:" + _ATTRIBUTE + r")*+[ \t\n\r\f]*+(?P<slash>/?)>"),
+    ("end", r"</(?P<end_name>[a-zA-Z][-.a-zA-Z0-9:_]*+)>"),
     # A text run: blanks, a core that starts and ends with a character that is not a blank, blanks, up
-    # to the next markup (groups +1, +2, +3). The only control character the core may hold is "\n" (a
+    # to the next markup (lead, core, trail). The only control character the core may hold is "\n" (a
     # run with "\t", "\r", "\f" or another one inside is "text"). The text builder decodes the common
     # cores itself: matching any such core and telling the cases apart with str methods costs the
     # regex engine far less than spelling them out.
     (
         "run",
-        r"(?=[^<])([ \t\n\r\f]*+)((?:[^\x00-\x09\x0b-\x1f\x7f<]*[^\x00-\x20\x7f<])?)([ \t\n\r\f]*+)"
+        r"(?=[^<])(?P<lead>[ \t\n\r\f]*+)(?P<core>(?:[^\x00-\x09\x0b-\x1f\x7f<]*[^\x00-\x20\x7f<])?)"
+        r"(?P<trail>[ \t\n\r\f]*+)"
         r"(?=" + _MARKUP_START + r"|\Z)",
     ),
     ("text", r"(?:[^<]|<(?![a-zA-Z!/?]))(?:[^<]++|<(?![a-zA-Z!/?]))*+"),  # any other text run
@@ -108,11 +109,47 @@ ALTERNATIVES = (
 def _compile(alternatives: tuple[tuple[str, str], ...]) -> re.Pattern[str]:
     pattern = "|".join(f"(?P<{kind}>{alternative})" for kind, alternative in alternatives)
     if sys.version_info < (3, 11):
-        # Possessive quantifiers came with Python 3.11. Here each one is followed by something its
-        # operand cannot match (or stands where a shorter match cannot help), so the greedy form finds
-        # the same matches, only with more backtracking where none exists.
-        pattern = re.sub(r"(?<=[*+?}])\+", "", pattern)
+        pattern = _without_possessive_quantifiers(pattern)
     return re.compile(pattern)
+
+
+def _without_possessive_quantifiers(pattern: str) -> str:
+    """``pattern`` with each possessive quantifier (Python 3.11+) written as its equivalent for older
+    versions: ``X*+`` is ``(?=(?P<_pN>X*))(?P=_pN)`` (a lookahead takes the longest match and the
+    backreference consumes it, never backtracking into it). The same matches, the same named groups."""
+    out: list[str] = []  # the pattern as a list of atoms (a character, an escape, a class, a group)
+    i, n, count = 0, len(pattern), 0
+    while i < n:
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+        elif char == "[":
+            j = i + 1
+            if pattern[j] == "^":
+                j += 1
+            j += 1  # a "]" first in a class is literal
+            while pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            out.append(pattern[i : j + 1])
+            i = j + 1
+        elif char == "(":
+            out.append("(")
+            i += 1
+        elif char == ")":
+            # the group's atoms since its "(" (the last one not yet closed) become one atom
+            k = len(out) - 1 - out[::-1].index("(")
+            out[k:] = ["".join(out[k:]) + ")"]
+            i += 1
+        elif char in "*+?" and i + 1 < n and pattern[i + 1] == "+" and out and out[-1] != "(":
+            count += 1
+            atom = out.pop()
+            out.append(f"(?=(?P<_p{count}>{atom}{char}))(?P=_p{count})")
+            i += 2
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out)
 
 
 #: The scanner's pattern (see the module docstring).
@@ -289,9 +326,8 @@ def construct_of_match(match: re.Match[str]) -> Construct:
     if kind in ("run", "text"):
         return Construct("text", start, end)
     if kind in ("start", "end"):
-        group = match.lastindex
-        self_closing = kind == "start" and bool(match.group(group + 2))
-        return Construct(kind, start, end, match.group(group + 1).lower(), self_closing)
+        self_closing = kind == "start" and bool(match.group("slash"))
+        return Construct(kind, start, end, match.group(f"{kind}_name").lower(), self_closing)
     if kind in ("script", "style"):
         content_start = match.string.find(">", start) + 1  # (no ">" in the start tag: see _ATTRIBUTE)
         return Construct("raw", start, end, kind, False, content_start, match.string.rfind("<", content_start, end))

@@ -515,9 +515,9 @@ def _extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[Hidden
         kinds["end"],
         kinds["text"],
     )
-    run_lead, run_core, run_trail, start_name, end_name = run + 1, run + 2, run + 3, start_tag + 1, end_tag + 1
+    run_lead, run_core, run_trail = kinds["lead"], kinds["core"], kinds["trail"]
+    start_name, end_name, start_slash = kinds["start_name"], kinds["end_name"], kinds["slash"]
     simple_references = _SIMPLE_REFERENCES
-    start_slash = start_tag + 2
     other = kinds["other"]
     finditer = scanner.finditer
     position = 0
@@ -806,10 +806,13 @@ class _Found:
         return self.construct.start, self.construct.end
 
     def group(self, number: int) -> str:
-        """The tag's name (group +1), or "/" for a self-closing start tag (group +2)."""
-        if number == self.lastindex + 1:
-            return self.construct.name
-        return "/" if self.construct.self_closing else ""
+        """The tag's name (groups ``start_name``, ``end_name``), or "/" for a self-closing start tag (``slash``)."""
+        if number == _SLASH:
+            return "/" if self.construct.self_closing else ""
+        return self.construct.name
+
+
+_SLASH = GROUP["slash"]
 
 
 def _recover(out: _TextBuilder, source: str, position: int, preformatted: bool) -> None:

@@ -276,3 +276,33 @@ def test_text_maps_back_into_the_text_of_the_source(parts):
         previous = start
         if start < end and not parsed.warnings.get("unclosed_hidden_element"):
             assert any(a <= start and end <= b for a, b in text_ranges)
+
+
+# -- the same on every Python --------------------------------------------------------------------------
+def _older_pythons_pattern():
+    """The pattern as compiled on Pythons without possessive quantifiers (3.10), compiled here."""
+    import re
+
+    from deid_ds.segmentation.html_scanner import ALTERNATIVES, _without_possessive_quantifiers
+
+    return re.compile(_without_possessive_quantifiers("|".join(f"(?P<{k}>{a})" for k, a in ALTERNATIVES)))
+
+
+def _matches(pattern, html: str) -> list[tuple]:
+    names = ("lead", "core", "trail", "start_name", "slash", "end_name")
+    return [(m.lastgroup, m.span(), *(m.group(name) for name in names)) for m in pattern.finditer(html)]
+
+
+def test_the_pattern_for_older_pythons_has_no_possessive_quantifier_and_the_same_groups():
+    older = _older_pythons_pattern()
+    assert "*+" not in older.pattern and "++" not in older.pattern
+    assert {name for name in older.groupindex if not name.startswith("_p")} == set(GROUP)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(PIECES + ["<td class=x>", "<a b='c' d=e/>", "</o:p>", "  x  y ", "&eacute;"]), max_size=40)
+)
+def test_the_pattern_for_older_pythons_matches_the_same(parts):
+    html = "".join(parts)
+    assert _matches(_older_pythons_pattern(), html) == _matches(SCANNER, html)
