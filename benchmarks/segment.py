@@ -13,9 +13,8 @@ Parquet out, one worker). The best of ``--repeat`` runs of each stage is reporte
 throughput on a shared machine, on two clocks: wall time, and the process's CPU time (``--clock cpu``,
 the default figure), which a neighbour's load on another core does not inflate.
 
-``--parser stdlib`` times the same stages with the HTMLParser-driven extractor for every note (the path
-``html_to_text`` took before the fused scanner, and still takes where the scanner gives up);
-``--parser both`` times both, alternating run by run in one process, and prints the speed-ups.
+To compare two versions of the code, run this script from each checkout in turn on the same notes (or
+time ``html_to_text`` of both in one process, each imported from its own checkout).
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ import resource
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import cpu_model  # noqa: E402
 
-import deid_ds.segmentation.html_fused as html_fused_module  # noqa: E402
 from deid_ds.engine.parallel import relaxed_gc  # noqa: E402
 from deid_ds.io.notes import open_notes  # noqa: E402
 from deid_ds.report import format_table  # noqa: E402
@@ -58,29 +55,16 @@ def load_html(path: Path, min_notes: int) -> list[str]:
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
-@contextmanager
-def parser_mode(name: str):
-    """``fused``: html_to_text as shipped; ``stdlib``: the fused scanner off, every note through HTMLParser."""
-    saved = html_fused_module._fused_scanner
-    if name == "stdlib":
-        html_fused_module._fused_scanner = lambda: None
-    try:
-        yield
-    finally:
-        html_fused_module._fused_scanner = saved
-
-
-def best_of(repeat: int, fn, clock: str = "cpu", parsers: tuple[str, ...] = ("fused",)) -> dict[str, float]:
-    """Best time of ``repeat`` runs of ``fn`` under each parser; parsers alternate run by run (the command)."""
+def best_of(repeat: int, fn, clock: str = "cpu", parsers: tuple[str, ...] = ("scanner",)) -> dict[str, float]:
+    """Best time of ``repeat`` runs of ``fn``."""
     now = CLOCKS[clock]
     best = {name: float("inf") for name in parsers}
     for run in range(repeat):
         order = parsers if run % 2 == 0 else parsers[::-1]
         for name in order:
-            with parser_mode(name):
-                started = now()
-                fn()
-                best[name] = min(best[name], now() - started)
+            started = now()
+            fn()
+            best[name] = min(best[name], now() - started)
     return best
 
 
@@ -92,14 +76,8 @@ def main() -> None:
     parser.add_argument(
         "--clock", choices=sorted(CLOCKS), default="cpu", help="cpu: this process's CPU time; wall: elapsed time"
     )
-    parser.add_argument(
-        "--parser",
-        choices=["fused", "stdlib", "both"],
-        default="fused",
-        help="fused: html_to_text as shipped; stdlib: every note through the HTMLParser-driven extractor; both: alternate",
-    )
     args = parser.parse_args()
-    parsers = ("fused", "stdlib") if args.parser == "both" else (args.parser,)
+    parsers = ("scanner",)
 
     htmls = load_html(args.notes, args.min_notes)
     megabytes = sum(len(h.encode("utf-8")) for h in htmls) / 1e6
@@ -118,11 +96,10 @@ def main() -> None:
                 total = dict.fromkeys(parsers, 0.0)
                 for batch, i in enumerate(range(0, len(htmls), 256)):
                     for name in parsers if batch % 2 == 0 else parsers[::-1]:
-                        with parser_mode(name):
-                            started = now()
-                            with relaxed_gc():
-                                [fn(h) for h in htmls[i : i + 256]]
-                            total[name] += now() - started
+                        started = now()
+                        with relaxed_gc():
+                            [fn(h) for h in htmls[i : i + 256]]
+                        total[name] += now() - started
                 for name in parsers:
                     best[name] = min(best[name], total[name])
             return best
@@ -182,11 +159,6 @@ def main() -> None:
                 ]
             )
     print(format_table(["stage", "notes", "MB", f"seconds ({args.clock})", "MB/s/core", "notes/s"], rows))
-    if len(parsers) > 1:
-        print(
-            "speed-up of the fused scanner: "
-            + ", ".join(f"{key} {seconds['stdlib'] / seconds['fused']:.2f}x" for _, key, seconds in stages)
-        )
     print(
         f"machine: {cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB"
     )

@@ -1,15 +1,14 @@
 """HTML to plain text, with the source range of every text character.
 
-The reference study parses notes with a parser built on the standard ``html.parser`` that "allows
-tracking character positions of extracted raw texts in the original HTML documents so that we can mask
-potential PII at the end of the pipeline". This module is that parser.
+The reference study parses notes with a parser that "allows tracking character positions of extracted
+raw texts in the original HTML documents so that we can mask potential PII at the end of the pipeline".
+This module is that parser's text builder; where markup is and what it is comes from deid-ds's own
+scanner, :mod:`deid_ds.segmentation.html_scanner` (its docstring is the specification of the markup).
 
 How it stays exact and loses nothing
 -------------------------------------
-``HTMLParser`` is used only to recognise *markup* (tags, comments, declarations, processing
-instructions) and where each construct starts and ends. Everything between two markup constructs is
-text, taken verbatim from the source and decoded here (character references, whitespace). Text is thus
-the exact complement of the markup, whatever ``HTMLParser`` does with odd input: a stray ``<``, an
+Everything between two markup constructs is text, taken verbatim from the source and decoded here
+(character references, whitespace). Text is thus the exact complement of the markup: a stray ``<``, an
 unterminated reference or a truncated tag is text, never dropped.
 
 Layout
@@ -27,35 +26,34 @@ and the ``<head>`` (``<title>`` included). Its source ranges are reported in
 :attr:`ParsedHtml.hidden`, because a de-identified document must still deal with a name hidden in a
 ``<title>`` or a comment. An element that is opened and never closed (``<style>`` with no
 ``</style>``) would hide the rest of the note; its content is kept as text instead and a warning is
-counted.
+counted. A ``<title>`` or ``<template>`` whose closing tag is seen further on but never read as one (it
+sits in a comment, say) is found open at the end of the note: the rest of the note from its start tag
+is then read as text, tags dropped (:func:`_recover`), with the same warning.
 
 Warnings are counts per kind (``fallback_decoded_bytes``, ``control_chars``, ``unclosed_hidden_element``,
-``parser_recovered``); they never carry note text.
+``parser_recovered``: a marked section of an unknown name, ``<![foo]>``, read as a comment); they never
+carry note text.
 
 Speed
 -----
-Most notes never reach ``HTMLParser``: a fused scanner (one regex over the whole note, one loop over its
-matches, see :func:`_fused_extract`) computes the same result for the constructs it models, and gives
-the note to the ``HTMLParser``-driven extractor whenever it meets anything else. It runs only on the
-``html.parser`` sources it was checked against (differential tests against the extractor path,
-``_html_to_text(..., fused=False)``).
+One loop over the scanner's matches (:func:`_extract`) does all the work: the scanner's pattern
+classifies every construct in C, and the loop keeps the text builder's state in local variables,
+decoding the common text runs itself.
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
 import re
 from array import array
 from dataclasses import dataclass, field
-from functools import lru_cache
 from html import unescape as _html_unescape
 from html.entities import html5 as _HTML5
-from html.parser import HTMLParser
+from itertools import chain, islice
 
 import numpy as np
 
 from deid_ds.segmentation.encoding import decode_note_bytes
+from deid_ds.segmentation.html_scanner import GROUP, RAW_TEXT_ELEMENTS, SCANNER, Construct, markup_at
 from deid_ds.segmentation.offsets import OffsetMap
 
 #: Elements that start and end on their own line.
@@ -84,12 +82,6 @@ _START_TAGS_WITH_EFFECT = (
 _END_TAGS_WITH_EFFECT = LINE_ELEMENTS | PARAGRAPH_ELEMENTS | PREFORMATTED_ELEMENTS | {"head", "br"}
 #: Start tags always left to ``HTMLParser`` itself: elements whose content is raw or escapable raw text
 #: in some Python version (3.14 added RCDATA elements and more CDATA ones), plus the hidden ones.
-_STDLIB_START_TAGS = (
-    frozenset({"script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "noscript", "plaintext"})
-    | HIDDEN_ELEMENTS
-    | frozenset(getattr(HTMLParser, "CDATA_CONTENT_ELEMENTS", ()))
-    | frozenset(getattr(HTMLParser, "RCDATA_CONTENT_ELEMENTS", ()))
-)
 
 _WHITESPACE = " \t\n\r\f"
 # A text run is split into literal stretches, character references and whitespace runs. C0 control
@@ -105,32 +97,7 @@ _GAP_RE = re.compile(
 _BLANK = re.compile(r"[ \t\n\r\f]+")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _MARKUP_PROBE = re.compile(r"<[A-Za-z!/?]")
-# The common tags of clinical notes carry no attribute (<br>, <p>, <b>, </td>...) or well-formed ones
-# (<td class="x" colspan=2>, <font face='Arial'>). For exactly those shapes every HTMLParser version does
-# the same thing (event streams checked identical on 3.10 to 3.13; the raw-text elements 3.14 treats
-# specially never take the fast path); see _Extractor.parse_starttag. An attribute value holding "<",
-# ">" or "/" unquoted, a self-closing "/>", or any odd spacing goes through HTMLParser.
-_ATTRIBUTE = (
-    r"[ \t\n\r\f]+[a-zA-Z_:][-a-zA-Z0-9_:.]*"
-    r"(?:[ \t\n\r\f]*=[ \t\n\r\f]*(?:\"[^\"<>]*\"|'[^'<>]*'|[^ \t\n\r\f\"'=<>`/]+))?"
-)
-_SIMPLE_START_TAG = re.compile(r"<([a-zA-Z][a-zA-Z0-9]*)(?:" + _ATTRIBUTE + r")*[ \t\n\r\f]*>")
-_SIMPLE_END_TAG = re.compile(r"</([a-zA-Z][a-zA-Z0-9]*)>")
 _FALLBACK_MARKUP = re.compile(r"<[A-Za-z!/?][^<>]*>")
-_STARTTAG_OPEN = re.compile("<[a-zA-Z]")  # html.parser.starttagopen
-#: sha256 of the source of ``HTMLParser.goahead`` that :meth:`_Extractor._goahead_markup` mirrors
-#: (identical in CPython 3.10.13, 3.11.7, 3.12.1 and 3.13.0; later security releases changed it).
-_MIRRORED_GOAHEAD_SHA256 = "482555522333534ed0d5c112fe13d0d76732a1c38a94d9dcf3f8c228b8678233"
-
-
-@lru_cache(maxsize=1)
-def _KNOWN_GOAHEAD() -> bool:
-    """Whether this Python's ``HTMLParser.goahead`` is the code the extractor's own loop mirrors."""
-    try:
-        source = inspect.getsource(HTMLParser.goahead)
-    except (OSError, TypeError):  # no source shipped: keep the stdlib loop
-        return False
-    return hashlib.sha256(source.encode()).hexdigest() == _MIRRORED_GOAHEAD_SHA256
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,318 +312,6 @@ def _expand_runs(runs: list[int]) -> OffsetMap:
     return OffsetMap(starts, ends)
 
 
-class _Extractor(HTMLParser):
-    """Drives ``HTMLParser`` and turns the complement of its markup into text (see module docstring)."""
-
-    def __init__(self, source: str) -> None:
-        # convert_charrefs=True makes HTMLParser look for the next "<" only; with False it also stops at
-        # every "&" to report references we decode ourselves anyway, and a bogus "&#" (not followed by
-        # digits, with a ";" further on) made it stop parsing markup altogether. Where markup starts and
-        # ends is the same in both modes, and the decoded text it passes to handle_data is ignored.
-        super().__init__(convert_charrefs=True)
-        self.source = source
-        self.out = _TextBuilder()
-        self.warnings: dict[str, int] = {}
-        self.hidden: list[HiddenRange] = []
-        self.cursor = 0  # source position up to which everything has been handled
-        self.position = 0  # source position of the construct HTMLParser is handling
-        self.base = 0  # source position of HTMLParser's rawdata[0]
-        self.markup_kind: str | None = None
-        self.hidden_element: str | None = None  # inside <script>, <style>, <title>, <template>
-        self.hidden_start = 0
-        self.in_head = False
-        self.pre_depth = 0
-        self._closing_tags: dict[str, list[int]] = {}
-        self.keep_raw_text = False  # an unclosed <script>/<style>: do not let HTMLParser swallow the rest
-
-    # -- HTMLParser plumbing ------------------------------------------------------------------------
-    def goahead(self, end: bool) -> None:
-        # rawdata holds the not-yet-consumed tail of the source.
-        self.base = len(self.source) - len(self.rawdata)
-        if _KNOWN_GOAHEAD():
-            consumed = self._goahead_markup()
-            if consumed:
-                self.rawdata = self.rawdata[consumed:]
-                self.base += consumed
-        super().goahead(end)
-
-    def _goahead_markup(self) -> int:
-        """``HTMLParser.goahead``'s own loop for ``convert_charrefs=True``, without the text it decodes.
-
-        The stdlib loop hands every text run to ``handle_data`` after decoding its references; this
-        extractor ignores that text (it reads the source itself), so the loop below does the same
-        dispatch — the same ``parse_*`` calls in the same order, the same ``updatepos`` calls — and
-        skips the decoding. It is used only where ``HTMLParser.goahead`` is exactly the code it mirrors
-        (:func:`_KNOWN_GOAHEAD`: CPython 3.10 to 3.13.0); elsewhere the stdlib loop runs. Wherever the
-        stdlib would stop or recover (trailing text, an incomplete construct, unterminated raw text),
-        this loop stops and the stdlib loop goes on from there: it keeps no state but its position.
-        Returns how much of ``rawdata`` was consumed.
-        """
-        rawdata = self.rawdata
-        n = len(rawdata)
-        find, startswith = rawdata.find, rawdata.startswith
-        starttag_open = _STARTTAG_OPEN.match
-        updatepos = self.updatepos
-        i = 0
-        while i < n:
-            if self.cdata_elem:
-                match = self.interesting.search(rawdata, i)
-                if match is None:
-                    return i
-                j = match.start()
-            else:
-                j = find("<", i)
-                if j < 0:
-                    return i
-            i = updatepos(i, j)  # the text before, if any (handle_data would be a no-op here)
-            if starttag_open(rawdata, i):
-                k = self.parse_starttag(i)
-            elif startswith("</", i):
-                k = self.parse_endtag(i)
-            elif startswith("<!--", i):
-                k = self.parse_comment(i)
-            elif startswith("<?", i):
-                k = self.parse_pi(i)
-            elif startswith("<!", i):
-                k = self.parse_html_declaration(i)
-            elif i + 1 < n:
-                k = i + 1  # a lone "<" is text
-            else:
-                return i
-            if k < 0:
-                return i
-            i = updatepos(i, k)
-        return i
-
-    def updatepos(self, i: int, j: int) -> int:
-        # Called by HTMLParser after every construct [i, j) of rawdata (text or markup).
-        if self.markup_kind is not None:
-            start, end = self.base + i, self.base + j
-            if self.markup_kind == "comment":
-                self.hidden.append(HiddenRange(start, end, "comment"))
-            self.cursor = end
-            self.markup_kind = None
-        self.position = self.base + j
-        return j
-
-    def parse_starttag(self, i: int) -> int:
-        """A start tag at ``rawdata[i]``: fast path for ``<name>`` and well-formed attributes, else ``HTMLParser``.
-
-        For a start tag of :data:`_SIMPLE_START_TAG`'s shape, every ``HTMLParser`` version records the
-        tag text, lower-cases the name, calls ``handle_starttag(name, attrs)`` and, for raw-text elements
-        only, switches to CDATA mode: those elements (:data:`_STDLIB_START_TAGS`) and every other shape
-        go through ``HTMLParser.parse_starttag`` unchanged. Attributes are never used here, so they are
-        not parsed (the handlers get an empty list). This skips the attribute machinery for the tags
-        that make up most of a note (``<br>``, ``<p>``, ``<b>``, ``<td class="...">``).
-        """
-        match = _SIMPLE_START_TAG.match(self.rawdata, i)
-        if match is not None:
-            tag = match.group(1).lower()
-            if tag not in _STDLIB_START_TAGS:
-                self._HTMLParser__starttag_text = match.group()  # what get_starttag_text() returns
-                self.lasttag = tag
-                self.handle_starttag(tag, [])
-                return match.end()
-        return super().parse_starttag(i)
-
-    def parse_endtag(self, i: int) -> int:
-        """An end tag at ``rawdata[i]``: fast path for ``</name>`` outside raw text (see parse_starttag).
-
-        Outside CDATA mode, every ``HTMLParser`` version handles ``</name>`` as
-        ``handle_endtag(name.lower())`` then ``clear_cdata_mode()``; inside (``<script>`` content),
-        only the matching end tag counts, so that case is left to ``HTMLParser``.
-        """
-        if self.cdata_elem is None:
-            match = _SIMPLE_END_TAG.match(self.rawdata, i)
-            if match is not None:
-                self.handle_endtag(match.group(1).lower())
-                self.clear_cdata_mode()
-                return match.end()
-        return super().parse_endtag(i)
-
-    def _begin_markup(self, kind: str) -> int:
-        """Flush the text before the construct that starts at ``self.position``; return that start."""
-        start = self.position
-        self.keep_raw_text = False
-        if start > self.cursor:
-            self._text(self.cursor, start)
-            self.cursor = start
-        self.markup_kind = kind
-        return start
-
-    # -- markup handlers ----------------------------------------------------------------------------
-    def handle_starttag(self, tag: str, attrs: list) -> None:
-        # _begin_markup("tag"), inlined: this runs for most constructs of a note
-        position = self.position
-        self.keep_raw_text = False
-        if position > self.cursor:
-            self._text(self.cursor, position)
-            self.cursor = position
-        self.markup_kind = "tag"
-        self._start_element(tag, position)
-
-    def handle_startendtag(self, tag: str, attrs: list) -> None:
-        position = self._begin_markup("tag")
-        self._start_element(tag, position, self_closing=True)
-
-    def handle_endtag(self, tag: str) -> None:
-        # _begin_markup("tag"), inlined (see handle_starttag)
-        position = self.position
-        self.keep_raw_text = False
-        if position > self.cursor:
-            self._text(self.cursor, position)
-            self.cursor = position
-        self.markup_kind = "tag"
-        out = self.out
-        if self.hidden_element is not None:
-            if tag == self.hidden_element:
-                self._hide(self.hidden_start, position, tag)
-                self.hidden_element = None
-            return
-        if tag not in _END_TAGS_WITH_EFFECT:
-            return
-        if tag == "head":
-            self.in_head = False
-        elif tag == "br":  # </br> is a line break in every browser
-            out.forced_break(position)
-        elif tag in PARAGRAPH_ELEMENTS:
-            out.line_break(position, 2)
-        elif tag in LINE_ELEMENTS:
-            out.line_break(position, 1)
-        if tag in PREFORMATTED_ELEMENTS and self.pre_depth:
-            self.pre_depth -= 1
-
-    def handle_comment(self, data: str) -> None:
-        self._begin_markup("comment")
-
-    def handle_decl(self, decl: str) -> None:
-        self._begin_markup("decl")
-
-    def handle_pi(self, data: str) -> None:
-        self._begin_markup("pi")
-
-    def unknown_decl(self, data: str) -> None:
-        position = self._begin_markup("decl")
-        if data.startswith("CDATA[") and self.hidden_element is None:
-            content_start = position + len("<![CDATA[")
-            self._text(content_start, content_start + len(data) - len("CDATA["), decode=False)
-
-    def parse_html_declaration(self, i: int) -> int:
-        # _markupbase raises AssertionError on some malformed declarations (``<![foo]>``); treat those
-        # as the bogus comments browsers see.
-        try:
-            return super().parse_html_declaration(i)
-        except AssertionError:
-            self._count("parser_recovered")
-            return self.parse_bogus_comment(i)
-
-    # -- element semantics --------------------------------------------------------------------------
-    def _start_element(self, tag: str, position: int, self_closing: bool = False) -> None:
-        if self.hidden_element is not None:
-            return
-        out = self.out
-        if self.in_head and tag not in HEAD_ELEMENTS:
-            self.in_head = False
-        if tag not in _START_TAGS_WITH_EFFECT:
-            return
-        if tag == "head":
-            self.in_head = True
-        elif tag in HIDDEN_ELEMENTS:
-            if self_closing:
-                return
-            if self._is_closed_later(tag, position):
-                self.hidden_element = tag
-                self.hidden_start = self._end_of_start_tag(position)
-            else:
-                self._count("unclosed_hidden_element")
-                # HTMLParser would swallow the rest of the note as raw text; keep it as text.
-                self.keep_raw_text = True
-        elif tag == "br":
-            out.forced_break(position)
-        elif tag in PARAGRAPH_ELEMENTS:
-            out.line_break(position, 2)
-        elif tag in LINE_ELEMENTS:
-            out.line_break(position, 1)
-        elif tag in CELL_ELEMENTS:
-            out.cell_separator(position)
-        if tag in PREFORMATTED_ELEMENTS and not self_closing:
-            self.pre_depth += 1
-
-    def _end_of_start_tag(self, position: int) -> int:
-        tag_text = self.get_starttag_text() or ""
-        return position + len(tag_text)
-
-    def _is_closed_later(self, tag: str, position: int) -> bool:
-        closings = self._closing_tags.get(tag)
-        if closings is None:
-            pattern = re.compile(r"</\s*%s\s*>" % tag if tag in ("script", "style") else r"</%s(?![\w-])" % tag, re.I)
-            closings = [m.start() for m in pattern.finditer(self.source)]
-            self._closing_tags[tag] = closings
-        return bool(closings) and closings[-1] > position
-
-    def set_cdata_mode(self, elem: str, *args, **kwargs) -> None:
-        if self.keep_raw_text:  # called right after handle_starttag of the same element
-            self.keep_raw_text = False
-            return
-        super().set_cdata_mode(elem, *args, **kwargs)
-
-    # -- text ---------------------------------------------------------------------------------------
-    def _hide(self, start: int, end: int, reason: str) -> None:
-        if end > start:
-            self.hidden.append(HiddenRange(start, end, reason))
-
-    def _text(self, start: int, end: int, decode: bool = True) -> None:
-        """Handle the source text ``[start, end)`` between two markup constructs."""
-        if self.hidden_element is not None:
-            return  # recorded as one range when the element closes
-        source = self.source
-        if self.in_head:
-            if source[start:end].strip(_WHITESPACE):
-                self.in_head = False  # text in <head> closes it (HTML5 "in head" mode)
-            else:
-                return
-        self.cursor = end
-        if self.pre_depth:
-            _emit_preformatted(self.out, source, start, end, decode)
-        elif _BLANK.fullmatch(source, start, end):
-            self.out.collapsible_space(start, end)  # the common gap between two tags: "\n  "
-        else:
-            _emit_collapsed(self.out, source, start, end, decode)
-
-    def _count(self, kind: str, n: int = 1) -> None:
-        self.warnings[kind] = self.warnings.get(kind, 0) + n
-
-    def finish(self) -> None:
-        if self.hidden_element is not None:
-            # The closing tag seen ahead was never parsed as one (it sat in a comment, say): the
-            # element hides the rest of the note, which is kept as text instead.
-            self._count("unclosed_hidden_element")
-            self.recover(self.hidden_start)
-            return
-        if self.cursor < len(self.source):
-            self._text(self.cursor, len(self.source))
-            self.cursor = len(self.source)
-
-    def recover(self, position: int | None = None) -> None:
-        """Read the rest of the source, from ``position`` (default: the cursor), with a simple tag pattern.
-
-        Used after an unexpected parser error and for hidden elements left open: text is never lost.
-        """
-        if position is None:
-            self._count("parser_recovered")
-            position = self.cursor
-        self.hidden_element = None
-        self.in_head = False
-        for match in _FALLBACK_MARKUP.finditer(self.source, position):
-            if match.start() > position:
-                self._text(position, match.start())
-            position = match.end()
-        self.cursor = position
-        if self.cursor < len(self.source):
-            self._text(self.cursor, len(self.source))
-            self.cursor = len(self.source)
-
-
 def emit_text(out: _TextBuilder, source: str, start: int, end: int, *, preformatted: bool, decode: bool = True) -> None:
     """Decode ``source[start:end]`` (references, whitespace) into ``out``."""
     if preformatted:
@@ -738,6 +393,551 @@ def _emit_reference(out: _TextBuilder, ref: str, start: int, preformatted: bool)
         out.literal(ref[consumed:], ref_end)
 
 
+#: The name of a complete character reference, with its ";" (what follows its "&"): exactly what
+#: _GAP_RE's ``ref`` group takes there.
+_REFERENCE_NAME = re.compile(r"(?:#[xX][0-9a-fA-F]+|#[0-9]+|[A-Za-z][A-Za-z0-9]*);")
+
+
+def _layout_code(tag: str, start: bool) -> int:
+    """What a start (end) tag does to the layout (see the module docstring).
+
+    1 ``<br>``, 2 paragraph break, 3 line break, 4 cell separator, 5 ``<head>`` (opens or closes it),
+    6 hidden element (start tags only); plus 8 for preformatted elements (``pre_depth``).
+    """
+    code = 0
+    if tag == "head":
+        code = 5
+    elif start and tag in HIDDEN_ELEMENTS:
+        code = 6
+    elif tag == "br":
+        code = 1
+    elif tag in PARAGRAPH_ELEMENTS:
+        code = 2
+    elif tag in LINE_ELEMENTS:
+        code = 3
+    elif start and tag in CELL_ELEMENTS:
+        code = 4
+    if tag in PREFORMATTED_ELEMENTS:
+        code += 8
+    return code
+
+
+_START_CODES = {tag: _layout_code(tag, True) for tag in _START_TAGS_WITH_EFFECT}
+_END_CODES = {tag: _layout_code(tag, False) for tag in _END_TAGS_WITH_EFFECT}
+#: A tag name as written ("br", "BR", "o:p") → its start (end) layout code, 0 for no effect: one lookup
+#: per tag, without lower-casing the name. Filled by _code_of_name, bounded: notes use few spellings.
+_START_CODE_OF_NAME: dict[str, int] = {}
+_END_CODE_OF_NAME: dict[str, int] = {}
+
+
+def _code_of_name(name: str, cache: dict[str, int], codes: dict[str, int]) -> int:
+    """The layout code (``codes``: _START_CODES or _END_CODES) of the tag written ``name``, cached."""
+    code = codes.get(name.lower(), 0)
+    if len(cache) < 4096:
+        cache[name] = code
+    return code
+
+
+#: reference → (decoded text, characters it stands for, whether it decodes to a blank or to nothing),
+#: filled by _decoded_reference, bounded: notes use few distinct references.
+_REFERENCE_CACHE: dict[str, tuple[str, int, bool]] = {}
+#: what follows an "&" up to ";" ("eacute;", "#233;") → the decoded text of that reference where a run's
+#: core may hold it, "" where it may not; filled by _simple_reference, bounded as _REFERENCE_CACHE.
+_SIMPLE_REFERENCES: dict[str, str] = {}
+
+
+def _decoded_reference(ref: str) -> tuple[str, int, bool]:
+    """``decode_reference(ref)`` and whether it is blank (as _emit_reference tests it), cached."""
+    decoded = _REFERENCE_CACHE.get(ref)
+    if decoded is None:
+        value, consumed = decode_reference(ref)
+        decoded = (value, consumed, value == "" or (len(value) == 1 and value in _WHITESPACE))
+        if len(_REFERENCE_CACHE) < 4096:
+            _REFERENCE_CACHE[ref] = decoded
+    return decoded
+
+
+def _simple_reference(name: str) -> str:
+    """The decoded text of the reference ``"&" + name`` if a run's core may hold it, else "".
+
+    ``name`` is what follows an "&" up to the first ";" (included), or "" where no ";" follows: not
+    simple unless it is a complete reference's name (_REFERENCE_NAME), i.e. what _GAP_RE reads there.
+
+    _emit_reference maps such a reference's whole text to the whole reference (``mapped``), and neither
+    its first nor its last character changes how a following blank collapses. Not simple: a reference
+    that stands for fewer characters than it has (a legacy prefix such as "&ampx;" or an unknown name:
+    the rest is literal) or that decodes to a blank or to nothing ("&#10;", "&#1;": collapsible).
+    """
+    simple = ""
+    if _REFERENCE_NAME.fullmatch(name):
+        value, consumed, is_space = _decoded_reference("&" + name)
+        if consumed == len(name) + 1 and not is_space and value[-1] not in "\n\t ":
+            simple = value
+    if len(_SIMPLE_REFERENCES) < 4096 and len(name) <= 64:  # (names of references are short)
+        _SIMPLE_REFERENCES[name] = simple
+    return simple
+
+
+def _extract(source: str, pre_depth: int = 0) -> tuple[_TextBuilder, list[HiddenRange], dict[str, int]]:
+    """The text of ``source`` (in the builder), its hidden ranges and the warnings counted.
+
+    One loop over the scanner's matches (see :mod:`deid_ds.segmentation.html_scanner`): text runs, then each
+    tag's layout effect, with the state of the document (``hidden_element``, ``in_head``, ``pre_depth``).
+    The builder's scalar state (last character, trailing newlines, pending space) lives in local variables
+    and is written back to the builder around the calls that need it (preformatted text, dropping a space).
+    Text runs are decoded as _emit_collapsed does: a "run" whose core has single spaces only, or also
+    single "\n" and simple references (_simple_reference), without _GAP_RE; any other one split at
+    _GAP_RE's gaps (_collapsed_run). A construct of a shape the pattern does not match whole is read by
+    :func:`~deid_ds.segmentation.html_scanner.markup_at`, and the scan goes on after it (a new round of
+    ``finditer``).
+    """
+    scanner = SCANNER
+    out = _TextBuilder()
+    parts, runs = out.parts, out.runs
+    add_part, add_run = parts.append, runs.extend
+    last = ""  # out.last
+    newlines = 0  # out.trailing_newlines
+    space_start = space_end = -1  # out.pending_space, -1 for None
+    hidden: list[HiddenRange] = []
+    hidden_element: str | None = None
+    hidden_start = 0
+    in_head = False
+    head_blank_start = head_blank_end = -1  # the last blank run dropped in <head>
+    warnings: dict[str, int] = {}
+    closing_tags: dict[str, list[int]] = {}
+    start_codes, end_codes = _START_CODE_OF_NAME.get, _END_CODE_OF_NAME.get
+    # kinds (match.lastindex) and group numbers as local variables: this loop runs once per construct
+    kinds = GROUP
+    script, style, comment = kinds["script"], kinds["style"], kinds["comment"]
+    run, start_tag, end_tag, other_text = (
+        kinds["run"],
+        kinds["start"],
+        kinds["end"],
+        kinds["text"],
+    )
+    run_lead, run_core, run_trail = kinds["lead"], kinds["core"], kinds["trail"]
+    start_name, end_name, start_slash = kinds["start_name"], kinds["end_name"], kinds["slash"]
+    simple_references = _SIMPLE_REFERENCES
+    other = kinds["other"]
+    finditer = scanner.finditer
+    position = 0
+    pending: _Found | None = None  # a construct read by markup_at, to handle first in the next round
+    while True:
+        matches = finditer(source, position)
+        if pending is not None:
+            matches = chain((pending,), matches)
+            pending = None
+        for match in matches:
+            kind = match.lastindex
+            if kind == run:
+                if hidden_element is not None:
+                    continue
+                core = match.group(run_core)
+                if in_head:
+                    if core:
+                        in_head = False  # text in <head> closes it
+                    else:
+                        head_blank_start, head_blank_end = match.span()
+                        continue
+                if pre_depth:
+                    start, end = match.span()
+                    last, newlines, space_start, space_end = _preformatted(
+                        out, source, start, end, last, newlines, space_start, space_end
+                    )
+                    continue
+                start, end = match.span(run_lead)
+                if not core:
+                    if space_start < 0 and last not in "\n\t ":  # collapsible_space(blanks) ("" is in it too)
+                        space_start, space_end = start, end
+                    continue
+                if "&" in core or "\n" in core or "  " in core:
+                    # references, line breaks or runs of blanks in the core
+                    if "  " in core or ("\n" in core and ("\n\n" in core or " \n" in core or "\n " in core)):
+                        start, end = match.span()  # runs of blanks: _GAP_RE's gaps
+                        last, newlines, space_start, space_end = _collapsed_run(
+                            out, source, start, end, last, newlines, space_start, space_end
+                        )
+                        continue
+                    # single "\n" and complete references: one identity run per literal stretch, each single
+                    # "\n" in it read as a space mapped to itself (collapsible_space, flushed by the next
+                    # literal), one run per reference (``mapped``), i.e. what _GAP_RE's split would give
+                    rollback = len(parts)  # one run per part
+                    if space_start >= 0:  # collapsible_space(leading blanks), then the core (as below)
+                        add_part(" ")
+                        add_run((1, space_start, space_end))
+                    elif end > start and last not in "\n\t ":
+                        add_part(" ")
+                        add_run((1, start, end))
+                    chunks = core.replace("\n", " ").split("&")
+                    position = end
+                    literal = chunks[0]
+                    if literal:
+                        add_part(literal)
+                        add_run((len(literal), position, -1))
+                        position += len(literal)
+                    # each chunk after the first: a reference without its "&" (up to ";"), then a literal
+                    for chunk in islice(chunks, 1, None):
+                        name = chunk[: chunk.find(";") + 1]  # "" where no ";" follows
+                        value = simple_references.get(name) or _simple_reference(name)
+                        if not value:
+                            break
+                        add_part(value)
+                        add_run((len(value), position, position + len(name) + 1))
+                        position += len(name) + 1
+                        literal = chunk[len(name) :]
+                        if literal:
+                            add_part(literal)
+                            add_run((len(literal), position, -1))
+                            position += len(literal)
+                    else:
+                        last = parts[-1][-1]
+                        newlines = 0
+                        space_start = -1
+                        start, end = match.span(run_trail)
+                        if end > start:
+                            space_start, space_end = start, end
+                        continue
+                    # a reference that is not simple: undo, and decode the run the general way
+                    del parts[rollback:], runs[3 * rollback :]
+                    start, end = match.span()
+                    last, newlines, space_start, space_end = _collapsed_run(
+                        out, source, start, end, last, newlines, space_start, space_end
+                    )
+                    continue
+                # a core with single spaces only: collapsible_space(leading blanks), then literal(core)
+                if space_start >= 0:  # flush the pending space
+                    add_part(" ")
+                    add_run((1, space_start, space_end))
+                elif end > start and last not in "\n\t ":  # ("" is in it too)
+                    add_part(" ")
+                    add_run((1, start, end))
+                add_part(core)
+                add_run((len(core), end, -1))
+                last = core[-1]
+                newlines = 0
+                space_start = -1
+                start, end = match.span(run_trail)
+                if end > start:
+                    space_start, space_end = start, end
+            elif kind == start_tag or kind == end_tag:
+                if kind == start_tag:
+                    name = match.group(start_name)
+                    if hidden_element is not None:
+                        continue
+                    if in_head and name.lower() not in HEAD_ELEMENTS:
+                        in_head = False
+                    code = start_codes(name)
+                    if code is None:
+                        code = _code_of_name(name, _START_CODE_OF_NAME, _START_CODES)
+                    if not code:  # <b>, <span>, <font>...: no effect
+                        continue
+                    if code > 4:  # preformatted, <head>, hidden elements: not only a layout code
+                        tag = name.lower()
+                        # <tag/>: handle_startendtag, i.e. _start_element(..., self_closing=True): the same
+                        # layout, but no pre_depth and no hidden element
+                        if code & 8:
+                            code -= 8
+                            if not match.group(start_slash):
+                                pre_depth += 1
+                        if code == 5:
+                            in_head = True
+                            continue
+                        if code == 6:
+                            if match.group(start_slash):
+                                continue
+                            position = match.start()
+                            if tag in RAW_TEXT_ELEMENTS:
+                                # no closing tag follows (else the scanner reads it as raw text): its content
+                                # is text
+                                warnings["unclosed_hidden_element"] = warnings.get("unclosed_hidden_element", 0) + 1
+                                continue
+                            closings = closing_tags.get(tag)
+                            if closings is None:  # <title>, <template>: is a closing tag written further on?
+                                pattern = re.compile(rf"</{tag}(?![\w-])", re.I)
+                                closings = closing_tags[tag] = [m.start() for m in pattern.finditer(source)]
+                            if not closings or closings[-1] <= position:
+                                # none: the element would hide the rest of the note; its content is text
+                                warnings["unclosed_hidden_element"] = warnings.get("unclosed_hidden_element", 0) + 1
+                                continue
+                            hidden_element = tag
+                            hidden_start = match.end()
+                            continue
+                else:
+                    name = match.group(end_name)
+                    if hidden_element is not None:
+                        if name.lower() == hidden_element:
+                            position = match.start()
+                            if position > hidden_start:
+                                hidden.append(HiddenRange(hidden_start, position, hidden_element))
+                            hidden_element = None
+                        continue
+                    code = end_codes(name)
+                    if code is None:
+                        code = _code_of_name(name, _END_CODE_OF_NAME, _END_CODES)
+                    if not code:
+                        continue
+                    if code > 4:  # preformatted elements, <head>
+                        if code & 8:
+                            code -= 8
+                            if pre_depth:
+                                pre_depth -= 1  # after the line break in the extractor, which ignores pre_depth
+                        if code == 5:
+                            in_head = False
+                            continue
+                if not code:
+                    continue
+                # forced_break / line_break / cell_separator
+                position = match.start()
+                space_start = -1
+                if last == " ":  # a space kept as a literal: _drop_trailing_space
+                    out.last, out.pending_space = last, None
+                    out._drop_trailing_space()
+                    last = out.last
+                if code == 1:
+                    if last != "" and newlines < 2:
+                        add_part("\n")
+                        add_run((1, position, position))
+                        newlines += 1
+                        last = "\n"
+                elif code == 4:
+                    if last not in "\n\t":  # ("" is in it too)
+                        add_part("\t")
+                        add_run((1, position, position))
+                        newlines = 0
+                        last = "\t"
+                elif last != "":
+                    if last == "\t" and runs[-2] == runs[-1]:
+                        # _drop_last of an inserted cell separator: its own part and run
+                        parts.pop()
+                        del runs[-3:]
+                        last = parts[-1][-1] if parts else ""
+                    count = 2 if code == 2 else 1
+                    while newlines < count:
+                        add_part("\n")
+                        add_run((1, position, position))
+                        newlines += 1
+                        last = "\n"
+            elif kind == other_text:
+                if hidden_element is not None:
+                    continue
+                start, end = match.span()
+                if in_head:
+                    if source[start:end].strip(_WHITESPACE):
+                        in_head = False
+                        if head_blank_end == start:
+                            # a "<" read as text (markup_at) right after a blank run dropped in <head>: the
+                            # text between two markup constructs is one run, the blank run with it
+                            start = head_blank_start
+                    else:
+                        continue
+                if pre_depth:
+                    last, newlines, space_start, space_end = _preformatted(
+                        out, source, start, end, last, newlines, space_start, space_end
+                    )
+                    continue
+                last, newlines, space_start, space_end = _collapsed_run(
+                    out, source, start, end, last, newlines, space_start, space_end
+                )
+            elif kind == script or kind == style:
+                if hidden_element is None:
+                    # the element is hidden from the end of its start tag (no ">" inside: see _FUSED_ATTRIBUTE)
+                    # to its closing tag (the match's only "<" after its start)
+                    content_start = source.find(">", match.start()) + 1
+                    content_end = source.rfind("<", content_start, match.end())
+                    if content_end > content_start:
+                        hidden.append(HiddenRange(content_start, content_end, "script" if kind == script else "style"))
+            elif kind == comment:
+                hidden.append(HiddenRange(match.start(), match.end(), "comment"))
+            elif kind == other:
+                # markup of another shape: read by markup_at, then the scan resumes after it; a tag or
+                # text is handled above, as the first match of the next round
+                construct = markup_at(source, match.start())
+                if construct.recovered:
+                    warnings["parser_recovered"] = warnings.get("parser_recovered", 0) + 1
+                kind = construct.kind
+                if kind == "start" or kind == "end" or kind == "text":
+                    pending = _Found(construct)
+                elif kind == "comment":
+                    hidden.append(HiddenRange(construct.start, construct.end, "comment"))
+                elif kind == "raw":
+                    if hidden_element is None and construct.content_end > construct.content_start:
+                        hidden.append(HiddenRange(construct.content_start, construct.content_end, construct.name))
+                elif kind == "cdata" and hidden_element is None:
+                    start, end = construct.content_start, construct.content_end
+                    if in_head and source[start:end].strip(_WHITESPACE):
+                        in_head = False
+                    if not in_head:
+                        _store_state(out, last, newlines, space_start, space_end)
+                        emit_text(out, source, start, end, preformatted=bool(pre_depth), decode=False)
+                        space_start, space_end = out.pending_space or (-1, -1)
+                        last, newlines = out.last, out.trailing_newlines
+                position = construct.end
+                break
+        else:
+            break
+    _store_state(out, last, newlines, space_start, space_end)
+    if hidden_element is not None:
+        # its closing tag was never read as one (it sits in a comment, say): the rest of the note, from
+        # the element's start, is read as text
+        warnings["unclosed_hidden_element"] = warnings.get("unclosed_hidden_element", 0) + 1
+        _recover(out, source, hidden_start, bool(pre_depth))
+    return out, hidden, warnings
+
+
+class _Found:
+    """A construct read by :func:`~deid_ds.segmentation.html_scanner.markup_at` (a tag or text), shaped like
+    the match of :data:`~deid_ds.segmentation.html_scanner.SCANNER` that stands for it (what _extract reads of
+    a match)."""
+
+    __slots__ = ("construct", "lastindex")
+
+    def __init__(self, construct: Construct) -> None:
+        self.construct = construct
+        kind = construct.kind
+        self.lastindex = GROUP["text"] if kind == "text" else GROUP[kind]
+
+    def start(self) -> int:
+        return self.construct.start
+
+    def end(self) -> int:
+        return self.construct.end
+
+    def span(self) -> tuple[int, int]:
+        return self.construct.start, self.construct.end
+
+    def group(self, number: int) -> str:
+        """The tag's name (groups ``start_name``, ``end_name``), or "/" for a self-closing start tag (``slash``)."""
+        if number == _SLASH:
+            return "/" if self.construct.self_closing else ""
+        return self.construct.name
+
+
+_SLASH = GROUP["slash"]
+
+
+def _recover(out: _TextBuilder, source: str, position: int, preformatted: bool) -> None:
+    """Read ``source[position:]`` as text, tags (``<x...>``, no ``<`` or ``>`` inside) dropped without effect."""
+    for match in _FALLBACK_MARKUP.finditer(source, position):
+        if match.start() > position:
+            _text_piece(out, source, position, match.start(), preformatted)
+        position = match.end()
+    if position < len(source):
+        _text_piece(out, source, position, len(source), preformatted)
+
+
+def _text_piece(out: _TextBuilder, source: str, start: int, end: int, preformatted: bool) -> None:
+    if preformatted:
+        _emit_preformatted(out, source, start, end, True)
+    elif _BLANK.fullmatch(source, start, end):
+        out.collapsible_space(start, end)
+    else:
+        _emit_collapsed(out, source, start, end, True)
+
+
+def _store_state(out: _TextBuilder, last: str, newlines: int, space_start: int, space_end: int) -> None:
+    """Write the loop's local copy of the builder's scalar state back to the builder (-1: no pending space)."""
+    out.last, out.trailing_newlines = last, newlines
+    out.pending_space = (space_start, space_end) if space_start >= 0 else None
+
+
+def _preformatted(
+    out: _TextBuilder, source: str, start: int, end: int, last: str, newlines: int, space_start: int, space_end: int
+) -> tuple[str, int, int, int]:
+    """A text run inside ``<pre>`` (rare): the builder's own preformatted path, with the loop's local state
+    written to the builder before and read back after; returns ``(last, newlines, space_start, space_end)``."""
+    _store_state(out, last, newlines, space_start, space_end)
+    _emit_preformatted(out, source, start, end, True)
+    space_start, space_end = out.pending_space or (-1, -1)
+    return out.last, out.trailing_newlines, space_start, space_end
+
+
+def _collapsed_run(
+    out: _TextBuilder, source: str, start: int, end: int, last: str, newlines: int, space_start: int, space_end: int
+) -> tuple[str, int, int, int]:
+    """A text run outside ``<pre>`` whose core the loop does not decode itself (blank, unknown or legacy
+    references, runs of blanks, control characters, a stray "<"): _emit_collapsed restated on the loop's local state;
+    returns ``(last, newlines, space_start, space_end)``."""
+    add_part, add_run = out.parts.append, out.runs.extend
+    references = _REFERENCE_CACHE
+    # _emit_collapsed (such a run is never blank: "run" takes those), on the run split at its
+    # gaps: [literal, reference, whitespace, literal, reference, whitespace, ..., literal]
+    pieces = _GAP_RE.split(source[start:end])
+    pieces.append(None)
+    pieces.append(None)
+    triples = iter(pieces)
+    position = start
+    for text, ref, blank in zip(triples, triples, triples):
+        if text:
+            # _collapsed_literal(text, position)
+            text_end = position + len(text)
+            if text[0] == " " and (space_start >= 0 or last in "\n\t "):
+                text = text[1:]
+                position += 1
+            if text:
+                if text[-1] == " " and len(text) > 1 and space_start < 0:
+                    add_part(text[:-1])
+                    add_run((len(text) - 1, position, -1))
+                    last = text[-2]
+                    newlines = 0
+                    if last not in "\n\t ":
+                        space_start, space_end = text_end - 1, text_end
+                elif text == " ":
+                    if space_start < 0 and last not in "\n\t ":
+                        space_start, space_end = position, text_end
+                else:
+                    if space_start >= 0:
+                        add_part(" ")
+                        add_run((1, space_start, space_end))
+                        space_start = -1
+                    add_part(text)
+                    add_run((len(text), position, -1))
+                    last = text[-1]
+                    newlines = 0
+            position = text_end
+        if ref is None:
+            if blank is None:
+                break  # the final literal
+            # collapsible_space(whitespace)
+            blank_end = position + len(blank)
+            if space_start < 0 and last not in "\n\t ":
+                space_start, space_end = position, blank_end
+            position = blank_end
+            continue
+        # _emit_reference(ref, position, preformatted=False)
+        ref_start = position
+        position += len(ref)
+        value, consumed, is_space = references.get(ref) or _decoded_reference(ref)
+        if space_start >= 0 and (consumed == 0 or not is_space):
+            add_part(" ")
+            add_run((1, space_start, space_end))
+            space_start = -1
+        if consumed == 0:  # an unknown name: literal
+            add_part(ref)
+            add_run((len(ref), ref_start, -1))
+            last = ref[-1]
+            newlines = 0
+            continue
+        ref_end = ref_start + consumed
+        if is_space:
+            if space_start < 0 and last not in "\n\t ":
+                space_start, space_end = ref_start, ref_end
+        else:
+            add_part(value)
+            add_run((len(value), ref_start, ref_end))
+            last = value[-1]
+            newlines = 0
+        if ref_end < position:  # a legacy reference without ";": the rest is literal
+            if space_start >= 0:
+                add_part(" ")
+                add_run((1, space_start, space_end))
+                space_start = -1
+            add_part(ref[consumed:])
+            add_run((position - ref_end, ref_end, -1))
+            last = ref[-1]
+            newlines = 0
+    return last, newlines, space_start, space_end
+
+
 def html_to_text(html: str | bytes, *, preformatted: bool | None = None) -> ParsedHtml:
     """Extract the text of an HTML note with the source range of every character.
 
@@ -746,12 +946,6 @@ def html_to_text(html: str | bytes, *, preformatted: bool | None = None) -> Pars
     forbids (``False``) keeping the source whitespace; by default it is kept only for documents with no
     markup at all, i.e. plain-text notes.
     """
-    return _html_to_text(html, preformatted, fused=True)
-
-
-def _html_to_text(html: str | bytes, preformatted: bool | None, *, fused: bool) -> ParsedHtml:
-    """:func:`html_to_text`; with ``fused=False`` every document goes through the HTMLParser-driven
-    extractor, the reference the fused scanner is tested against."""
     warnings: dict[str, int] = {}
     if isinstance(html, (bytes, bytearray, memoryview)):
         html, fallback = decode_note_bytes(bytes(html))
@@ -769,28 +963,8 @@ def _html_to_text(html: str | bytes, preformatted: bool | None, *, fused: bool) 
         emit_text(out, html, 0, len(html), preformatted=True)
         text, offsets = out.build()
         return ParsedHtml(html, text, offsets, (), warnings)
-
-    if fused:
-        from deid_ds.segmentation import html_fused  # imported here: it builds on this module's builder and tables
-
-        try:
-            result = html_fused._fused_extract(html, 1 if preformatted else 0)
-        except Exception:
-            result = None
-        if result is not None:
-            out, hidden = result
-            text, offsets = out.build()
-            return ParsedHtml(html, text, offsets, tuple(hidden), warnings)
-    extractor = _Extractor(html)
-    if preformatted:
-        extractor.pre_depth = 1
-    try:
-        extractor.feed(html)
-        extractor.close()
-        extractor.finish()
-    except Exception:
-        extractor.recover()
-    for kind, n in extractor.warnings.items():
+    out, hidden, counted = _extract(html, 1 if preformatted else 0)
+    for kind, n in counted.items():
         warnings[kind] = warnings.get(kind, 0) + n
-    text, offsets = extractor.out.build()
-    return ParsedHtml(html, text, offsets, tuple(extractor.hidden), warnings)
+    text, offsets = out.build()
+    return ParsedHtml(html, text, offsets, tuple(hidden), warnings)

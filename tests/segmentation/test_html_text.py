@@ -218,12 +218,32 @@ def test_a_bogus_numeric_reference_does_not_stop_markup_parsing():
     assert "<" not in parsed.text
 
 
-def _extractor_only(html: str):
-    """html_to_text through the HTMLParser-driven extractor (whose fast paths these tests check), never
-    the fused scanner (tested against this path in test_html_text_fused.py)."""
-    from deid_ds.segmentation.html_text import _html_to_text
+def _general_rules_only(html: str):
+    """html_to_text with the scanner's fast alternatives off: every construct read by ``markup_at`` (the
+    general rules of the specification), only text runs matched by the pattern."""
+    import deid_ds.segmentation.html_text as html_text
+    from deid_ds.segmentation import html_scanner
 
-    return _html_to_text(html, None, fused=False)
+    alternatives = tuple(
+        (kind, pattern if kind in ("run", "text", "other") else "(?!)" + pattern)
+        for kind, pattern in html_scanner.ALTERNATIVES
+    )
+    saved = html_text.SCANNER
+    html_text.SCANNER = html_scanner._compile(alternatives)
+    try:
+        return html_to_text(html)
+    finally:
+        html_text.SCANNER = saved
+
+
+def assert_same_without_fast_paths(html: str) -> None:
+    fast, slow = html_to_text(html), _general_rules_only(html)
+    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (
+        slow.text,
+        slow.offsets,
+        slow.hidden,
+        slow.warnings,
+    )
 
 
 SIMPLE_TAG_SHAPES = [
@@ -242,7 +262,7 @@ SIMPLE_TAG_SHAPES = [
 ]
 
 
-#: Shapes where the extractor's loop must stop and let HTMLParser's own loop recover.
+#: Unterminated and odd constructs (read by markup_at whatever the fast alternatives).
 NASTY_LOOP_SHAPES = [
     "text with a trailing &amp",
     "a < b and c <",
@@ -259,22 +279,10 @@ NASTY_LOOP_SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("html", SIMPLE_TAG_SHAPES)
-def test_the_simple_tag_fast_path_changes_nothing(monkeypatch, html):
-    """``<name>`` and ``</name>`` bypass HTMLParser's attribute parsing: same result without the bypass."""
-    import deid_ds.segmentation.html_text as html_text
-
-    fast = _extractor_only(html)
-    never = re.compile(r"(?!)")
-    monkeypatch.setattr(html_text, "_SIMPLE_START_TAG", never)
-    monkeypatch.setattr(html_text, "_SIMPLE_END_TAG", never)
-    slow = _extractor_only(html)
-    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (
-        slow.text,
-        slow.offsets,
-        slow.hidden,
-        slow.warnings,
-    )
+@pytest.mark.parametrize("html", SIMPLE_TAG_SHAPES + NASTY_LOOP_SHAPES)
+def test_the_scanners_fast_alternatives_change_nothing(html):
+    """The pattern's alternatives for the common shapes give what the general rules give."""
+    assert_same_without_fast_paths(html)
 
 
 _SOUP = [
@@ -351,69 +359,7 @@ _SOUP = [
 ]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(_SOUP), max_size=30))
-def test_the_simple_tag_fast_path_changes_nothing_on_tag_soup(parts):
-    import deid_ds.segmentation.html_text as html_text
-
-    html = "".join(parts)
-    fast = _extractor_only(html)
-    saved = html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG
-    html_text._SIMPLE_START_TAG = html_text._SIMPLE_END_TAG = re.compile(r"(?!)")
-    try:
-        slow = _extractor_only(html)
-    finally:
-        html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG = saved
-    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (
-        slow.text,
-        slow.offsets,
-        slow.hidden,
-        slow.warnings,
-    )
-
-
-def _parse_without_fast_paths(html: str):
-    """html_to_text with HTMLParser's own loop and attribute parsing for every construct."""
-    import deid_ds.segmentation.html_text as html_text
-
-    saved = html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG, html_text._KNOWN_GOAHEAD
-    html_text._SIMPLE_START_TAG = html_text._SIMPLE_END_TAG = re.compile(r"(?!)")
-    html_text._KNOWN_GOAHEAD = lambda: False
-    try:
-        return _extractor_only(html)
-    finally:
-        html_text._SIMPLE_START_TAG, html_text._SIMPLE_END_TAG, html_text._KNOWN_GOAHEAD = saved
-
-
-def test_the_mirrored_parser_loop_is_the_one_that_runs_here():
-    """The extractor's own markup loop mirrors HTMLParser.goahead of CPython 3.10 to 3.13.0 only."""
-    from deid_ds.segmentation.html_text import _KNOWN_GOAHEAD
-
-    if not _KNOWN_GOAHEAD():
-        pytest.skip("this Python's HTMLParser.goahead differs from the mirrored one: the stdlib loop runs")
-    fast, slow = _extractor_only(SIMPLE_TAG_SHAPES[2]), _parse_without_fast_paths(SIMPLE_TAG_SHAPES[2])
-    assert fast.text == slow.text == "x"
-
-
-@pytest.mark.parametrize("html", SIMPLE_TAG_SHAPES + NASTY_LOOP_SHAPES)
-def test_the_parser_loop_and_tag_fast_paths_change_nothing(html):
-    fast, slow = _extractor_only(html), _parse_without_fast_paths(html)
-    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (
-        slow.text,
-        slow.offsets,
-        slow.hidden,
-        slow.warnings,
-    )
-
-
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(_SOUP), max_size=40))
-def test_the_parser_loop_and_tag_fast_paths_change_nothing_on_tag_soup(parts):
-    html = "".join(parts)
-    fast, slow = _extractor_only(html), _parse_without_fast_paths(html)
-    assert (fast.text, fast.offsets, fast.hidden, fast.warnings) == (
-        slow.text,
-        slow.offsets,
-        slow.hidden,
-        slow.warnings,
-    )
+def test_the_scanners_fast_alternatives_change_nothing_on_tag_soup(parts):
+    assert_same_without_fast_paths("".join(parts))

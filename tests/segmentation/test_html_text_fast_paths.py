@@ -1,29 +1,169 @@
-"""The fused scanner of ``html_to_text`` gives exactly what the HTMLParser-driven extractor gives.
+"""The text builder's fast paths give what the plain reading of the scanner's constructs gives.
 
-The reference is ``_html_to_text(..., fused=False)``: every document through ``_Extractor``. The fused
-scanner must reproduce its text, offset map, hidden ranges and warnings on every document, either by
-computing them itself or by giving up (``_fused_extract`` returns None) so that the reference path runs.
+:func:`deid_ds.segmentation.html_text.html_to_text` runs one loop over the scanner's pattern that keeps the
+builder's state in local variables and decodes the common text runs itself. The reference here,
+:func:`reference_html_to_text`, is the same reading written plainly: :func:`~deid_ds.segmentation.html_scanner.scan`'s
+constructs, one handler each, the builder's own methods. The two must agree on the text, the offset map, the
+hidden ranges and the warnings of every document; and the notes deid-ds sees must be read by the pattern's
+alternatives for the common shapes, without :func:`~deid_ds.segmentation.html_scanner.markup_at`.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import deid_ds.segmentation.html_fused as html_fused
 import deid_ds.segmentation.html_text as html_text
-from deid_ds.segmentation.html_fused import _fused_extract, _fused_scanner
-from deid_ds.segmentation.html_text import _html_to_text, html_to_text
+from deid_ds.segmentation.html_scanner import GROUP, RAW_TEXT_ELEMENTS, SCANNER, scan
+from deid_ds.segmentation.html_text import (
+    _BLANK,
+    _CONTROL_RE,
+    _END_TAGS_WITH_EFFECT,
+    _MARKUP_PROBE,
+    _START_TAGS_WITH_EFFECT,
+    _WHITESPACE,
+    CELL_ELEMENTS,
+    HEAD_ELEMENTS,
+    HIDDEN_ELEMENTS,
+    LINE_ELEMENTS,
+    PARAGRAPH_ELEMENTS,
+    PREFORMATTED_ELEMENTS,
+    HiddenRange,
+    ParsedHtml,
+    _recover,
+    _TextBuilder,
+    emit_text,
+    html_to_text,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
-needs_fused = pytest.mark.skipif(
-    _fused_scanner() is None, reason="this Python's html.parser is not the one the fused scanner mirrors: it never runs"
-)
+
+class _Reference:
+    """The plain reading of a document's constructs (what html_text._extract computes in one loop)."""
+
+    def __init__(self, source: str, pre_depth: int) -> None:
+        self.source = source
+        self.out = _TextBuilder()
+        self.hidden: list[HiddenRange] = []
+        self.warnings: dict[str, int] = {}
+        self.hidden_element: str | None = None  # inside <title>, <template>
+        self.hidden_start = 0
+        self.in_head = False
+        self.pre_depth = pre_depth
+
+    def count(self, kind: str) -> None:
+        self.warnings[kind] = self.warnings.get(kind, 0) + 1
+
+    def text(self, start: int, end: int, decode: bool = True) -> None:
+        if self.hidden_element is not None:
+            return
+        if self.in_head:
+            if not self.source[start:end].strip(_WHITESPACE):
+                return
+            self.in_head = False  # text in <head> closes it
+        if self.pre_depth:
+            emit_text(self.out, self.source, start, end, preformatted=True, decode=decode)
+        elif _BLANK.fullmatch(self.source, start, end):
+            self.out.collapsible_space(start, end)
+        else:
+            emit_text(self.out, self.source, start, end, preformatted=False, decode=decode)
+
+    def start_tag(self, tag: str, start: int, end: int, self_closing: bool) -> None:
+        if self.hidden_element is not None:
+            return
+        out = self.out
+        if self.in_head and tag not in HEAD_ELEMENTS:
+            self.in_head = False
+        if tag not in _START_TAGS_WITH_EFFECT:
+            return
+        if tag == "head":
+            self.in_head = True
+        elif tag in HIDDEN_ELEMENTS:
+            if self_closing:
+                return
+            closed_later = tag not in RAW_TEXT_ELEMENTS and any(
+                m.start() > start for m in re.finditer(rf"</{tag}(?![\w-])", self.source, re.I)
+            )
+            if closed_later:
+                self.hidden_element, self.hidden_start = tag, end
+            else:  # (a raw-text element with a closing tag is a "raw" construct)
+                self.count("unclosed_hidden_element")
+        elif tag == "br":
+            out.forced_break(start)
+        elif tag in PARAGRAPH_ELEMENTS:
+            out.line_break(start, 2)
+        elif tag in LINE_ELEMENTS:
+            out.line_break(start, 1)
+        elif tag in CELL_ELEMENTS:
+            out.cell_separator(start)
+        if tag in PREFORMATTED_ELEMENTS and not self_closing:
+            self.pre_depth += 1
+
+    def end_tag(self, tag: str, start: int) -> None:
+        if self.hidden_element is not None:
+            if tag == self.hidden_element:
+                if start > self.hidden_start:
+                    self.hidden.append(HiddenRange(self.hidden_start, start, tag))
+                self.hidden_element = None
+            return
+        if tag not in _END_TAGS_WITH_EFFECT:
+            return
+        if tag == "head":
+            self.in_head = False
+        elif tag == "br":
+            self.out.forced_break(start)
+        elif tag in PARAGRAPH_ELEMENTS:
+            self.out.line_break(start, 2)
+        elif tag in LINE_ELEMENTS:
+            self.out.line_break(start, 1)
+        if tag in PREFORMATTED_ELEMENTS and self.pre_depth:
+            self.pre_depth -= 1
+
+    def read(self) -> None:
+        for construct in scan(self.source):
+            kind = construct.kind
+            if construct.recovered:
+                self.count("parser_recovered")
+            if kind == "text":
+                self.text(construct.start, construct.end)
+            elif kind == "start":
+                self.start_tag(construct.name, construct.start, construct.end, construct.self_closing)
+            elif kind == "end":
+                self.end_tag(construct.name, construct.start)
+            elif kind == "raw":
+                if self.hidden_element is None and construct.content_end > construct.content_start:
+                    self.hidden.append(HiddenRange(construct.content_start, construct.content_end, construct.name))
+            elif kind == "comment":
+                self.hidden.append(HiddenRange(construct.start, construct.end, "comment"))
+            elif kind == "cdata":
+                self.text(construct.content_start, construct.content_end, decode=False)
+        if self.hidden_element is not None:
+            self.count("unclosed_hidden_element")
+            _recover(self.out, self.source, self.hidden_start, bool(self.pre_depth))
+
+
+def reference_html_to_text(html: str, preformatted: bool | None = None) -> ParsedHtml:
+    warnings: dict[str, int] = {}
+    controls = len(_CONTROL_RE.findall(html))
+    if controls:
+        warnings["control_chars"] = controls
+    if preformatted is None:
+        preformatted = _MARKUP_PROBE.search(html) is None
+    if preformatted and _MARKUP_PROBE.search(html) is None:
+        out = _TextBuilder()
+        emit_text(out, html, 0, len(html), preformatted=True)
+        return ParsedHtml(html, *out.build(), (), warnings)
+    reference = _Reference(html, 1 if preformatted else 0)
+    reference.read()
+    for kind, n in reference.warnings.items():
+        warnings[kind] = warnings.get(kind, 0) + n
+    return ParsedHtml(html, *reference.out.build(), tuple(reference.hidden), warnings)
 
 
 def result(parsed):
@@ -31,15 +171,17 @@ def result(parsed):
 
 
 def assert_same(html: str, preformatted: bool | None = None) -> bool:
-    """Fused and reference results are equal; returns whether the fused scanner handled ``html``."""
-    reference = _html_to_text(html, preformatted, fused=False)
-    fused = _html_to_text(html, preformatted, fused=True)
-    assert result(fused) == result(reference)
-    # called directly, the scanner must not raise either (html_to_text would hide it by falling back)
-    return _fused_extract(html, 1 if preformatted else 0) is not None
+    """html_to_text and the reference agree; returns whether the pattern read ``html`` without markup_at."""
+    assert result(html_to_text(html, preformatted=preformatted)) == result(reference_html_to_text(html, preformatted))
+    return read_by_the_pattern(html)
 
 
-#: Tokens the scanner models, alone or among others.
+def read_by_the_pattern(html: str) -> bool:
+    """Whether every construct of ``html`` is a match of the pattern's alternatives (no ``other``)."""
+    return all(match.lastindex != GROUP["other"] for match in SCANNER.finditer(html))
+
+
+#: Tokens of the shapes the pattern's alternatives match whole, alone or among others.
 MODELED = [
     "<p>",
     "</p>",
@@ -278,7 +420,7 @@ MODELED = [
     "<![if !vml]\u2028>",
     "<![else\t]>",
 ]
-#: Shapes it gives up on (the reference path runs).
+#: Other shapes (read by markup_at), unterminated ones included.
 UNMODELED = [
     "<br/>",
     "<br />",
@@ -336,6 +478,7 @@ UNMODELED = [
     "]",
     "] >",
 ]
+#: Tokens read whole by the pattern wherever they appear.
 _ODD = {"</SCRIPT >", "</script\n>", "</\u017fcript>", "</Style\t>", "<p a=>", "<", "< ", "<3"}
 #: Tokens the scanner models wherever they appear.
 SAFE = [token for token in MODELED if token not in _ODD]
@@ -524,41 +667,37 @@ SHAPES = [
 
 @pytest.mark.parametrize("html", SHAPES)
 @pytest.mark.parametrize("preformatted", [None, True, False])
-def test_the_fused_scanner_changes_nothing(html, preformatted):
+def test_the_fast_paths_change_nothing(html, preformatted):
     assert_same(html, preformatted)
 
 
-@needs_fused
-def test_the_fused_scanner_handles_the_common_shapes():
-    assert _fused_extract(SHAPES[2]) is not None
-    assert _fused_extract(SHAPES[15]) is not None  # references and whitespace
-    assert _fused_extract(SHAPES[19]) is not None  # namespaced Word tags
-    assert _fused_extract(SHAPES[10]) is not None  # "</ſcript>" is content
-    assert _fused_extract(SHAPES[11]) is None  # never closed: the extractor keeps the rest as text
-    assert _fused_extract(SHAPES[13]) is None  # the closing tag is in a comment: the same
-    assert _fused_extract(SHAPES[23]) is not None  # self-closing tags, Word's conditional sections
-    assert _fused_extract("<br/ >x") is None  # a "/" the scanner does not model
-    assert _fused_extract("<![CDATA[x]]>") is None  # a marked section other than if/else/endif
+def test_the_common_shapes_are_read_by_the_pattern():
+    assert read_by_the_pattern(SHAPES[2])
+    assert read_by_the_pattern(SHAPES[15])  # references and whitespace
+    assert read_by_the_pattern(SHAPES[19])  # namespaced Word tags
+    assert read_by_the_pattern(SHAPES[10])  # "</ſcript>" is content
+    assert read_by_the_pattern(SHAPES[11])  # never closed: an ordinary start tag, the rest is text
+    assert read_by_the_pattern(SHAPES[23])  # self-closing tags, Word's conditional sections
+    assert not read_by_the_pattern("<br/ >x")  # a "/" the pattern does not take
+    assert not read_by_the_pattern("<![CDATA[x]]>")  # a marked section other than if/else/endif
 
 
-@needs_fused
-def test_the_fused_scanner_reads_every_sample_note_as_the_reference_does():
+def test_every_sample_note_is_read_by_the_pattern_as_the_reference_reads_it():
     from deid_ds.io.notes import open_notes
 
     notes = [n.html for n in open_notes(REPO / "data" / "notes.parquet").iter_notes() if isinstance(n.html, str)]
     assert notes
     for html in notes:
-        assert assert_same(html), "the fused scanner gave up on a sample note"
+        assert assert_same(html), "a sample note needed markup_at"
 
 
-@needs_fused
 @pytest.mark.parametrize("phrasing", ["all", "unseen"])
-def test_the_fused_scanner_reads_synthetic_notes_as_the_reference_does(phrasing):
+def test_synthetic_notes_are_read_by_the_pattern_as_the_reference_reads_them(phrasing):
     from deid_ds.synth import SynthConfig, generate_corpus
 
     corpus = generate_corpus(SynthConfig(notes=60, seed=11, noise=0.8, phrasing=phrasing))
     for note in corpus.notes:
-        assert assert_same(note["html"]), "the fused scanner gave up on a synthetic note"
+        assert assert_same(note["html"]), "a synthetic note needed markup_at"
 
 
 WORD_SNIPPETS = [
@@ -571,43 +710,32 @@ WORD_SNIPPETS = [
 ]
 
 
-@needs_fused
 @pytest.mark.parametrize("html", WORD_SNIPPETS)
-def test_word_and_xhtml_shapes_are_read_by_the_fused_scanner(html, monkeypatch):
-    """Self-closing tags, conditional sections and "/" in unquoted values no longer send a note to the
-    extractor: html_to_text gives the reference result with the extractor made unusable."""
-    expected = result(_html_to_text(html, None, fused=False))
-
-    class NoExtractor:
-        def __init__(self, *args, **kwargs):
-            raise AssertionError("the note fell back to the extractor")
-
-    monkeypatch.setattr(html_text, "_Extractor", NoExtractor)
-    assert result(html_to_text(html)) == expected
+def test_word_and_xhtml_shapes_are_read_by_the_pattern(html):
+    """Self-closing tags, conditional sections and "/" in unquoted values are shapes the pattern reads whole."""
+    assert assert_same(html)
 
 
-@needs_fused
-def test_word_notes_are_read_by_the_fused_scanner_as_the_reference_does():
+def test_word_notes_are_read_by_the_pattern_as_the_reference_reads_them():
     rng = random.Random(20261124)
     for i in range(150):
         html = word_note(rng)
-        assert assert_same(html, True if i % 10 == 0 else None), "the fused scanner gave up on a Word-like note"
+        assert assert_same(html, True if i % 10 == 0 else None), "a Word-like note needed markup_at"
 
 
 def test_tag_soup_offline_sample():
-    """Deterministic random soups, most of which the scanner handles (the rest fall back)."""
+    """Deterministic random soups, a good part of which the pattern reads whole (the rest needs markup_at)."""
     rng = random.Random(20261123)
     handled = 0
     for i in range(600):
         html = soup(rng, SAFE if i % 2 else MODELED + UNMODELED, rng.randint(0, 40))
         handled += assert_same(html, True if i % 7 == 0 else None)
-    if _fused_scanner() is not None:
-        assert handled > 150
+    assert handled > 150
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(MODELED + UNMODELED), max_size=40), st.sampled_from([None, True]))
-def test_the_fused_scanner_changes_nothing_on_tag_soup(parts, preformatted):
+def test_the_fast_paths_change_nothing_on_tag_soup(parts, preformatted):
     assert_same("".join(parts), preformatted)
 
 
@@ -620,7 +748,7 @@ def test_the_fused_scanner_changes_nothing_on_tag_soup(parts, preformatted):
         max_size=30,
     )
 )
-def test_the_fused_scanner_changes_nothing_on_nested_soup(parts):
+def test_the_fast_paths_change_nothing_on_nested_soup(parts):
     html = "".join(p if isinstance(p, str) else p[0][0] + "".join(p[1]) + p[0][1] for p in parts)
     assert_same(html)
 
@@ -645,27 +773,20 @@ CHARACTERS = list("<>/!?-&#;xpbrtiles a\n\t\r\x01\x0b\xa0\u017f:=\"'") + [
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(CHARACTERS), max_size=60))
-def test_the_fused_scanner_changes_nothing_on_random_characters(parts):
+def test_the_fast_paths_change_nothing_on_random_characters(parts):
     assert_same("".join(parts))
 
 
-def test_the_reference_path_runs_where_the_stdlib_differs(monkeypatch):
-    html = SHAPES[2]
-    expected = result(_html_to_text(html, None, fused=False))
-    monkeypatch.setattr(html_fused, "_fused_scanner", lambda: None)
-    assert _fused_extract(html) is None
-    assert result(html_to_text(html)) == expected
-
-
-def test_an_error_in_the_fused_scanner_falls_back_to_the_reference(monkeypatch):
-    html = SHAPES[0]
-    expected = result(_html_to_text(html, None, fused=False))
+def test_an_error_in_the_scanner_is_not_hidden(monkeypatch):
+    """No silent fallback: a bug in the scanner is an error, not another reading of the note."""
 
     def broken(*args, **kwargs):
         raise IndexError("bug")
 
-    monkeypatch.setattr(html_fused, "_fused_extract", broken)
-    assert result(html_to_text(html)) == expected
+    monkeypatch.setattr(html_text, "markup_at", broken)
+    assert result(html_to_text(SHAPES[0])) == result(reference_html_to_text(SHAPES[0]))  # no odd shape in it
+    with pytest.raises(IndexError):
+        html_to_text("<br/ >x")
 
 
 #: Pieces of text runs: words, complete references (simple or not: blank, unknown, legacy prefix),
@@ -750,13 +871,12 @@ def test_text_runs_with_references_and_line_breaks_read_as_the_reference_does(pa
     assert_same("<p>" + "".join(p if isinstance(p, str) else "".join(p) for p in parts))
 
 
-@needs_fused
 def test_runs_with_references_and_line_breaks_are_decoded_by_the_loop(monkeypatch):
     """Such runs are "run" matches; those with simple references and single blanks never reach
     _collapsed_run, the others do (and give the reference result either way)."""
     simple = "<p>Tel. 02&nbsp;29&nbsp;11\nFax &#233;t&#xE9; &NotNestedGreaterGreater; x &lt;b&gt;</p>"
     assert assert_same(simple)
-    assert {match.lastgroup for match in _fused_scanner().finditer(simple)} == {"start", "run", "end"}
+    assert {match.lastgroup for match in SCANNER.finditer(simple)} == {"start", "run", "end"}
     for html in [
         "<p>a &#10; b</p>",
         "<p>a &ampx; c</p>",
@@ -770,9 +890,9 @@ def test_runs_with_references_and_line_breaks_are_decoded_by_the_loop(monkeypatc
     ]:
         assert assert_same(html), html
     calls = []
-    original = html_fused._collapsed_run
-    monkeypatch.setattr(html_fused, "_collapsed_run", lambda *args: calls.append(args) or original(*args))
-    _fused_extract(simple)
+    original = html_text._collapsed_run
+    monkeypatch.setattr(html_text, "_collapsed_run", lambda *args: calls.append(args) or original(*args))
+    html_to_text(simple)
     assert not calls
-    _fused_extract("<p>a &#10; b</p>")
+    html_to_text("<p>a &#10; b</p>")
     assert calls
