@@ -160,7 +160,8 @@ def main() -> None:
             )
     print(format_table(["stage", "notes", "MB", f"seconds ({args.clock})", "MB/s/core", "notes/s"], rows))
     print(
-        f"machine: {cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB"
+        f"machine: {cpu_model()} ({platform.machine()}, {os.cpu_count()} cores), "
+        f"Python {platform.python_version()}, peak RSS {peak_mb:.0f} MB"
     )
     summary = {"clock": args.clock}
     for _, key, seconds in stages:

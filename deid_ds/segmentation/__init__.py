@@ -2,7 +2,8 @@
 
 * :mod:`.html_scanner` — deid-ds's HTML scanner: the note cut into text and markup constructs (its
   docstring is the specification);
-* :mod:`.html_text` — the text builder, driven by the scanner: the note's visible text, each character mapped back to the HTML;
+* :mod:`.html_text` — the text builder, driven by the scanner: the note's visible text, each character mapped
+  back to the HTML;
 * :mod:`.offsets` — the offset map between the text and the HTML;
 * :mod:`.encoding` — bytes to text for notes stored as bytes;
 * :mod:`.tokens` — the tokenizer;

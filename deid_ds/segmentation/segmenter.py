@@ -140,7 +140,7 @@ class Segmenter:
         bounds = [0]
         max_tokens = self.max_tokens
         first = 0
-        for sentence_start, sentence_end in sentences:
+        for _, sentence_end in sentences:
             # Tokens lie inside sentences (gaps are whitespace): the sentence's tokens are those that
             # start before its end.
             last = bisect_left(starts, sentence_end, first)
