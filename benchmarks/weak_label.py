@@ -138,7 +138,8 @@ def national_kb(work: Path, scale: float, synth: Path) -> tuple[Path, dict]:
     print("building the knowledge base…", flush=True)
     code = (
         "import json, sys; from deid_ds.kb.build import build_kb; from deid_ds.kb.matcher import load_matcher;"
-        "a = json.loads(sys.argv[1]); build_kb(a['out'], ban=a['ban'], health_directory=a['dir'], offline=True, progress=False);"
+        "a = json.loads(sys.argv[1]); "
+        "build_kb(a['out'], ban=a['ban'], health_directory=a['dir'], offline=True, progress=False);"
         "load_matcher(a['out'])"
     )
     seconds, peak = peak_rss_mb_of(code, json.dumps({"out": str(kb), "ban": bans, "dir": directories}))
@@ -150,9 +151,12 @@ def matcher_load(kb: Path) -> dict:
     """Load time and resident memory of the compiled matcher, in a fresh interpreter."""
     code = (
         "import sys, time, resource; from pathlib import Path;"
-        "rss = lambda: int([l for l in Path('/proc/self/status').read_text().splitlines() if l.startswith('VmRSS:')][0].split()[1]) / 1024;"
-        "import deid_ds.label.labeller as L; before = rss(); t = time.perf_counter(); lab = L.WeakLabeller.from_kb(sys.argv[1]);"
-        "s = time.perf_counter() - t; print(s, before, rss(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, len(lab.matcher))"
+        "rss = lambda: int([l for l in Path('/proc/self/status').read_text().splitlines() "
+        "if l.startswith('VmRSS:')][0].split()[1]) / 1024;"
+        "import deid_ds.label.labeller as L; before = rss(); t = time.perf_counter(); "
+        "lab = L.WeakLabeller.from_kb(sys.argv[1]);"
+        "s = time.perf_counter() - t; "
+        "print(s, before, rss(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, len(lab.matcher))"
     )
     result = subprocess.run([sys.executable, "-c", code, str(kb)], capture_output=True, text=True, check=True, cwd=REPO)
     s, before, after, peak, keys = result.stdout.split()
@@ -247,7 +251,8 @@ _E2E = (
     "out = tempfile.mkdtemp(prefix='wl-bench-'); t = time.perf_counter()\n"
     "weak_label(sys.argv[1], out + '/out', kb=sys.argv[2], workers=int(sys.argv[3]), progress=False)\n"
     "s = time.perf_counter() - t; shutil.rmtree(out)\n"
-    "print(json.dumps([s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024]))\n"
+    "print(json.dumps([s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "
+    "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024]))\n"
 )
 
 
@@ -276,7 +281,8 @@ def profile_command(notes_path: Path, kb: Path, dump: Path) -> pstats.Stats:
     code = (
         IMPORT_COMMAND + "import cProfile, shutil, sys, tempfile\n"
         "out = tempfile.mkdtemp(prefix='wl-bench-')\n"
-        "cProfile.run('weak_label(sys.argv[1], out + \"/out\", kb=sys.argv[2], workers=1, progress=False)', sys.argv[3])\n"
+        "cProfile.run('weak_label(sys.argv[1], out + \"/out\", kb=sys.argv[2], workers=1, progress=False)', "
+        "sys.argv[3])\n"
         "shutil.rmtree(out)\n"
     )
     subprocess.run([sys.executable, "-c", code, str(notes_path), str(kb), str(dump)], check=True, cwd=REPO)
@@ -521,8 +527,10 @@ def main() -> None:
         )
     )
     print(
-        f"matcher: {info['matcher_keys']:,} keys, load {info['load_s']} s in a fresh interpreter ({load_here_s:.2f} s here), "
-        f"RSS {info['rss_before_load_mb']} → {info['rss_after_load_mb']} MB (here {rss_start:.0f} → {rss_loaded:.0f} MB)"
+        f"matcher: {info['matcher_keys']:,} keys, load {info['load_s']} s in a fresh interpreter "
+        f"({load_here_s:.2f} s here), "
+        f"RSS {info['rss_before_load_mb']} → {info['rss_after_load_mb']} MB "
+        f"(here {rss_start:.0f} → {rss_loaded:.0f} MB)"
     )
     for stage, c in command.items():
         print(
@@ -531,20 +539,25 @@ def main() -> None:
     print(f"peak RSS of this process (all notes pre-parsed in memory): {info['peak_rss_mb_in_process']} MB")
     worker = figures["worker (parse + segment + label)"]["notes3kb_s_core"]
     print(
-        f"target: {TARGET_PER_CORE} 3 KB notes/s/core — worker stage {worker:.0f}: {'met' if worker >= TARGET_PER_CORE else 'NOT met'}"
+        f"target: {TARGET_PER_CORE} 3 KB notes/s/core — worker stage {worker:.0f}: "
+        f"{'met' if worker >= TARGET_PER_CORE else 'NOT met'}"
     )
     for stage in command:
         rate = figures[stage]["notes3kb_s_core"] * figures[stage]["cores"]
         line = f"{stage}: {PAPER_NOTES:,} 3 KB notes in {PAPER_NOTES / rate / 60:.1f} min at the {n}-note rate"
         if stage in marginal:
             m = figures[stage]["marginal_notes3kb_s_core"] * figures[stage]["cores"]
-            line += f"; marginal rate {marginal[stage]:.0f} notes/s ({m / figures[stage]['cores']:.0f} 3 KB notes/s/core) → {PAPER_NOTES / m / 60:.1f} min"
+            line += (
+                f"; marginal rate {marginal[stage]:.0f} notes/s ({m / figures[stage]['cores']:.0f} 3 KB notes/s/core) "
+                f"→ {PAPER_NOTES / m / 60:.1f} min"
+            )
         print(line)
     if sizes is not None:
         rate = sizes["notes3kb_s_core_interpolated"]
         (x0, x1), (y0, y1) = sizes["kb_per_note"], sizes["marginal_ms_per_note_2_workers"]
         print(
-            f"command, workers=2, marginal cost per note: {y0:.3f} ms at {x0:.2f} KB, {y1:.3f} ms at {x1:.2f} KB (notes joined in pairs) → "
+            f"command, workers=2, marginal cost per note: {y0:.3f} ms at {x0:.2f} KB, {y1:.3f} ms at {x1:.2f} KB "
+            "(notes joined in pairs) → "
             f"3 KB notes interpolated: {rate:.0f} notes/s/core ({'met' if rate >= TARGET_PER_CORE else 'NOT met'}); "
             f"{PAPER_NOTES:,} notes in {PAPER_NOTES / rate / 2 / 60:.1f} min on 2 cores"
         )

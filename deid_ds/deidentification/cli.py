@@ -16,7 +16,9 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     "--spans",
     "-s",
     type=click.Path(path_type=str),
-    help="Entities to replace: spans.parquet of weak-label or predict, a gold table (Parquet/JSONL), or their directory.",
+    help=(
+        "Entities to replace: spans.parquet of weak-label or predict, a gold table (Parquet/JSONL), or their directory."
+    ),
 )
 @click.option(
     "--model",
@@ -37,7 +39,10 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     "-o",
     required=True,
     type=click.Path(path_type=str),
-    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): notes.parquet, audit.parquet, documents.parquet, report.json.",
+    help=(
+        "Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): notes.parquet, "
+        "audit.parquet, documents.parquet, report.json."
+    ),
 )
 @overwrite_option
 @click.option(
@@ -50,16 +55,27 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.option(
     "--kb",
     type=click.Path(path_type=str),
-    help="Knowledge base (deid-ds build-kb) to draw surrogate communes, postcodes and streets from [default: a shipped list of Breton communes].",
+    help=(
+        "Knowledge base (deid-ds build-kb) to draw surrogate communes, postcodes and streets from [default: a shipped "
+        "list of Breton communes]."
+    ),
 )
 @click.option(
     "--key",
-    help="Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, else a random key, never written]. Prefer the variable: a command line is visible to other users. An empty key, or one shorter than 16 bytes, is refused (exit 1).",
+    help=(
+        "Secret key of the surrogate mapping (same key, same output) [default: the DEID_DS_KEY environment variable, "
+        "else a random key, never written]. Prefer the variable: a command line is visible to other users. An empty "
+        "key, or one shorter than 16 bytes, is refused (exit 1)."
+    ),
 )
 @click.option(
     "--allow-short-key",
     is_flag=True,
-    help="Accept a key shorter than 16 bytes. Dangerous: from one de-identified note and one original (a known name or date), a short key is found by trying candidates offline, and with it the whole mapping back to the originals. No key fingerprint is written then.",
+    help=(
+        "Accept a key shorter than 16 bytes. Dangerous: from one de-identified note and one original (a known name or "
+        "date), a short key is found by trying candidates offline, and with it the whole mapping back to the "
+        "originals. No key fingerprint is written then."
+    ),
 )
 @click.option(
     "--keep-metadata",
@@ -76,21 +92,32 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.option(
     "--fail-on-leak",
     is_flag=True,
-    help="When the residual-leak check finds any of the patients' own values, leave OUT as it was, write the whole output to OUT.leaks instead (for inspection; a previous OUT.leaks is replaced) and exit with status 3.",
+    help=(
+        "When the residual-leak check finds any of the patients' own values, leave OUT as it was, write the whole "
+        "output to OUT.leaks instead (for inspection; a previous OUT.leaks is replaced) and exit with status 3."
+    ),
 )
 @click.option(
     "--hidden",
     type=click.Choice(["deidentify", "blank", "keep"]),
     default="deidentify",
     show_default=True,
-    help="The views outside the visible text. deidentify: comments and <script> content blanked; <title>, <style>, attribute values (alt, title, href/mailto, src, data-*, meta content), doctype, PIs searched for the spans' texts, the patient's metadata, e-mails, phones and dates, replaced as in the text. blank: <title>/<style>/<template> blanked too. keep: left as they were (still checked).",
+    help=(
+        "The views outside the visible text. deidentify: comments and <script> content blanked; <title>, <style>, "
+        "attribute values (alt, title, href/mailto, src, data-*, meta content), doctype, PIs searched for the spans' "
+        "texts, the patient's metadata, e-mails, phones and dates, replaced as in the text. blank: "
+        "<title>/<style>/<template> blanked too. keep: left as they were (still checked)."
+    ),
 )
 @click.option(
     "--keep-column",
     "keep_columns",
     multiple=True,
     metavar="NAME",
-    help="Copy this input column unchanged into notes.parquet (repeatable). The columns deid-ds does not know are dropped otherwise: an export may carry identifiers in any column.",
+    help=(
+        "Copy this input column unchanged into notes.parquet (repeatable). The columns deid-ds does not know are "
+        "dropped otherwise: an export may carry identifiers in any column."
+    ),
 )
 @click.option(
     "--birthdate-year", is_flag=True, help="Write a date equal to the patient's birthdate as its (shifted) year only."
@@ -99,7 +126,10 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     "--mask-format",
     default="[{label}]",
     show_default=True,
-    help="The text written for a masked entity ({label} is the label), e.g. 'XXXX': every entity in mask mode, the fallbacks in surrogate mode.",
+    help=(
+        "The text written for a masked entity ({label} is the label), e.g. 'XXXX': every entity in mask mode, the "
+        "fallbacks in surrogate mode."
+    ),
 )
 @column_option
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")

@@ -246,16 +246,16 @@ def deidentify(
 ) -> DeidentifyReport:
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
-    See the module docstring for the outputs and :mod:`deid_ds.deidentification` for the policies. ``key``
-    (else the ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice; an
-    empty key, or one shorter than 16 bytes without ``allow_short_key``, is refused (:mod:`.keyed`).
-    ``engine="spark"`` runs the batches on Apache Spark (:mod:`deid_ds.engine.spark`, the stage of :mod:`deid_ds.deidentification.stage`: the
-    spans joined to the notes, the key shipped inside the tasks) with the same outputs; ``--model`` is
-    not available there yet. ``hidden`` is the policy for the views outside the visible text
-    (:mod:`deid_ds.deidentification.other_views`); ``keep_columns`` the input columns written back (the
-    others are dropped); ``fail_on_leak`` keeps an output with leaks out of ``out`` (module docstring:
-    the report's ``written_to`` says where it went). ``out`` (and ``OUT.leaks``) is replaced only if
-    deid-ds deidentify wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
+    See the module docstring for the outputs and :mod:`deid_ds.deidentification` for the policies. ``key`` (else the
+    ``DEID_DS_KEY`` environment variable, else a random key) drives every surrogate choice; an empty key, or one
+    shorter than 16 bytes without ``allow_short_key``, is refused (:mod:`.keyed`). ``engine="spark"`` runs the
+    batches on Apache Spark (:mod:`deid_ds.engine.spark`, the stage of :mod:`deid_ds.deidentification.stage`: the
+    spans joined to the notes, the key shipped inside the tasks) with the same outputs; ``--model`` is not available
+    there yet. ``hidden`` is the policy for the views outside the visible text
+    (:mod:`deid_ds.deidentification.other_views`); ``keep_columns`` the input columns written back (the others are
+    dropped); ``fail_on_leak`` keeps an output with leaks out of ``out`` (module docstring: the report's
+    ``written_to`` says where it went). ``out`` (and ``OUT.leaks``) is replaced only if deid-ds deidentify wrote it,
+    or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
     """
     from deid_ds.io.output_dir import check_output_dir
 
@@ -290,7 +290,8 @@ def deidentify(
     keyring = resolve_key(key, allow_short=allow_short_key)
     if mode == "surrogate" and keyring.origin.startswith("random"):
         log(
-            "deidentify: no --key and no DEID_DS_KEY: a random key is used for this run only (the mapping cannot be reproduced)"
+            "deidentify: no --key and no DEID_DS_KEY: a random key is used for this run only "
+            "(the mapping cannot be reproduced)"
         )
     options = DeidOptions(
         mode,

@@ -244,7 +244,8 @@ def read_notes(
         if column_map.get(ours, ours) not in names:
             hint = f"use --column {ours}=SOURCE_COLUMN" if ours not in column_map else "check the --column mapping"
             raise InputError(
-                f"{path}: required column {column_map.get(ours, ours)!r} not found (columns: {', '.join(names)}); {hint}"
+                f"{path}: required column {column_map.get(ours, ours)!r} not found "
+                f"(columns: {', '.join(names)}); {hint}"
             )
     for ours, theirs in column_map.items():
         if theirs not in names:
@@ -368,7 +369,8 @@ def open_input(
 def _runs(
     data: Mapping[str, list], columns: tuple[str, ...], n: int, batch_size: int | None = None
 ) -> Iterator[tuple[str, int, dict]]:
-    """Runs of consecutive rows of one file (at most ``batch_size``) of a column dict: ``(file, first row, columns)``."""
+    """Runs of consecutive rows of one file (at most ``batch_size``) of a column dict:
+    ``(file, first row, columns)``."""
     files, rows = data[FILE], data[ROW]
     start = 0
     for i in range(1, n + 1):

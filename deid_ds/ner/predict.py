@@ -127,7 +127,8 @@ def model_file(model: str | Path) -> Path:
             if (path / name).is_file():
                 return path / name
         raise InputError(
-            f"{path}: no {' or '.join(MODEL_FILES)} in this directory (train one with deid-ds train WEAKDIR --out {path})"
+            f"{path}: no {' or '.join(MODEL_FILES)} in this directory "
+            f"(train one with deid-ds train WEAKDIR --out {path})"
         )
     raise InputError(f"{path}: model directory or file not found")
 
@@ -552,9 +553,9 @@ def predict(
 ) -> PredictReport:
     """Tag every note of ``notes`` with the tagger of ``model`` into ``out`` (module docstring).
 
-    ``engine="spark"`` tags the batches on Apache Spark (:mod:`deid_ds.engine.spark`, the stage of :func:`predict_stage`; the
-    model, the knowledge base and the Punkt file shipped to the executors once) with the same outputs;
-    ``workers`` is then Spark's business, and ``device`` is resolved on each executor.
+    ``engine="spark"`` tags the batches on Apache Spark (:mod:`deid_ds.engine.spark`, the stage of
+    :func:`predict_stage`; the model, the knowledge base and the Punkt file shipped to the executors once)
+    with the same outputs; ``workers`` is then Spark's business, and ``device`` is resolved on each executor.
 
     ``with_rules`` (a ``build-kb`` directory) switches the hybrid mode on: the weak labeller runs on
     the same notes (with their metadata unless ``use_metadata`` is false) and its spans are merged

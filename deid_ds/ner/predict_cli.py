@@ -18,7 +18,10 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
     "-o",
     required=True,
     type=str,
-    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): spans.parquet, documents.parquet, report.json.",
+    help=(
+        "Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite): spans.parquet, "
+        "documents.parquet, report.json."
+    ),
 )
 @overwrite_option
 @click.option(
@@ -26,7 +29,10 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
     "with_rules",
     type=click.Path(path_type=str),
     metavar="KB",
-    help="Hybrid mode: also run the weak labeller with this knowledge base (`deid-ds build-kb`) and merge its spans with the model's (policy: README).",
+    help=(
+        "Hybrid mode: also run the weak labeller with this knowledge base (`deid-ds build-kb`) and merge its spans "
+        "with the model's (policy: README)."
+    ),
 )
 @click.option("--no-metadata", is_flag=True, help="Hybrid mode: do not use the patients' metadata columns.")
 @click.option(

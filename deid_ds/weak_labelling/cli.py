@@ -32,14 +32,20 @@ def _print_rules(context: click.Context, _parameter, value: bool) -> None:
 @click.option(
     "--kb",
     type=click.Path(path_type=str),
-    help="Knowledge base from `deid-ds build-kb`. Without it the gazetteer rules are off; patterns, context cues and metadata still label.",
+    help=(
+        "Knowledge base from `deid-ds build-kb`. Without it the gazetteer rules are off; patterns, context cues and "
+        "metadata still label."
+    ),
 )
 @click.option(
     "--out",
     "-o",
     required=True,
     type=str,
-    help="Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite; work in progress is kept in OUT.partial and resumed; with --engine spark, in OUT.spark-partial, not resumed).",
+    help=(
+        "Output directory (replaced atomically, only if deid-ds wrote it; see --overwrite; work in progress is kept "
+        "in OUT.partial and resumed; with --engine spark, in OUT.spark-partial, not resumed)."
+    ),
 )
 @overwrite_option
 @click.option("--workers", "-j", type=click.IntRange(min=1), help="Worker processes [default: all cores].")
@@ -63,7 +69,10 @@ def _print_rules(context: click.Context, _parameter, value: bool) -> None:
     show_default=True,
     type=click.FloatRange(0.0, 1.0),
     metavar="SHARE",
-    help="Share of the sentences without entity to keep in test (default: all, so that a correction campaign on the test documents shows every sentence).",
+    help=(
+        "Share of the sentences without entity to keep in test (default: all, so that a correction campaign on the "
+        "test documents shows every sentence)."
+    ),
 )
 @click.option(
     "--split",
@@ -115,7 +124,10 @@ def _print_rules(context: click.Context, _parameter, value: bool) -> None:
 @click.option(
     "--sentences-jsonl",
     is_flag=True,
-    help="Also write OUT/sentences.jsonl, the rows of sentences.parquet as Prodigy tasks (off by default: the largest output, ~11 times the notes' HTML, 2.2 GB per 100,000 notes; the campaign reads sentences.parquet).",
+    help=(
+        "Also write OUT/sentences.jsonl, the rows of sentences.parquet as Prodigy tasks (off by default: the largest "
+        "output, ~11 times the notes' HTML, 2.2 GB per 100,000 notes; the campaign reads sentences.parquet)."
+    ),
 )
 @engine_options
 @quiet_option

@@ -311,8 +311,8 @@ class _KeptSentences:
         self.tokens = np.arange(int(self.lengths.sum())) + np.repeat(self.first - _bases(self.lengths), self.lengths)
 
     def tags(self):
-        """BIO tags of the kept tokens (:func:`~deid_ds.weak_labelling.note.bio_tags`); an entity cut by a sentence boundary
-        restarts with a ``B-`` tag at the sentence's first token."""
+        """BIO tags of the kept tokens (:func:`~deid_ds.weak_labelling.note.bio_tags`); an entity cut by a sentence
+        boundary restarts with a ``B-`` tag at the sentence's first token."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
