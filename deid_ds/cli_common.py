@@ -6,6 +6,7 @@ import functools
 
 import click
 
+from deid_ds.defaults import DEFAULT_MAX_TOKENS
 from deid_ds.engine.parallel import sigterm_as_exit
 from deid_ds.errors import DeidError
 from deid_ds.io.output_dir import OVERWRITE_HELP
@@ -96,5 +97,24 @@ def note_limit_options(stage: str):
             help=f'A note with more HTML than this is failed ("note larger than the limit") and the others {stage}; '
             "0: no limit.",
         )(command)
+
+    return decorate
+
+
+def segmentation_options(
+    punkt_help: str = "Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).",
+    max_tokens_help: str = "Longest sentence, in tokens; longer ones are cut.",
+):
+    """``--punkt`` and ``--max-tokens``: how notes are cut into sentences (segment, weak-label, predict)."""
+
+    def decorate(command):
+        command = click.option(
+            "--max-tokens",
+            default=DEFAULT_MAX_TOKENS,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help=max_tokens_help,
+        )(command)
+        return click.option("--punkt", type=click.Path(exists=True, dir_okay=False), help=punkt_help)(command)
 
     return decorate

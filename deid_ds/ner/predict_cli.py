@@ -6,8 +6,15 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, engine_options, handle_errors, overwrite_option, quiet_option
-from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.cli_common import (
+    column_option,
+    engine_options,
+    handle_errors,
+    overwrite_option,
+    quiet_option,
+    segmentation_options,
+)
+from deid_ds.defaults import DEFAULT_BATCH_SIZE
 
 
 @click.command("predict")
@@ -57,17 +64,9 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 )
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when available), cpu, cuda or cuda:N.")
 @column_option
-@click.option(
-    "--punkt",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Punkt parameters, as given to weak-label (default: the shipped ones).",
-)
-@click.option(
-    "--max-tokens",
-    default=DEFAULT_MAX_TOKENS,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Longest sentence, in tokens, as for weak-label.",
+@segmentation_options(
+    punkt_help="Punkt parameters, as given to weak-label (default: the shipped ones).",
+    max_tokens_help="Longest sentence, in tokens, as for weak-label.",
 )
 @engine_options
 @quiet_option

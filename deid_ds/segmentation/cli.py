@@ -11,8 +11,9 @@ from deid_ds.cli_common import (
     note_limit_options,
     overwrite_option,
     quiet_option,
+    segmentation_options,
 )
-from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.io.notes import parse_column_map
 
 
@@ -27,18 +28,7 @@ from deid_ds.io.notes import parse_column_map
 )
 @overwrite_option
 @column_option
-@click.option(
-    "--punkt",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).",
-)
-@click.option(
-    "--max-tokens",
-    default=DEFAULT_MAX_TOKENS,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Longest sentence, in tokens; longer ones are cut.",
-)
+@segmentation_options()
 @click.option(
     "--batch-size",
     default=DEFAULT_BATCH_SIZE,

@@ -13,8 +13,9 @@ from deid_ds.cli_common import (
     note_limit_options,
     overwrite_option,
     quiet_option,
+    segmentation_options,
 )
-from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.io.notes import parse_column_map
 
 
@@ -101,18 +102,7 @@ def _print_rules(context: click.Context, _parameter, value: bool) -> None:
     callback=_print_rules,
     help="List the labelling functions (name, labels, what each needs, what it finds) and exit.",
 )
-@click.option(
-    "--punkt",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Punkt parameters from `deid-ds punkt-train` (default: shipped French clinical parameters).",
-)
-@click.option(
-    "--max-tokens",
-    default=DEFAULT_MAX_TOKENS,
-    show_default=True,
-    type=click.IntRange(min=1),
-    help="Longest sentence, in tokens; longer ones are cut.",
-)
+@segmentation_options()
 @click.option(
     "--batch-size",
     default=DEFAULT_BATCH_SIZE,
