@@ -395,7 +395,15 @@ def slug(command: str, engine: str) -> str:
 
 
 def compare_corpus(
-    run: Runner, sides: list[Side], name: str, corpus: Path, model: Path, out: Path, spark: bool, only=()
+    run: Runner,
+    sides: list[Side],
+    name: str,
+    corpus: Path,
+    model: Path,
+    out: Path,
+    spark: bool,
+    only=(),
+    keys=None,
 ):
     """Run every command (or those starting with one of ``only``) for each side on one corpus; yield
     (command, engine, difference or None)."""
@@ -405,7 +413,7 @@ def compare_corpus(
         shutil.rmtree(kbs[side.name], ignore_errors=True)
         run.cli(side, "build-kb", "--out", kbs[side.name], "--quiet", *kb_args(corpus / "kb"))
     if not only or any("build-kb".startswith(o) for o in only):
-        yield "build-kb", "local", compare_dirs(kbs[sides[0].name], kbs[sides[1].name])
+        yield "build-kb", "local", compare_dirs(kbs[sides[0].name], kbs[sides[1].name], keys=keys)
     kb = kbs[sides[0].name]
     # The spans deidentify reads on both sides: the before side's weak labels, made first.
     weak = out / sides[0].name / name / "spans-for-deidentify"
@@ -421,7 +429,7 @@ def compare_corpus(
             shutil.rmtree(d, ignore_errors=True)
             run.cli(side, *args, "--out", d, "--quiet")
             dirs.append(d)
-        yield command, engine, compare_dirs(*dirs)
+        yield command, engine, compare_dirs(*dirs, keys=keys)
 
 
 def throughput(run: Runner, sides: list[Side], corpus: Path, kb: Path, out: Path, repeat: int) -> dict:
@@ -469,6 +477,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", action="append", default=[], metavar="COMMAND", help="only the commands starting so (repeatable)"
     )
+    parser.add_argument(
+        "--ignore-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="a JSON key the change under comparison added on purpose (e.g. a new report field): compared as if absent",
+    )
     parser.add_argument("--min-ratio", type=float, default=0.90, help="lowest accepted after/before (0.90)")
     args = parser.parse_args(argv)
 
@@ -506,7 +521,9 @@ def main(argv: list[str] | None = None) -> int:
             spark, only = not args.skip_spark, tuple(args.only)
             for name in chosen:
                 mark = time.perf_counter()
-                for command, engine, diff in compare_corpus(run, sides, name, corpora[name], model, out, spark, only):
+                for command, engine, diff in compare_corpus(
+                    run, sides, name, corpora[name], model, out, spark, only, VOLATILE_JSON_KEYS | set(args.ignore_key)
+                ):
                     status = "identical" if diff is None else f"DIFFERENT  {diff}"
                     took, mark = time.perf_counter() - mark, time.perf_counter()
                     print(f"{name:<7} {command:<21} {engine:<6} {status}  ({took:.0f} s)", flush=True)

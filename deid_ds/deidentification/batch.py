@@ -7,9 +7,12 @@ processes or Spark executors, the pipeline (:mod:`.pipeline`) reads and writes a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pyarrow as pa
 
 from deid_ds.deidentification.context import Context, scope_of
 from deid_ds.deidentification.document import SpanIn, deidentify_document
@@ -67,8 +70,6 @@ class BatchResult:
 
 
 def documents_schema():
-    import pyarrow as pa
-
     return pa.schema(
         [
             ("id_document", pa.string()),
@@ -85,8 +86,6 @@ def documents_schema():
 
 
 def audit_schema(with_originals: bool):
-    import pyarrow as pa
-
     fields = [
         ("id_document", pa.string()),
         ("id_patient", pa.string()),
@@ -188,8 +187,6 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
 
 
 def notes_table(batch: BatchResult, schema):
-    import pyarrow as pa
-
     columns = {**batch.kept, "html": batch.html, **batch.metadata}
     arrays = []
     for f in schema:
@@ -205,8 +202,6 @@ def notes_table(batch: BatchResult, schema):
 
 def read_spans_by_document(path: str | Path) -> dict[str, list[SpanIn]]:
     """A spans table (``weak-label``, ``predict``, gold: Parquet, JSONL or a directory) grouped by note."""
-    import math
-
     from deid_ds.evaluation.evaluate import read_spans
 
     frame = read_spans(path)

@@ -31,6 +31,9 @@ import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from deid_ds.deidentification.batch import (
     BatchResult,
     DeidJob,
@@ -57,8 +60,6 @@ OWN_COLUMNS = ("id_document", "id_patient", "doc_type", "html")
 
 def stats_schema():
     """One row per batch: what :class:`~deid_ds.deidentification.batch.BatchResult` counts beside its tables."""
-    import pyarrow as pa
-
     return pa.schema(
         [
             ("per_label", pa.string()),
@@ -73,8 +74,6 @@ def stats_schema():
 def notes_schema(present, keep_metadata: str, kept_fields):
     """``notes.parquet``'s schema: our columns (strings; those ``present`` in the input), then the input's
     kept columns (``kept_fields``, with their types)."""
-    import pyarrow as pa
-
     fields = [
         pa.field(name, pa.string())
         for name in OWN_COLUMNS
@@ -93,8 +92,6 @@ class DeidBatch:
     notes_schema: object  # pyarrow.Schema of notes.parquet
 
     def __call__(self, notes, duplicates: frozenset[int], others) -> dict:
-        import pyarrow as pa
-
         spans = [
             [SpanIn(s["label"], s["html_start"], s["html_end"], s["source"], s["text"]) for s in row or ()]
             for row in others.column(SPANS).to_pylist()
@@ -307,8 +304,6 @@ class DeidSink:
 
     def __init__(self, tmp: Path, outputs, report, leaks: LeakCounts) -> None:
         """``report``: the :class:`~deid_ds.deidentification.pipeline.DeidentifyReport` counted into."""
-        import pyarrow.parquet as pq
-
         self.report, self.leaks = report, leaks
         self.writers = {name: pq.ParquetWriter(tmp / f"{name}.parquet", outputs[name]) for name in _WRITTEN}
 

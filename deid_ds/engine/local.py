@@ -20,6 +20,10 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
 from deid_ds.engine.output import building
 from deid_ds.engine.parallel import ordered_map
 from deid_ds.engine.stage import Resume, Sink, Stage, duplicate_positions
@@ -40,8 +44,6 @@ def part_name(index: int) -> str:
 
 def write_part_table(table, path: Path) -> None:
     """Write one table of a batch part (read back by :func:`read_part_table`)."""
-    import pyarrow as pa
-
     with (
         pa.OSFile(str(path), "wb") as sink,
         pa.ipc.new_file(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer,
@@ -51,8 +53,6 @@ def write_part_table(table, path: Path) -> None:
 
 def read_part_table(path: Path):
     """A table of a batch part, as :func:`write_part_table` wrote it."""
-    import pyarrow as pa
-
     with pa.OSFile(str(path), "rb") as source:
         return pa.ipc.open_file(source).read_all()
 
@@ -111,7 +111,6 @@ class LocalInput:
         """The Arrow fields of the input's columns ``names`` (of its first file), as they are."""
         if self.source.kind == "files":
             return []
-        import pyarrow.parquet as pq
 
         types = {f.name: f for f in pq.read_schema(self.source.files[0])}
         return [types[name] for name in names]
@@ -123,8 +122,6 @@ def _batches_with_columns(source: NotesSource, batch_size: int, keep: tuple[str,
         for notes in source.iter_batches(batch_size):
             yield notes, None
         return
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     wanted = list(dict.fromkeys([*source.columns.values(), *keep]))
     for file in source.files:
@@ -142,8 +139,6 @@ def _batches_with_columns(source: NotesSource, batch_size: int, keep: tuple[str,
 
 def _others(extras, joined: Mapping[str, list] | None):
     """The batch function's ``others``: the kept columns, then the joined ones."""
-    import pyarrow as pa
-
     joined = {name: pa.array(values) for name, values in (joined or {}).items()}
     if extras is None:
         return pa.table(joined)
@@ -189,8 +184,6 @@ class LocalEngine:
         group: Callable[[str, str | None], str] | None = None,
     ) -> LocalInput:
         """Open the notes (columns checked, nothing read yet; the groups are read by :meth:`groups`)."""
-        import pyarrow.parquet as pq
-
         source = open_notes(notes, column_map)
         columns = () if source.kind == "files" else tuple(pq.read_schema(source.files[0]).names)
         return LocalInput(source, source.num_notes, columns)
@@ -226,8 +219,6 @@ class LocalEngine:
         """Run ``stage`` on every note and give its tables to ``sink`` in input order (module docstring);
         returns the number of notes the batch function ran on (not counting resumed batches). ``out``
         and ``log`` are the Spark engine's business."""
-        from tqdm import tqdm
-
         source = notes.source
         join = stage.join.local(source) if stage.join is not None else None
         done = resume.done if resume is not None else frozenset()

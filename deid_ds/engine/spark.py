@@ -38,6 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from deid_ds.engine import require_pyspark
 from deid_ds.engine.output import building, is_local
 from deid_ds.engine.stage import Sink, Stage
@@ -261,8 +264,6 @@ def read_notes(
 
 def _identifiers(columns: tuple[str, ...], group: Callable[[str, str | None], str] | None) -> Callable:
     def identify(batches):
-        import pyarrow as pa
-
         schema = pa.schema(
             [(name, pa.string()) for name in ("id_document", "id_patient", "group", FILE)] + [(ROW, pa.int64())]
         )
@@ -328,7 +329,6 @@ class Input:
 
     def fields(self, names) -> list:
         """The Arrow fields of the input's columns ``names``, from their Spark types."""
-        import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_type
 
         types = {f.name: f.dataType for f in self.notes.frame.schema.fields}
@@ -399,7 +399,6 @@ def _note_runs(batches, columns: tuple[str, ...], batch_size: int) -> Iterator[t
 
 def spark_type(arrow_type):
     """The Spark SQL type of an Arrow type (strings, integers, booleans, doubles, lists and structs)."""
-    import pyarrow as pa
     from pyspark.sql import types as T
 
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
@@ -420,8 +419,6 @@ def spark_type(arrow_type):
 
 
 def _row_schema(outputs: Mapping):
-    import pyarrow as pa
-
     keys = [(OUTPUT, pa.string()), (FILE, pa.string()), (ROW, pa.int64()), (POSITION, pa.int64())]
     return pa.schema(keys + [(name, pa.struct(list(schema))) for name, schema in outputs.items()])
 
@@ -433,8 +430,6 @@ def _apply(
     ``fn``'s third argument: the ``others`` columns of the run, as an Arrow table (no column without them)."""
 
     def apply(batches):
-        import pyarrow as pa
-
         schema = _row_schema(outputs)
         positions = duplicates.value
         for file, first_row, run in _note_runs(batches, (*columns, *others), batch_size):
@@ -496,7 +491,6 @@ def run_batches(
     spark = notes.frame.sparkSession
     remove(spark, work)  # what an earlier, failed run left
     outputs = dict(outputs)
-    import pyarrow as pa
 
     row_type = spark_type(pa.struct(list(_row_schema(outputs))))
     flagged = spark.sparkContext.broadcast(frozenset(duplicates))
@@ -529,8 +523,6 @@ class DatasetParts:
     sources: Mapping[str, tuple[Path, object]]
 
     def tables(self, name: str) -> Iterator:
-        import pyarrow.parquet as pq
-
         directory, schema = self.sources[name]
         for file in sorted(Path(directory).glob("part-*.parquet")):
             parquet = pq.ParquetFile(file)

@@ -13,6 +13,8 @@ import argparse
 from collections import Counter
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from deid_ds.label.patterns import find_patterns
 
 PATTERN_LABELS: tuple[str, ...] = ("DATE", "PHONE", "EMAIL", "ZIP")
@@ -78,8 +80,6 @@ def evaluate(notes, gold, *, include_uncertain: bool = False, keep_errors: int =
 
 
 def main(argv: list[str] | None = None) -> None:
-    import pandas as pd
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("notes")
     ap.add_argument("gold")

@@ -40,6 +40,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
 from deid_ds.errors import InputError
 from deid_ds.label.labeller import LabelConfig
@@ -197,8 +200,6 @@ class BatchResult:
 
 def documents_schema():
     """``documents.parquet`` of ``predict``: segment's columns, the document type and the entities written."""
-    import pyarrow as pa
-
     from deid_ds.io.schemas import document_schema
 
     fields = list(document_schema())
@@ -418,8 +419,6 @@ def report_table(report: PredictReport) -> str:
 
 def stats_schema():
     """One row per batch: what :class:`BatchResult` counts beside its tables."""
-    import pyarrow as pa
-
     return pa.schema(
         [
             ("sentences", pa.int64()),
@@ -437,8 +436,6 @@ class PredictBatch:
     options: PredictOptions
 
     def __call__(self, notes, duplicates: frozenset[int], others=None) -> dict:
-        import pyarrow as pa
-
         from deid_ds.weak_labelling.schemas import spans_schema
 
         result = predict_batch(PredictJob(list(notes), self.options, duplicates))
@@ -477,8 +474,6 @@ class PredictSink:
     the report from the tables (and the ``stats`` rows)."""
 
     def __init__(self, tmp: Path, report: PredictReport) -> None:
-        import pyarrow.parquet as pq
-
         from deid_ds.weak_labelling.schemas import spans_schema
 
         self.report = report

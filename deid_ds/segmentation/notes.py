@@ -21,6 +21,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm import tqdm
 
 from deid_ds.engine.parallel import relaxed_gc
 from deid_ds.errors import DocumentError
@@ -210,8 +213,6 @@ class SentenceColumns:
         self.token_offsets.extend(base + b for b in compact.bounds[1:])
 
     def to_table(self):
-        import pyarrow as pa
-
         schema = _sentence_schema()
         token_type = schema.field("tokens").type.value_type
         tokens = pa.StructArray.from_arrays(
@@ -249,8 +250,6 @@ def _segment_batch(
 
 
 def _sentence_schema():
-    import pyarrow as pa
-
     token = pa.struct(
         [
             ("text", pa.string()),
@@ -284,8 +283,6 @@ class SegmentBatch:
     limits: NoteLimits
 
     def __call__(self, notes, duplicates: frozenset[int] = frozenset(), others=None) -> dict:
-        import pyarrow as pa
-
         results, columns = _segment_batch((list(notes), self.options, self.limits))
         documents = [{**asdict(s), "warnings": json.dumps(s.warnings, sort_keys=True)} for s, _ in results]
         return {
@@ -296,8 +293,6 @@ class SegmentBatch:
 
 
 def _stats_schema():
-    import pyarrow as pa
-
     return pa.schema([("html_bytes", pa.int64())])
 
 
@@ -319,8 +314,6 @@ class SegmentSink:
     report from the documents (and the ``stats`` rows)."""
 
     def __init__(self, tmp: Path, report: SegmentReport) -> None:
-        import pyarrow.parquet as pq
-
         self.report = report
         self.writers = {
             "sentences": pq.ParquetWriter(tmp / "sentences.parquet", _sentence_schema()),
@@ -438,8 +431,6 @@ def punkt_train(
 
     Returns counts of what was learned (abbreviations, collocations, sentence starters, notes used).
     """
-    from tqdm import tqdm
-
     from deid_ds.segmentation.punkt import save_parameters, train_parameters
 
     source = open_notes(notes, column_map)

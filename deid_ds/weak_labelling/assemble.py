@@ -17,6 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
 from deid_ds.label.functions import counts_per_function
 from deid_ds.weak_labelling.batch import lines_schema
 from deid_ds.weak_labelling.gold import score_gold
@@ -28,16 +33,11 @@ from deid_ds.weak_labelling.split import SPLITS, patient_group
 def _jsonl_lines(bodies, splits):
     """:func:`jsonl_line` of every sentence at once: its body without the closing brace (one character), the split
     (``splits``: each one already as JSON) as last key, the brace and the newline."""
-    import pyarrow.compute as pc
-
     return pc.binary_join_element_wise(pc.utf8_slice_codeunits(bodies, 0, -1), ',"split":', splits, "}\n", "")
 
 
 def _utf8(strings) -> memoryview:
     """The UTF-8 bytes of a string array's values, one after the other (what writing each gives)."""
-    import numpy as np
-    import pyarrow as pa
-
     array = strings.combine_chunks() if isinstance(strings, pa.ChunkedArray) else strings
     if len(array) == 0:
         return memoryview(b"")
@@ -89,8 +89,6 @@ class Assembly:
         notes of 1.9 KB of HTML: 11 times the HTML, 10 times ``sentences.parquet``; README, "What each
         output costs"), and ``sentences.parquet`` holds the same rows for every reader of this package.
         """
-        import pyarrow.parquet as pq
-
         self.tmp = tmp
         self.group_split = group_split
         self.gold_ids = gold_ids
@@ -133,9 +131,6 @@ class Assembly:
     def add_sentences(self, part, lines) -> None:
         """The next sentences into the Parquet, JSONL (when asked for) and Flair outputs (``lines`` renders ``part``,
         row for row; the workers already kept each split's share of sentences without entity)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         schema = sentences_schema()
         documents = pc.struct_field(part.column("meta"), "id_document").to_pylist()
         splits = [self.doc_split[d] for d in documents]
@@ -182,9 +177,6 @@ class Assembly:
 
     def finish(self, run: Run, gold_frame, report: WeakLabelReport) -> None:
         """Close the files, write ``documents.parquet`` and ``report.json`` (and score the gold)."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
         self.close()
         documents = (
             pa.concat_tables(self.documents) if self.documents else documents_schema(with_split=False).empty_table()

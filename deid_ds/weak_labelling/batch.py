@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import pyarrow as pa
+
 from deid_ds.engine.parallel import relaxed_gc
 from deid_ds.label.labeller import WeakLabeller
 from deid_ds.model import DocumentStatus, Note
@@ -82,8 +84,6 @@ def label_within_limits(
 def lines_schema():
     """The rendered columns of a sentence (:func:`deid_ds.weak_labelling.render.render_lines`), which travel
     as columns of the ``sentences`` table (row for row)."""
-    import pyarrow as pa
-
     return pa.schema([("jsonl", pa.string()), ("flair", pa.string())])
 
 
@@ -122,8 +122,6 @@ def label_files(batch: LabelBatch, where) -> LabelBatch:
 def weak_label_stage(options: WeakLabelOptions, group_split: Mapping[str, str], gold_ids: frozenset[str] | None):
     """``weak-label`` as the engines run it (:class:`deid_ds.engine.stage.Stage`): the documents first
     (they give each document's split to the assembly), then the sentences, spans and gold tokens."""
-    import pyarrow as pa
-
     from deid_ds.engine.stage import Stage
 
     outputs = {

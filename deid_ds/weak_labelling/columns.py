@@ -10,6 +10,8 @@ import json
 from collections.abc import Mapping
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from deid_ds.model import Note
 from deid_ds.segmentation.segmenter import SPACES
@@ -104,8 +106,6 @@ class BatchColumns:
         Always all of them, empty or not, so that readers need no case. What every engine gets from a
         batch: the local one writes them as a part directory, the Spark one as rows of its datasets.
         """
-        import pyarrow as pa
-
         batch = _Batch(self)
         kept = _KeptSentences(batch)
         documents = dict(self.documents)
@@ -137,8 +137,6 @@ class _Batch:
     """
 
     def __init__(self, columns: BatchColumns) -> None:
-        import pyarrow as pa
-
         self.columns = columns
         note = columns._note
         self.n_notes = n = len(columns._texts)
@@ -199,8 +197,6 @@ class _Batch:
         The ranges and the gaps between them are the values of one array over the batch's UTF-8
         bytes (its offsets interleave both); the ranges are every other value.
         """
-        import pyarrow as pa
-
         if len(starts) == 0:
             return pa.array([], type=pa.string())
         offsets = np.empty(2 * len(starts), dtype=np.int64)
@@ -240,8 +236,6 @@ class _Batch:
 
     def spans_table(self):
         """One row of :func:`spans_schema` per candidate."""
-        import pyarrow as pa
-
         html_start, html_end = self.html_spans()
         note = pa.array(self.candidate_note)
         char_base = self.char_base[self.candidate_note]
@@ -261,8 +255,6 @@ class _Batch:
 
     def gold_tokens_table(self):
         """The HTML offsets of every token of the gold's notes."""
-        import pyarrow as pa
-
         tokens = (
             np.flatnonzero(np.array(self.columns._note["gold"], dtype=bool)[self.token_note])
             if self.n_notes
@@ -313,9 +305,6 @@ class _KeptSentences:
     def tags(self):
         """BIO tags of the kept tokens (:func:`~deid_ds.weak_labelling.note.bio_tags`); an entity cut by a sentence
         boundary restarts with a ``B-`` tag at the sentence's first token."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
         batch, tokens = self.batch, self.tokens
         if len(batch.candidate_first) == 0:
             return pa.array(np.full(len(tokens), "O", dtype=object), type=pa.string())
@@ -330,8 +319,6 @@ class _KeptSentences:
 
     def spans(self):
         """The kept sentences' spans (``list<struct>``), offsets relative to their sentence."""
-        import pyarrow as pa
-
         batch = self.batch
         counts = self.inside_to - self.inside_from
         sentence = np.repeat(np.arange(len(counts)), counts)
@@ -354,8 +341,6 @@ class _KeptSentences:
 
     def table(self):
         """The kept sentences as a table of :func:`sentences_schema` (without the split)."""
-        import pyarrow as pa
-
         batch, tokens = self.batch, self.tokens
         schema = sentences_schema(with_split=False)
         html_start, html_end = batch.token_html(tokens)
@@ -416,8 +401,6 @@ def _concatenate(arrays: list, dtype):
 
 def _offsets(counts: list):
     """Arrow list offsets (int32) from the numpy arrays of per-row counts."""
-    import pyarrow as pa
-
     offsets = np.zeros(sum(len(c) for c in counts) + 1, dtype=np.int32)
     if len(offsets) > 1:
         np.cumsum(np.concatenate(counts), out=offsets[1:])
@@ -426,8 +409,6 @@ def _offsets(counts: list):
 
 def _list_of_structs(offsets, columns: Mapping[str, list], list_type):
     """A ``list<struct>`` Arrow array from flat per-field lists and list offsets (no row dicts)."""
-    import pyarrow as pa
-
     struct_type = list_type.value_type
     values = pa.StructArray.from_arrays(
         [_as_array(columns[f.name], f.type) for f in struct_type], fields=list(struct_type)
@@ -437,8 +418,6 @@ def _list_of_structs(offsets, columns: Mapping[str, list], list_type):
 
 def _as_array(values, kind):
     """``values`` (an Arrow array, a table column or a list) as an Arrow array of type ``kind``."""
-    import pyarrow as pa
-
     if isinstance(values, pa.ChunkedArray):
         return values.combine_chunks() if values.num_chunks else pa.array([], kind)
     return values if isinstance(values, pa.Array) else pa.array(values, type=kind)

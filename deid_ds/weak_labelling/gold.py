@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from deid_ds.weak_labelling.report import WeakLabelReport
 from deid_ds.weak_labelling.schemas import spans_schema
 
@@ -29,8 +31,6 @@ def score_gold(report: WeakLabelReport, gold, documents, evaluated_spans: list, 
     A gold document missing from the input is left out (and counted); an input note of the gold that
     failed is evaluated with no prediction, so its entities count as missed.
     """
-    import pandas as pd
-
     from deid_ds.evaluation.scoring import score_spans
 
     input_ids = set(documents["id_document"])

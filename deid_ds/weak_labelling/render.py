@@ -12,6 +12,10 @@ import functools
 import json
 import re
 
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+
 #: Characters ``orjson`` escapes in a string (checked at test time against ``orjson.dumps`` itself);
 #: every other character is written as is, so a string without them is rendered ``"…"`` directly.
 _JSON_ESCAPED = r'[\x00-\x1f"\\]'
@@ -28,8 +32,6 @@ def render_lines(sentences, jsonl: bool = True):
     cost the workers time and the work directory's batch parts nearly half their size (measured on
     2,000 generated notes: 13.8 MB of parts instead of 25.4 MB), for nothing.
     """
-    import pyarrow as pa
-
     rows = pa.StructArray.from_arrays(
         [_one_chunk(column) for column in sentences.columns], fields=list(sentences.schema)
     )
@@ -61,16 +63,12 @@ def _python_whitespace_class() -> str:
 
 def _one_chunk(column):
     """A table column as one array (an empty one for a table without rows)."""
-    import pyarrow as pa
-
     return column.combine_chunks() if column.num_chunks else pa.array([], column.type)
 
 
 def _join(*parts):
     """Element-wise concatenation of string arrays and literals (null where an input is null); adjacent
     literals are merged first, since the kernel's cost grows with its number of arguments."""
-    import pyarrow.compute as pc
-
     merged: list = []
     for part in parts:
         if isinstance(part, str) and merged and isinstance(merged[-1], str):
@@ -82,9 +80,6 @@ def _join(*parts):
 
 def _per_row(list_array, values, separator: str):
     """``values`` (one string per element of ``list_array``, in order) joined per row with ``separator``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     offsets = list_array.offsets
     offsets = pc.subtract(offsets, offsets[0])
     return pc.binary_join(pa.ListArray.from_arrays(offsets, values), separator)
@@ -92,9 +87,6 @@ def _per_row(list_array, values, separator: str):
 
 def _fix(strings, pattern: str, rewrite):
     """``strings`` with those matching ``pattern`` (an RE2 search) replaced by ``rewrite(string)``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     mask = pc.fill_null(pc.match_substring_regex(strings, pattern), False)
     if not pc.any(mask).as_py():
         return strings
@@ -104,8 +96,6 @@ def _fix(strings, pattern: str, rewrite):
 
 def _json_string_contents(strings):
     """Each string as ``orjson.dumps`` writes it between its quotes (escapes only where needed)."""
-    import orjson
-
     return _fix(strings, _JSON_ESCAPED, lambda value: orjson.dumps(value).decode()[1:-1])
 
 
@@ -119,9 +109,6 @@ def _json_parts(array) -> list:
     ``orjson.dumps`` writes the value ``to_pylist`` gives: objects with keys in field order, ``null``
     for a null (the types of the sentences' schema). A nested struct's parts are inlined in its
     parent's, so that a whole object is one concatenation."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     kind = array.type
     if pa.types.is_struct(kind):
         parts: list = []

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
+
 from deid_ds.io.schemas import document_schema
 
 
 def spans_schema():
     """Schema of ``spans.parquet``: one row per entity. ``predict`` writes the same."""
-    import pyarrow as pa
-
     return pa.schema(
         [
             ("id_document", pa.string()),
@@ -26,8 +26,6 @@ def spans_schema():
 
 def sentences_schema(with_split: bool = True):
     """Schema of ``sentences.parquet`` (each row is also a line of ``sentences.jsonl``)."""
-    import pyarrow as pa
-
     token = pa.struct(
         [
             ("text", pa.string()),
@@ -74,8 +72,6 @@ def sentences_schema(with_split: bool = True):
 def documents_schema(with_split: bool = True):
     """Schema of ``documents.parquet``: segment's, with the document type, the kept sentences, the
     entities and the split of each note."""
-    import pyarrow as pa
-
     fields = list(document_schema())
     fields.insert(2, pa.field("doc_type", pa.string()))
     warnings = next(i for i, f in enumerate(fields) if f.name == "warnings")
@@ -87,6 +83,4 @@ def documents_schema(with_split: bool = True):
 
 def gold_tokens_schema():
     """Schema of a part's ``gold_tokens.parquet``: the HTML offsets of every token of the gold's notes."""
-    import pyarrow as pa
-
     return pa.schema([("id_document", pa.string()), ("html_start", pa.int64()), ("html_end", pa.int64())])
