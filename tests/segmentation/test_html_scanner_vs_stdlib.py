@@ -23,7 +23,7 @@ from pathlib import Path
 
 from deid_ds.segmentation.html_scanner import scan
 
-from .test_html_text_fast_paths import MODELED, PAIRS, SAFE, UNMODELED, soup
+from .test_html_text_equals_a_plain_reading_of_the_scanner import MODELED, PAIRS, SAFE, UNMODELED, soup
 
 REPO = Path(__file__).resolve().parents[2]
 
