@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import cpu_model  # noqa: E402
 
 from deid_ds.deidentification import deidentify  # noqa: E402
+from deid_ds.deidentification.batch import read_spans_by_document  # noqa: E402
 from deid_ds.deidentification.context import Context, scope_of  # noqa: E402
 from deid_ds.deidentification.document import deidentify_document  # noqa: E402
 from deid_ds.deidentification.keyed import Keyring  # noqa: E402
 from deid_ds.deidentification.leaks import find_leaks  # noqa: E402
-from deid_ds.deidentification.pipeline import read_spans_by_document  # noqa: E402
 from deid_ds.deidentification.pools import load_pools  # noqa: E402
 from deid_ds.io.notes import open_notes  # noqa: E402
 from deid_ds.segmentation.html_text import html_to_text  # noqa: E402

@@ -37,19 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
-from deid_ds.deidentification.batch import (  # noqa: F401 - re-exported: the pipeline's names before the split
-    DUPLICATE_REASON,
-    BatchResult,
-    DeidJob,
-    DeidOptions,
-    audit_schema,
-    deidentify_batch,
-    documents_by_scope,
-    documents_schema,
-    notes_table,
-    read_spans_by_document,
-    scope_entities,
-)
+from deid_ds.deidentification.batch import BatchResult, DeidOptions
 from deid_ds.deidentification.keyed import resolve_key
 from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts
 from deid_ds.deidentification.other_views import HIDDEN_POLICIES

@@ -250,7 +250,7 @@ def read_spans(spark, path: str | Path):
 
 def with_scope_entities(notes, spans):
     """The notes with a column of the (label, text) of every span of their scope's notes (the patient's,
-    else the note's own): what :func:`deid_ds.deidentification.pipeline.scope_entities` gives locally."""
+    else the note's own): what :func:`deid_ds.deidentification.batch.scope_entities` gives locally."""
     from pyspark.sql import functions as F
 
     from deid_ds.engine import spark as engine
