@@ -335,7 +335,11 @@ def construct_of_match(match: re.Match[str]) -> Construct:
 
 
 def scan(source: str) -> Iterator[Construct]:
-    """The constructs of ``source`` in order, consecutive text merged into one ``text`` construct."""
+    """The constructs of ``source`` in order, consecutive text merged into one ``text`` construct.
+
+    A recovered text construct (an unterminated marked section of an unknown name) is never merged, so that
+    each recovery is seen once, as the text builder's warnings count them.
+    """
     pending_text: Construct | None = None
     position = 0
     while True:
@@ -345,7 +349,7 @@ def scan(source: str) -> Iterator[Construct]:
                 position = construct.end
             else:
                 construct = construct_of_match(match)
-            if construct.kind == "text":
+            if construct.kind == "text" and not construct.recovered:
                 if pending_text is not None:
                     construct = Construct("text", pending_text.start, construct.end)
                 pending_text = construct

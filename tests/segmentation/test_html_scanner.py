@@ -115,6 +115,19 @@ def test_a_marked_section_of_an_unknown_name_or_none_is_a_recovered_comment():
         assert (first.kind, first.end, first.recovered) == ("comment", len(html) - 1, True)
 
 
+def test_an_unterminated_marked_section_of_an_unknown_name_is_recovered_text_seen_once_each():
+    # "ifa" is not Word's "if" but an unknown name; with no ">" after it, it is text up to the next "<"
+    # (the "<" alone at the end of the note), and each recovery stays a construct of its own
+    html = "a<![ifa b<![x y"
+    assert [(html[c.start : c.end], c.recovered) for c in scan(html)] == [
+        ("a", False),
+        ("<![ifa b", True),
+        ("<", True),
+        ("![x y", False),
+    ]
+    assert html_to_text(html).warnings == {"parser_recovered": 2}
+
+
 def test_a_processing_instruction_ends_at_the_next_gt():
     assert constructs('<?xml version="1.0"?>x') == [("pi", '<?xml version="1.0"?>'), ("text", "x")]
 
