@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from deid_ds.cli_common import handle_errors, quiet_option
+from deid_ds.synth.config import PHRASINGS
 
 _SHARE = click.FloatRange(0.0, 1.0)
 
@@ -61,9 +62,12 @@ _SHARE = click.FloatRange(0.0, 1.0)
     "--phrasing",
     default="train",
     show_default=True,
-    type=click.Choice(["train", "heldout", "all", "unseen"]),
+    type=click.Choice(list(PHRASINGS)),
     help="Template family: 'heldout' uses layouts and wordings 'train' never uses (for a generalisation test set); "
-    "'all' mixes train and heldout; 'unseen' is a third house style written blind to the rules, a test set only.",
+    "'all' mixes train and heldout; 'unseen' is a third house style written blind to the rules, a test set only; "
+    "'exports' renders notes as warehouses receive them (PDF and CDA renderings, fixed-width exports, dictation, "
+    "nurse transmissions, capital-letter letters, lab reports), 'exports-heldout' in other phrasings, "
+    "'exports-all' mixes both.",
 )
 @click.option(
     "--distractor-professionals",

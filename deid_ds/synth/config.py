@@ -6,7 +6,17 @@ from dataclasses import dataclass
 
 #: Phrasing families per ``--phrasing``: ``unseen`` (family 2, :mod:`deid_ds.synth.unseen`) is a test style kept out
 #: of ``all``, so that ``all`` corpora stay what they were and nothing tuned on them has seen family 2.
-PHRASINGS = {"train": (0,), "heldout": (1,), "all": (0, 1), "unseen": (2,)}
+#: ``exports`` (family 3) and ``exports-heldout`` (family 4, :mod:`deid_ds.synth.exports`) are the styles of documents
+#: rendered from PDF, CDA, mainframe and dictation exports, in their development and held-out phrasings.
+PHRASINGS = {
+    "train": (0,),
+    "heldout": (1,),
+    "all": (0, 1),
+    "unseen": (2,),
+    "exports": (3,),
+    "exports-heldout": (4,),
+    "exports-all": (3, 4),
+}
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -27,6 +28,7 @@ from deid_ds.synth import kb
 from deid_ds.synth.config import PHRASINGS, SynthConfig
 from deid_ds.synth.context import NoteContext
 from deid_ds.synth.documents import DOCUMENT_TYPES
+from deid_ds.synth.exports import ExportContext, write_export_note
 from deid_ds.synth.html_builder import Encoding, HtmlDoc
 from deid_ds.synth.institutions import build_hospitals
 from deid_ds.synth.metadata import cdw_metadata
@@ -229,7 +231,25 @@ class Generation:
                     if world.specialists and note_rng.random() < 0.5
                     else world.new_specialist(department.name)
                 ]
-            if family == 2:  # its own writers and random stream: families 0 and 1 draw exactly what they drew before it
+            if family >= 3:  # export styles: their own writers and random stream, as family 2
+                ctx = ExportContext(
+                    random.Random(f"export-{seed}-{number}"),
+                    family,
+                    config.noise,
+                    patient,
+                    hospital,
+                    department,
+                    author,
+                    when,
+                    dates,
+                    doc,
+                    address,
+                    extras,
+                )
+                writer = partial(write_export_note, doc_type=doc_type)
+            elif (
+                family == 2
+            ):  # its own writers and random stream: families 0 and 1 draw exactly what they drew before it
                 from deid_ds.synth.unseen import WRITERS, UnseenContext
 
                 writer = WRITERS[doc_type]

@@ -105,6 +105,14 @@ def _markdown(headers: list[str], rows: list[list[object]]) -> str:
 
 
 def _phrasing_note(phrasing: str) -> str:
+    if phrasing.startswith("exports"):
+        return (
+            "- Export styles (families 3 and 4: `exports`, `exports-heldout`): PDF-to-HTML and CDA renderings, "
+            "fixed-width\n"
+            "  `<pre>` exports, dictated reports, nurse transmissions, capital-letter letters and lab reports, "
+            "each in a\n"
+            "  development phrasing (family 3) and a held-out one (family 4)."
+        )
     if phrasing == "unseen":
         return (
             "- Phrasing family `unseen` (family 2): a third house style (Word-exported pages, `NOM Prénom` names, "
