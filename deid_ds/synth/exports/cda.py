@@ -57,7 +57,7 @@ def _name(ctx: ExportContext, label: str, first: str, last: str, prefix: str = "
         doc.markup('<span class="prefix">')
         doc.text(prefix)
         doc.markup("</span> ")
-    if ctx.rng.random() < 0.1:  # a family name alone
+    if label == "DOCTOR" and ctx.rng.random() < 0.1:  # a professional by the family name alone
         doc.markup('<span class="family">')
         entity_across(doc, label, [family])
         doc.markup("</span>")
@@ -261,13 +261,12 @@ def write(ctx: ExportContext) -> None:
                 ctx.emit(line)
                 doc.markup("</p>\n")
         doc.markup("</div>\n")
-    if rng.random() < 0.6:
-        doc.markup('<h2 class="section_title">' if v == 0 else '<div class="section"><h3>')
-        doc.text(ctx.pick(("Professionnels intervenants",), ("Équipe de soins",)))
-        doc.markup("</h2>\n" if v == 0 else "</h3>\n")
-        _team_table(ctx)
-        if v == 1:
-            doc.markup("</div>\n")
+    doc.markup('<h2 class="section_title">' if v == 0 else '<div class="section"><h3>')
+    doc.text(ctx.pick(("Professionnels intervenants",), ("Équipe de soins",)))
+    doc.markup("</h2>\n" if v == 0 else "</h3>\n")
+    _team_table(ctx)
+    if v == 1:
+        doc.markup("</div>\n")
     _recipients(ctx)
     doc.markup('<p class="footer">' if v == 0 else '<div class="pied">')
     doc.text(ctx.pick(("Document généré le ",), ("Rendu le ",)))
