@@ -17,6 +17,7 @@ from __future__ import annotations
 from deid_ds.synth.exports.context import ExportContext, style
 from deid_ds.synth.exports.pieces import (
     LOINC,
+    ROLE_LABELS,
     TITLES,
     Gap,
     content,
@@ -24,6 +25,7 @@ from deid_ds.synth.exports.pieces import (
     entity_across,
     expand,
     export_date,
+    ipp,
     nir,
     time_of_day,
 )
@@ -122,7 +124,7 @@ def _header(ctx: ExportContext) -> None:
     _row(ctx, "ids")
     doc.text(f"{nir(ctx).replace(' ', '')} (INS-NIR, {_OID_INS})")
     doc.markup("<br/>")
-    doc.text(f"{digits(rng, 8)} (IPP, {_OID_IPP}.{digits(rng, 4)})")
+    doc.text(f"{ipp(ctx)} (IPP, {_OID_IPP}.{digits(rng, 4)})")
     _end_row(ctx)
     _row(ctx, "contact")
     _address(ctx, ctx.address)
@@ -143,7 +145,7 @@ def _header(ctx: ExportContext) -> None:
     _end_row(ctx)
     _row(ctx, "author")
     _pro(ctx, ctx.author)
-    doc.text(f", {ctx.author.specialty or ctx.author.role} - {ctx.department.name}")
+    doc.text(f", {ROLE_LABELS.get(ctx.author.role, ctx.author.role)} - {ctx.department.name}")
     _end_row(ctx)
     _row(ctx, "custodian")
     _say(ctx, "{hosp}")
@@ -214,7 +216,7 @@ def _team_table(ctx: ExportContext) -> None:
     doc, rng = ctx.doc, ctx.rng
     staff = rng.sample(ctx.department.staff, min(len(ctx.department.staff), rng.randrange(2, 5)))
     doc.markup('<table border="1" width="100%">\n<thead>\n<tr>')
-    for head in ctx.pick(("Rôle", "Nom", "Contact"), ("Fonction", "Intervenant", "Téléphone")):
+    for head in (("Rôle", "Nom", "Contact"), ("Fonction", "Intervenant", "Téléphone"))[ctx.variant]:
         doc.markup("<th>")
         doc.text(head)
         doc.markup("</th>")
@@ -252,7 +254,7 @@ def write(ctx: ExportContext) -> None:
         doc.markup('</h2>\n<div class="section_text">\n' if v == 0 else "</h3>\n")
         drug_like = [line for line in lines if len(line) == 1 and isinstance(line[0], str) and " : " in line[0]]
         if len(drug_like) >= 2 and len(drug_like) == len(lines):
-            heads = ctx.pick(("Élément", "Valeur"), ("Libellé", "Détail"))
+            heads = (("Élément", "Valeur"), ("Libellé", "Détail"))[v]
             rows = [[[part] for part in line[0].rstrip(".").split(" : ", 1)] for line in drug_like]
             _section_table(ctx, heads, rows)  # type: ignore[arg-type]
         else:

@@ -23,6 +23,7 @@ from deid_ds.synth.exports.pieces import (
     digits,
     expand,
     export_date,
+    ipp,
     nir,
     plain_entity,
     time_of_day,
@@ -141,7 +142,7 @@ def write(ctx: ExportContext) -> None:
     for head, width in zip(heads, widths, strict=True):
         out.cell(None, bar + head, width)
     out.newline()
-    out.cell(None, bar + digits(rng, 8), widths[0])
+    out.cell(None, bar + ipp(ctx), widths[0])
     out.text(bar)
     out.cell("PATIENT", p.usual_last, widths[1] - len(bar))
     out.text(bar)

@@ -63,9 +63,14 @@ def digits(rng: random.Random, n: int) -> str:
     return str(rng.randrange(1, 10)) + "".join(str(rng.randrange(10)) for _ in range(n - 1))
 
 
+def ipp(ctx: ExportContext) -> str:
+    """The patient's record number (IPP): the same in every note and every header of the patient."""
+    return digits(random.Random(f"ipp-{ctx.patient.id_patient}"), 8)
+
+
 def nir(ctx: ExportContext) -> str:
-    """A social security number (INS-NIR): sex, birth year and month, then digits; never an entity."""
-    p, rng = ctx.patient, ctx.rng
+    """The patient's social security number (INS-NIR): sex, birth year and month, then digits; never an entity."""
+    p, rng = ctx.patient, random.Random(f"nir-{ctx.patient.id_patient}")
     sex = "2" if p.sex == "F" else "1"
     return f"{sex} {p.birthdate.year % 100:02d} {p.birthdate.month:02d} {digits(rng, 2)} {digits(rng, 3)} " + (
         f"{digits(rng, 3)} {rng.randrange(10, 98)}"
@@ -202,7 +207,7 @@ def _slot_ipp(ctx: ExportContext, arg: str | None) -> list[Fragment]:
         return ["10" + digits(ctx.rng, 9)]
     if arg == "finess":
         return [ctx.hospital.finess]
-    return [digits(ctx.rng, 8)]
+    return [ipp(ctx)]
 
 
 _SLOTS: dict[str, Callable[[ExportContext, str | None], list[Fragment]]] = {
