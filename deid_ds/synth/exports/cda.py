@@ -132,7 +132,7 @@ def _header(ctx: ExportContext) -> None:
     _say(ctx, ctx.pick(("Tél : {tel:mobile}",), ("tel: {tel:patient}",)))
     if p.email and rng.random() < 0.5:
         doc.markup("<br/>")
-        _say(ctx, "mailto:{mail:patient}")
+        _say(ctx, ctx.pick(("mailto:{mail:patient}",), ("Mél : {mail:patient}",)))
     _end_row(ctx)
     code, name = LOINC[ctx.doc_type]
     _row(ctx, "doc")
@@ -223,7 +223,7 @@ def _team_table(ctx: ExportContext) -> None:
     doc.markup("</tr>\n</thead>\n<tbody>\n")
     for pro in staff:
         doc.markup("<tr><td>")
-        doc.text(pro.role)
+        doc.text(pro.role if ctx.variant == 0 else ROLE_LABELS.get(pro.role, pro.role).capitalize())
         doc.markup("</td><td>")
         _pro(ctx, pro)
         doc.markup("</td><td>")

@@ -136,10 +136,21 @@ def write(ctx: ExportContext) -> None:
     add(expand(ctx, "{svc} - {site}"))
     add(ctx.address_fragments(ctx.hospital.address, inline=True))
     add(expand(ctx, ctx.pick(("Secrétariat : {tel:service} - Fax : {tel:fax}",), ("Tél. {tel:hosp} {poste}",))))
-    add(expand(ctx, "FINESS {ipp:finess} - {mail:service}"))
+    add(
+        expand(
+            ctx,
+            ctx.pick(
+                ("FINESS {ipp:finess} - {mail:service}",), ("Courriel : {mail:service} (N° FINESS {ipp:finess})",)
+            ),
+        )
+    )
     if ctx.doc_type in ("discharge_letter", "referral_letter", "consultation", "patient_letter", "convocation"):
         to_patient = ctx.doc_type in ("patient_letter", "convocation")
-        who = pro_ref(ctx, p.gp) if not to_patient else [civility(p.sex, "long") + " ", *expand(ctx, "{pat:bare}")]
+        who = (
+            [civility(p.sex, ("long", "short")[v]) + " ", *expand(ctx, "{pat:bare}")]
+            if to_patient
+            else pro_ref(ctx, p.gp)
+        )
         narrow = rng.randrange(22, 30)  # a narrow window: addresses and names often run over two lines
         add(who, left=430, w=narrow)
         address = ctx.address if to_patient else p.gp.practice

@@ -366,67 +366,98 @@ def content(ctx: ExportContext, doc_type: str) -> Content:
         s.append((h("concl"), lines(*clin(ctx, clinical.CONCLUSIONS))))
         s.append((h("follow"), lines(*rng.sample(_FOLLOW[v], 2))))
     elif doc_type == "operative_report":
+        team = (
+            ("Date : {d:visit} - début {time}, fin {time}", "Intervention du {d:visit} de {time} à {time}"),
+            ("Opérateur : {pro:author}", "Chirurgien : {pro:author}"),
+            ("Aide opératoire : {prol:intern}", "1er aide : {prol:intern}"),
+            ("Anesthésiste : {pro:colleague}", "Anesthésie réalisée par {pro:colleague}"),
+            ("IBODE : {pro:nurse}", "Instrumentation : {prol:nurse}"),
+        )
+        s.append((("Intervention", "Équipe opératoire")[v], lines(*(pair[v] for pair in team))))
+        indication = ("Indication posée en consultation le {d:prev}.", "Décision prise en RCP du {d:prev}.")[v]
+        s.append((h("indic"), lines(motif(ctx) + ".", indication)))
+        s.append(
+            (("Geste", "Procédure")[v], lines(rng.choice(clinical.SURGERIES) + ".", *clin(ctx, clinical.NEGATIONS)))
+        )
+        s.append((h("follow"), lines(*rng.sample(_FOLLOW[v], 2))))
+    elif doc_type == "convocation":
         s.append(
             (
-                "Intervention",
+                ("Rendez-vous", "Votre rendez-vous")[v],
                 lines(
-                    "Date : {d:visit} - début {time}, fin {time}",
-                    "Opérateur : {pro:author}",
-                    "Aide opératoire : {prol:intern}",
-                    "Anesthésiste : {pro:colleague}",
-                    one((("IBODE : {pro:nurse}",), ("Instrumentation : {prol:nurse}",))),
+                    ("Le {d:next} à {rdv}, {site}, service {svc}.", "Date et heure : {d:next}, {rdv} ({svc}, {site}).")[
+                        v
+                    ],
+                    (
+                        "Se présenter au bureau des admissions muni{e} de la carte Vitale.",
+                        "Merci d'apporter votre carte Vitale et vos derniers examens.",
+                    )[v],
+                    (
+                        "En cas d'empêchement : {tel:service} {poste}.",
+                        "Pour annuler : {tel:service} ou {mail:service}.",
+                    )[v],
                 ),
             )
         )
-        s.append((h("indic"), lines(motif(ctx) + ".", "Indication posée en consultation le {d:prev}.")))
-        s.append(("Geste", lines(rng.choice(clinical.SURGERIES) + ".", *clin(ctx, clinical.NEGATIONS))))
-        s.append((h("follow"), lines(*rng.sample(_FOLLOW[v], 2))))
-    elif doc_type in ("consultation", "referral_letter", "patient_letter", "convocation"):
-        if doc_type == "convocation":
-            s.append(
-                (
-                    ctx.pick(("Rendez-vous",), ("Votre rendez-vous",)),
-                    lines(
-                        "Le {d:next} à {rdv}, {site}, service {svc}.",
-                        "Se présenter au bureau des admissions muni{e} de la carte Vitale.",
-                        "En cas d'empêchement : {tel:service} {poste}.",
-                    ),
-                )
-            )
-        else:
-            opening = {
-                "consultation": "Vu{e} en consultation le {d:visit} pour " + motif(ctx) + ".",
-                "referral_letter": "Je vous adresse {pat}, {age} ans, pour " + motif(ctx) + ".",
-                "patient_letter": "Suite à votre venue le {d:prev}, voici vos résultats.",
-            }[doc_type]
-            s.append((h("motif") if doc_type == "consultation" else "Objet", lines(opening)))
-            s.append((h("atcd"), lines(atcd, *rng.sample(_SOCIAL[v], 1))))
-            s.append((h("exam"), lines(*clin(ctx, clinical.EXAM, 2), *clin(ctx, clinical.HOMONYM_SENTENCES))))
-            s.append((h("concl"), lines(*clin(ctx, clinical.CONCLUSIONS), *rng.sample(_FOLLOW[v], 2))))
+    elif doc_type in ("consultation", "referral_letter", "patient_letter"):
+        opening = {
+            "consultation": (
+                "Vu{e} en consultation le {d:visit} pour " + motif(ctx) + ".",
+                "Consultation du {d:visit}, motif : " + motif(ctx) + ".",
+            ),
+            "referral_letter": (
+                "Je vous adresse {pat}, {age} ans, pour " + motif(ctx) + ".",
+                "Merci de bien vouloir recevoir {pat:full} (né{e} le {d:birth}) pour " + motif(ctx) + ".",
+            ),
+            "patient_letter": (
+                "Suite à votre venue le {d:prev}, voici vos résultats.",
+                "Vous avez été reçu{e} dans le service le {d:prev} ; voici la synthèse.",
+            ),
+        }[doc_type][v]
+        s.append((h("motif") if doc_type == "consultation" else ("Objet", "Concerne")[v], lines(opening)))
+        s.append((h("atcd"), lines(atcd, *rng.sample(_SOCIAL[v], 1))))
+        s.append((h("exam"), lines(*clin(ctx, clinical.EXAM, 2), *clin(ctx, clinical.HOMONYM_SENTENCES))))
+        s.append((h("concl"), lines(*clin(ctx, clinical.CONCLUSIONS), *rng.sample(_FOLLOW[v], 2))))
     elif doc_type == "emergency":
+        mode = rng.choice(("VSAV", "SMUR", "moyens personnels"))
         s.append(
             (
-                "Admission",
+                ("Admission", "Accueil")[v],
                 lines(
-                    "Arrivée le {dt:visit}, " + rng.choice(("VSAV", "SMUR", "moyens personnels")) + ".",
-                    "IOA : {prol:nurse} - Médecin : {pro:author}",
+                    ("Arrivée le {dt:visit}, " + mode + ".", "Entrée SAU : {dt:visit} (" + mode + ")")[v],
+                    (
+                        "IOA : {prol:nurse} - Médecin : {pro:author}",
+                        "Tri par {prol:nurse}, pris en charge par {pro:author}",
+                    )[v],
                     one((("Accompagné{e} de {rel}.",), ("Adressé{e} par {pro:gp}.",))),
                 ),
             )
         )
         s.append((h("motif"), lines(motif(ctx) + ".", *clin(ctx, clinical.TIME_SENTENCES))))
         s.append((h("exam"), lines(*clin(ctx, clinical.EXAM, 2), *clin(ctx, clinical.NEGATIONS))))
-        s.append(("Devenir", lines(rng.choice(_TEAM[v]), "Sortie le {dt:visit}.")))
+        leave = ("Sortie le {d:visit} à {time}.", "Départ du service : {d:visit}, retour à domicile.")[v]
+        s.append((("Devenir", "Orientation")[v], lines(rng.choice(_TEAM[v]), leave)))
     elif doc_type == "imaging":
-        s.append((h("indic"), lines(motif(ctx) + ".", "Demandé par {pro:gp}.")))
-        s.append(("Technique", lines("Examen du {dt:visit}, manipulateur : {prol:nurse}.")))
-        s.append((h("result"), lines(*clin(ctx, clinical.NEGATIONS, 2), "Comparaison avec l'examen du {d:prev}.")))
+        asked = ("Demandé par {pro:gp}.", "Prescripteur : {pro:gp}, {tel:gp}.")[v]
+        s.append((h("indic"), lines(motif(ctx) + ".", asked)))
+        done = ("Examen du {dt:visit}, manipulateur : {prol:nurse}.", "Acquisition le {dt:visit} ({prol:nurse}).")[v]
+        s.append(("Technique", lines(done)))
+        before = ("Comparaison avec l'examen du {d:prev}.", "Examen antérieur de référence : {d:prev}.")[v]
+        s.append((h("result"), lines(*clin(ctx, clinical.NEGATIONS, 2), before)))
         s.append((h("concl"), lines(*clin(ctx, clinical.CONCLUSIONS))))
     elif doc_type == "prescription":
-        s.append((ctx.pick(("Prescription",), ("Traitement",)), lines(*drugs, "À renouveler 3 fois.")))
-        s.append(("", lines("Prescrit le {d:visit} par {pro:author}, RPPS {ipp:rpps}.")))
+        s.append((("Prescription", "Traitement")[v], lines(*drugs, ("À renouveler 3 fois.", "QSP 3 mois.")[v])))
+        signed = (
+            "Prescrit le {d:visit} par {pro:author}, RPPS {ipp:rpps}.",
+            "{pro:author} (RPPS {ipp:rpps}) - {d:visit}",
+        )
+        s.append(("", lines(signed[v])))
     elif doc_type == "pathology":
-        s.append((h("indic"), lines(motif(ctx) + ".", "Prélèvement du {d:exam} adressé par {pro:colleague}.")))
+        sent = (
+            "Prélèvement du {d:exam} adressé par {pro:colleague}.",
+            "Pièce reçue le {d:exam}, préleveur : {pro:colleague}.",
+        )
+        s.append((h("indic"), lines(motif(ctx) + ".", sent[v])))
         s.append((h("macro"), lines(f"{rng.randrange(1, 6)} fragments de {rng.randrange(2, 30)} mm.")))
         s.append((h("micro"), lines(*clin(ctx, clinical.NEGATIONS, 2))))
         s.append((h("concl"), lines(*clin(ctx, clinical.CONCLUSIONS))))
@@ -434,7 +465,16 @@ def content(ctx: ExportContext, doc_type: str) -> Content:
         results = [
             f"{name} : {rng.randrange(1, 300)} {unit} (N : {ref})" for name, unit, ref in rng.sample(ANALYTES, 4)
         ]
-        s.append(("Prélèvement", lines("Prélevé le {dt:visit} par {prol:nurse}.", "Prescripteur : {pro:gp}.")))
-        s.append((h("bio"), lines(*results, "Antériorité du {d:prev}.")))
-        s.append(("Validation", lines("Validé par {pro:author} le {dt:visit}.")))
+        taken = (
+            ("Prélevé le {dt:visit} par {prol:nurse}.", "Prescripteur : {pro:gp}."),
+            ("Date et heure de prélèvement : {dt:visit} ({prol:nurse})", "Demandeur : {pro:gp}"),
+        )[v]
+        s.append((("Prélèvement", "Échantillon")[v], lines(*taken)))
+        s.append((h("bio"), lines(*results, ("Antériorité du {d:prev}.", "Résultat précédent : {d:prev}.")[v])))
+        s.append(
+            (
+                ("Validation", "Biologiste")[v],
+                lines(("Validé par {pro:author} le {dt:visit}.", "{pro:author}, {dt:visit}")[v]),
+            )
+        )
     return Content(title, s)
