@@ -111,6 +111,24 @@ def _wrap(ctx: ExportContext, fragments: list[Fragment], width: int, left: int) 
     return lines
 
 
+_LABELLED = re.compile(r"[^:.]{1,40} : ")
+
+
+def _paragraphs(lines: list[list[Fragment]]) -> list[list[Fragment]]:
+    """A section's sentences flow as one paragraph, as a word processor printed them; labelled lines
+    (``Opérateur : ...``, a drug and its dosage, a result) keep a line each."""
+    out: list[list[Fragment]] = []
+    flowing = False
+    for line in lines:
+        labelled = isinstance(line[0], str) and _LABELLED.match(line[0]) is not None
+        if flowing and not labelled:
+            out[-1] = out[-1] + [" "] + line
+        else:
+            out.append(list(line))
+        flowing = not labelled
+    return out
+
+
 def _field(label: str, value: list[Fragment], *, apart: bool, left: int, gap: int) -> _Line:
     """``Né(e) le : 12/03/1957``: on one chunk, or (pdftohtml) the label and the value as two elements."""
     if apart:
@@ -121,7 +139,7 @@ def _field(label: str, value: list[Fragment], *, apart: bool, left: int, gap: in
 @style("pdf")
 def write(ctx: ExportContext) -> None:
     rng, v, p = ctx.rng, ctx.variant, ctx.patient
-    width = rng.choice(((84, 90, 96), (72, 78, 80))[v])
+    width = rng.choice(((74, 82, 90), (64, 70, 76))[v])
     body = _Page()  # all the lines, paginated at the end
 
     def add(fragments: list[Fragment], *, left: int = 72, w: int = width, bold: bool = False) -> None:
@@ -180,8 +198,8 @@ def write(ctx: ExportContext) -> None:
     for heading, lines in content(ctx, ctx.doc_type).sections:
         if heading:
             add([heading.upper() if v == 0 else heading + " :"], bold=True)
-        for fragments in lines:
-            add(fragments, left=72 if v == 0 else 90)
+        for paragraph in _paragraphs(lines):
+            add(paragraph, left=72 if v == 0 else 90)
 
     # signature and recipients
     add(expand(ctx, ctx.pick(("Dr {docn:author}",), ("Signé électroniquement par {pro:author} le {dt:visit}",))))
