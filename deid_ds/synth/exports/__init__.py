@@ -19,6 +19,8 @@ from __future__ import annotations
 # each style's module registers its writer in STYLES when imported
 from deid_ds.synth.exports.context import STYLES, ExportContext
 
+from deid_ds.synth.exports import caps_letter, dictation, lab_report, transmissions  # noqa: F401  # isort: skip
+
 __all__ = ["STYLES_OF_DOC_TYPE", "ExportContext", "write_export_note"]
 
 #: doc_type -> the export styles such a document reaches a warehouse in, with their weights
@@ -43,5 +45,6 @@ def write_export_note(ctx: ExportContext, doc_type: str) -> str:
     weights = STYLES_OF_DOC_TYPE[doc_type]
     names = sorted(weights)
     chosen = ctx.rng.choices(names, [weights[n] for n in names])[0]
+    ctx.doc_type = doc_type
     STYLES[chosen](ctx)
     return chosen

@@ -12,6 +12,8 @@ from deid_ds.synth.context import NoteContext
 class ExportContext(NoteContext):
     """A family-3 or family-4 note: the world and slots of :class:`NoteContext`, written in an export style."""
 
+    doc_type: str = ""  # the document being written (set by write_export_note): a style writes what it calls for
+
     @property
     def variant(self) -> int:
         """0: the style's development phrasing (family 3); 1: its held-out phrasing (family 4)."""
