@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields
 from deid_ds.synth import clinical
 from deid_ds.synth.exports.context import ExportContext, style
 from deid_ds.synth.exports.words import date_words, number_words, phone_words, year_words
-from deid_ds.synth.formats import MONTHS, Ent, Fragment, dictation_initials, format_phone, upper
+from deid_ds.synth.formats import MONTHS, Ent, Fragment, Markup, city_form, dictation_initials, format_phone, upper
 from deid_ds.synth.world import Professional
 
 _CORRECTIONS = (("non pardon", "pardon", "non non", "plutôt"), ("euh non", "je corrige", "enfin", "je reprends"))
@@ -124,21 +124,22 @@ class DictationContext(ExportContext):
         return [Ent("PHONE", value)]
 
     def _slot_city(self, arg: str | None) -> list[Fragment]:
-        name = {
-            "birth": self.patient.birthplace,
-            "hosp": self.hospital.address.commune.name,
-        }.get(arg or "", self.address.commune.name)
-        return [Ent("VILLE", name if self.rng.random() < 0.5 else name.lower())]
+        rng = self.rng
+        if arg == "birth":
+            name = city_form(self.patient.birthplace, rng, caps=False)
+        elif arg == "hosp":
+            name = city_form(self.hospital.address, rng, caps=False)
+        else:
+            name = city_form(self.address, rng, caps=False)
+        return [Ent("VILLE", name if rng.random() < 0.5 else name.lower())]
 
     def _slot_addr(self, arg: str | None) -> list[Fragment]:
-        """``12 rue des lilas à rennes``: what is spoken of an address, lower case."""
-        from deid_ds.synth.formats import street_line
-
-        address, rng = self.address, self.rng
-        out: list[Fragment] = [Ent("STR", street_line(address, rng).lower())]
-        if rng.random() < 0.4:
-            return out + [" ", Ent("ZIP", address.postcode), " ", Ent("VILLE", address.commune.name.lower())]
-        return out + [" à ", Ent("VILLE", address.commune.name.lower())]
+        """``12 rue des lilas 35000 rennes``: the address as the recogniser writes it, in lower case."""
+        address = self.patient.gp.practice if arg == "gp" and self.patient.gp.practice else self.address
+        return [
+            Ent(f.label, f.value.lower(), f.nbsp) if isinstance(f, Ent) else f if isinstance(f, Markup) else f.lower()
+            for f in self.address_fragments(address, inline=True, caps=False)
+        ]
 
     def _slot_v(self, arg: str | None) -> list[Fragment]:
         return [self.rng.choice(_COMMAS[self.variant])]
@@ -276,7 +277,10 @@ def _hospitalisation(ctx: DictationContext) -> None:
         ctx,
         "antécédents " + "{v}".join(a.lower() for a in ctx.rng.sample(clinical.ANTECEDENTS, 3)) + "{pt}",
         ctx.rng.choice(clinical.SURGERIES) + " en {year:surgery}{pt}",
-        ctx.pick(("vit à {city} avec {rel}{pt}",), ("domicilié{e} au {addr}{pt}", "vit avec {rel} à {city}{pt}")),
+        ctx.pick(
+            ("vit à {city} avec {rel}{pt}", "adresse {addr}{pt}"),
+            ("domicilié{e} {addr}{pt}", "vit avec {rel} à {city}{pt}"),
+        ),
     )
     _para(ctx, *_clin(ctx, clinical.EXAM, 2), *_clin(ctx, clinical.TIME_SENTENCES), *_clin(ctx, clinical.NEGATIONS))
     _para(

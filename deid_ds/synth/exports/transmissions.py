@@ -45,7 +45,7 @@ _DATA = (
         "diurèse ok, pas de globe",
         "réveillé{e} à plusieurs reprises",
         "réfection du pansement, cicatrice calme",
-        "inquiet{e}, pleure par moments",
+        "inquiétude, pleure par moments",
     ),
 )
 _ACTIONS = (
@@ -84,6 +84,7 @@ class TransmissionsContext(ExportContext):
             "cadre de santé": ("cadre ", "CDS "),
             "interne": ("interne ", "Int. "),
             "kinésithérapeute": ("kiné ", "MK "),
+            "psychologue": ("psy ", "psychologue "),
         }.get(pro.role, ("AS ", "ASH ", "AS "))
         return [rng.choice(word), Ent("DOCTOR", value)]
 
@@ -127,6 +128,7 @@ def _entry_text(ctx: TransmissionsContext) -> str:
 _EVENTS = (
     (
         "{rel} a appelé, nouvelles données.",
+        "{rel} a appelé, à rappeler au {tel:relative}.",
         "Dr de garde prévenu ({ext}), passage prévu.",
         "Appel de {rel}, rappellera demain.",
         "Transmis à {ide:bare} pour la nuit.",
@@ -138,6 +140,7 @@ _EVENTS = (
     ),
     (
         "Coup de fil de {rel}.",
+        "Tél de {rel} ({tel:relative}) : passera demain.",
         "Médecin d'astreinte joint au {ext}.",
         "Passage de {doc:colleague}, RAS.",
         "Info transmise à {ide:bare}.",
@@ -278,7 +281,8 @@ def _emergency_head(ctx: TransmissionsContext) -> None:
     )
     ctx.doc.markup("<br>\n")
     ctx.say(
-        ctx.pick(
+        ctx.pick(("Vit à {city}. ", "Domicile : {city}. "), ("Habite {city}. ", "Vient de {city}. "))
+        + ctx.pick(
             ("Accompagné{e} par {rel}.", "Amené{e} par les pompiers, {rel} prévenu{e}."),
             ("Vient avec {rel}.", "Famille : {rel}, prévenue par tél."),
         )
