@@ -181,9 +181,9 @@ def _signature(ctx: ExportContext, pro: Professional) -> None:
     rng, secretary = ctx.rng, next(iter(ctx.department.of_role("secrétaire")), None)
     _blank(ctx)
     _line(ctx, _person(ctx, pro))
-    role = {"chef de service": "CHEF DE SERVICE", "médecin traitant": "MÉDECIN TRAITANT"}.get(pro.role, "PRATICIEN")
-    _line(ctx, role)
-    if secretary is not None and ctx.doc_type != "referral_letter" and rng.random() < 0.6:
+    roles = {"chef de service": "CHEF DE SERVICE", "médecin traitant": "MÉDECIN TRAITANT", "secrétaire": "SECRÉTARIAT"}
+    _line(ctx, roles.get(pro.role, "PRATICIEN" if pro.title else "POUR LE SERVICE"))
+    if secretary not in (None, pro) and pro.title and ctx.doc_type != "referral_letter" and rng.random() < 0.6:
         from deid_ds.synth.formats import dictation_initials
 
         mark = "/" if ctx.variant == 0 else "-"

@@ -276,7 +276,7 @@ def _hospitalisation(ctx: DictationContext) -> None:
     _para(
         ctx,
         "antécédents " + "{v}".join(a.lower() for a in ctx.rng.sample(clinical.ANTECEDENTS, 3)) + "{pt}",
-        ctx.rng.choice(clinical.SURGERIES) + " en {year:surgery}{pt}",
+        ctx.rng.choice(clinical.SURGERIES).lower() + " en {year:surgery}{pt}",
         ctx.pick(
             ("vit à {city} avec {rel}{pt}", "adresse {addr}{pt}"),
             ("domicilié{e} {addr}{pt}", "vit avec {rel} à {city}{pt}"),
@@ -316,7 +316,7 @@ def _operative(ctx: DictationContext) -> None:
     _para(
         ctx,
         "indication " + _motif(ctx) + "{pt}",
-        "geste " + rng.choice(clinical.SURGERIES) + "{pt}",
+        "geste " + rng.choice(clinical.SURGERIES).lower() + "{pt}",
         ctx.pick(
             ("installation en décubitus dorsal{v}champage stérile{pt}",),
             ("patient{e} installé{e} sur le dos{v}badigeon et champs{pt}",),
@@ -327,7 +327,7 @@ def _operative(ctx: DictationContext) -> None:
     _para(
         ctx,
         ctx.pick(
-            ("ablation des fils à j" + number_words(rng.randrange(8, 15)) + "{pt}",),
+            ("ablation des fils à j " + number_words(rng.randrange(8, 15)) + "{pt}",),
             ("revoir en consultation le {dm:next}{pt}",),
         ),
         ctx.pick(("consultation de contrôle le {date:next}{pt}",), ("secrétariat joignable au {tel:service}{pt}",)),
