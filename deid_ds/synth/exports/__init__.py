@@ -19,7 +19,15 @@ from __future__ import annotations
 # each style's module registers its writer in STYLES when imported
 from deid_ds.synth.exports.context import STYLES, ExportContext
 
-from deid_ds.synth.exports import cda, fixed_width, pdf  # noqa: F401  # isort: skip
+from deid_ds.synth.exports import (  # noqa: F401  # isort: skip
+    caps_letter,
+    cda,
+    dictation,
+    fixed_width,
+    lab_report,
+    pdf,
+    transmissions,
+)
 
 __all__ = ["STYLES_OF_DOC_TYPE", "ExportContext", "write_export_note"]
 
