@@ -273,8 +273,12 @@ _CITIES = frozenset(
 
 
 def ascii_slug(text: str, sep: str = "") -> str:
-    """``Le Gall`` -> ``legall``: how names become e-mail local parts and domains."""
-    return re.sub(r"[^a-z0-9]+", sep, strip_accents(text).lower()).strip(sep)
+    """``Le Gall`` -> ``legall``: how names become e-mail local parts and domains (``Małgorzata`` ->
+    ``malgorzata``: letters that have no accent to strip are spelled as their keyboard writes them)."""
+    return re.sub(r"[^a-z0-9]+", sep, strip_accents(text.translate(_KEYBOARD)).lower()).strip(sep)
+
+
+_KEYBOARD = str.maketrans({"ł": "l", "Ł": "L", "ı": "i"})
 
 
 def random_phone(rng: random.Random, departement: str | None = None, mobile: bool = False) -> str:
