@@ -302,6 +302,30 @@ class NoteContext:
             out.append(" " + address.cedex)
         return out
 
+    def address_lines(self, address: Address, *, caps: bool | None = None) -> list[list[Fragment]]:
+        """The lines of an address as a PDF, a column or a letterhead prints them, one list of fragments per
+        line: named places (``[Bâtiment C]``, ``[Quartier Bois-Joli]``), the street, ``[BP 12]``, then
+        ``[75013] [PARIS]`` with its arrondissement or CEDEX outside the spans. For writers that place each line
+        themselves; :meth:`address_fragments` joins them."""
+        rng = self.rng
+        caps = rng.random() < 0.3 if caps is None else caps
+        lines: list[list[Fragment]] = []
+        if address.residence:
+            residence = "Résidence " + address.residence
+            lines.append([Ent("STR", residence.upper() if caps else residence)])
+        lines += [[Ent("STR", place.upper() if caps else place)] for place in place_lines(address)]
+        lines.append([Ent("STR", street_line(address, rng, caps=caps))])
+        if address.bp:
+            lines.append([Ent("STR", address.bp)])
+        last: list[Fragment] = [
+            Ent("ZIP", address.postcode),
+            " ",
+            Ent("VILLE", city_form(address, rng, caps=True if address.cedex else caps)),
+        ]
+        last += [" " + address.cedex] if address.cedex else self._arrondissement(address, caps=caps, share=0.4)
+        lines.append(last)
+        return lines
+
     def _arrondissement(self, address: Address, *, caps: bool | None, share: float = 0.6) -> list[Fragment]:
         """`` 13e`` after ``Paris`` (outside the VILLE span), sometimes; nothing and no draw outside an
         arrondissement."""

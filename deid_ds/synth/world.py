@@ -402,6 +402,12 @@ class WorldBuilder:
                 address.staircase = geo.choice(("Escalier ", "Escalier ", "Esc. ")) + str(geo.randrange(1, 6))
         if geo.random() < {"overseas": 0.55, "mainland": 0.06, "corsica": 0.06}.get(region, 0.0):
             address.place = pools.named_place(geo, commune)
+            if (commune.insee, f" {address.place}") not in self._street_keys:  # the BAN lists them as toponyms
+                self._street_keys.add((commune.insee, f" {address.place}"))
+                missing = geo.random() < self.missing_streets
+                self.streets[commune.insee].append(
+                    Street(commune, address.street.postcode, "", address.place, not missing)
+                )
         if home and region == "overseas" and geo.random() < 0.08:
             address.bp = f"BP {geo.randrange(1, 999)}"
         if not home and address.number and geo.random() < 0.15:

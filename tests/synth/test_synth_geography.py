@@ -298,6 +298,11 @@ def test_france_knowledge_bases_cover_the_new_departements_with_streets_missing(
         s for c in world.communes if c.region != "brittany" for s in world.streets[c.insee] if not s.in_ban
     ]
     assert mentioned_elsewhere  # partial coverage, as in Brittany: mentioned streets missing from the BAN
+    overseas = []
+    for dep in ("971", "972", "973", "974", "976"):
+        with gzip.open(tmp_path / "kb" / f"adresses-{dep}.csv.gz", "rt", encoding="utf-8", newline="") as f:
+            overseas += [r["nom_voie"] for r in csv.DictReader(f, delimiter=";")]
+    assert any(re.match(r"(Quartier|Section) ", name) for name in overseas)  # quartiers are BAN toponyms too
 
 
 # -- metadata with the flaws of real warehouses --------------------------------------------------------------
@@ -349,3 +354,32 @@ def test_synth_command_takes_the_geography_and_its_readme_says_french(tmp_path):
     assert (out / "kb" / "adresses-974.csv.gz").exists()
     bad = CliRunner().invoke(main, ["synth", "--notes", "5", "--out", str(tmp_path / "b"), "--geography", "mars"])
     assert bad.exit_code != 0 and "Traceback" not in bad.output
+
+
+def test_address_lines_give_each_named_place_its_own_line_and_span(generation):
+    world: WorldBuilder = generation.world
+    address = world.new_address(next(c for c in pools.france_communes() if c.insee == "69388"), home=True)
+    address.building, address.staircase, address.place = "Bâtiment C", "Escalier 2", ""
+    suffixes = set()
+    for seed in range(60):
+        lines = _context(generation, random.Random(seed)).address_lines(address)
+        assert [line[0].value.lower() for line in lines[:2]] == ["bâtiment c", "escalier 2"]
+        assert all(len(line) == 1 and line[0].label == "STR" for line in lines[:-1])
+        zip_, space, city, *rest = lines[-1]
+        assert (zip_.label, zip_.value, space, city.label, city.value.upper()) == ("ZIP", "69008", " ", "VILLE", "LYON")
+        suffixes.update(rest)
+    assert suffixes and all(re.fullmatch(r" 8(e|E|ème|ÈME)?", s) for s in suffixes), suffixes
+
+
+def test_the_unseen_house_style_writes_the_france_addresses_with_clean_gold():
+    corpus = generate_corpus(
+        SynthConfig(notes=80, seed=29, phrasing="unseen", geography="france", distractor_professionals=0)
+    )
+    family_checks._assert_gold_reads_back(corpus)
+    family_checks.test_spans_never_start_or_end_on_a_tag_a_space_or_nbsp(corpus)
+    family_checks.test_spans_never_overlap(corpus)
+    strs = [text for label, text, _ in _contexts(corpus) if label == "STR"]
+    assert any(
+        re.match(r"(?i)(bâtiment|bât\.|immeuble|escalier|esc\.|quartier|section|cité|lotissement) ", t) for t in strs
+    )
+    assert any(re.match(r"\d+-\d+", t) for t in strs)
