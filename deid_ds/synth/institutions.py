@@ -229,7 +229,8 @@ def build_hospitals_elsewhere(world: WorldBuilder) -> list[Hospital]:
         number = rng.randrange(1, 60)
         street.numbers.add(number)
         prefix = commune.postcodes[0][:3] if dep.startswith("97") else commune.postcodes[0][:2]
-        cedex_code = f"{prefix}{rng.randrange(300, 1000):03d}"[:5]
+        width = 5 - len(prefix)  # 75651, 97405: a CEDEX code keeps the département's postcode prefix
+        cedex_code = f"{prefix}{rng.randrange(3 * 10 ** (width - 1), 10**width):0{width}d}"
         if commune.arrondissement:  # Paris, Lyon, Marseille: the CEDEX number is the arrondissement's
             cedex = f"CEDEX {commune.arrondissement:02d}" if rng.random() < 0.5 else f"CEDEX {commune.arrondissement}"
         else:
