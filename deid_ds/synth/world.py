@@ -311,11 +311,13 @@ class WorldBuilder:
         self.rng = rng
         self.missing_professionals = missing_professionals
         self.missing_streets = missing_streets
-        self.communes = pools.communes_of(pools.DEPARTEMENTS)
+        self.communes = self._breton = pools.communes_of(pools.DEPARTEMENTS)
         #: ``france``: communes of all France and people of many origins, drawn from ``geo`` (their own stream),
         #: so that every draw of ``rng`` a Brittany world makes is made the same way; ``brittany`` never draws it.
         self.france = geography == "france"
-        self.geo = geo_rng if geo_rng is not None else random.Random(f"geo-{id(self)}")
+        if geo_rng is None:  # deterministic all the same: seeded from rng, which only a France world draws here
+            geo_rng = random.Random(rng.getrandbits(64)) if self.france else random.Random(0)
+        self.geo = geo_rng
         self._origin: str | None = None  # the origin of the person being drawn (france only)
         if self.france:
             self.communes = self.communes + list(pools.france_communes())
@@ -430,10 +432,10 @@ class WorldBuilder:
         rng = self.rng
         if rng.random() < 0.35:
             return rng.choice(
-                self.communes[:4]
-                + [c for c in self.communes if c.name in ("Brest", "Quimper", "Saint-Brieuc", "Vannes", "Lorient")]
+                self._breton[:4]
+                + [c for c in self._breton if c.name in ("Brest", "Quimper", "Saint-Brieuc", "Vannes", "Lorient")]
             )
-        return rng.choice(self.communes)
+        return rng.choice(self._breton)
 
     # -- people ---------------------------------------------------------------------------------------
     def _given(self, sex: str, compound: float = 0.08) -> str:
