@@ -199,6 +199,7 @@ def france():
     return generate_corpus(
         SynthConfig(
             notes=160,
+            patients=100,  # many homes: buildings and staircases are a city's homes' lines
             seed=21,
             noise=0.6,
             phrasing="all",
