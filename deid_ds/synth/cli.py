@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from deid_ds.cli_common import handle_errors, quiet_option
-from deid_ds.synth.config import PHRASINGS
+from deid_ds.synth.config import GEOGRAPHIES, PHRASINGS
 
 _SHARE = click.FloatRange(0.0, 1.0)
 
@@ -70,6 +70,13 @@ _SHARE = click.FloatRange(0.0, 1.0)
     "'exports-all' mixes both.",
 )
 @click.option(
+    "--geography",
+    type=click.Choice(list(GEOGRAPHIES)),
+    help="Where the world lies: 'brittany' (four Breton départements, the default of train/heldout/all/unseen) or "
+    "'france' (Paris/Lyon/Marseille arrondissements, Corsica, overseas départements 971-976, CEDEX/BP/CS/TSA, "
+    "buildings and quartiers, people of many origins; the default of the exports phrasings).",
+)
+@click.option(
     "--distractor-professionals",
     default=2500,
     show_default=True,
@@ -96,6 +103,7 @@ def synth_command(
     missing_streets,
     noise,
     phrasing,
+    geography,
     distractor_professionals,
     distractor_streets,
     quiet,
@@ -125,6 +133,7 @@ def synth_command(
         missing_streets=missing_streets,
         noise=noise,
         phrasing=phrasing,
+        geography=geography,
         distractor_professionals=distractor_professionals,
         distractor_streets=distractor_streets,
     )

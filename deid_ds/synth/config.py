@@ -17,6 +17,10 @@ PHRASINGS = {
     "exports-heldout": (4,),
     "exports-all": (3, 4),
 }
+#: ``--geography``: ``brittany`` (the four Breton départements, people of the French pools: every corpus
+#: before it) or ``france`` (arrondissements, Corsica, overseas départements, CEDEX/BP/CS/TSA, buildings and
+#: quartiers, people of many origins, the metadata flaws of real warehouses).
+GEOGRAPHIES = ("brittany", "france")
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class SynthConfig:
     phrasing: str = "train"
     distractor_professionals: int = 2500
     distractor_streets: int = 20  # per commune, on average (three times more in the big towns)
+    geography: str | None = None  # None: "france" for the exports phrasings, "brittany" for the others
 
     def __post_init__(self) -> None:
         if self.notes < 1:
@@ -43,6 +48,16 @@ class SynthConfig:
                 raise ValueError(f"{name} must be between 0 and 1")
         if self.phrasing not in PHRASINGS:
             raise ValueError(f"phrasing must be one of {', '.join(PHRASINGS)}")
+        if self.geography is not None and self.geography not in GEOGRAPHIES:
+            raise ValueError(f"geography must be one of {', '.join(GEOGRAPHIES)}")
+
+    @property
+    def region(self) -> str:
+        """The geography in force: the export families are all France's, the older families Brittany's (their
+        corpora stay byte for byte what they were)."""
+        if self.geography is not None:
+            return self.geography
+        return "france" if self.phrasing.startswith("exports") else "brittany"
 
     @property
     def n_patients(self) -> int:

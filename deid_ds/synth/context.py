@@ -22,11 +22,13 @@ from deid_ds.synth.formats import (
     Ent,
     Fragment,
     Markup,
+    arrondissement_form,
     city_form,
     civility,
     format_date,
     format_name,
     format_phone,
+    place_lines,
     street_line,
 )
 from deid_ds.synth.html_builder import HtmlDoc
@@ -257,7 +259,11 @@ class NoteContext:
         return [Ent("DATE", str(self.date_of(arg or "prev").year))]
 
     def address_fragments(self, address: Address, *, inline: bool = True, caps: bool | None = None) -> list[Fragment]:
-        """``[12 rue des Lilas], [35000] [Rennes]`` (inline) or the same on two lines (``<br>``)."""
+        """``[12 rue des Lilas], [35000] [Rennes]`` (inline) or the same on two lines (``<br>``).
+
+        Buildings, staircases, quartiers and housing estates are lines of their own (each a STR), BP / CS / TSA
+        too; an arrondissement follows its city outside the VILLE span (``[75013] [Paris] 13e``).
+        """
         rng = self.rng
         caps = rng.random() < 0.3 if caps is None else caps
         out: list[Fragment] = []
@@ -266,7 +272,13 @@ class NoteContext:
                 Ent("STR", ("Résidence " + address.residence).upper() if caps else "Résidence " + address.residence),
                 ", " if inline else Markup("<br>"),
             ]
+        places = place_lines(address)
+        after = address.place and rng.random() < 0.5  # "12 rue X, Quartier Bois-Joli" or the quartier first
+        for place in places[:-1] if after else places:
+            out += [Ent("STR", place.upper() if caps else place), ", " if inline else Markup("<br>")]
         out.append(Ent("STR", street_line(address, rng, caps=caps)))
+        if after:
+            out += [", " if inline else Markup("<br>"), Ent("STR", address.place.upper() if caps else address.place)]
         if address.bp:
             out += [", " if inline else Markup("<br>"), Ent("STR", address.bp)]
         out.append(rng.choice((", ", " ", " - ")) if inline else Markup("<br>"))
@@ -274,6 +286,7 @@ class NoteContext:
             return out[:-1] + [
                 " à ",
                 Ent("VILLE", city_form(address, rng, caps=caps)),
+                *self._arrondissement(address, caps=caps),
                 " (",
                 Ent("ZIP", address.postcode),
                 ")",
@@ -283,9 +296,42 @@ class NoteContext:
             " ",
             Ent("VILLE", city_form(address, rng, caps=True if address.cedex else caps)),
         ]
+        if not address.cedex:
+            out += self._arrondissement(address, caps=caps, share=0.4)
         if address.cedex:
             out.append(" " + address.cedex)
         return out
+
+    def address_lines(self, address: Address, *, caps: bool | None = None) -> list[list[Fragment]]:
+        """The lines of an address as a PDF, a column or a letterhead prints them, one list of fragments per
+        line: named places (``[Bâtiment C]``, ``[Quartier Bois-Joli]``), the street, ``[BP 12]``, then
+        ``[75013] [PARIS]`` with its arrondissement or CEDEX outside the spans. For writers that place each line
+        themselves; :meth:`address_fragments` joins them."""
+        rng = self.rng
+        caps = rng.random() < 0.3 if caps is None else caps
+        lines: list[list[Fragment]] = []
+        if address.residence:
+            residence = "Résidence " + address.residence
+            lines.append([Ent("STR", residence.upper() if caps else residence)])
+        lines += [[Ent("STR", place.upper() if caps else place)] for place in place_lines(address)]
+        lines.append([Ent("STR", street_line(address, rng, caps=caps))])
+        if address.bp:
+            lines.append([Ent("STR", address.bp)])
+        last: list[Fragment] = [
+            Ent("ZIP", address.postcode),
+            " ",
+            Ent("VILLE", city_form(address, rng, caps=True if address.cedex else caps)),
+        ]
+        last += [" " + address.cedex] if address.cedex else self._arrondissement(address, caps=caps, share=0.4)
+        lines.append(last)
+        return lines
+
+    def _arrondissement(self, address: Address, *, caps: bool | None, share: float = 0.6) -> list[Fragment]:
+        """`` 13e`` after ``Paris`` (outside the VILLE span), sometimes; nothing and no draw outside an
+        arrondissement."""
+        if not address.commune.arrondissement or self.rng.random() >= share:
+            return []
+        return [" " + arrondissement_form(address, self.rng, caps=bool(caps))]
 
     def _slot_addr(self, arg: str | None) -> list[Fragment]:
         if arg == "gp" and self.patient.gp.practice is not None:
@@ -313,7 +359,8 @@ class NoteContext:
             return [Ent("VILLE", city_form(self.patient.gp.practice.commune.name, self.rng, caps=False))]
         if arg == "hosp":
             return [Ent("VILLE", self.hospital.address.commune.name)]
-        return [Ent("VILLE", city_form(self.address, self.rng))]
+        city = city_form(self.address, self.rng)
+        return [Ent("VILLE", city), *self._arrondissement(self.address, caps=city.isupper())]
 
     def phone_ent(self, digits: str) -> Ent:
         return Ent("PHONE", format_phone(digits, self.rng.choice(PHONE_STYLES)), nbsp=True)

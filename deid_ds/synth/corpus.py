@@ -30,9 +30,8 @@ from deid_ds.synth.context import NoteContext
 from deid_ds.synth.documents import DOCUMENT_TYPES
 from deid_ds.synth.exports import ExportContext, write_export_note
 from deid_ds.synth.html_builder import Encoding, HtmlDoc
-from deid_ds.synth.institutions import build_hospitals
+from deid_ds.synth.institutions import build_hospitals, build_hospitals_elsewhere
 from deid_ds.synth.metadata import cdw_metadata
-from deid_ds.synth.pools import DEPARTEMENTS
 from deid_ds.synth.summary import SampleCounts
 from deid_ds.synth.world import Hospital, Patient, WorldBuilder
 
@@ -164,8 +163,12 @@ class Generation:
             random.Random(f"world-{seed}"),
             missing_professionals=config.missing_professionals,
             missing_streets=config.missing_streets,
+            geography=config.region,
+            geo_rng=random.Random(f"geo-{seed}"),
         )
         self.hospitals = build_hospitals(world)
+        if world.france:  # after the Breton ones, which are drawn as they always were
+            self.hospitals += build_hospitals_elsewhere(world)
         for _ in range(max(3, config.n_patients // 3)):
             world.new_gp()
         self.rng = rng = random.Random(f"notes-{seed}")
@@ -203,7 +206,12 @@ class Generation:
         plans = tqdm(self.plans(), desc="synth", unit="note", total=config.notes, disable=not progress)
         for number, (patient, when, doc_type, index, count) in enumerate(plans):
             if patient.key != current:  # each patient's record has its own stream: drawn at its first note
-                metadata = cdw_metadata(patient, random.Random(f"meta-{seed}-{patient.key}"), config.noise)
+                metadata = cdw_metadata(
+                    patient,
+                    random.Random(f"meta-{seed}-{patient.key}"),
+                    config.noise,
+                    flaws=random.Random(f"flaws-{seed}-{patient.key}") if world.france else None,
+                )
                 current, main_department = patient.key, ""
             note_rng = random.Random(f"note-{seed}-{number}")
             id_document = f"N{seed}-{number + 1:06d}"
@@ -311,7 +319,7 @@ class Generation:
         config, world = self.config, self.world
         yield "annuaire", kb.annuaire_lines(world, config.distractor_professionals, self.seed)
         kb.add_distractor_streets(world, config.distractor_streets)
-        for dep in DEPARTEMENTS:  # lazily: each département's rows are written as they are drawn
+        for dep in world.departements:  # lazily: each département's rows are written as they are drawn
             yield dep, kb.iter_ban_rows(world, dep, self.seed)
 
 
@@ -606,6 +614,8 @@ def canonical_command(config: SynthConfig, out: str | Path, kb_dir: str | Path |
         parts.append(f"--distractor-professionals {config.distractor_professionals}")
     if config.distractor_streets != defaults.distractor_streets:
         parts.append(f"--distractor-streets {config.distractor_streets}")
+    if config.geography is not None:
+        parts.append(f"--geography {config.geography}")
     return " ".join(parts)
 
 

@@ -227,7 +227,8 @@ def street_line(address: Address, rng: random.Random, *, caps: bool = False, com
         type_word = rng.choice((street.type_word,) + forms)
         line = f"{type_word} {street.label}"
     if address.number is not None:
-        number = f"{address.number}{' ' + address.rep if address.rep else ''}"
+        number = str(address.number) + (f"-{address.number_to}" if address.number_to else "")  # 47-83: one STR
+        number = f"{number}{' ' + address.rep if address.rep else ''}"
         sep = ", " if (comma if comma is not None else rng.random() < 0.2) else " "
         line = f"{number}{sep}{line}"
     return upper(line) if caps else line
@@ -248,3 +249,20 @@ def city_form(address_or_name: Address | str, rng: random.Random, *, caps: bool 
     if caps or (caps is None and rng.random() < 0.45):
         return upper(name)
     return name
+
+
+def arrondissement_form(address: Address, rng: random.Random, *, caps: bool = False) -> str:
+    """How an arrondissement follows its city: ``13e``, ``13ème``, ``1er``, ``8`` (``LYON 8``); never in the VILLE
+    span (guidelines: ``[Paris] 13e``). ``""`` for a commune that has none, with no draw."""
+    n = address.commune.arrondissement
+    if not n:
+        return ""
+    forms = (f"{n}er" if n == 1 else f"{n}e", "1er" if n == 1 else f"{n}ème", str(n))
+    form = rng.choice(forms if address.commune.name != "Lyon" or caps else forms + (str(n),))
+    return form.upper() if caps else form
+
+
+def place_lines(address: Address) -> list[str]:
+    """The named places of an address line, each its own STR value: ``Bâtiment C``, ``Escalier 2``,
+    ``Quartier Bois-Joli`` (empty for an address that has none)."""
+    return [part for part in (address.building, address.staircase, address.place) if part]

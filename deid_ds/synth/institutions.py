@@ -198,3 +198,65 @@ def _department(world: WorldBuilder, hospital: Hospital, name: str, big: bool) -
 
 def hospital_professionals(hospitals: list[Hospital]) -> list:
     return [p for h in hospitals for d in h.departments.values() for p in d.staff]
+
+
+#: Hospitals of ``--geography france`` outside Brittany: city, département, name parts, site (never annotated).
+_ELSEWHERE = (
+    ("Paris", "75", (("Assistance Publique - Hôpitaux de ", None), ("Paris", "VILLE")), "Hôpital Pitié-Salpêtrière"),
+    ("Lyon", "69", (("Hospices Civils de ", None), ("Lyon", "VILLE")), "Hôpital Édouard Herriot"),
+    ("Marseille", "13", (("Assistance Publique - Hôpitaux de ", None), ("Marseille", "VILLE")), "Hôpital de la Timone"),
+    ("Bastia", "2B", (("Centre Hospitalier de ", None), ("Bastia", "VILLE")), "Site de Falconaja"),
+    ("Saint-Denis", "974", (("CHU de La Réunion", None),), "Site Félix Guyon"),
+    ("Fort-de-France", "972", (("CHU de Martinique", None),), "Hôpital Pierre Zobda-Quitman"),
+    ("Les Abymes", "971", (("CHU de la Guadeloupe", None),), "Site de Chauvel"),
+    ("Cayenne", "973", (("Centre Hospitalier de ", None), ("Cayenne", "VILLE")), "Site Andrée Rosemon"),
+    ("Mamoudzou", "976", (("Centre Hospitalier de Mayotte", None),), "Site principal"),
+    ("Strasbourg", "67", (("Hôpitaux Universitaires de ", None), ("Strasbourg", "VILLE")), "Nouvel Hôpital Civil"),
+)
+
+
+def build_hospitals_elsewhere(world: WorldBuilder) -> list[Hospital]:
+    """The hospitals of ``--geography france`` outside Brittany, with CEDEX (``75651 PARIS CEDEX 13``) and BP,
+    CS or TSA lines; addresses with a range of numbers (``47-83 boulevard de l'Hôpital``) happen here."""
+    rng = world.rng
+    hospitals = []
+    for city, dep, name_parts, site in _ELSEWHERE:
+        candidates = [c for c in world.communes if c.name == city and c.departement == dep]
+        if not candidates:
+            continue
+        commune = rng.choice(candidates)
+        street = world.new_street(commune, mentioned=True, lieu_dit=False)
+        number = rng.randrange(1, 60)
+        street.numbers.add(number)
+        prefix = commune.postcodes[0][:3] if dep.startswith("97") else commune.postcodes[0][:2]
+        width = 5 - len(prefix)  # 75651, 97405: a CEDEX code keeps the département's postcode prefix
+        cedex_code = f"{prefix}{rng.randrange(3 * 10 ** (width - 1), 10**width):0{width}d}"
+        if commune.arrondissement:  # Paris, Lyon, Marseille: the CEDEX number is the arrondissement's
+            cedex = f"CEDEX {commune.arrondissement:02d}" if rng.random() < 0.5 else f"CEDEX {commune.arrondissement}"
+        else:
+            cedex = f"CEDEX {rng.randrange(1, 10)}" if rng.random() < 0.4 else "CEDEX"
+        box = rng.choice(("CS", "BP", "TSA"))
+        bp = f"{box} {rng.randrange(10000, 99999) if box != 'BP' else rng.randrange(1, 999)}"
+        address = Address(street, number, cedex=cedex, cedex_postcode=cedex_code, bp=bp if rng.random() < 0.7 else "")
+        if rng.random() < 0.4:
+            address.number_to = number + 2 * rng.randrange(3, 40)
+            street.numbers.add(address.number_to)
+        slug = ascii_slug(city, "-")
+        hospital = Hospital(
+            name_parts,
+            site,
+            address,
+            random_phone(rng, dep),
+            f"chu-{slug}.fr",
+            {},
+            finess=f"{dep[:2]}0{rng.randrange(10**5, 10**6)}",
+            siret=f"26{dep[:2]}{rng.randrange(10**9, 10**10)}",
+        )
+        chosen = [d for d, (kind, _) in DEPARTMENTS.items() if kind not in ("medical", "surgical")]
+        chosen += rng.sample([d for d, (k, _) in DEPARTMENTS.items() if k == "medical"], 5)
+        chosen += rng.sample([d for d, (k, _) in DEPARTMENTS.items() if k == "surgical"], 3)
+        for name in chosen:
+            hospital.departments[name] = _department(world, hospital, name, True)
+        hospitals.append(hospital)
+    world.hospitals = world.hospitals + hospitals
+    return hospitals

@@ -195,8 +195,49 @@ def lambert93(lon: float, lat: float) -> tuple[float, float]:
     return 700000 + rho * math.sin(theta), 6600000 + rho0 - rho * math.cos(theta)
 
 
+#: Overseas départements: the BAN gives ``x``/``y`` in the local UTM projection (zone, southern hemisphere).
+_UTM_ZONES = {"971": (20, False), "972": (20, False), "973": (22, False), "974": (40, True), "975": (21, False)}
+_UTM_ZONES["976"] = (38, True)
+
+
+def utm(lon: float, lat: float, zone: int, south: bool) -> tuple[float, float]:
+    """Project WGS84 longitude/latitude to UTM ``zone`` (the overseas BAN files' ``x``/``y``)."""
+    a, f, k0 = 6378137.0, 1 / 298.257222101, 0.9996
+    e2 = f * (2 - f)
+    ep2 = e2 / (1 - e2)
+    phi, lam = math.radians(lat), math.radians(lon - (zone * 6 - 183))
+    n = a / math.sqrt(1 - e2 * math.sin(phi) ** 2)
+    t, c = math.tan(phi) ** 2, ep2 * math.cos(phi) ** 2
+    big_a = lam * math.cos(phi)
+    m = a * (
+        (1 - e2 / 4 - 3 * e2**2 / 64 - 5 * e2**3 / 256) * phi
+        - (3 * e2 / 8 + 3 * e2**2 / 32 + 45 * e2**3 / 1024) * math.sin(2 * phi)
+        + (15 * e2**2 / 256 + 45 * e2**3 / 1024) * math.sin(4 * phi)
+        - (35 * e2**3 / 3072) * math.sin(6 * phi)
+    )
+    x = 500000 + k0 * n * (
+        big_a + (1 - t + c) * big_a**3 / 6 + (5 - 18 * t + t**2 + 72 * c - 58 * ep2) * big_a**5 / 120
+    )
+    y = k0 * (
+        m
+        + n
+        * math.tan(phi)
+        * (big_a**2 / 2 + (5 - t + 9 * c + 4 * c**2) * big_a**4 / 24 + (61 - 58 * t + t**2) * big_a**6 / 720)
+    )
+    return x, y + (10000000 if south else 0)
+
+
+def projected(commune: Commune, lon: float, lat: float) -> tuple[float, float]:
+    """The BAN's ``x``/``y``: Lambert-93 in mainland France and Corsica, UTM overseas."""
+    zone = _UTM_ZONES.get(commune.departement)
+    return utm(lon, lat, *zone) if zone else lambert93(lon, lat)
+
+
 def commune_centre(commune: Commune) -> tuple[float, float]:
-    """A synthetic but stable (lat, lon) for a commune, inside its département's area."""
+    """A synthetic but stable (lat, lon) for a commune, inside its département's area (its real centroid
+    when the communes' list gives one)."""
+    if commune.lat is not None and commune.lon is not None:
+        return commune.lat, commune.lon
     lat0, lon0 = _DEP_CENTRES.get(commune.departement, (48.0, -2.5))
     h = _stable(commune.insee)
     return lat0 + ((h & 0xFFFF) / 0xFFFF - 0.5) * 0.6, lon0 + ((h >> 16) / 0xFFFF - 0.5) * 1.0
@@ -217,11 +258,12 @@ def add_distractor_streets(world: WorldBuilder, per_commune: int) -> None:
 
 
 def _former_code(commune: Commune, former: str, taken: set[str]) -> str:
+    dep = commune.insee[:2]  # the INSEE code's first two characters ("97" overseas: three digits follow)
     code = int(commune.insee[2:]) if commune.insee[2:].isdigit() else 0
     candidate = 100 + _stable(former) % 800
-    while f"{commune.departement}{candidate:03d}" in taken or candidate == code:
+    while f"{dep}{candidate:03d}" in taken or candidate == code:
         candidate = candidate % 998 + 1
-    return f"{commune.departement}{candidate:03d}"
+    return f"{dep}{candidate:03d}"
 
 
 def afnor(text: str) -> str:
@@ -249,7 +291,7 @@ def iter_ban_rows(world: WorldBuilder, departement: str, seed: int) -> Iterator[
             slat, slon = lat0 + rng.uniform(-0.03, 0.03), lon0 + rng.uniform(-0.04, 0.04)
             for number, rep in numbers:
                 lat, lon = slat + rng.uniform(-0.002, 0.002), slon + rng.uniform(-0.002, 0.002)
-                x, y = lambert93(lon, lat)
+                x, y = projected(commune, lon, lat)
                 yield [
                     f"{commune.insee}_{code}_{number:05d}{'_' + rep if rep else ''}",
                     fantoir,
@@ -386,7 +428,7 @@ def annuaire_lines(world: WorldBuilder, distractors: int, seed: int) -> list[str
 
     def new_id(rpps: bool, dep: str) -> tuple[str, str]:
         while True:
-            ident = f"10{rng.randrange(10**8, 10**9)}" if rpps else f"{dep}{rng.randrange(10**6, 10**7)}"
+            ident = f"10{rng.randrange(10**8, 10**9)}" if rpps else f"{dep[:2]}{rng.randrange(10**6, 10**7)}"
             if ident not in used_ids:
                 used_ids.add(ident)
                 return ident, "8" if rpps else "0"

@@ -10,9 +10,10 @@ fields. This module produces that view from a :class:`~deid_ds.synth.world.Patie
 from __future__ import annotations
 
 import random
+import re
 
 from deid_ds.synth.pools import strip_accents
-from deid_ds.synth.world import Patient
+from deid_ds.synth.world import Address, Patient
 
 
 def typo(text: str, rng: random.Random) -> str:
@@ -38,8 +39,14 @@ def _cased(text: str, rng: random.Random) -> str:
     return text
 
 
-def cdw_metadata(patient: Patient, rng: random.Random, noise: float) -> dict[str, str | None]:
-    """The CDW's record of ``patient`` (all strings; ``birthdate`` is an ISO ``YYYY-MM-DD`` string)."""
+def cdw_metadata(
+    patient: Patient, rng: random.Random, noise: float, *, flaws: random.Random | None = None
+) -> dict[str, str | None]:
+    """The CDW's record of ``patient`` (all strings; ``birthdate`` is an ISO ``YYYY-MM-DD`` string).
+
+    ``flaws`` (``--geography france``) adds, from its own stream, the flaws of real warehouses that people of
+    many origins meet: see :func:`add_flaws`. Without it the record is drawn exactly as it always was.
+    """
     p = patient
     first = p.given_names
     if " " in first and rng.random() < 0.3:
@@ -78,4 +85,58 @@ def cdw_metadata(patient: Patient, rng: random.Random, noise: float) -> dict[str
     for name in ("firstname", "birthdate", "address", "zip", "city", "phone", "email"):
         if rng.random() < {"firstname": 0.02, "birthdate": 0.02}.get(name, 0.12) * noise:
             record[name] = None
+    if flaws is not None:
+        add_flaws(record, patient, flaws)
     return record
+
+
+def _address_fields(address: Address, rng: random.Random) -> dict[str, str]:
+    street = f"{address.number}{' ' + address.rep.upper() if address.rep else ''} " if address.number else ""
+    street = _cased(street + address.street.name, rng)
+    city = address.commune.routing_label if rng.random() < 0.5 else address.commune.name
+    return {"address": street, "zip": address.postcode, "city": city}
+
+
+def drop_second_surname(last: str) -> str:
+    """``DOS SANTOS FERREIRA`` -> ``DOS SANTOS``, ``Martin-Le Gall`` -> ``Martin``: what a form with one box keeps."""
+    if "-" in last:
+        return last.split("-")[0]
+    words = last.split(" ")
+    particles = {"da", "das", "de", "do", "dos", "di", "del", "della", "la", "le", "van", "der", "el", "ben", "ait"}
+    if len(words) >= 3 and words[-2].lower() not in particles:
+        return " ".join(words[:-1])
+    if len(words) == 2 and words[0].lower() not in particles:
+        return words[0]
+    return last
+
+
+def glue_particles(last: str) -> str:
+    """``N'DIAYE`` -> ``NDIAYE``, ``BEN ALI`` -> ``BENALI``, ``de La Fontaine`` -> ``DeLaFontaine``: particles
+    glued by a system that allows no space nor apostrophe."""
+    return re.sub(r"[ ']", "", last)
+
+
+def add_flaws(record: dict[str, str | None], patient: Patient, rng: random.Random) -> None:
+    """The flaws of real warehouses, each drawn from ``rng``: the birth name written ``BIRTH EP MARRIED``, a
+    dropped second surname, particles glued, accents dropped (capitals or not), compound first names split
+    (``Jean Pierre`` for ``Jean-Pierre``), and the previous address still on file."""
+    p = patient
+    first, last = record["firstname"], record["lastname"]
+    if last:
+        if p.married_name and rng.random() < 0.2:
+            last = f"{p.birth_name} {rng.choice(('EP', 'ép.', 'épouse', 'EPOUSE'))} {p.married_name}"
+            last = strip_accents(last).upper() if rng.random() < 0.6 else last
+        elif rng.random() < 0.35:
+            last = drop_second_surname(last)
+        if re.search(r"[ ']", last) and rng.random() < 0.25:
+            last = glue_particles(last)
+        if rng.random() < 0.25:
+            last = strip_accents(last)
+    if first:
+        if "-" in first and rng.random() < 0.4:
+            first = first.replace("-", " ")
+        if rng.random() < 0.25:
+            first = strip_accents(first)
+    record["firstname"], record["lastname"] = first, last
+    if p.old_address is not None and record["address"] is not None and rng.random() < 0.5:
+        record.update(_address_fields(p.old_address, rng))  # the warehouse never learnt of the move

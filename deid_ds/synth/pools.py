@@ -49,10 +49,24 @@ class Commune:
     name: str
     postcodes: tuple[str, ...]
     former: tuple[str, ...] = ()
+    arrondissement: int = 0  # Paris, Lyon, Marseille: one commune per arrondissement, named after the city
+    lat: float | None = None  # a real centroid when the list gives one (else the BAN writer derives one)
+    lon: float | None = None
 
     @property
     def departement(self) -> str:
-        return self.insee[:2]
+        """``35``, ``2A``, ``974``: overseas départements have three digits."""
+        return self.insee[:3] if self.insee.startswith("97") else self.insee[:2]
+
+    @property
+    def region(self) -> str:
+        """``brittany``, ``arrondissement`` (Paris, Lyon, Marseille), ``corsica``, ``overseas`` or ``mainland``."""
+        dep = self.departement
+        if dep in DEPARTEMENTS:
+            return "brittany"
+        if self.arrondissement:
+            return "arrondissement"
+        return "corsica" if dep in ("2A", "2B") else "overseas" if len(dep) == 3 else "mainland"
 
     @property
     def routing_label(self) -> str:
@@ -106,6 +120,20 @@ def communes() -> tuple[Commune, ...]:
 
 def communes_of(departements: tuple[str, ...]) -> list[Commune]:
     return [c for c in communes() if c.departement in departements]
+
+
+@lru_cache(maxsize=1)
+def france_communes() -> tuple[Commune, ...]:
+    """The communes of ``--geography france`` outside Brittany (``resources/communes_france.tsv``)."""
+    out = []
+    for line in _lines("communes_france.tsv"):
+        insee, name, postcodes, lat, lon, arrondissement = (line.split("\t") + [""] * 6)[:6]
+        if insee == "insee":
+            continue
+        out.append(
+            Commune(insee, name, tuple(postcodes.split(",")), (), int(arrondissement or 0), float(lat), float(lon))
+        )
+    return tuple(out)
 
 
 # Breton toponymic elements: "Ker" (village), "Lan" (hermitage), "Pen" (end), "Pors" (court)... joined
@@ -210,3 +238,167 @@ def family_name(rng: random.Random, double: float = 0.05) -> str:
         if other != name and "-" not in name + other:
             name = f"{name}-{other}"
     return name
+
+
+# -- people of many origins (``--geography france``) -------------------------------------------------------
+#: Origins of ``resources/names_origins.tsv`` with their share among people not drawn from the French pools;
+#: ``particles`` and ``words`` (surnames that are ordinary words or cities) give a surname only.
+ORIGINS: tuple[tuple[str, int], ...] = (
+    ("maghrebi", 6),
+    ("portuguese", 4),
+    ("italian", 3),
+    ("west_african", 4),
+    ("vietnamese", 2),
+    ("turkish", 2),
+    ("alsatian", 3),
+    ("polish", 2),
+    ("particles", 2),
+    ("words", 3),
+)
+#: Share of people drawn from the origins' lists rather than from the French pools.
+ORIGIN_SHARE = 0.5
+
+#: Where people of an origin were born when not in France: foreign cities (VILLE; the country is not annotated).
+BIRTHPLACES_ABROAD: dict[str, tuple[str, ...]] = {
+    "maghrebi": ("Alger", "Oran", "Constantine", "Tizi Ouzou", "Casablanca", "Rabat", "Fès", "Oujda", "Tunis", "Sfax"),
+    "portuguese": ("Porto", "Braga", "Lisbonne", "Coimbra", "Viana do Castelo", "Guimarães"),
+    "italian": ("Naples", "Palerme", "Turin", "Milan", "Bari", "Catane"),
+    "west_african": ("Dakar", "Bamako", "Abidjan", "Conakry", "Saint-Louis", "Kayes", "Ouagadougou"),
+    "vietnamese": ("Hanoï", "Hô Chi Minh-Ville", "Huê", "Da Nang"),
+    "turkish": ("Istanbul", "Ankara", "Konya", "Kayseri", "Izmir"),
+    "polish": ("Varsovie", "Cracovie", "Katowice", "Łódź", "Poznań"),
+}
+
+
+@lru_cache(maxsize=1)
+def origin_names() -> dict[str, dict[str, tuple[str, ...]]]:
+    """origin -> kind (``F``/``M`` given names, ``L`` surnames) -> names."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for line in _lines("names_origins.tsv"):
+        origin, kind, name = line.split("\t")
+        out.setdefault(origin, {}).setdefault(kind, []).append(name)
+    return {origin: {kind: tuple(names) for kind, names in kinds.items()} for origin, kinds in out.items()}
+
+
+def draw_origin(rng: random.Random) -> str | None:
+    """An origin for one person, or ``None`` for the French pools (half the people)."""
+    if rng.random() >= ORIGIN_SHARE:
+        return None
+    return rng.choices([o for o, _ in ORIGINS], [w for _, w in ORIGINS])[0]
+
+
+def origin_given_name(rng: random.Random, origin: str, sex: str, compound: float = 0.08) -> str | None:
+    """A given name of ``origin`` (``None`` when the origin lists none); Maghrebi compounds are written with a
+    space (``Mohamed Amine``), Portuguese ones often so (``Maria José``)."""
+    names = origin_names()[origin].get(sex)
+    if not names:
+        return None
+    name = rng.choice(names)
+    if rng.random() < compound and origin in ("maghrebi", "portuguese"):
+        other = rng.choice(names if origin == "portuguese" else origin_names()[origin]["M" if sex == "M" else "F"])
+        if other != name:
+            name = f"{name} {other}" if origin == "maghrebi" or rng.random() < 0.6 else f"{name}-{other}"
+    return name
+
+
+def origin_family_name(rng: random.Random, origin: str, double: float = 0.05) -> str:
+    """A surname of ``origin``; Portuguese and Spanish-style double surnames join two with a space."""
+    names = origin_names()[origin]["L"]
+    name = rng.choice(names)
+    if origin == "portuguese" and rng.random() < 0.25 + double:
+        other = rng.choice(names)
+        if other != name and " " not in other:
+            name = f"{name} {other}"
+    elif rng.random() < double:
+        other = rng.choice(surnames())
+        if "-" not in other:
+            name = f"{name}-{other}"
+    return name
+
+
+# -- places of all France (``--geography france``) -----------------------------------------------------------
+#: Quartiers and sections of overseas communes: written on the address line (``Quartier Bois-Joli``), each a STR.
+OVERSEAS_PLACES = (
+    "Bois-Joli",
+    "Morne-Rouge",
+    "Morne Bernard",
+    "Boissard",
+    "Raizet",
+    "Grand-Camp",
+    "Bas-du-Fort",
+    "Dillon",
+    "Terres-Sainville",
+    "Châteauboeuf",
+    "Bellevue",
+    "Trénelle",
+    "Ravine Blanche",
+    "Bois-de-Nèfles",
+    "La Bretagne",
+    "Montgaillard",
+    "Moufia",
+    "Le Chaudron",
+    "Bellepierre",
+    "Terre-Sainte",
+    "Ligne Paradis",
+    "Ravine des Cabris",
+    "Cavani",
+    "Kawéni",
+    "Passamainty",
+    "Mtsapéré",
+    "Cogoni",
+    "Baduel",
+    "Mirza",
+    "Balata",
+    "Cœur Bouliki",
+    "Fond Lahaye",
+    "Pointe des Nègres",
+    "Petit-Pérou",
+)
+OVERSEAS_PLACE_WORDS = ("Quartier", "Quartier", "Section", "Cité", "Lotissement", "Résidence")
+#: Housing estates of mainland towns (``Lotissement Les Pins``).
+ESTATES = (
+    "Les Pins",
+    "Les Chênes",
+    "Le Clos des Vignes",
+    "Les Coquelicots",
+    "Le Hameau du Lac",
+    "Les Érables",
+    "Le Domaine des Sources",
+    "Les Bruyères",
+    "Les Oliviers",
+    "Le Clos Saint-Martin",
+    "Les Flamboyants",
+    "Les Alizés",
+)
+#: Lieux-dits of non-Breton communes (the Breton ``Ker-`` ones would give a Corsican village away).
+_LD_ELSEWHERE = (
+    "Le Mas Renouard",
+    "La Ferme Neuve",
+    "Les Granges",
+    "Le Moulin Blanc",
+    "La Bastide",
+    "Le Pigeonnier",
+    "Les Vignes Hautes",
+    "La Croix Blanche",
+    "Les Baraques",
+    "Le Hameau",
+    "Mezzavia",
+    "Vignola",
+    "Casanova",
+    "Pietralba",
+    "Morne Vert",
+    "Habitation Céron",
+    "Fond Saint-Denis",
+    "Petite Anse",
+)
+
+
+def lieu_dit_elsewhere(rng: random.Random) -> str:
+    return rng.choice(_LD_ELSEWHERE)
+
+
+def named_place(rng: random.Random, commune: Commune) -> str:
+    """A named place written on an address line: ``Quartier Bois-Joli`` overseas, ``Lotissement Les Pins``."""
+    if commune.region == "overseas":
+        return f"{rng.choice(OVERSEAS_PLACE_WORDS)} {rng.choice(OVERSEAS_PLACES)}"
+    return f"{rng.choice(('Lotissement', 'Lotissement', 'Cité', 'Hameau'))} {rng.choice(ESTATES)}"

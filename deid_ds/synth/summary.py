@@ -104,6 +104,11 @@ def _markdown(headers: list[str], rows: list[list[object]]) -> str:
     return "\n".join(lines)
 
 
+def _where(config) -> str:
+    """``Breton`` for the four départements every corpus before ``--geography france`` covers."""
+    return "French" if config.region == "france" else "Breton"
+
+
 def _phrasing_note(phrasing: str) -> str:
     if phrasing.startswith("exports"):
         return (
@@ -140,7 +145,7 @@ def readme_text(sample: Counted | SampleCounts, command: str, kb_location: str =
 
 Everything here is **synthetic**, written by `deid-ds synth` (module `deid_ds.synth`): no real patient,
 professional, address or phone number. People, streets and phones are drawn at random from shipped pools;
-communes, postcodes and INSEE codes are real Breton ones (départements {", ".join(sorted(counts.ban_rows))}).
+communes, postcodes and INSEE codes are real {_where(c)} ones (départements {", ".join(sorted(counts.ban_rows))}).
 
 Regenerate it byte for byte (same versions of deid-ds and pyarrow) with:
 

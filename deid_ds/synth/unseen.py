@@ -26,7 +26,17 @@ from datetime import date
 
 from deid_ds.synth import clinical
 from deid_ds.synth.context import NoteContext
-from deid_ds.synth.formats import MONTHS, WEEKDAYS, Ent, Fragment, Markup, city_form, civility, initials
+from deid_ds.synth.formats import (
+    MONTHS,
+    WEEKDAYS,
+    Ent,
+    Fragment,
+    Markup,
+    city_form,
+    civility,
+    initials,
+    place_lines,
+)
 from deid_ds.synth.world import Address, Professional
 
 # -- formats of this house style --------------------------------------------------------------------------
@@ -254,7 +264,8 @@ class UnseenContext(NoteContext):
             line = f"{rng.choice(_STREET_FORMS[street.type_word])} {street.label}"
         if address.number is not None:
             rep = rng.choice((address.rep, " " + address.rep)) if address.rep else ""
-            line = f"{address.number}{rep}{rng.choice((' ', ' ', ', '))}{line}"
+            number = f"{address.number}-{address.number_to}" if address.number_to else str(address.number)
+            line = f"{number}{rep}{rng.choice((' ', ' ', ', '))}{line}"
         return line.upper() if caps else line
 
     def address_fragments(self, address: Address, *, inline: bool = True, caps: bool | None = None) -> list[Fragment]:
@@ -266,14 +277,18 @@ class UnseenContext(NoteContext):
         if address.residence:
             residence = rng.choice(("Résidence ", "Rés. ")) + address.residence
             out += [Ent("STR", residence.upper() if caps else residence), sep]
+        for place in place_lines(address):  # buildings, staircases, quartiers (--geography france): each a STR
+            out += [Ent("STR", place.upper() if caps else place), sep]
         out.append(Ent("STR", self.street_line(address, caps)))
         if address.bp:
             out += [sep, Ent("STR", address.bp)]
         out.append(sep)
         city = Ent("VILLE", city_form(address, rng, caps=True if address.cedex else caps))
         if not address.cedex and rng.random() < 0.2:
-            return out + [city, " (", Ent("ZIP", address.postcode), ")"]
+            return out + [city, *self._arrondissement(address, caps=caps), " (", Ent("ZIP", address.postcode), ")"]
         out += [Ent("ZIP", address.postcode), " ", city]
+        if not address.cedex:
+            out += self._arrondissement(address, caps=caps, share=0.4)
         if address.cedex:
             out.append(" " + (address.cedex if rng.random() < 0.5 else address.cedex.replace("CEDEX", "Cedex")))
         return out

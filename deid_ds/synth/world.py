@@ -77,8 +77,29 @@ PATIENT_MAIL_DOMAINS = (
     "outlook.fr",
     "icloud.com",
 )
-#: Landline prefixes of the four départements (first four digits).
-PHONE_PREFIXES = {"22": ("0296",), "29": ("0298", "0229"), "35": ("0299", "0223"), "56": ("0297",)}
+#: Landline prefixes of the four départements (first four digits), and of the others ``--geography france`` uses.
+PHONE_PREFIXES = {
+    "22": ("0296",),
+    "29": ("0298", "0229"),
+    "35": ("0299", "0223"),
+    "56": ("0297",),
+    "75": ("0142", "0145", "0153", "0140"),
+    "69": ("0472", "0478", "0437"),
+    "13": ("0491", "0496", "0413"),
+    "2A": ("0495",),
+    "2B": ("0495",),
+    "971": ("0590",),
+    "972": ("0596",),
+    "973": ("0594",),
+    "974": ("0262",),
+    "975": ("0508",),
+    "976": ("0269",),
+}
+#: Geographies of ``deid-ds synth --geography``: Brittany only (every corpus before it), or all France.
+GEOGRAPHIES = ("brittany", "france")
+#: Share of the places drawn in ``france`` that lie outside Brittany, and how those spread over the regions.
+FRANCE_SHARE = 0.6
+_FRANCE_REGIONS = (("arrondissement", 30), ("overseas", 25), ("corsica", 10), ("mainland", 35))
 
 
 @dataclass(slots=True)
@@ -105,7 +126,12 @@ class Street:
 
 @dataclass(slots=True)
 class Address:
-    """A postal address; ``cedex``/``bp`` only for institutions, ``residence`` for some homes."""
+    """A postal address; ``cedex``/``bp`` only for institutions, ``residence`` for some homes.
+
+    ``building``, ``staircase`` and ``place`` (a quartier, an overseas section, a housing estate) are lines
+    of their own on the address, each its own STR span; ``number_to`` makes the number a range
+    (``47-83 boulevard Pasteur``, one STR). Only ``--geography france`` draws them.
+    """
 
     street: Street
     number: int | None
@@ -113,7 +139,11 @@ class Address:
     residence: str = ""
     cedex: str = ""  # "CEDEX 9" goes with a cedex postcode
     cedex_postcode: str = ""
-    bp: str = ""  # "CS 10329", "BP 139"
+    bp: str = ""  # "CS 10329", "BP 139", "TSA 40031"
+    building: str = ""  # "Bâtiment C"
+    staircase: str = ""  # "Escalier 2"
+    place: str = ""  # "Quartier Bois-Joli", "Lotissement Les Pins"
+    number_to: int | None = None  # 83 in "47-83 boulevard Pasteur"
 
     @property
     def commune(self) -> Commune:
@@ -210,9 +240,45 @@ class Patient:
         return self.married_name or self.birth_name
 
 
+#: Large towns outside Brittany, where addresses often have a building and a staircase.
+_CITIES = frozenset(
+    (
+        "Paris",
+        "Lyon",
+        "Marseille",
+        "Lille",
+        "Toulouse",
+        "Bordeaux",
+        "Strasbourg",
+        "Nantes",
+        "Nice",
+        "Montpellier",
+        "Grenoble",
+        "Saint-Denis",
+        "Montreuil",
+        "Villeurbanne",
+        "Aubervilliers",
+        "Roubaix",
+        "Le Havre",
+        "Metz",
+        "Mulhouse",
+        "Saint-Étienne",
+        "Ajaccio",
+        "Bastia",
+        "Nanterre",
+        "Créteil",
+        "Argenteuil",
+    )
+)
+
+
 def ascii_slug(text: str, sep: str = "") -> str:
-    """``Le Gall`` -> ``legall``: how names become e-mail local parts and domains."""
-    return re.sub(r"[^a-z0-9]+", sep, strip_accents(text).lower()).strip(sep)
+    """``Le Gall`` -> ``legall``: how names become e-mail local parts and domains (``Małgorzata`` ->
+    ``malgorzata``: letters that have no accent to strip are spelled as their keyboard writes them)."""
+    return re.sub(r"[^a-z0-9]+", sep, strip_accents(text.translate(_KEYBOARD)).lower()).strip(sep)
+
+
+_KEYBOARD = str.maketrans({"ł": "l", "Ł": "L", "ı": "i"})
 
 
 def random_phone(rng: random.Random, departement: str | None = None, mobile: bool = False) -> str:
@@ -231,11 +297,33 @@ class WorldBuilder:
     streets left out of the generated knowledge bases: distant supervision never has complete dictionaries.
     """
 
-    def __init__(self, rng: random.Random, *, missing_professionals: float, missing_streets: float) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        *,
+        missing_professionals: float,
+        missing_streets: float,
+        geography: str = "brittany",
+        geo_rng: random.Random | None = None,
+    ) -> None:
+        if geography not in GEOGRAPHIES:
+            raise ValueError(f"geography must be one of {', '.join(GEOGRAPHIES)}")
         self.rng = rng
         self.missing_professionals = missing_professionals
         self.missing_streets = missing_streets
-        self.communes = pools.communes_of(pools.DEPARTEMENTS)
+        self.communes = self._breton = pools.communes_of(pools.DEPARTEMENTS)
+        #: ``france``: communes of all France and people of many origins, drawn from ``geo`` (their own stream),
+        #: so that every draw of ``rng`` a Brittany world makes is made the same way; ``brittany`` never draws it.
+        self.france = geography == "france"
+        if geo_rng is None:  # deterministic all the same: seeded from rng, which only a France world draws here
+            geo_rng = random.Random(rng.getrandbits(64)) if self.france else random.Random(0)
+        self.geo = geo_rng
+        self._origin: str | None = None  # the origin of the person being drawn (france only)
+        if self.france:
+            self.communes = self.communes + list(pools.france_communes())
+            self._by_region: dict[str, list[Commune]] = {}
+            for commune in self.communes:
+                self._by_region.setdefault(commune.region, []).append(commune)
         self.streets: dict[str, list[Street]] = {c.insee: [] for c in self.communes}
         self._street_keys: set[tuple[str, str]] = set()
         self.professionals: list[Professional] = []
@@ -243,13 +331,20 @@ class WorldBuilder:
         self.gps: list[Professional] = []
         self.specialists: list[Professional] = []
 
+    @property
+    def departements(self) -> tuple[str, ...]:
+        """The départements of the world's communes, in the order their BAN files are written."""
+        if not self.france:
+            return pools.DEPARTEMENTS
+        return tuple(sorted({c.departement for c in self.communes}))
+
     # -- places ---------------------------------------------------------------------------------------
     def new_street(self, commune: Commune, *, mentioned: bool, lieu_dit: bool | None = None) -> Street:
         """A street of ``commune`` not drawn before; ``mentioned`` streets may be left out of the BAN."""
         rng = self.rng
         for _ in range(50):
             if lieu_dit if lieu_dit is not None else rng.random() < 0.12:
-                type_word, label = "", pools.lieu_dit(rng)
+                type_word, label = "", self._lieu_dit(commune)
             else:
                 type_word = rng.choices([t for t, _ in _TYPE_WEIGHTS], [w for _, w in _TYPE_WEIGHTS])[0]
                 if rng.random() < 0.15:  # streets named after local people: a person's name inside a STR
@@ -287,19 +382,75 @@ class WorldBuilder:
             street.numbers.add(number)
             if rep:
                 street.reps.add((number, rep))
-        return Address(street, number, rep, residence)
+        address = Address(street, number, rep, residence)
+        if self.france:
+            self._dress(address, home=home)
+        return address
+
+    def _lieu_dit(self, commune: Commune) -> str:
+        if commune.region == "brittany":
+            return pools.lieu_dit(self.rng)
+        return pools.lieu_dit_elsewhere(self.rng)
+
+    def _dress(self, address: Address, *, home: bool) -> None:
+        """What addresses outside a Breton village carry (``france`` only, from the ``geo`` stream): buildings
+        and staircases in cities, quartiers and sections overseas, housing estates, PO boxes, number ranges."""
+        geo, commune = self.geo, address.commune
+        region = commune.region
+        city = region in ("arrondissement", "overseas") or commune.name in _CITIES
+        if home and city and not address.street.is_lieu_dit and geo.random() < 0.25:
+            address.building = geo.choice(("Bâtiment ", "Bâtiment ", "Bât. ", "Immeuble ")) + geo.choice("ABCDEFGH")
+            if geo.random() < 0.6:
+                address.staircase = geo.choice(("Escalier ", "Escalier ", "Esc. ")) + str(geo.randrange(1, 6))
+        if geo.random() < {"overseas": 0.55, "mainland": 0.06, "corsica": 0.06}.get(region, 0.0):
+            address.place = pools.named_place(geo, commune)
+            if (commune.insee, f" {address.place}") not in self._street_keys:  # the BAN lists them as toponyms
+                self._street_keys.add((commune.insee, f" {address.place}"))
+                missing = geo.random() < self.missing_streets
+                self.streets[commune.insee].append(
+                    Street(commune, address.street.postcode, "", address.place, not missing)
+                )
+        if home and region == "overseas" and geo.random() < 0.08:
+            address.bp = f"BP {geo.randrange(1, 999)}"
+        if not home and address.number and geo.random() < 0.15:
+            address.number_to = address.number + 2 * geo.randrange(3, 40)
+            address.street.numbers.add(address.number_to)
 
     def pick_commune(self) -> Commune:
-        """Bigger towns first: a third of addresses are in a préfecture or a large town."""
+        """Bigger towns first: a third of addresses are in a préfecture or a large town.
+
+        In ``france``, most places lie elsewhere: arrondissements of Paris, Lyon and Marseille, overseas
+        communes, Corsica and the other mainland regions, drawn from the ``geo`` stream.
+        """
+        if self.france and self.geo.random() < FRANCE_SHARE:
+            geo = self.geo
+            region = geo.choices([r for r, _ in _FRANCE_REGIONS], [w for _, w in _FRANCE_REGIONS])[0]
+            communes = self._by_region[region]
+            if region == "mainland" and geo.random() < 0.4:
+                communes = [c for c in communes if c.name in _CITIES] or communes
+            return geo.choice(communes)
         rng = self.rng
         if rng.random() < 0.35:
             return rng.choice(
-                self.communes[:4]
-                + [c for c in self.communes if c.name in ("Brest", "Quimper", "Saint-Brieuc", "Vannes", "Lorient")]
+                self._breton[:4]
+                + [c for c in self._breton if c.name in ("Brest", "Quimper", "Saint-Brieuc", "Vannes", "Lorient")]
             )
-        return rng.choice(self.communes)
+        return rng.choice(self._breton)
 
     # -- people ---------------------------------------------------------------------------------------
+    def _given(self, sex: str, compound: float = 0.08) -> str:
+        """A given name: the French pools' draw, replaced (``geo`` stream) by one of the person's origin."""
+        name = pools.given_name(self.rng, sex, compound)
+        if self._origin is not None:
+            name = pools.origin_given_name(self.geo, self._origin, sex, compound) or name
+        return name
+
+    def _family(self) -> str:
+        name = pools.family_name(self.rng)
+        if self._origin is not None:
+            name = pools.origin_family_name(self.geo, self._origin)
+        return name
+
     def new_professional(
         self,
         profession: str,
@@ -313,7 +464,10 @@ class WorldBuilder:
     ) -> Professional:
         rng = self.rng
         sex = rng.choice("FM")
-        first, last = pools.given_name(rng, sex), pools.family_name(rng)
+        if self.france:
+            self._origin = pools.draw_origin(self.geo)
+        first, last = self._given(sex), self._family()
+        self._origin = None
         missing = role in ("secrétaire",) or rng.random() < self.missing_professionals
         email = ""
         if domain and profession == "Médecin":
@@ -371,17 +525,20 @@ class WorldBuilder:
         """
         rng = self.rng
         sex = rng.choice("FM")
-        given = pools.given_name(rng, sex, compound=0.15)
+        origin = self._origin = pools.draw_origin(self.geo) if self.france else None
+        given = self._given(sex, compound=0.15)
         if rng.random() < 0.12 and "-" not in given:  # registered with several given names
-            given = f"{given} {pools.given_name(rng, sex, 0)}"
+            given = f"{given} {self._given(sex, 0)}"
         usual = given
         if ("-" in given or " " in given) and rng.random() < 0.35:
             usual = rng.choice(re.split(r"[- ]", given))  # "Marie-Thérèse" called "Thérèse"
-        birth_name = pools.family_name(rng)
+        birth_name = self._family()
         age = rng.choices((rng.randrange(0, 18), rng.randrange(18, 60), rng.randrange(60, 98)), (1, 4, 6))[0]
         birthdate = today - timedelta(days=max(youngest_days, age * 365 + rng.randrange(365)))
-        married = pools.family_name(rng) if sex == "F" and age > 22 and rng.random() < 0.55 else None
+        married = self._family() if sex == "F" and age > 22 and rng.random() < 0.55 else None
         birthplace = rng.choice(pools.ELSEWHERE_CITIES) if rng.random() < 0.2 else self.pick_commune().name
+        if origin in pools.BIRTHPLACES_ABROAD and self.geo.random() < 0.45:
+            birthplace = self.geo.choice(pools.BIRTHPLACES_ABROAD[origin])
         address = self.new_address()
         old = self.new_address() if rng.random() < 0.15 else None
         gp = rng.choice(self.gps) if self.gps and rng.random() < 0.7 else self.new_gp()
@@ -393,12 +550,9 @@ class WorldBuilder:
             if relation == "époux":
                 rsex = "M" if sex == "F" else "F"
                 relation = "époux" if rsex == "M" else "épouse"
-            rlast = (
-                (married or birth_name) if relation in ("époux", "épouse", "fils", "fille") else pools.family_name(rng)
-            )
-            relatives.append(
-                Relative(rsex, pools.given_name(rng, rsex), rlast, relation, random_phone(rng, mobile=True))
-            )
+            rlast = (married or birth_name) if relation in ("époux", "épouse", "fils", "fille") else self._family()
+            relatives.append(Relative(rsex, self._given(rsex), rlast, relation, random_phone(rng, mobile=True)))
+        self._origin = None
         email = None
         if rng.random() < 0.55:
             email = (
