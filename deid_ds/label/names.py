@@ -143,7 +143,45 @@ def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: b
     if i >= n:
         return None
     end = name_end(view, i)
-    return (i, end) if end > i else None
+    if end == i and i + 1 < n and view.joined(i):
+        # initials alone after a cue, a nurse's signature (guidelines: "[J.-M. D.]" like "[Céline W.]")
+        words = view.words
+        if _TRAILING_INITIAL.fullmatch(words[i]) and _TRAILING_INITIAL.fullmatch(words[i + 1]):
+            if i + 2 >= n or not view.joined(i + 1) or not (is_core(view, i + 2) or view.shapes[i + 2] == INITIAL):
+                return i, i + 2
+    return (i, extend_name(view, i, end)) if end > i else None
+
+
+#: An initial written after a surname (``LE GOFF P.``, ``Céline W.``, ``J.-M. D.``): a period is required,
+#: a capital alone being as often a word (``A``) or a grade.
+_TRAILING_INITIAL = re.compile(r"[A-ZÀ-ÖØ-Þ]\.(?:-[A-ZÀ-ÖØ-Þ]\.)*")
+
+
+def extend_name(view: NoteView, i: int, end: int) -> int:
+    """End of the name run ``[i, end)`` once what the run grammar stops before is added back.
+
+    Guidelines: "Initials written after a surname belong to it (``Dr [LE GOFF P.]``, ``[Céline W.]``)",
+    so one initial with its period right after the run is kept; and a surname ending on capitalised
+    particles (``Paul Le Du``, ``Anne De La``... written so only as a name) keeps them, two at least (one
+    capitalised ``Le`` may start the next sentence). Used after a cue only (:func:`name_after`): the run
+    grammar itself (:func:`name_end`) stays the plain one every rule shares.
+    """
+    n = len(view)
+    k = end
+    while (
+        k < n
+        and k - end < 3
+        and view.joined(k - 1)
+        and view.shapes[k] in (TITLE, UPPER)
+        and is_particle(view.folded[k])
+    ):
+        k += 1
+    if k - end >= 2 and (k >= n or view.shapes[k] not in (DIGIT, LOWER) or not view.joined(k - 1)):
+        end = k
+    if end < n and view.joined(end - 1) and _TRAILING_INITIAL.fullmatch(view.words[end]):
+        if end + 1 >= n or not view.joined(end) or not is_core(view, end + 1):
+            end += 1
+    return end
 
 
 def core_tokens(view: NoteView, i: int, j: int) -> list[str]:

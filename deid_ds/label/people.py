@@ -24,12 +24,14 @@ import re
 from collections.abc import Iterable
 from itertools import compress
 
+from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.normalize import fold
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import (
     CIVILITIES,
     DICTATION_INITIALS,
     DOCTOR_CUE,
+    NOT_NAME,
     PATIENT_CUE,
     PROFESSIONAL_TITLES,
     RECIPIENT_CUE,
@@ -39,8 +41,9 @@ from deid_ds.label.cues import (
     cue_matches,
     line_end_after,
 )
-from deid_ds.label.names import core_flags, core_tokens, name_after, name_start
-from deid_ds.label.view import NoteView
+from deid_ds.label.names import core_flags, core_tokens, is_core, is_particle, name_after, name_start
+from deid_ds.label.patient import PatientNames
+from deid_ds.label.view import LOWER, TITLE, UPPER, NoteView
 
 _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
 #: A staff heading with blanks around it: true of every line whose stripped text is a heading (the heading
@@ -48,7 +51,7 @@ _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
 #: no slice or strip: most lines of a note fail it, and only the others are given the heading's own test.
 _HEADING_LINE = re.compile(rf"\s*(?:{STAFF_HEADING.pattern})\s*", STAFF_HEADING.flags)
 #: The folded tokens the title, civility and role rules start from.
-_START_WORDS = PROFESSIONAL_TITLES | CIVILITIES | frozenset(map(fold, _ROLE_SEPARATORS))
+_START_WORDS = PROFESSIONAL_TITLES | CIVILITIES | frozenset(map(fold, _ROLE_SEPARATORS)) | {"as"}  # AS: aide-soignante
 
 
 def _rule_starts(view: NoteView) -> list[int]:
@@ -78,6 +81,31 @@ def _names_after(
             yield found
 
 
+def over_two_lines(view: NoteView, run: tuple[int, int]) -> tuple[int, int]:
+    """``run`` with the surname on the next line when a PDF export broke the name there.
+
+    Guidelines: "a name [...] broken over two lines of a PDF export" is one span. Only the plain case
+    is taken, after a title: a given name alone ending its line (``Dr Jean``), and the next line an
+    upper-case surname alone (``DUPONT``), nothing after it on that line.
+    """
+    i, j = run
+    n = len(view)
+    if (
+        j == i + 1
+        and j < n
+        and view.shapes[i] == TITLE
+        and view.gap(i).count("\n") == 1
+        and view.gap(i).strip() == ""
+        and view.shapes[j] == UPPER
+        and is_core(view, j)
+        and view.line_end(j)
+        and len(view.words[j]) > 1
+        and not is_common_word(view.words[j].lower(), accents_known=False)  # a heading: HOSPITALISATION
+    ):
+        return i, j + 1
+    return run
+
+
 def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, confidence: float) -> Candidate:
     start, end = view.span(*run)
     return Candidate(start, end, label, source, confidence)
@@ -89,15 +117,19 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
     n = len(view)
     folded = view.folded
     for i in _rule_starts(view):
-        if folded[i] in PROFESSIONAL_TITLES and i + 1 < n and view.joined(i):
+        if (folded[i] in PROFESSIONAL_TITLES or view.words[i] == "AS") and i + 1 < n and view.joined(i):
             j = i + 1
+            colon = view.words[j] == ":"
             if view.words[j] in (":", ".") and j + 1 < n and view.joined(j):
                 j += 1
-            run = name_after(view, j, initial_m=True)
+            # "Dr M. Munoz": an initial; "Kinésithérapeute : M. Paul Le Du": a civility after a field's colon
+            run = name_after(view, j, initial_m=not colon)
             if run:
-                found.append(_candidate(view, run, "DOCTOR", "context:title", 0.95))
-    for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text), initial_m=True):
-        found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
+                found.append(_candidate(view, over_two_lines(view, run), "DOCTOR", "context:title", 0.95))
+    text = view.text
+    for cue_start, cue_end in cue_matches(DOCTOR_CUE, folded_text, text):
+        for run in _names_after(view, ((cue_start, cue_end),), initial_m=":" not in text[cue_start:cue_end]):
+            found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
     for i in _rule_starts(view):
         if view.words[i] in _ROLE_SEPARATORS and i + 1 < n and folded[i + 1] in ROLE_WORDS and i > 0:
             if not view.joined(i) and view.gap(i) != "":
@@ -228,3 +260,104 @@ def dictation_initials(text: str) -> list[Candidate]:
         for group in (1, 2):
             found.append(Candidate(match.start(group), match.end(group), "DOCTOR", "pattern:dictation_initials", 0.9))
     return found
+
+
+#: Words after which a lower-case name is a professional's (``vu par le docteur marc lefevre``) or anybody's
+#: (``la patiente madame jeanne le gall``, a civility: PATIENT, as for a capitalised name).
+_LOWER_DOCTOR_ANCHORS = PROFESSIONAL_TITLES
+_LOWER_PATIENT_ANCHORS = CIVILITIES | {"patient", "patiente"}
+#: Endings of conjugated verbs and participles, which the lexicon of lemmas lacks (``présente``, ``décrit``
+#: are not in it): a lower-case word ending so after ``le patient`` is read as a verb, not a name.
+_VERB_ENDINGS = ("é", "ée", "és", "ées", "ait", "aient", "era", "erait", "ons", "ez")
+_NAME_WORD_MAX = 5  # lower-case tokens read after an anchor (a first name, particles, a compound surname)
+
+
+def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, doctor: bool) -> list[Candidate]:
+    """Lower-case names after a title or a civility, as dictation transcripts write them.
+
+    Guidelines: "Names keep their case as written: a lower-case name in dictated text (``vu par le
+    docteur [marc lefevre]``) is annotated like any other." Nothing in the shape of a lower-case word says
+    name, so each word needs evidence: one of the patient's names (metadata), a name of the knowledge
+    base's name gazetteer, or (weaker) no French word of the lexicon. A professional's title takes a run
+    whose last word has evidence and whose first may be a common word (``marc``) before it; a civility or
+    ``le patient``, after which verbs follow as often as names, takes two name words only, or one the
+    metadata or the gazetteer knows. ``doctor`` picks the anchors: the titles (DOCTOR) or the civilities
+    (PATIENT). Anchored on those words (a scan in C), so a note without a lower-case word after one
+    costs nothing more.
+    """
+    folded, shapes, words = view.folded, view.shapes, view.words
+    n = len(view)
+    joins = view.joins
+    anchor_words = _LOWER_DOCTOR_ANCHORS if doctor else _LOWER_PATIENT_ANCHORS
+    anchors = [
+        k for k in compress(range(n - 1), map(anchor_words.__contains__, folded)) if shapes[k + 1] == LOWER and joins[k]
+    ]
+    if not anchors:
+        return []
+    known = _gazetteer_name_words(view, matches)
+    found: list[Candidate] = []
+    for k in anchors:
+        run = _lower_run(view, k + 1, n)
+        if not run:
+            continue
+        # per token: 2 strong evidence, 1 weak, 0 none, -1 particle
+        marks = []
+        for t in run:
+            f = folded[t]
+            if is_particle(f):
+                marks.append(-1)
+            elif f in known or (patient is not None and patient.kind(f) is not None):
+                marks.append(2)
+            elif len(f) > 2 and not words[t].endswith(_VERB_ENDINGS) and not is_common_word(words[t]):
+                marks.append(1)
+            else:
+                marks.append(0)
+        cores = [p for p, m in enumerate(marks) if m >= 0]
+        if not cores:
+            continue
+        # the run: leading particles, an optional first word without evidence, then words with evidence
+        first = cores[0]
+        if marks[first] == 0:
+            if len(cores) < 2 or marks[cores[1]] <= 0 or cores[1] - first > 3:
+                continue
+        last = first
+        for p in cores[1:]:
+            if marks[p] <= 0:
+                break
+            last = p
+        n_cores = sum(1 for p in cores if p <= last)
+        strong = any(marks[p] == 2 for p in cores if p <= last)
+        if marks[first] == 0 and not doctor and not strong:
+            continue
+        if not doctor and n_cores < 2 and not strong:
+            continue
+        start_token = run[0]  # the particles before the first word lead the name (le gall, de la tour)
+        label, source = ("DOCTOR", "context:lower_case_title") if doctor else ("PATIENT", "context:lower_case_civility")
+        found.append(Candidate(view.starts[start_token], view.ends[run[last]], label, source, 0.7))
+    return found
+
+
+def _lower_run(view: NoteView, i: int, n: int) -> list[int]:
+    """Tokens from ``i`` on that could be a lower-case name: joined letters-only words, not a stop word."""
+    run: list[int] = []
+    k = i
+    while k < n and len(run) < _NAME_WORD_MAX and view.shapes[k] == LOWER:
+        f = view.folded[k]
+        if (f in NOT_NAME and not is_particle(f)) or not f.replace("-", "").replace("'", "").isalpha():
+            break
+        run.append(k)
+        if not view.joins[k]:
+            break
+        k += 1
+    while run and is_particle(view.folded[run[-1]]):
+        run.pop()
+    return run
+
+
+def _gazetteer_name_words(view: NoteView, matches) -> frozenset[str]:
+    """The folded words of the note inside a match of the name gazetteer (first, last or full names)."""
+    words: set[str] = set()
+    for match in matches:
+        if any(c.table == "names" for c in match.categories):
+            words.update(fold(view.text[match.start : match.end]).split())
+    return frozenset(words)
