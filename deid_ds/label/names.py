@@ -133,7 +133,9 @@ def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: b
             # "Dr M. Munoz", "Mme M. LEBRETON": M. + one name word is an initial; "M. Jean DUPONT" is Monsieur
             end = name_end(view, i + 1)
             if end > i + 1 and len(core_tokens(view, i + 1, end)) == 1:
-                return i, end
+                longer = extend_name(view, i + 1, end)
+                if longer == end or view.shapes[end] == INITIAL:  # "M. Paul Le Du": Monsieur, then two names
+                    return i, longer
         if not (skip_titles and i < n and (view.folded[i] in CIVILITIES or view.folded[i] in PROFESSIONAL_TITLES)):
             break
         if i + 1 < n and not view.joined(i):

@@ -119,17 +119,13 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
     for i in _rule_starts(view):
         if (folded[i] in PROFESSIONAL_TITLES or view.words[i] == "AS") and i + 1 < n and view.joined(i):
             j = i + 1
-            colon = view.words[j] == ":"
             if view.words[j] in (":", ".") and j + 1 < n and view.joined(j):
                 j += 1
-            # "Dr M. Munoz": an initial; "Kinésithérapeute : M. Paul Le Du": a civility after a field's colon
-            run = name_after(view, j, initial_m=not colon)
+            run = name_after(view, j, initial_m=True)
             if run:
                 found.append(_candidate(view, over_two_lines(view, run), "DOCTOR", "context:title", 0.95))
-    text = view.text
-    for cue_start, cue_end in cue_matches(DOCTOR_CUE, folded_text, text):
-        for run in _names_after(view, ((cue_start, cue_end),), initial_m=":" not in text[cue_start:cue_end]):
-            found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
+    for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text), initial_m=True):
+        found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
     for i in _rule_starts(view):
         if view.words[i] in _ROLE_SEPARATORS and i + 1 < n and folded[i + 1] in ROLE_WORDS and i > 0:
             if not view.joined(i) and view.gap(i) != "":
@@ -264,7 +260,7 @@ def dictation_initials(text: str) -> list[Candidate]:
 
 #: Words after which a lower-case name is a professional's (``vu par le docteur marc lefevre``) or anybody's
 #: (``la patiente madame jeanne le gall``, a civility: PATIENT, as for a capitalised name).
-_LOWER_DOCTOR_ANCHORS = PROFESSIONAL_TITLES
+_LOWER_DOCTOR_ANCHORS = frozenset({"dr", "dr.", "docteur", "pr", "pr.", "professeur"})  # not "interne", an adjective
 _LOWER_PATIENT_ANCHORS = CIVILITIES | {"patient", "patiente"}
 #: Endings of conjugated verbs and participles, which the lexicon of lemmas lacks (``présente``, ``décrit``
 #: are not in it): a lower-case word ending so after ``le patient`` is read as a verb, not a name.
@@ -306,8 +302,10 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
             f = folded[t]
             if is_particle(f):
                 marks.append(-1)
-            elif f in known or (patient is not None and patient.kind(f) is not None):
+            elif patient is not None and patient.kind(f) is not None:
                 marks.append(2)
+            elif f in known:  # a name of the gazetteer that is also a word (bras, martin) is weaker
+                marks.append(1 if is_common_word(words[t]) else 2)
             elif len(f) > 2 and not words[t].endswith(_VERB_ENDINGS) and not is_common_word(words[t]):
                 marks.append(1)
             else:
