@@ -103,6 +103,10 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"transmise?s? par",
     r"transmissions? a",
     r"releve par",
+    r"transmissions? faites? a",
+    r"prise? en charge par",
+    r"edite(?:e|\(e\))?(?: le [^\n]{4,30}?)? par",
+    r"saisie",  # "Saisie : Joséphine WAGNER le 8 avril": who typed the note
     r"rendez-vous pris (?:le [^\n]{4,30}? )?par",
     r"redige par",
     r"redigee par",
@@ -162,6 +166,16 @@ RELATIVE_WORDS: frozenset[str] = frozenset(
     oncle tante cousin cousine parrain marraine enfant enfants grand-mere grand-pere""".split()
 )
 RELATIVE_PHRASES: tuple[str, ...] = (r"personne de confiance", r"personne a prevenir", r"nee?", r"epouse", r"ep\.")
+
+#: Closing formulas of a letter: the name alone on the next line (blank lines aside) is its signer's.
+SIGNATURE_PHRASES: tuple[str, ...] = (
+    r"cordialement",
+    r"confraternellement",
+    r"amicalement",
+    r"(?:bien|tres) (?:bien )?(?:cordialement|confraternellement|amicalement)",
+    r"bien a (?:toi|vous)",
+    r"avec mes (?:salutations|sentiments|amities)(?: les)?(?: meilleures| distinguees| confraternel(?:le)?s)?",
+)
 
 #: Phrases after which a city follows (birthplace, residence, place of signature, hospital of).
 CITY_PHRASES: tuple[str, ...] = (
@@ -249,6 +263,7 @@ def phrase_regex(phrases: tuple[str, ...]) -> re.Pattern[str]:
 
 DOCTOR_CUE = phrase_regex(DOCTOR_PHRASES)
 RECIPIENT_CUE = cue_regex(RECIPIENT_PHRASES, r"[ \t:]*")
+SIGNATURE_CUE = cue_regex(SIGNATURE_PHRASES, r"[ \t,.]*")
 PATIENT_CUE = phrase_regex(PATIENT_PHRASES)
 _RELATIVE_CUE_PHRASES = (
     r"(?:son|sa|ses|leur)[ \u00a0]+(?:" + "|".join(sorted(RELATIVE_WORDS, key=len, reverse=True)) + ")",
@@ -264,6 +279,7 @@ _KNOWN_CUES: dict[re.Pattern[str], frozenset[str]] = {
     for pattern, phrases in (
         (DOCTOR_CUE, DOCTOR_PHRASES),
         (RECIPIENT_CUE, RECIPIENT_PHRASES),
+        (SIGNATURE_CUE, SIGNATURE_PHRASES),
         (PATIENT_CUE, PATIENT_PHRASES),
         (RELATIVE_CUE, _RELATIVE_CUE_PHRASES),
         (CITY_CUE, CITY_PHRASES),
@@ -273,7 +289,16 @@ _KNOWN_CUES: dict[re.Pattern[str], frozenset[str]] = {
 # of its phrases, then a word end and a separator, which this does not read), grouped by first letter.
 _ANY_KNOWN_CUE = re.compile(
     r"[^\w'](?="
-    + _by_first_letter((*DOCTOR_PHRASES, *RECIPIENT_PHRASES, *PATIENT_PHRASES, *_RELATIVE_CUE_PHRASES, *CITY_PHRASES))
+    + _by_first_letter(
+        (
+            *DOCTOR_PHRASES,
+            *RECIPIENT_PHRASES,
+            *SIGNATURE_PHRASES,
+            *PATIENT_PHRASES,
+            *_RELATIVE_CUE_PHRASES,
+            *CITY_PHRASES,
+        )
+    )
     + ")"
 )
 

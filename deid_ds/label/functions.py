@@ -164,7 +164,14 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "doctor_context",
         ("DOCTOR",),
-        ("context:title", "context:phrase", "context:role", "context:recipient", "context:lower_case_title"),
+        (
+            "context:title",
+            "context:phrase",
+            "context:role",
+            "context:recipient",
+            "context:signature",
+            "context:lower_case_title",
+        ),
         "names after Dr/Pr, professional phrases (médecin traitant...), before a role, under a recipient header;"
         " lower-case names after a title",
         lambda note: (

@@ -37,6 +37,7 @@ from deid_ds.label.cues import (
     RECIPIENT_CUE,
     RELATIVE_CUE,
     ROLE_WORDS,
+    SIGNATURE_CUE,
     STAFF_HEADING,
     cue_matches,
     line_end_after,
@@ -140,6 +141,7 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                 ):
                     start -= 1  # "M. Gestin, assistante médicale": an initial, as after a title
                 found.append(_candidate(view, (start, i), "DOCTOR", "context:role", 0.9))
+    found += _signatures(view, folded_text)
     for _, cue_end in cue_matches(RECIPIENT_CUE, folded_text, view.text):
         if not line_end_after(view.text, cue_end):
             continue
@@ -148,6 +150,32 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
             run = name_after(view, i)
             if run:
                 found.append(_candidate(view, run, "DOCTOR", "context:recipient", 0.7))
+    return found
+
+
+def _signatures(view: NoteView, folded_text: str) -> list[Candidate]:
+    """DOCTOR candidates for the name alone on its line after a letter's closing formula (``Cordialement,``).
+
+    Guidelines: every care professional is DOCTOR; a signature block names its signer with no title as
+    often as with one (``Confraternellement,`` then ``LE MOIGNE S.``). The line must be the name alone:
+    a department or a hospital on it is not a signer.
+    """
+    text = view.text
+    n = len(view)
+    found: list[Candidate] = []
+    for _, cue_end in cue_matches(SIGNATURE_CUE, folded_text, text):
+        if not line_end_after(text, cue_end):
+            continue
+        i = view.index_at(cue_end)
+        if i >= n or text.count("\n", cue_end, view.starts[i]) > 3:
+            continue
+        run = name_after(view, i, initial_m=True)
+        if run is None:
+            continue
+        line_end = text.find("\n", view.ends[run[1] - 1])
+        rest = text[view.ends[run[1] - 1] : len(text) if line_end < 0 else line_end]
+        if rest.strip(" \t,.") == "":  # the name alone on its line (the cue ended the previous one)
+            found.append(_candidate(view, run, "DOCTOR", "context:signature", 0.85))
     return found
 
 
