@@ -107,6 +107,7 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"prise? en charge par",
     r"edite(?:e|\(e\))?(?: le [^\n]{4,30}?)? par",
     r"saisie",  # "Saisie : Joséphine WAGNER le 8 avril": who typed the note
+    r"aides?(?=[ \t]*:)",  # "Aide : M. CLERC", the surgeon's assistant (the word alone is too common)
     r"rendez-vous pris (?:le [^\n]{4,30}? )?par",
     r"redige par",
     r"redigee par",
@@ -156,6 +157,7 @@ PATIENT_PHRASES: tuple[str, ...] = (
     r"vous confier",
     r"chez",
     r"de la part de",
+    r"je (?:reverrai|revois|reverrais|reconvoque|reconvoquerai)",
 )
 
 #: Kinship and care relations: who follows is a relative or a carer, PATIENT per the guidelines.
@@ -269,7 +271,7 @@ _RELATIVE_CUE_PHRASES = (
     r"(?:son|sa|ses|leur)[ \u00a0]+(?:" + "|".join(sorted(RELATIVE_WORDS, key=len, reverse=True)) + ")",
     *RELATIVE_PHRASES,
 )
-RELATIVE_CUE = cue_regex(_RELATIVE_CUE_PHRASES, r"[ \t\u00a0]*[,:]?[ \t\u00a0]*")
+RELATIVE_CUE = cue_regex(_RELATIVE_CUE_PHRASES, r"[ \t\u00a0]*[,:(]?[ \t\u00a0]*")  # "sa fille (Sophie)"
 CITY_CUE = phrase_regex(CITY_PHRASES)
 
 #: The labeller's cues, which :func:`cue_matches` finds in one pass over a note (see :func:`_known_cue_hits`),

@@ -190,6 +190,7 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
         found.append(_candidate(view, run, "PATIENT", "context:identity", 0.85))
     for run in _names_after(view, cue_matches(RELATIVE_CUE, folded_text, view.text)):
         found.append(_candidate(view, run, "PATIENT", "context:relative", 0.9))
+    found += _names_before_identity(view)
     n = len(view)
     for i in _rule_starts(view):
         if (
@@ -208,6 +209,38 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
                 else:
                     found.append(Candidate(*span, "PATIENT", "context:civility", 0.6))
     return found
+
+
+_BIRTH = frozenset({"ne", "nee", "ne(e)"})
+_BEFORE_IPP = frozenset({"-", "–", "—", ",", "/", "|"})
+
+
+def _names_before_identity(view: NoteView) -> list[Candidate]:
+    """PATIENT candidates for a name written just before ``né(e) le`` or ``- IPP`` (a footer's identity line).
+
+    ``DUBOIS R. né le 20 janvier 1950``, ``LECOMTE S. - IPP 92524959``: nobody but the patient is
+    given a birth date or a hospital number in a note; the initial after the surname belongs to it.
+    """
+    folded, words = view.folded, view.words
+    n = len(view)
+    found: list[Candidate] = []
+    for k in compress(range(1, n), map(_IDENTITY_AFTER.__contains__, folded[1:])):
+        f = folded[k]
+        if f in _BIRTH:
+            if k + 1 >= n or not (folded[k + 1] == "le" or view.shapes[k + 1] == "d") or not view.joined(k - 1):
+                continue
+            end = k
+        elif k >= 2 and words[k - 1] in _BEFORE_IPP and view.joined(k - 1) and view.joined(k - 2):
+            end = k - 1
+        else:
+            continue
+        start = name_start(view, end)
+        if start < end:
+            found.append(_candidate(view, (start, end), "PATIENT", "context:identity", 0.85))
+    return found
+
+
+_IDENTITY_AFTER = _BIRTH | {"ipp"}
 
 
 def directory_names(view: NoteView, matches) -> list[Candidate]:
