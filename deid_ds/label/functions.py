@@ -30,6 +30,7 @@ from deid_ds.label.addresses import cities, gazetteer_places, gazetteer_streets,
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
+from deid_ds.label.names import split_at_columns
 from deid_ds.label.patient import PatientNames, confirm_with_metadata, patient_names
 from deid_ds.label.people import (
     dictation_initials,
@@ -69,7 +70,11 @@ class NoteInputs:
         """The candidates of function ``name`` on this note (computed once)."""
         found = self.found.get(name)
         if found is None:
-            found = self.found[name] = BY_NAME[name].propose(self)
+            function = BY_NAME[name]
+            found = function.propose(self)
+            if "PATIENT" in function.labels or "DOCTOR" in function.labels:
+                found = split_at_columns(self.text, found)
+            self.found[name] = found
         return found
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.names import core_tokens, extend_name, runs_with
+from deid_ds.label.names import core_tokens, extend_name, runs_with, split_at_columns
 from deid_ds.label.view import UPPER, NoteView
 
 PROPAGATED = ("PATIENT", "DOCTOR")
@@ -39,7 +39,7 @@ def propagate(view: NoteView, spans: list[Candidate]) -> list[Candidate]:
                 end = extend_name(view, i, j)  # "LE MOIGNE S.": the initial after the surname belongs to it
                 found.append(Candidate(view.starts[i], view.ends[end - 1], label, f"propagation:{label.lower()}", 0.75))
                 break
-    return found
+    return split_at_columns(view.text, found)
 
 
 def _name_forms(view: NoteView, spans: list[Candidate]) -> dict[str, set[str]]:
