@@ -37,6 +37,7 @@ from deid_ds.label.people import (
     directory_names,
     doctor_context,
     lower_case_names,
+    name_lines,
     patient_context,
     staff_lists,
 )
@@ -161,9 +162,9 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "directory",
         ("DOCTOR",),
-        ("gazetteer:directory",),
-        "full names of health professionals found in the Annuaire Santé",
-        lambda note: directory_names(note.view, note.matches),
+        ("gazetteer:directory", "gazetteer:name_line"),
+        "full names of health professionals found in the Annuaire Santé; lines that are a name alone (staff lists)",
+        lambda note: directory_names(note.view, note.matches) + name_lines(note.view, note.matches),
         needs=(MATCHER,),
     ),
     LabellingFunction(

@@ -42,7 +42,7 @@ from deid_ds.label.cues import (
     cue_matches,
     line_end_after,
 )
-from deid_ds.label.names import core_flags, core_tokens, is_core, is_particle, name_after, name_start
+from deid_ds.label.names import core_flags, core_tokens, is_core, is_particle, iter_name_runs, name_after, name_start
 from deid_ds.label.patient import PatientNames
 from deid_ds.label.view import LOWER, TITLE, UPPER, NoteView
 
@@ -270,6 +270,50 @@ def directory_names(view: NoteView, matches) -> list[Candidate]:
         if not (core[i] or view.shapes[i] == "I") or not core[j - 1]:
             continue
         found.append(Candidate(view.starts[i], view.ends[j - 1], "DOCTOR", "gazetteer:directory", 0.8))
+    return found
+
+
+def name_lines(view: NoteView, matches) -> list[Candidate]:
+    """DOCTOR candidates for a line or table cell that is a name alone, a first name and a surname the
+    knowledge base's name gazetteer supports, with no title (staff lists, table rows, signature blocks).
+
+    Guidelines: every care professional is DOCTOR, and staff lists name them with no title. The line
+    must hold only the name run, with two or three name words: a given name of the gazetteer written as
+    one (``Karine``), and a surname in capitals that is a surname of the gazetteer or no French word
+    (``LE BRIS``). An address under it (the next line starts with a number) makes it a letter's
+    addressee, not staff. The gazetteer's (lowest) tier: any context or the metadata outranks it.
+    """
+    given: set[int] = set()
+    family: set[int] = set()
+    for match in matches:
+        for category in match.categories:
+            if category.table == "names" and not category.part:
+                if category.kind == "firstname":
+                    given.add(match.start)
+                elif category.kind == "lastname":  # every word of it (LE BRIS)
+                    family.update(view.starts[view.index_at(match.start) : view.index_before(match.end) + 1])
+    if not given:
+        return []
+    core = core_flags(view)
+    starts, shapes, words = view.starts, view.shapes, view.words
+    n = len(view)
+    found: list[Candidate] = []
+    for i, j in iter_name_runs(view):
+        if not any(starts[k] in given for k in range(i, j)) or not (view.line_start(i) and view.line_end(j - 1)):
+            continue
+        cores = [k for k in range(i, j) if core[k]]
+        if not 2 <= len(cores) <= 3:
+            continue
+        if not any(shapes[k] == TITLE and starts[k] in given for k in cores):
+            continue
+        if not any(
+            shapes[k] == UPPER and (starts[k] in family or not is_common_word(words[k].lower(), accents_known=False))
+            for k in cores
+        ):
+            continue
+        if j < n and view.shapes[j] == "d" and "\n" in view.gap(j - 1):
+            continue  # "Jeanne LE GALL" then "12 rue ...": an addressee
+        found.append(Candidate(starts[i], view.ends[j - 1], "DOCTOR", "gazetteer:name_line", 0.6))
     return found
 
 
