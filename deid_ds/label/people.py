@@ -12,8 +12,17 @@ A name run (:mod:`deid_ds.label.names`) becomes a person by what surrounds it:
   are PATIENT per the guidelines;
 * after a bare civility (``Mme``, ``M.``): PATIENT with low confidence (anybody may be meant: a
   professional's role or directory entry outranks it), DOCTOR when the directory knows the full name;
-* a first-and-last-name pair from the Annuaire Santé, written like a name, with no cue: DOCTOR with the
-  gazetteer's (lowest) tier.
+* on the line after a letter's closing formula (``Confraternellement,``): DOCTOR, the signer;
+* before ``né(e) le`` or ``- IPP`` (a footer's identity line): PATIENT;
+* a first-and-last-name pair from the Annuaire Santé, written like a name, with no cue, or a line that is
+  a given name and a surname of the name gazetteer alone (a staff list with no title): DOCTOR with the
+  gazetteer's (lowest) tier;
+* in lower case (dictation), after a title (DOCTOR) or a civility (PATIENT), with evidence that the
+  words are names (:func:`lower_case_names`).
+
+Names are as export styles write them (issue 19): an initial after the surname (``LE GOFF P.``) and a
+surname broken onto the next PDF line after a title belong to the name; a name in two columns of a
+fixed-width table is two (:func:`deid_ds.label.names.split_at_columns`).
 
 Confidences order candidates of the same tier and length (see :mod:`deid_ds.label.resolve`).
 """
