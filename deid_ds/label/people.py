@@ -51,7 +51,16 @@ from deid_ds.label.cues import (
     cue_matches,
     line_end_after,
 )
-from deid_ds.label.names import core_flags, core_tokens, is_core, is_particle, iter_name_runs, name_after, name_start
+from deid_ds.label.names import (
+    core_flags,
+    core_tokens,
+    is_core,
+    is_particle,
+    iter_name_runs,
+    name_after,
+    name_end,
+    name_start,
+)
 from deid_ds.label.patient import PatientNames
 from deid_ds.label.view import LOWER, TITLE, UPPER, NoteView
 
@@ -96,23 +105,27 @@ def over_two_lines(view: NoteView, run: tuple[int, int]) -> tuple[int, int]:
 
     Guidelines: "a name [...] broken over two lines of a PDF export" is one span. Only the plain case
     is taken, after a title: a given name alone ending its line (``Dr Jean``), and the next line an
-    upper-case surname alone (``DUPONT``), nothing after it on that line.
+    upper-case surname alone (``DUPONT``, ``LE GAC``), nothing after it on that line, no French word
+    (a heading: ``HOSPITALISATION``).
     """
     i, j = run
     n = len(view)
-    if (
+    if not (
         j == i + 1
         and j < n
         and view.shapes[i] == TITLE
         and view.gap(i).count("\n") == 1
         and view.gap(i).strip() == ""
         and view.shapes[j] == UPPER
-        and is_core(view, j)
-        and view.line_end(j)
-        and len(view.words[j]) > 1
-        and not is_common_word(view.words[j].lower(), accents_known=False)  # a heading: HOSPITALISATION
     ):
-        return i, j + 1
+        return run
+    end = name_end(view, j)
+    words = view.words
+    if end == j or not view.line_end(end - 1) or any(view.shapes[k] != UPPER for k in range(j, end)):
+        return run
+    cores = [k for k in range(j, end) if is_core(view, k)]
+    if all(len(words[k]) > 1 and not is_common_word(words[k].lower(), accents_known=False) for k in cores):
+        return i, end
     return run
 
 
