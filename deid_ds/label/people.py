@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from itertools import compress
 
 from deid_ds.kb.ambiguity import is_common_word
+from deid_ds.kb.matcher import Match
 from deid_ds.kb.normalize import fold
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import (
@@ -56,10 +57,10 @@ from deid_ds.label.names import (
     core_tokens,
     is_core,
     is_particle,
-    iter_name_runs,
     name_after,
     name_end,
     name_start,
+    runs_with,
 )
 from deid_ds.label.patient import PatientNames
 from deid_ds.label.view import LOWER, TITLE, UPPER, NoteView
@@ -70,7 +71,14 @@ _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
 #: no slice or strip: most lines of a note fail it, and only the others are given the heading's own test.
 _HEADING_LINE = re.compile(rf"\s*(?:{STAFF_HEADING.pattern})\s*", STAFF_HEADING.flags)
 #: The folded tokens the title, civility and role rules start from.
-_START_WORDS = PROFESSIONAL_TITLES | CIVILITIES | frozenset(map(fold, _ROLE_SEPARATORS)) | {"as"}  # AS: aide-soignante
+_START_WORDS = (
+    PROFESSIONAL_TITLES
+    | CIVILITIES
+    | frozenset(map(fold, _ROLE_SEPARATORS))
+    | {"as"}  # AS: aide-soignante
+    | {"patient", "patiente"}  # lower-case names after them (lower_case_names)
+    | {"ne", "nee", "ne(e)", "ipp"}  # names before them (_names_before_identity)
+)
 
 
 def _rule_starts(view: NoteView) -> list[int]:
@@ -246,8 +254,10 @@ def _names_before_identity(view: NoteView) -> list[Candidate]:
     folded, words = view.folded, view.words
     n = len(view)
     found: list[Candidate] = []
-    for k in compress(range(1, n), map(_IDENTITY_AFTER.__contains__, folded[1:])):
+    for k in _rule_starts(view):
         f = folded[k]
+        if k == 0 or f not in _IDENTITY_AFTER:
+            continue
         if f in _BIRTH:
             if k + 1 >= n or not (folded[k + 1] == "le" or view.shapes[k + 1] == "d") or not view.joined(k - 1):
                 continue
@@ -305,33 +315,30 @@ def name_lines(view: NoteView, matches) -> list[Candidate]:
     (``LE BRIS``). An address under it (the next line starts with a number) makes it a letter's
     addressee, not staff. The gazetteer's (lowest) tier: any context or the metadata outranks it.
     """
-    given: set[int] = set()
-    family: set[int] = set()
-    for match in matches:
-        for category in match.categories:
-            if category.table == "names" and not category.part:
-                if category.kind == "firstname":
-                    given.add(match.start)
-                elif category.kind == "lastname":  # every word of it (LE BRIS)
-                    family.update(view.starts[view.index_at(match.start) : view.index_before(match.end) + 1])
+    name_matches = _name_matches(view, matches)
+    given = {m.start for m in name_matches["firstname"] if " " not in m.key}
     if not given:
         return []
+    given_words = {m.key for m in name_matches["firstname"]}
+    family = name_matches["lastname"]
     core = core_flags(view)
     starts, shapes, words = view.starts, view.shapes, view.words
     n = len(view)
     found: list[Candidate] = []
-    for i, j in iter_name_runs(view):
-        if not any(starts[k] in given for k in range(i, j)) or not (view.line_start(i) and view.line_end(j - 1)):
-            continue
+    surnames: set[int] | None = None
+    # only the runs holding a given name of the gazetteer (runs_with: a search, not a walk of every run)
+    for i, j in runs_with(view, given_words):
         cores = [k for k in range(i, j) if core[k]]
-        if not 2 <= len(cores) <= 3:
+        if not 2 <= len(cores) <= 3 or not (view.line_start(i) and view.line_end(j - 1)):
             continue
         if not any(shapes[k] == TITLE and starts[k] in given for k in cores):
             continue
-        if not any(
-            shapes[k] == UPPER and (starts[k] in family or not is_common_word(words[k].lower(), accents_known=False))
-            for k in cores
-        ):
+        upper = [k for k in cores if shapes[k] == UPPER]
+        if not upper:
+            continue
+        if surnames is None:  # every word of the gazetteer's surnames (LE BRIS), once per note
+            surnames = {s for m in family for s in starts[view.index_at(m.start) : view.index_before(m.end) + 1]}
+        if not any(starts[k] in surnames or not is_common_word(words[k].lower(), accents_known=False) for k in upper):
             continue
         if j < n and view.shapes[j] == "d" and "\n" in view.gap(j - 1):
             continue  # "Jeanne LE GALL" then "12 rue ...": an addressee
@@ -413,11 +420,11 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
     joins = view.joins
     anchor_words = _LOWER_DOCTOR_ANCHORS if doctor else _LOWER_PATIENT_ANCHORS
     anchors = [
-        k for k in compress(range(n - 1), map(anchor_words.__contains__, folded)) if shapes[k + 1] == LOWER and joins[k]
+        k for k in _rule_starts(view) if folded[k] in anchor_words and k + 1 < n and shapes[k + 1] == LOWER and joins[k]
     ]
     if not anchors:
         return []
-    known = _gazetteer_name_words(view, matches)
+    known: frozenset[str] | None = None  # the gazetteer's name words, looked up only if a word needs them
     found: list[Candidate] = []
     for k in anchors:
         run = _lower_run(view, k + 1, n)
@@ -431,7 +438,8 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
                 marks.append(-1)
             elif patient is not None and patient.kind(f) is not None:
                 marks.append(2)
-            elif f in known:  # a name of the gazetteer that is also a word (bras, martin) is weaker
+            elif f in (known := _gazetteer_name_words(view, matches) if known is None else known):
+                # a name of the gazetteer that is also a word (bras, martin) is weaker
                 marks.append(1 if is_common_word(words[t]) else 2)
             elif len(f) > 2 and not words[t].endswith(_VERB_ENDINGS) and not is_common_word(words[t]):
                 marks.append(1)
@@ -481,8 +489,26 @@ def _lower_run(view: NoteView, i: int, n: int) -> list[int]:
 
 def _gazetteer_name_words(view: NoteView, matches) -> frozenset[str]:
     """The folded words of the note inside a match of the name gazetteer (first, last or full names)."""
-    words: set[str] = set()
-    for match in matches:
-        if any(c.table == "names" for c in match.categories):
-            words.update(fold(view.text[match.start : match.end]).split())
-    return frozenset(words)
+    return frozenset(word for found in _name_matches(view, matches).values() for m in found for word in m.key.split())
+
+
+def _name_matches(view: NoteView, matches) -> dict[str, list[Match]]:
+    """The matches of the name gazetteer (whole names, not compound parts), by kind; once per note.
+
+    The matcher gives all keys read the same way one shared categories tuple: each tuple's kinds are
+    found once (remembered by identity, as in :func:`directory_names`), not at every match.
+    """
+    found = view.cache.get("name_matches")
+    if found is None:
+        found = view.cache["name_matches"] = {"firstname": [], "lastname": [], "fullname": []}
+        kinds_of: dict[int, tuple[str, ...]] = {}
+        for match in matches:
+            categories = match.categories
+            kinds = kinds_of.get(id(categories))
+            if kinds is None:
+                kinds = kinds_of[id(categories)] = tuple(
+                    c.kind for c in categories if c.table == "names" and not c.part and c.kind in found
+                )
+            for kind in kinds:
+                found[kind].append(match)
+    return found
