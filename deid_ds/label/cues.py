@@ -66,7 +66,7 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"aides? operatoires?",
     r"anesthesistes?",
     r"assistante?s?",
-    r"infirmiere?s?(?: ?\(e\))?(?: d'accueil| de bloc| de coordination| referente?)?",
+    r"infirmiere?s?(?: ?\(e\))?(?: d'accueil| de bloc| de coordination| referente?| scolaires?)?",
     r"ide",
     r"iade",
     r"ibode",
@@ -87,6 +87,27 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"orthophonistes?",
     r"correspondants?",
     r"ioa",
+    # Every care professional is DOCTOR, whatever the profession (guidelines): the professions a staff
+    # field or a nurses' transmission names before the person.
+    r"aides?-soignante?s?",
+    r"auxiliaires? de puericulture",
+    r"conseillere?s? en genetique",
+    r"assistante?s? sociale?s?",
+    r"educat(?:eur|rice)s?(?: specialisee?s?)?",
+    r"manipulat(?:eur|rice)s?(?: radio)?",
+    r"puericultrices?",
+    r"orthoptistes?",
+    r"podologues?",
+    # A first name alone is annotated when it stands for a person (guidelines: "transmis à [Mélanie]").
+    r"transmise?s? a",
+    r"transmise?s? par",
+    r"transmissions? a",
+    r"releve par",
+    r"transmissions? faites? a",
+    r"prise? en charge par",
+    r"edite(?:e|\(e\))?(?: le [^\n]{4,30}?)? par",
+    r"saisie",  # "Saisie : Joséphine WAGNER le 8 avril": who typed the note
+    r"aides?(?=[ \t]*:)",  # "Aide : M. CLERC", the surgeon's assistant (the word alone is too common)
     r"rendez-vous pris (?:le [^\n]{4,30}? )?par",
     r"redige par",
     r"redigee par",
@@ -136,6 +157,7 @@ PATIENT_PHRASES: tuple[str, ...] = (
     r"vous confier",
     r"chez",
     r"de la part de",
+    r"je (?:reverrai|revois|reverrais|reconvoque|reconvoquerai)",
 )
 
 #: Kinship and care relations: who follows is a relative or a carer, PATIENT per the guidelines.
@@ -146,6 +168,16 @@ RELATIVE_WORDS: frozenset[str] = frozenset(
     oncle tante cousin cousine parrain marraine enfant enfants grand-mere grand-pere""".split()
 )
 RELATIVE_PHRASES: tuple[str, ...] = (r"personne de confiance", r"personne a prevenir", r"nee?", r"epouse", r"ep\.")
+
+#: Closing formulas of a letter: the name alone on the next line (blank lines aside) is its signer's.
+SIGNATURE_PHRASES: tuple[str, ...] = (
+    r"cordialement",
+    r"confraternellement",
+    r"amicalement",
+    r"(?:bien|tres) (?:bien )?(?:cordialement|confraternellement|amicalement)",
+    r"bien a (?:toi|vous)",
+    r"avec mes (?:salutations|sentiments|amities)(?: les)?(?: meilleures| distinguees| confraternel(?:le)?s)?",
+)
 
 #: Phrases after which a city follows (birthplace, residence, place of signature, hospital of).
 CITY_PHRASES: tuple[str, ...] = (
@@ -233,12 +265,13 @@ def phrase_regex(phrases: tuple[str, ...]) -> re.Pattern[str]:
 
 DOCTOR_CUE = phrase_regex(DOCTOR_PHRASES)
 RECIPIENT_CUE = cue_regex(RECIPIENT_PHRASES, r"[ \t:]*")
+SIGNATURE_CUE = cue_regex(SIGNATURE_PHRASES, r"[ \t,.]*")
 PATIENT_CUE = phrase_regex(PATIENT_PHRASES)
 _RELATIVE_CUE_PHRASES = (
     r"(?:son|sa|ses|leur)[ \u00a0]+(?:" + "|".join(sorted(RELATIVE_WORDS, key=len, reverse=True)) + ")",
     *RELATIVE_PHRASES,
 )
-RELATIVE_CUE = cue_regex(_RELATIVE_CUE_PHRASES, r"[ \t\u00a0]*[,:]?[ \t\u00a0]*")
+RELATIVE_CUE = cue_regex(_RELATIVE_CUE_PHRASES, r"[ \t\u00a0]*[,:(]?[ \t\u00a0]*")  # "sa fille (Sophie)"
 CITY_CUE = phrase_regex(CITY_PHRASES)
 
 #: The labeller's cues, which :func:`cue_matches` finds in one pass over a note (see :func:`_known_cue_hits`),
@@ -248,6 +281,7 @@ _KNOWN_CUES: dict[re.Pattern[str], frozenset[str]] = {
     for pattern, phrases in (
         (DOCTOR_CUE, DOCTOR_PHRASES),
         (RECIPIENT_CUE, RECIPIENT_PHRASES),
+        (SIGNATURE_CUE, SIGNATURE_PHRASES),
         (PATIENT_CUE, PATIENT_PHRASES),
         (RELATIVE_CUE, _RELATIVE_CUE_PHRASES),
         (CITY_CUE, CITY_PHRASES),
@@ -257,7 +291,16 @@ _KNOWN_CUES: dict[re.Pattern[str], frozenset[str]] = {
 # of its phrases, then a word end and a separator, which this does not read), grouped by first letter.
 _ANY_KNOWN_CUE = re.compile(
     r"[^\w'](?="
-    + _by_first_letter((*DOCTOR_PHRASES, *RECIPIENT_PHRASES, *PATIENT_PHRASES, *_RELATIVE_CUE_PHRASES, *CITY_PHRASES))
+    + _by_first_letter(
+        (
+            *DOCTOR_PHRASES,
+            *RECIPIENT_PHRASES,
+            *SIGNATURE_PHRASES,
+            *PATIENT_PHRASES,
+            *_RELATIVE_CUE_PHRASES,
+            *CITY_PHRASES,
+        )
+    )
     + ")"
 )
 

@@ -30,8 +30,17 @@ from deid_ds.label.addresses import cities, gazetteer_places, gazetteer_streets,
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
+from deid_ds.label.names import split_at_columns
 from deid_ds.label.patient import PatientNames, confirm_with_metadata, patient_names
-from deid_ds.label.people import dictation_initials, directory_names, doctor_context, patient_context, staff_lists
+from deid_ds.label.people import (
+    dictation_initials,
+    directory_names,
+    doctor_context,
+    lower_case_names,
+    name_lines,
+    patient_context,
+    staff_lists,
+)
 from deid_ds.label.phones import find_phones
 from deid_ds.label.view import NoteView
 from deid_ds.label.zips import confirm_zips, find_zips
@@ -62,7 +71,11 @@ class NoteInputs:
         """The candidates of function ``name`` on this note (computed once)."""
         found = self.found.get(name)
         if found is None:
-            found = self.found[name] = BY_NAME[name].propose(self)
+            function = BY_NAME[name]
+            found = function.propose(self)
+            if "PATIENT" in function.labels or "DOCTOR" in function.labels:
+                found = split_at_columns(self.text, found)
+            self.found[name] = found
         return found
 
 
@@ -149,17 +162,28 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "directory",
         ("DOCTOR",),
-        ("gazetteer:directory",),
-        "full names of health professionals found in the Annuaire Santé",
-        lambda note: directory_names(note.view, note.matches),
+        ("gazetteer:directory", "gazetteer:name_line"),
+        "full names of health professionals found in the Annuaire Santé; lines that are a name alone (staff lists)",
+        lambda note: directory_names(note.view, note.matches) + name_lines(note.view, note.matches),
         needs=(MATCHER,),
     ),
     LabellingFunction(
         "doctor_context",
         ("DOCTOR",),
-        ("context:title", "context:phrase", "context:role", "context:recipient"),
-        "names after Dr/Pr, professional phrases (médecin traitant...), before a role, under a recipient header",
-        lambda note: doctor_context(note.view, note.folded),
+        (
+            "context:title",
+            "context:phrase",
+            "context:role",
+            "context:recipient",
+            "context:signature",
+            "context:lower_case_title",
+        ),
+        "names after Dr/Pr, professional phrases (médecin traitant...), before a role, under a recipient header;"
+        " lower-case names after a title",
+        lambda note: (
+            doctor_context(note.view, note.folded)
+            + lower_case_names(note.view, PatientNames.from_metadata(note.patient), note.matches, doctor=True)
+        ),
     ),
     LabellingFunction(
         "staff_lists",
@@ -178,10 +202,18 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "patient_context",
         ("PATIENT", "DOCTOR"),
-        ("context:identity", "context:relative", "context:civility", "context:civility_directory"),
-        "names in identity fields, after kinship words and civilities (a DOCTOR when the directory knows it)",
-        lambda note: patient_context(
-            note.view, note.folded, {(c.start, c.end) for c in note.candidates_of("directory")}
+        (
+            "context:identity",
+            "context:relative",
+            "context:civility",
+            "context:civility_directory",
+            "context:lower_case_civility",
+        ),
+        "names in identity fields, after kinship words and civilities (a DOCTOR when the directory knows it),"
+        " lower-case ones included",
+        lambda note: (
+            patient_context(note.view, note.folded, {(c.start, c.end) for c in note.candidates_of("directory")})
+            + lower_case_names(note.view, PatientNames.from_metadata(note.patient), note.matches, doctor=False)
         ),
         reads=("directory",),
     ),

@@ -15,6 +15,7 @@ from bisect import bisect_right
 from itertools import compress
 
 from deid_ds.kb.normalize import fold
+from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES
 from deid_ds.label.view import DIGIT, INITIAL, LOWER, PARTICLES, PUNCT, TITLE, UPPER, NoteView, WordMemo, token_shape
 
@@ -133,7 +134,9 @@ def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: b
             # "Dr M. Munoz", "Mme M. LEBRETON": M. + one name word is an initial; "M. Jean DUPONT" is Monsieur
             end = name_end(view, i + 1)
             if end > i + 1 and len(core_tokens(view, i + 1, end)) == 1:
-                return i, end
+                longer = extend_name(view, i + 1, end)
+                if longer == end or view.shapes[end] == INITIAL:  # "M. Paul Le Du": Monsieur, then two names
+                    return i, longer
         if not (skip_titles and i < n and (view.folded[i] in CIVILITIES or view.folded[i] in PROFESSIONAL_TITLES)):
             break
         if i + 1 < n and not view.joined(i):
@@ -143,7 +146,45 @@ def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: b
     if i >= n:
         return None
     end = name_end(view, i)
-    return (i, end) if end > i else None
+    if end == i and i + 1 < n and view.joined(i):
+        # initials alone after a cue, a nurse's signature (guidelines: "[J.-M. D.]" like "[Céline W.]")
+        words = view.words
+        if _TRAILING_INITIAL.fullmatch(words[i]) and _TRAILING_INITIAL.fullmatch(words[i + 1]):
+            if i + 2 >= n or not view.joined(i + 1) or not (is_core(view, i + 2) or view.shapes[i + 2] == INITIAL):
+                return i, i + 2
+    return (i, extend_name(view, i, end)) if end > i else None
+
+
+#: An initial written after a surname (``LE GOFF P.``, ``Céline W.``, ``J.-M. D.``): a period is required,
+#: a capital alone being as often a word (``A``) or a grade.
+_TRAILING_INITIAL = re.compile(r"[A-ZÀ-ÖØ-Þ]\.(?:-[A-ZÀ-ÖØ-Þ]\.)*")
+
+
+def extend_name(view: NoteView, i: int, end: int) -> int:
+    """End of the name run ``[i, end)`` once what the run grammar stops before is added back.
+
+    Guidelines: "Initials written after a surname belong to it (``Dr [LE GOFF P.]``, ``[Céline W.]``)",
+    so one initial with its period right after the run is kept; and a surname ending on capitalised
+    particles (``Paul Le Du``, ``Anne De La``... written so only as a name) keeps them, two at least (one
+    capitalised ``Le`` may start the next sentence). Used after a cue only (:func:`name_after`): the run
+    grammar itself (:func:`name_end`) stays the plain one every rule shares.
+    """
+    n = len(view)
+    k = end
+    while (
+        k < n
+        and k - end < 3
+        and view.joined(k - 1)
+        and view.shapes[k] in (TITLE, UPPER)
+        and is_particle(view.folded[k])
+    ):
+        k += 1
+    if k - end >= 2 and (k >= n or view.shapes[k] not in (DIGIT, LOWER) or not view.joined(k - 1)):
+        end = k
+    if end < n and view.joined(end - 1) and _TRAILING_INITIAL.fullmatch(view.words[end]):
+        if end + 1 >= n or not view.joined(end) or not is_core(view, end + 1):
+            end += 1
+    return end
 
 
 def core_tokens(view: NoteView, i: int, j: int) -> list[str]:
@@ -191,3 +232,27 @@ def runs_with(view: NoteView, words: set[str] | frozenset[str]) -> list[tuple[in
 def core_words(view: NoteView) -> set[str]:
     """The distinct folded core tokens of the note (what a name lexicon can be asked about)."""
     return set(compress(view.folded, core_flags(view)))
+
+
+#: A gap of this many blanks inside a line is a column break of a fixed-width export, not a word space.
+COLUMN_GAP = "   "
+
+
+def split_at_columns(text: str, candidates: list[Candidate]) -> list[Candidate]:
+    """Name candidates cut where a wide gap separates two columns of a fixed-width table.
+
+    Guidelines: "a name split over two columns of a fixed-width table is two spans" (``DUPONT     JEAN``
+    under ``NOM        PRENOM``). The name runs join tokens separated by any blanks; here a candidate
+    holding three blanks in a row becomes one candidate per column (each keeping its label and source).
+    Most candidates hold none: one substring test each.
+    """
+    if not any(COLUMN_GAP in text[c.start : c.end] for c in candidates):
+        return candidates
+    out: list[Candidate] = []
+    for c in candidates:
+        if c.label not in ("PATIENT", "DOCTOR") or COLUMN_GAP not in text[c.start : c.end]:
+            out.append(c)
+            continue
+        for piece in re.finditer(r"\S+(?:[ \t\u00a0]{1,2}\S+)*", text[c.start : c.end]):
+            out.append(Candidate(c.start + piece.start(), c.start + piece.end(), c.label, c.source, c.confidence))
+    return out

@@ -12,8 +12,17 @@ A name run (:mod:`deid_ds.label.names`) becomes a person by what surrounds it:
   are PATIENT per the guidelines;
 * after a bare civility (``Mme``, ``M.``): PATIENT with low confidence (anybody may be meant: a
   professional's role or directory entry outranks it), DOCTOR when the directory knows the full name;
-* a first-and-last-name pair from the Annuaire Santé, written like a name, with no cue: DOCTOR with the
-  gazetteer's (lowest) tier.
+* on the line after a letter's closing formula (``Confraternellement,``): DOCTOR, the signer;
+* before ``né(e) le`` or ``- IPP`` (a footer's identity line): PATIENT;
+* a first-and-last-name pair from the Annuaire Santé, written like a name, with no cue, or a line that is
+  a given name and a surname of the name gazetteer alone (a staff list with no title): DOCTOR with the
+  gazetteer's (lowest) tier;
+* in lower case (dictation), after a title (DOCTOR) or a civility (PATIENT), with evidence that the
+  words are names (:func:`lower_case_names`).
+
+Names are as export styles write them (issue 19): an initial after the surname (``LE GOFF P.``) and a
+surname broken onto the next PDF line after a title belong to the name; a name in two columns of a
+fixed-width table is two (:func:`deid_ds.label.names.split_at_columns`).
 
 Confidences order candidates of the same tier and length (see :mod:`deid_ds.label.resolve`).
 """
@@ -24,23 +33,37 @@ import re
 from collections.abc import Iterable
 from itertools import compress
 
+from deid_ds.kb.ambiguity import is_common_word
+from deid_ds.kb.matcher import Match
 from deid_ds.kb.normalize import fold
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import (
     CIVILITIES,
     DICTATION_INITIALS,
     DOCTOR_CUE,
+    NOT_NAME,
     PATIENT_CUE,
     PROFESSIONAL_TITLES,
     RECIPIENT_CUE,
     RELATIVE_CUE,
     ROLE_WORDS,
+    SIGNATURE_CUE,
     STAFF_HEADING,
     cue_matches,
     line_end_after,
 )
-from deid_ds.label.names import core_flags, core_tokens, name_after, name_start
-from deid_ds.label.view import NoteView
+from deid_ds.label.names import (
+    core_flags,
+    core_tokens,
+    is_core,
+    is_particle,
+    name_after,
+    name_end,
+    name_start,
+    runs_with,
+)
+from deid_ds.label.patient import PatientNames
+from deid_ds.label.view import LOWER, TITLE, UPPER, NoteView
 
 _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
 #: A staff heading with blanks around it: true of every line whose stripped text is a heading (the heading
@@ -48,7 +71,14 @@ _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
 #: no slice or strip: most lines of a note fail it, and only the others are given the heading's own test.
 _HEADING_LINE = re.compile(rf"\s*(?:{STAFF_HEADING.pattern})\s*", STAFF_HEADING.flags)
 #: The folded tokens the title, civility and role rules start from.
-_START_WORDS = PROFESSIONAL_TITLES | CIVILITIES | frozenset(map(fold, _ROLE_SEPARATORS))
+_START_WORDS = (
+    PROFESSIONAL_TITLES
+    | CIVILITIES
+    | frozenset(map(fold, _ROLE_SEPARATORS))
+    | {"as"}  # AS: aide-soignante
+    | {"patient", "patiente"}  # lower-case names after them (lower_case_names)
+    | {"ne", "nee", "ne(e)", "ipp"}  # names before them (_names_before_identity)
+)
 
 
 def _rule_starts(view: NoteView) -> list[int]:
@@ -78,6 +108,35 @@ def _names_after(
             yield found
 
 
+def over_two_lines(view: NoteView, run: tuple[int, int]) -> tuple[int, int]:
+    """``run`` with the surname on the next line when a PDF export broke the name there.
+
+    Guidelines: "a name [...] broken over two lines of a PDF export" is one span. Only the plain case
+    is taken, after a title: a given name alone ending its line (``Dr Jean``), and the next line an
+    upper-case surname alone (``DUPONT``, ``LE GAC``), nothing after it on that line, no French word
+    (a heading: ``HOSPITALISATION``).
+    """
+    i, j = run
+    n = len(view)
+    if not (
+        j == i + 1
+        and j < n
+        and view.shapes[i] == TITLE
+        and view.gap(i).count("\n") == 1
+        and view.gap(i).strip() == ""
+        and view.shapes[j] == UPPER
+    ):
+        return run
+    end = name_end(view, j)
+    words = view.words
+    if end == j or not view.line_end(end - 1) or any(view.shapes[k] != UPPER for k in range(j, end)):
+        return run
+    cores = [k for k in range(j, end) if is_core(view, k)]
+    if all(len(words[k]) > 1 and not is_common_word(words[k].lower(), accents_known=False) for k in cores):
+        return i, end
+    return run
+
+
 def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, confidence: float) -> Candidate:
     start, end = view.span(*run)
     return Candidate(start, end, label, source, confidence)
@@ -89,13 +148,13 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
     n = len(view)
     folded = view.folded
     for i in _rule_starts(view):
-        if folded[i] in PROFESSIONAL_TITLES and i + 1 < n and view.joined(i):
+        if (folded[i] in PROFESSIONAL_TITLES or view.words[i] == "AS") and i + 1 < n and view.joined(i):
             j = i + 1
             if view.words[j] in (":", ".") and j + 1 < n and view.joined(j):
                 j += 1
             run = name_after(view, j, initial_m=True)
             if run:
-                found.append(_candidate(view, run, "DOCTOR", "context:title", 0.95))
+                found.append(_candidate(view, over_two_lines(view, run), "DOCTOR", "context:title", 0.95))
     for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text), initial_m=True):
         found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
     for i in _rule_starts(view):
@@ -112,6 +171,7 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                 ):
                     start -= 1  # "M. Gestin, assistante médicale": an initial, as after a title
                 found.append(_candidate(view, (start, i), "DOCTOR", "context:role", 0.9))
+    found += _signatures(view, folded_text)
     for _, cue_end in cue_matches(RECIPIENT_CUE, folded_text, view.text):
         if not line_end_after(view.text, cue_end):
             continue
@@ -120,6 +180,32 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
             run = name_after(view, i)
             if run:
                 found.append(_candidate(view, run, "DOCTOR", "context:recipient", 0.7))
+    return found
+
+
+def _signatures(view: NoteView, folded_text: str) -> list[Candidate]:
+    """DOCTOR candidates for the name alone on its line after a letter's closing formula (``Cordialement,``).
+
+    Guidelines: every care professional is DOCTOR; a signature block names its signer with no title as
+    often as with one (``Confraternellement,`` then ``LE MOIGNE S.``). The line must be the name alone:
+    a department or a hospital on it is not a signer.
+    """
+    text = view.text
+    n = len(view)
+    found: list[Candidate] = []
+    for _, cue_end in cue_matches(SIGNATURE_CUE, folded_text, text):
+        if not line_end_after(text, cue_end):
+            continue
+        i = view.index_at(cue_end)
+        if i >= n or text.count("\n", cue_end, view.starts[i]) > 3:
+            continue
+        run = name_after(view, i, initial_m=True)
+        if run is None:
+            continue
+        line_end = text.find("\n", view.ends[run[1] - 1])
+        rest = text[view.ends[run[1] - 1] : len(text) if line_end < 0 else line_end]
+        if rest.strip(" \t,.") == "":  # the name alone on its line (the cue ended the previous one)
+            found.append(_candidate(view, run, "DOCTOR", "context:signature", 0.85))
     return found
 
 
@@ -134,6 +220,7 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
         found.append(_candidate(view, run, "PATIENT", "context:identity", 0.85))
     for run in _names_after(view, cue_matches(RELATIVE_CUE, folded_text, view.text)):
         found.append(_candidate(view, run, "PATIENT", "context:relative", 0.9))
+    found += _names_before_identity(view)
     n = len(view)
     for i in _rule_starts(view):
         if (
@@ -152,6 +239,40 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
                 else:
                     found.append(Candidate(*span, "PATIENT", "context:civility", 0.6))
     return found
+
+
+_BIRTH = frozenset({"ne", "nee", "ne(e)"})
+_BEFORE_IPP = frozenset({"-", "–", "—", ",", "/", "|"})
+
+
+def _names_before_identity(view: NoteView) -> list[Candidate]:
+    """PATIENT candidates for a name written just before ``né(e) le`` or ``- IPP`` (a footer's identity line).
+
+    ``DUBOIS R. né le 20 janvier 1950``, ``LECOMTE S. - IPP 92524959``: nobody but the patient is
+    given a birth date or a hospital number in a note; the initial after the surname belongs to it.
+    """
+    folded, words = view.folded, view.words
+    n = len(view)
+    found: list[Candidate] = []
+    for k in _rule_starts(view):
+        f = folded[k]
+        if k == 0 or f not in _IDENTITY_AFTER:
+            continue
+        if f in _BIRTH:
+            if k + 1 >= n or not (folded[k + 1] == "le" or view.shapes[k + 1] == "d") or not view.joined(k - 1):
+                continue
+            end = k
+        elif k >= 2 and words[k - 1] in _BEFORE_IPP and view.joined(k - 1) and view.joined(k - 2):
+            end = k - 1
+        else:
+            continue
+        start = name_start(view, end)
+        if start < end:
+            found.append(_candidate(view, (start, end), "PATIENT", "context:identity", 0.85))
+    return found
+
+
+_IDENTITY_AFTER = _BIRTH | {"ipp"}
 
 
 def directory_names(view: NoteView, matches) -> list[Candidate]:
@@ -181,6 +302,47 @@ def directory_names(view: NoteView, matches) -> list[Candidate]:
         if not (core[i] or view.shapes[i] == "I") or not core[j - 1]:
             continue
         found.append(Candidate(view.starts[i], view.ends[j - 1], "DOCTOR", "gazetteer:directory", 0.8))
+    return found
+
+
+def name_lines(view: NoteView, matches) -> list[Candidate]:
+    """DOCTOR candidates for a line or table cell that is a name alone, a first name and a surname the
+    knowledge base's name gazetteer supports, with no title (staff lists, table rows, signature blocks).
+
+    Guidelines: every care professional is DOCTOR, and staff lists name them with no title. The line
+    must hold only the name run, with two or three name words: a given name of the gazetteer written as
+    one (``Karine``), and a surname in capitals that is a surname of the gazetteer or no French word
+    (``LE BRIS``). An address under it (the next line starts with a number) makes it a letter's
+    addressee, not staff. The gazetteer's (lowest) tier: any context or the metadata outranks it.
+    """
+    name_matches = _name_matches(view, matches)
+    given = {m.start for m in name_matches["firstname"] if " " not in m.key}
+    if not given:
+        return []
+    given_words = {m.key for m in name_matches["firstname"]}
+    family = name_matches["lastname"]
+    core = core_flags(view)
+    starts, shapes, words = view.starts, view.shapes, view.words
+    n = len(view)
+    found: list[Candidate] = []
+    surnames: set[int] | None = None
+    # only the runs holding a given name of the gazetteer (runs_with: a search, not a walk of every run)
+    for i, j in runs_with(view, given_words):
+        cores = [k for k in range(i, j) if core[k]]
+        if not 2 <= len(cores) <= 3 or not (view.line_start(i) and view.line_end(j - 1)):
+            continue
+        if not any(shapes[k] == TITLE and starts[k] in given for k in cores):
+            continue
+        upper = [k for k in cores if shapes[k] == UPPER]
+        if not upper:
+            continue
+        if surnames is None:  # every word of the gazetteer's surnames (LE BRIS), once per note
+            surnames = {s for m in family for s in starts[view.index_at(m.start) : view.index_before(m.end) + 1]}
+        if not any(starts[k] in surnames or not is_common_word(words[k].lower(), accents_known=False) for k in upper):
+            continue
+        if j < n and view.shapes[j] == "d" and "\n" in view.gap(j - 1):
+            continue  # "Jeanne LE GALL" then "12 rue ...": an addressee
+        found.append(Candidate(starts[i], view.ends[j - 1], "DOCTOR", "gazetteer:name_line", 0.6))
     return found
 
 
@@ -227,4 +389,126 @@ def dictation_initials(text: str) -> list[Candidate]:
     for match in DICTATION_INITIALS.finditer(text):
         for group in (1, 2):
             found.append(Candidate(match.start(group), match.end(group), "DOCTOR", "pattern:dictation_initials", 0.9))
+    return found
+
+
+#: Words after which a lower-case name is a professional's (``vu par le docteur marc lefevre``) or anybody's
+#: (``la patiente madame jeanne le gall``, a civility: PATIENT, as for a capitalised name).
+_LOWER_DOCTOR_ANCHORS = frozenset({"dr", "dr.", "docteur", "pr", "pr.", "professeur"})  # not "interne", an adjective
+_LOWER_PATIENT_ANCHORS = CIVILITIES | {"patient", "patiente"}
+#: Endings of conjugated verbs and participles, which the lexicon of lemmas lacks (``présente``, ``décrit``
+#: are not in it): a lower-case word ending so after ``le patient`` is read as a verb, not a name.
+_VERB_ENDINGS = ("é", "ée", "és", "ées", "ait", "aient", "era", "erait", "ons", "ez")
+_NAME_WORD_MAX = 5  # lower-case tokens read after an anchor (a first name, particles, a compound surname)
+
+
+def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, doctor: bool) -> list[Candidate]:
+    """Lower-case names after a title or a civility, as dictation transcripts write them.
+
+    Guidelines: "Names keep their case as written: a lower-case name in dictated text (``vu par le
+    docteur [marc lefevre]``) is annotated like any other." Nothing in the shape of a lower-case word says
+    name, so each word needs evidence: one of the patient's names (metadata), a name of the knowledge
+    base's name gazetteer, or (weaker) no French word of the lexicon. A professional's title takes a run
+    whose last word has evidence and whose first may be a common word (``marc``) before it; a civility or
+    ``le patient``, after which verbs follow as often as names, takes two name words only, or one the
+    metadata or the gazetteer knows. ``doctor`` picks the anchors: the titles (DOCTOR) or the civilities
+    (PATIENT). Anchored on those words (a scan in C), so a note without a lower-case word after one
+    costs nothing more.
+    """
+    folded, shapes, words = view.folded, view.shapes, view.words
+    n = len(view)
+    joins = view.joins
+    anchor_words = _LOWER_DOCTOR_ANCHORS if doctor else _LOWER_PATIENT_ANCHORS
+    anchors = [
+        k for k in _rule_starts(view) if folded[k] in anchor_words and k + 1 < n and shapes[k + 1] == LOWER and joins[k]
+    ]
+    if not anchors:
+        return []
+    known: frozenset[str] | None = None  # the gazetteer's name words, looked up only if a word needs them
+    found: list[Candidate] = []
+    for k in anchors:
+        run = _lower_run(view, k + 1, n)
+        if not run:
+            continue
+        # per token: 2 strong evidence, 1 weak, 0 none, -1 particle
+        marks = []
+        for t in run:
+            f = folded[t]
+            if is_particle(f):
+                marks.append(-1)
+            elif patient is not None and patient.kind(f) is not None:
+                marks.append(2)
+            elif f in (known := _gazetteer_name_words(view, matches) if known is None else known):
+                # a name of the gazetteer that is also a word (bras, martin) is weaker
+                marks.append(1 if is_common_word(words[t]) else 2)
+            elif len(f) > 2 and not words[t].endswith(_VERB_ENDINGS) and not is_common_word(words[t]):
+                marks.append(1)
+            else:
+                marks.append(0)
+        cores = [p for p, m in enumerate(marks) if m >= 0]
+        if not cores:
+            continue
+        # the run: leading particles, an optional first word without evidence, then words with evidence
+        first = cores[0]
+        if marks[first] == 0:
+            if len(cores) < 2 or marks[cores[1]] <= 0 or cores[1] - first > 3:
+                continue
+        last = first
+        for p in cores[1:]:
+            if marks[p] <= 0:
+                break
+            last = p
+        n_cores = sum(1 for p in cores if p <= last)
+        strong = any(marks[p] == 2 for p in cores if p <= last)
+        if marks[first] == 0 and not doctor and not strong:
+            continue
+        if not doctor and n_cores < 2 and not strong:
+            continue
+        start_token = run[0]  # the particles before the first word lead the name (le gall, de la tour)
+        label, source = ("DOCTOR", "context:lower_case_title") if doctor else ("PATIENT", "context:lower_case_civility")
+        found.append(Candidate(view.starts[start_token], view.ends[run[last]], label, source, 0.7))
+    return found
+
+
+def _lower_run(view: NoteView, i: int, n: int) -> list[int]:
+    """Tokens from ``i`` on that could be a lower-case name: joined letters-only words, not a stop word."""
+    run: list[int] = []
+    k = i
+    while k < n and len(run) < _NAME_WORD_MAX and view.shapes[k] == LOWER:
+        f = view.folded[k]
+        if (f in NOT_NAME and not is_particle(f)) or not f.replace("-", "").replace("'", "").isalpha():
+            break
+        run.append(k)
+        if not view.joins[k]:
+            break
+        k += 1
+    while run and is_particle(view.folded[run[-1]]):
+        run.pop()
+    return run
+
+
+def _gazetteer_name_words(view: NoteView, matches) -> frozenset[str]:
+    """The folded words of the note inside a match of the name gazetteer (first, last or full names)."""
+    return frozenset(word for found in _name_matches(view, matches).values() for m in found for word in m.key.split())
+
+
+def _name_matches(view: NoteView, matches) -> dict[str, list[Match]]:
+    """The matches of the name gazetteer (whole names, not compound parts), by kind; once per note.
+
+    The matcher gives all keys read the same way one shared categories tuple: each tuple's kinds are
+    found once (remembered by identity, as in :func:`directory_names`), not at every match.
+    """
+    found = view.cache.get("name_matches")
+    if found is None:
+        found = view.cache["name_matches"] = {"firstname": [], "lastname": [], "fullname": []}
+        kinds_of: dict[int, tuple[str, ...]] = {}
+        for match in matches:
+            categories = match.categories
+            kinds = kinds_of.get(id(categories))
+            if kinds is None:
+                kinds = kinds_of[id(categories)] = tuple(
+                    c.kind for c in categories if c.table == "names" and not c.part and c.kind in found
+                )
+            for kind in kinds:
+                found[kind].append(match)
     return found

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.names import core_tokens, runs_with
+from deid_ds.label.names import core_tokens, extend_name, runs_with, split_at_columns
 from deid_ds.label.view import UPPER, NoteView
 
 PROPAGATED = ("PATIENT", "DOCTOR")
@@ -36,9 +36,10 @@ def propagate(view: NoteView, spans: list[Candidate]) -> list[Candidate]:
                     k = next(k for k in range(i, j) if view.folded[k] == cores[0])
                     if view.shapes[k] != UPPER and is_common_word(view.words[k].lower()):
                         break
-                found.append(Candidate(view.starts[i], view.ends[j - 1], label, f"propagation:{label.lower()}", 0.75))
+                end = extend_name(view, i, j)  # "LE MOIGNE S.": the initial after the surname belongs to it
+                found.append(Candidate(view.starts[i], view.ends[end - 1], label, f"propagation:{label.lower()}", 0.75))
                 break
-    return found
+    return split_at_columns(view.text, found)
 
 
 def _name_forms(view: NoteView, spans: list[Candidate]) -> dict[str, set[str]]:

@@ -152,7 +152,13 @@ def weak_label(
         group_split = assign_splits(runner.groups(source, patient_group), shares, seed)
         n_batches = len(resume.lengths) if resume is not None else 0
         resumed = len(resume.done) if resume is not None else 0
-        report = WeakLabelReport(split_shares=list(shares), seed=seed, batches=n_batches, batches_resumed=resumed)
+        report = WeakLabelReport(
+            split_shares=list(shares),
+            seed=seed,
+            use_metadata=use_metadata,
+            batches=n_batches,
+            batches_resumed=resumed,
+        )
         # The outputs are built (in the work directory, locally) as the batches finish, in input order (a
         # resumed run reads its finished batches' parts again): assembling runs alongside the labelling
         # instead of after it on one core. A failure removes them; the finished batch parts stay, for the

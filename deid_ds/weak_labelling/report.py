@@ -29,6 +29,8 @@ class WeakLabelReport(DocumentTotals):
     splits: dict[str, dict[str, int]] = field(default_factory=dict)
     split_shares: list[float] = field(default_factory=lambda: list(DEFAULT_SPLIT))
     seed: int = 0
+    #: False for a ``--no-metadata`` run: the patients' metadata columns were ignored (what the figures measure).
+    use_metadata: bool = True
     batches: int = 0
     batches_resumed: int = 0
     notes_per_second: float = 0.0
