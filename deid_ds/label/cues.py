@@ -319,7 +319,8 @@ NOT_NAME: frozenset[str] = (
     le la les un une des du de au aux ce cette son sa ses mon ma mes votre vos notre nos leur leurs il elle
     je nous vous ils elles on qui que quoi dont signe dicte frappe valide vu lu cordialement bien
     confraternellement merci monsieur madame mademoiselle docteur professeur interne externe patient patiente
-    identite prenom prenoms nom adresse domicile ville naissance sexe ipp nip iep""".split()
+    identite prenom prenoms nom adresse domicile ville naissance sexe ipp nip iep
+    ddn rpps adeli intervenant intervenants qualite fonction specialite""".split()
     )
     | PROFESSIONAL_TITLES
     | CIVILITIES

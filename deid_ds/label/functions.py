@@ -42,6 +42,7 @@ from deid_ds.label.people import (
     staff_lists,
 )
 from deid_ds.label.phones import find_phones
+from deid_ds.label.tables import table_cells
 from deid_ds.label.view import NoteView
 from deid_ds.label.zips import confirm_zips, find_zips
 from deid_ds.model import PatientMetadata
@@ -191,6 +192,14 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         ("context:staff_list",),
         "names listed under a staff heading (Internes, Secrétariat...)",
         lambda note: staff_lists(note.view, note.folded),
+    ),
+    LabellingFunction(
+        "table_columns",
+        ("PATIENT", "DOCTOR", "DATE"),
+        ("context:table_column", "context:table_date"),
+        "cells under NOM/PRÉNOM and birth-date column titles of fixed-width and HTML tables"
+        " (DOCTOR in a table of roles or RPPS numbers)",
+        lambda note: table_cells(note.text),
     ),
     LabellingFunction(
         "dictation_initials",
