@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from deid_ds.label._text import not_after
+from deid_ds.label import _numbers
+from deid_ds.label._text import BLANK, BLANKS, not_after
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.occupied import Occupied
 
@@ -34,6 +35,37 @@ _OTHER_INTL = re.compile(
     not_after(r"\+", r"[\w+]")
     + rf"(?!33)[1-9]\d{{0,2}}(?:{_SEP}?\(\d{{1,4}}\))?(?:{_SEP}?\d{{1,4}}){{2,6}}(?!\d|[.,/:\-]\d)"
 )
+# "(33) 6 12 34 56 78", "(+33) 2 99 28 43 21": the country code in brackets (the brackets are in the span).
+_PAREN_INTL = re.compile(rf"\((?:\+|00)?33\){_SEP}?(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)")
+# A number broken over two lines of a PDF export ("02 99 28" / "43 21"): one span over the line break,
+# found only after a phone word (a column of figures breaks over lines too).
+_LINE_BREAK = rf"{BLANK}*\n(?:{BLANK}*\n)?{BLANK}*"
+_BROKEN = re.compile(
+    rf"(?:{_ZERO}[1-9]|{_PLUS}33{_SEP}?(?:\(0\){_SEP}?)?[1-9])(?:{_SEP}?\d{{2}}){{0,3}}"
+    rf"{_LINE_BREAK}\d{{2}}(?:{_SEP}?\d{{2}}){{0,3}}(?!\d|[.,/:\-]\d)"
+)
+# Internal extensions, DECT and pager numbers are PHONE, digits only: "poste [4567]", "DECT [2345]",
+# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "p. [4567]" after a number (GUIDELINES.md).
+# Searched only in a note holding one of the cue words (a cheap test on the lowered note).
+_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "int", "ligne directe")
+_EXTENSION = re.compile(
+    rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|p\.)"
+    rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?(?P<number>\d{{2}}{BLANK}?\d{{2}}|\d{{3,5}})(?![\w]|[ .,/:\-]?\d)",
+    re.IGNORECASE,
+)
+# A "p." extension only just after a phone number or a phone word ("02 99 28 43 21 p. 4567"): a bare
+# "p. 1234" is a page.
+_NUMBER_JUST_BEFORE = re.compile(r"\d{2}[ ,;\u00a0]*$")
+# A number dictated in words: "zéro deux quatre-vingt-dix-neuf vingt-huit quarante-trois vingt et un",
+# also with digit groups ("zéro six 12 34 56 78"). Each chunk is one spoken group: a number in words
+# (hyphenated, or "vingt et un") or two digits.
+_SPOKEN_ZERO = re.compile(r"(?<![\w])z(?:é|e\u0301?)ro(?![^\W\d_])", re.IGNORECASE)
+_SPOKEN_CHUNK = re.compile(
+    rf"[ ,\u00a0]+(?P<chunk>{_numbers.NUMBER_WORD}(?:-(?:et-)?{_numbers.NUMBER_WORD})*"
+    rf"(?:{BLANKS}et{BLANKS}(?:un|onze)(?![^\W\d_]))?|\d\d(?!\d))",
+    re.IGNORECASE,
+)
+
 # Words announcing a number. They raise confidence; they are not required (letterheads list numbers in
 # table cells with the label in another cell).
 _CONTEXT_BEFORE = re.compile(
@@ -84,5 +116,50 @@ def find_phones(text: str) -> list[Candidate]:
     for m in _OTHER_INTL.finditer(text):
         if 8 <= len(_digits(m.group())) <= 15:
             add(m.start(), m.end(), "pattern:phone_intl", 0.8)
+    if "(" in text:
+        for m in _PAREN_INTL.finditer(text):
+            add(m.start(), m.end(), "pattern:phone_intl_fr", 0.95)
+    for m in _BROKEN.finditer(text):
+        digits = len(_digits(m.group()))
+        if digits == (10 if m.group()[0] == "0" else 11) and _CONTEXT_BEFORE.search(
+            text, max(0, m.start() - 40), m.start()
+        ):
+            add(m.start(), m.end(), "pattern:phone_fr", 0.95)
+    lowered = text.lower()
+    if any(hint in lowered for hint in _EXTENSION_HINTS):
+        for m in _EXTENSION.finditer(text):
+            if m.group("cue").lower() == "p." and not (
+                _NUMBER_JUST_BEFORE.search(text, max(0, m.start() - 6), m.start())
+                or _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start())
+            ):
+                continue
+            add(m.start("number"), m.end("number"), "pattern:phone_extension", 0.95)
+    if "zéro" in lowered or "zero" in lowered or "ze\u0301ro" in lowered:
+        for m in _SPOKEN_ZERO.finditer(text):
+            end = _spoken_number_end(text, m.end())
+            if end is not None:
+                add(m.start(), end, "pattern:phone_words", 0.95)
     found.sort(key=lambda c: c.start)
     return found
+
+
+def _spoken_number_end(text: str, at: int) -> int | None:
+    """Where a French number dictated from its ``zéro`` (which ends at ``at``) ends: after its tenth digit.
+
+    A chunk of value 10 or more says two digits, a smaller one a digit; the digit after ``zéro`` is 1
+    to 9, as in every French number. None if the chunks run out before ten digits or overshoot them.
+    """
+    digits = 1
+    first = True
+    while digits < 10:
+        chunk = _SPOKEN_CHUNK.match(text, at)
+        if chunk is None:
+            return None
+        words = chunk.group("chunk")
+        value = int(words) if words.isdigit() else _numbers.value(words)
+        if value is None or value > 99 or (first and not 1 <= value <= 9):
+            return None
+        digits += 2 if words.isdigit() or value >= 10 else 1
+        first = False
+        at = chunk.end()
+    return at if digits == 10 else None

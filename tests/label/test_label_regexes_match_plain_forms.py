@@ -124,6 +124,7 @@ def check_cues(text: str) -> None:
         "Lundİ 3 JANVİER 2020, ſamedi 4 ſept. 2021, 3 ſept 2021",  # what IGNORECASE reads as i and s
         "fe\u0301vrier 2020, 3 de\u0301c. 2019, DÉCEMBRE 2018, 3 sept 2021, 3 sept, maintenant, mars",
         "45 mars 2020, lundi mars 2020, mars 1850, rue du 11 novembre, 3 mai 1789",
+        "12MAR2020 12-MAR-2020 12fév2020 2012mars x3mai douze mars deux mille vingt mars2020 1-3 mars",
         "03/02/2021 1.02.03.2021 02-12-05-06-07 2021-02-03 ٣/٣/٢٠٢١ 12/03 03/2021 1999-2000 2015-16 +2014",
         "Tél 02 99 28 43 21, +33 (0)2 99 28 43 21, 0033 2 99 28 43 21, +1 (212) 555-0100, 0299284321",
         "jean.dupont@chu-rennes.fr, a@b.fr.x@c.fr, @x.fr, -a@b.fr, é.é@é.fr, x@y.fr@z.fr",
@@ -145,7 +146,7 @@ def test_the_month_and_head_letter_sets_hold_every_character_ignorecase_reads_as
     read_as_initial = set(re.findall(f"(?i)[{month_initials}]", every_character))
     assert read_as_initial <= set(re.findall(r"[jJfFmMaAsSſoOnNdD]", every_character))
     head_letters = "".join(set("".join(dates.WEEKDAYS) + "premier"))
-    in_a_head = set(re.findall(rf"(?i)[{head_letters}]|[\d\s,ᵉʳ]|{BLANK}", every_character))
+    in_a_head = set(re.findall(rf"(?i)[{head_letters}]|[\d\s,ᵉʳ\-]|{BLANK}", every_character))
     assert not in_a_head & set(dates._NOT_IN_HEAD.findall(every_character))
 
 
@@ -153,7 +154,7 @@ _DATE_PIECES = [
     "janvier", "Février", "fe\u0301vrier", "MARS", "mai", "août", "sept", "sept.", "déc.", "janv.", "lundi", "Mardi",
     "mercredi,", "1er", "1 er", "1ᵉʳ", "premier", "İ", "ſ", "maintenant", " ", "   ", "\u00a0", "\t", "\n", ",",
     ".", "/", "-", ":", "+", "x", "0", "1", "2", "3", "12", "31", "45", "03", "2021", "1999", "2000", "1850", "19",
-    "20", "٣", "rue du",
+    "20", "٣", "rue du", "MAR", "fév", "aoû", "douze",
     "//", "1/", "/1",
 ]  # fmt: skip
 _OTHER_PIECES = [
