@@ -128,6 +128,7 @@ _NUMERIC = re.compile(
     (?:
         \d?(?P<sep>[/.\-])(?P<month>\d{{1,2}})(?P=sep)(?P<year>\d{{4}}|\d{{2}})
       | \d{{3}}(?P<iso_sep>[\-/.])(?P<iso_month>\d{{2}})(?P=iso_sep)(?P<iso_day>\d{{2}})
+      | (?P<glued>\d{{7}})
     )
     (?!\d)
     """,
@@ -206,26 +207,27 @@ _RANGE_HEAD_BEFORE = re.compile(
     re.IGNORECASE,
 )
 # (the dash glued to both days: "1- 12 mars" is a numbered item)
+_CONNECTORS = ("au", "et", "le", "à")  # the last word of a range's head, just before its second end
 _RANGE_DASH_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<day>1er|[0-3]?\d)[-–]$")
 
 # -- "le 1er/06", "1er/06/2020": a first of the month written with its ordinal, then the month ----------
 _FIRST_SLASH = re.compile(r"(?<![\w])1(?:er|ᵉʳ)/(?P<month>[01]?\d)(?:/(?P<year>\d{4}|\d{2}))?(?![\d]|[/.,:]\d)")
 
 # -- unusual separators: "14|7|1931", "12_03_2020", "09 . 05 . 1952", "21 / 06 / 2020", digits spaced out
-# one by one "1 2 / 0 3 / 2 0 2 0". Searched only in a note holding such a separator (a cheap test).
+# one by one "1 2 / 0 3 / 2 0 2 0". Matched only from the digits just before such a separator, found with
+# str.find (see _odd_matches): a search of the whole note stopped at every digit.
 _ODD_SEPARATORS = ("|", "_", " /", "/ ", " . ")
 _ODD_NUMERIC = re.compile(
-    rf"(?<![\w/.,:|])(?P<day>[0-3]?\d)"
-    rf"(?P<sep>{BLANK}?\|{BLANK}?|{BLANK}?_{BLANK}?|{BLANK}+/{BLANK}*|/{BLANK}+|{BLANK}+\.{BLANK}+)"
-    rf"(?P<month>[01]?\d)(?:(?P=sep)(?P<year>\d{{4}}))?(?![\w]|[/.,:|]\d|{BLANK}?[/.|_]{BLANK}?\d)"
+    r"(?<![\w/.,:|])(?P<day>[0-3]?\d)(?P<sep> ?\| ?| ?_ ?| / ?|/ | \. )"
+    r"(?P<month>[01]?\d)(?:(?P=sep)(?P<year>\d{4}))?(?![\w]|[/.,:|]\d| ?[/.|_] ?\d)"
 )
 _SPACED_DIGITS = re.compile(
-    rf"(?<![\w/.])(?P<d1>\d) (?P<d2>\d){BLANK}?(?P<sep>[/.]){BLANK}?(?P<m1>\d) (?P<m2>\d){BLANK}?(?P=sep){BLANK}?"
-    rf"(?P<year>\d \d(?: \d \d)?)(?![\w]| ?\d)"
+    r"(?<![\w/.])(?P<d1>\d) (?P<d2>\d)(?P<sep> [/.] )(?P<m1>\d) (?P<m2>\d)(?P=sep)"
+    r"(?P<year>\d \d(?: \d \d)?)(?![\w]| ?\d)"
 )
 
-# -- eight glued digits, "17062019" (or "20190617"), a date only after a date word ("né le", "Date :") --
-_GLUED = re.compile(not_after(r"\d", r"[\w/.,:\-+]") + r"\d{7}(?![\w]|[/.,:\-]\d)")
+# -- eight glued digits, "17062019" (or "20190617"), a date only after a date word ("né le", "Date :"):
+# the "glued" alternative of _NUMERIC.
 _GLUED_CUE_BEFORE = re.compile(
     r"(?:\b(?:le|du|au|né|née|n[ée]\(e\))|\b(?:date|DDN|naissance)\b[^\n\d]{0,25})[ \t\u00a0:]*$", re.IGNORECASE
 )
@@ -286,6 +288,16 @@ def find_dates(text: str) -> list[Candidate]:
     blocked: list[tuple[int, int]] = []
     for m in _NUMERIC.finditer(text):
         start_digits = m.start()
+        if m.group("glued") is not None:
+            before = text[start_digits - 1] if start_digits else " "
+            if (
+                not (before.isalnum() or before in "_-+")
+                and not _continues(text, m.end(), "-")
+                and _GLUED_CUE_BEFORE.search(text, max(0, start_digits - 40), start_digits)
+                and _glued_date(m.group())
+            ):
+                found.append(Candidate(start_digits, m.end(), LABEL, "pattern:date_glued", 0.9))
+            continue
         if m.group("sep") is not None:
             day, month, year_text, sep = (
                 int(text[start_digits : m.start("sep")]),
@@ -415,8 +427,9 @@ def _export_forms(text: str) -> list[Candidate]:
             year = m.group("year")
             if 1 <= int(m.group("month")) <= 12 and (year is None or MIN_YEAR <= _full_year(year) <= MAX_YEAR):
                 found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric_odd", 0.9))
-    if any(sep in text for sep in _ODD_SEPARATORS):
-        for m in _ODD_NUMERIC.finditer(text):
+    starts = _odd_starts(text)
+    if starts:
+        for m in _matches_at(_ODD_NUMERIC, text, starts):
             day, month, year = int(m.group("day")), int(m.group("month")), m.group("year")
             if year is not None:
                 if MIN_YEAR <= int(year) <= MAX_YEAR and _valid_day(day, month, int(year)):
@@ -430,15 +443,39 @@ def _export_forms(text: str) -> list[Candidate]:
                 and not _MEASURE_BEFORE.search(text, max(0, m.start() - 40), m.start())
             ):
                 found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric_odd", 0.9))
-        for m in _SPACED_DIGITS.finditer(text):
+        for m in _matches_at(_SPACED_DIGITS, text, starts):
             year = _full_year(m.group("year").replace(" ", ""))
             day, month = int(m.group("d1") + m.group("d2")), int(m.group("m1") + m.group("m2"))
             if MIN_YEAR <= year <= MAX_YEAR and _valid_day(day, month, year):
                 found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric_odd", 0.95))
-    for m in _GLUED.finditer(text):
-        if _GLUED_CUE_BEFORE.search(text, max(0, m.start() - 40), m.start()) and _glued_date(m.group()):
-            found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_glued", 0.9))
     return found
+
+
+def _odd_starts(text: str) -> list[int]:
+    """Where a date with an unusual separator may start: the digits up to four characters before each
+    separator of _ODD_SEPARATORS (a day of one or two digits, or two spaced digits, then a blank)."""
+    starts: set[int] = set()
+    for sep in _ODD_SEPARATORS:
+        at = text.find(sep)
+        while at >= 0:
+            # a digit ends the day just before the separator, or before the blank that opens it
+            if (at and text[at - 1].isdigit()) or (at > 1 and text[at - 2].isdigit()):
+                starts.update(p for p in range(max(0, at - 4), at) if text[p].isdigit())
+            at = text.find(sep, at + 1)
+    return sorted(starts)
+
+
+def _matches_at(pattern: re.Pattern[str], text: str, starts: list[int]) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose every match starts at one of ``starts`` (sorted):
+    those places are tried, left to right, and no others."""
+    end = 0
+    for start in starts:
+        if start < end:
+            continue
+        m = pattern.match(text, start)
+        if m is not None:
+            yield m
+            end = m.end()
 
 
 def _glued_date(digits: str) -> bool:
@@ -457,16 +494,22 @@ def _range_starts(text: str, found: list[Candidate]) -> list[Candidate]:
     for c in found:
         if c.needs_context or not text[c.start].isdigit() or c.source == "pattern:date_year":
             continue
-        if text[c.start : c.start + 4].isdigit():
+        if text[c.start : c.start + 4].isdigit() or c.start < 2:
             continue  # an ISO date starts with its year
+        before = text[c.start - 1]
         window = max(0, c.start - 30)
-        head = _RANGE_HEAD_BEFORE.search(text, window, c.start)
-        if head is None:
+        head = None
+        if before not in "-–":
+            # a connector ("au", "et", "à") just before the second end, or no range (the common case)
+            if not before.isspace() or not text[max(0, c.start - 8) : c.start].rstrip().lower().endswith(_CONNECTORS):
+                continue
+            head = _RANGE_HEAD_BEFORE.search(text, window, c.start)
+        else:
             # "8-10 mars": a dash joins two days of one month, the first before the second
-            head = _RANGE_DASH_BEFORE.search(text, window, c.start)
+            head = _RANGE_DASH_BEFORE.search(text, max(0, c.start - 5), c.start)
             if head is None or _day_number(head.group("day")) >= _day_number(text[c.start : c.end]):
                 continue
-        if not 1 <= _day_number(head.group("day")) <= 31:
+        if head is None or not 1 <= _day_number(head.group("day")) <= 31:
             continue
         starts.append(Candidate(head.start("day"), head.end("day"), LABEL, "pattern:date_range", 0.9))
     return starts

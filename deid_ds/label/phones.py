@@ -40,14 +40,16 @@ _PAREN_INTL = re.compile(rf"\((?:\+|00)?33\){_SEP}?(?:\(0\){_SEP}?)?[1-9](?:{_SE
 # A number broken over two lines of a PDF export ("02 99 28" / "43 21"): one span over the line break,
 # found only after a phone word (a column of figures breaks over lines too).
 _LINE_BREAK = rf"{BLANK}*\n(?:{BLANK}*\n)?{BLANK}*"
-_BROKEN = re.compile(
-    rf"(?:{_ZERO}[1-9]|{_PLUS}33{_SEP}?(?:\(0\){_SEP}?)?[1-9])(?:{_SEP}?\d{{2}}){{0,3}}"
-    rf"{_LINE_BREAK}\d{{2}}(?:{_SEP}?\d{{2}}){{0,3}}(?!\d|[.,/:\-]\d)"
+_BROKEN_REST = rf"(?:{_SEP}?\d{{2}}){{0,3}}{_LINE_BREAK}\d{{2}}(?:{_SEP}?\d{{2}}){{0,3}}(?!\d|[.,/:\-]\d)"
+# two patterns, each starting with its literal first character, which the regex engine skips to fast
+_BROKEN = (
+    re.compile(rf"{_ZERO}[1-9]{_BROKEN_REST}"),
+    re.compile(rf"{_PLUS}33{_SEP}?(?:\(0\){_SEP}?)?[1-9]{_BROKEN_REST}"),
 )
 # Internal extensions, DECT and pager numbers are PHONE, digits only: "poste [4567]", "DECT [2345]",
 # "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "p. [4567]" after a number (GUIDELINES.md).
-# Searched only in a note holding one of the cue words (a cheap test on the lowered note).
-_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "int", "ligne directe")
+# Matched only where the lowered note holds the start of a cue word (see _extension_matches).
+_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tél", "tel", "ligne")
 _EXTENSION = re.compile(
     rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|p\.)"
     rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?(?P<number>\d{{2}}{BLANK}?\d{{2}}|\d{{3,5}})(?![\w]|[ .,/:\-]?\d)",
@@ -119,27 +121,48 @@ def find_phones(text: str) -> list[Candidate]:
     if "(" in text:
         for m in _PAREN_INTL.finditer(text):
             add(m.start(), m.end(), "pattern:phone_intl_fr", 0.95)
-    for m in _BROKEN.finditer(text):
-        digits = len(_digits(m.group()))
-        if digits == (10 if m.group()[0] == "0" else 11) and _CONTEXT_BEFORE.search(
-            text, max(0, m.start() - 40), m.start()
-        ):
-            add(m.start(), m.end(), "pattern:phone_fr", 0.95)
+    for pattern, digits in zip(_BROKEN, (10, 11)):
+        for m in pattern.finditer(text):
+            if len(_digits(m.group())) == digits and _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start()):
+                add(m.start(), m.end(), "pattern:phone_fr", 0.95)
     lowered = text.lower()
-    if any(hint in lowered for hint in _EXTENSION_HINTS):
-        for m in _EXTENSION.finditer(text):
-            if m.group("cue").lower() == "p." and not (
-                _NUMBER_JUST_BEFORE.search(text, max(0, m.start() - 6), m.start())
-                or _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start())
-            ):
-                continue
-            add(m.start("number"), m.end("number"), "pattern:phone_extension", 0.95)
+    for m in _extension_matches(text, lowered):
+        if m.group("cue").lower() == "p." and not (
+            _NUMBER_JUST_BEFORE.search(text, max(0, m.start() - 6), m.start())
+            or _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start())
+        ):
+            continue
+        add(m.start("number"), m.end("number"), "pattern:phone_extension", 0.95)
     if "zéro" in lowered or "zero" in lowered or "ze\u0301ro" in lowered:
         for m in _SPOKEN_ZERO.finditer(text):
             end = _spoken_number_end(text, m.end())
             if end is not None:
                 add(m.start(), end, "pattern:phone_words", 0.95)
     found.sort(key=lambda c: c.start)
+    return found
+
+
+def _extension_matches(text: str, lowered: str) -> list[re.Match[str]]:
+    """``_EXTENSION.finditer(text)``, matched only where a cue word starts (every match starts with
+    one): a search of the whole note tried the regex at every character. ``lowered`` is ``text.lower()``."""
+    if len(lowered) != len(text) or "ı" in text or "ſ" in text:
+        # a character whose lower case is longer ("İ") moves offsets; IGNORECASE reads "ı" as i, "ſ" as s
+        return list(_EXTENSION.finditer(text))
+    starts: set[int] = set()
+    for hint in _EXTENSION_HINTS:
+        at = lowered.find(hint)
+        while at >= 0:
+            starts.add(at)
+            at = lowered.find(hint, at + 1)
+    found: list[re.Match[str]] = []
+    end = 0
+    for start in sorted(starts):
+        if start < end:
+            continue
+        m = _EXTENSION.match(text, start)
+        if m is not None:
+            found.append(m)
+            end = m.end()
     return found
 
 
