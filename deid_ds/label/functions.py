@@ -130,7 +130,7 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
             "pattern:phone_words",
         ),
         "French and international phone numbers, extensions (poste, DECT, bip), numbers dictated in words",
-        lambda note: find_phones(note.text),
+        lambda note: find_phones(note.text, note.folded),
     ),
     LabellingFunction(
         "dates",
