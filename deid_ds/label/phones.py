@@ -53,9 +53,11 @@ _BROKEN = (
 _EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "ligne")  # folded: "Tél" reads "tel"
 _EXTENSION = re.compile(
     rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|p\.)"
-    rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?(?P<number>\d{{2}}{BLANK}?\d{{2}}|\d{{3,5}})(?![\w]|[ .,/:\-]?\d)",
+    rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?(?P<number>\d{{2}}{BLANK}?\d{{2}}|\d{{3,4}})(?![\w]|[ .,/:\-]?\d)",
     re.IGNORECASE,
 )
+# "la Poste" is a street or the postal service, not an extension.
+_STREET_POSTE = re.compile(r"\bla[ \u00a0]+$", re.IGNORECASE)
 # A "p." extension only just after a phone number or a phone word ("02 99 28 43 21 p. 4567"): a bare
 # "p. 1234" is a page.
 _NUMBER_JUST_BEFORE = re.compile(r"\d{2}[ ,;\u00a0]*$")
@@ -130,6 +132,8 @@ def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
                 add(m.start(), m.end(), "pattern:phone_fr", 0.95)
     folded = fold(text) if folded is None else folded
     for m in _extension_matches(text, folded):
+        if _STREET_POSTE.search(text, max(0, m.start() - 4), m.start()):
+            continue  # "rue de la Poste 35000": a street and its postcode
         if m.group("cue").lower() == "p." and not (
             _NUMBER_JUST_BEFORE.search(text, max(0, m.start() - 6), m.start())
             or _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start())
