@@ -208,7 +208,7 @@ _RANGE_HEAD_BEFORE = re.compile(
     re.IGNORECASE,
 )
 # (the dash glued to both days: "1- 12 mars" is a numbered item)
-_CONNECTORS = ("au", "et", "le", "à")  # the last word of a range's head, just before its second end
+_CONNECTORS = ("au", "et", "et le", "à")  # the end of a range's head, just before its second end
 _RANGE_DASH_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<day>1er|[0-3]?\d)[-–]$")
 
 # -- "le 1er/06", "1er/06/2020": a first of the month written with its ordinal, then the month ----------
@@ -335,7 +335,7 @@ def find_dates(text: str) -> list[Candidate]:
         if day_text is None and m.group("weekday") is None:
             # "douze mars", "lundi trente et un décembre": the day in words
             month_start = m.start("month") if m.group("month") else m.start("abbr")
-            words = _DAY_WORDS_BEFORE.search(text, max(0, month_start - 40), month_start)
+            words = _day_words_before(text, month_start)
             if words is not None and _numbers.word_count(words.group("day")) > (
                 1 if _numbers.fold_word(words.group("day")) in ("un", "une") else 0
             ):
@@ -420,6 +420,18 @@ def find_dates(text: str) -> list[Candidate]:
     return _non_overlapping(found, len(text))
 
 
+def _day_words_before(text: str, month_start: int) -> re.Match[str] | None:
+    """The day in words just before the month at ``month_start`` ("douze mars"), searched only when the
+    word just before the month is a number word (the regex search over the window costs ten times more)."""
+    head = text[max(0, month_start - 16) : month_start]
+    if not head[-1:].isspace():
+        return None
+    last = head.rsplit(None, 1)[-1] if head.strip() else ""
+    if _numbers.fold_word(last.rsplit("-", 1)[-1]) not in _numbers.WORDS:
+        return None
+    return _DAY_WORDS_BEFORE.search(text, max(0, month_start - 40), month_start)
+
+
 def _export_forms(text: str) -> list[Candidate]:
     """The numeric forms of exports and dictation, each searched only where its sign is in the note:
     ``1er/06`` (``er/``), unusual separators and spaced-out digits (``|``, ``_``, a spaced ``/`` or
@@ -501,13 +513,12 @@ def _range_starts(text: str, found: list[Candidate]) -> list[Candidate]:
         if text[c.start : c.start + 4].isdigit() or c.start < 2:
             continue  # an ISO date starts with its year
         before = text[c.start - 1]
-        window = max(0, c.start - 30)
         head = None
         if before not in "-–":
             # a connector ("au", "et", "à") just before the second end, or no range (the common case)
             if not before.isspace() or not text[max(0, c.start - 8) : c.start].rstrip().lower().endswith(_CONNECTORS):
                 continue
-            head = _RANGE_HEAD_BEFORE.search(text, window, c.start)
+            head = _RANGE_HEAD_BEFORE.search(text, max(0, c.start - 30), c.start)
         else:
             # "8-10 mars": a dash joins two days of one month, the first before the second
             head = _RANGE_DASH_BEFORE.search(text, max(0, c.start - 5), c.start)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-from deid_ds.kb.normalize import fold
 from deid_ds.label import _numbers
 from deid_ds.label._text import BLANK, BLANKS, not_after
 from deid_ds.label.candidate import Candidate
@@ -50,7 +49,8 @@ _BROKEN = (
 # Internal extensions, DECT and pager numbers are PHONE, digits only: "poste [4567]", "DECT [2345]",
 # "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "p. [4567]" after a number (GUIDELINES.md).
 # Matched only where the folded note holds the start of a cue word (see _extension_matches).
-_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "ligne")  # folded: "Tél" reads "tel"
+# (in the folded note "Tél" reads "tel", in the lowered one "tél")
+_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne")
 _EXTENSION = re.compile(
     rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|p\.)"
     rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?(?P<number>\d{{2}}{BLANK}?\d{{2}}|\d{{3,4}})(?![\w]|[ .,/:\-]?\d)",
@@ -130,7 +130,7 @@ def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
         for m in pattern.finditer(text):
             if len(_digits(m.group())) == digits and _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start()):
                 add(m.start(), m.end(), "pattern:phone_fr", 0.95)
-    folded = fold(text) if folded is None else folded
+    folded = text.lower() if folded is None else folded  # fold() costs more than lower() (a dict per character)
     for m in _extension_matches(text, folded):
         if _STREET_POSTE.search(text, max(0, m.start() - 4), m.start()):
             continue  # "rue de la Poste 35000": a street and its postcode
@@ -140,7 +140,7 @@ def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
         ):
             continue
         add(m.start("number"), m.end("number"), "pattern:phone_extension", 0.95)
-    if "zero" in folded or "ze\u0301ro" in folded:
+    if "zero" in folded or "zéro" in folded or "ze\u0301ro" in folded:
         for m in _SPOKEN_ZERO.finditer(text):
             end = _spoken_number_end(text, m.end())
             if end is not None:
@@ -150,10 +150,12 @@ def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
 
 
 def _extension_matches(text: str, folded: str) -> list[re.Match[str]]:
-    """``_EXTENSION.finditer(text)``, matched only where a cue word starts in ``folded`` (``fold(text)``,
-    same length): every match starts with one, and a search of the whole note tried the regex at every
-    character (12 against 52 µs a note, the 600 notes of two 300-note synth corpora, on a loaded machine)."""
-    if "ı" in text or "ſ" in text:  # IGNORECASE reads them as i and s, fold() keeps them
+    """``_EXTENSION.finditer(text)``, matched only where a cue word starts in ``folded`` (``fold(text)`` or
+    ``text.lower()``): every match starts with one, and a search of the whole note tried the regex at
+    every character (12 against 52 µs a note, the 600 notes of two 300-note synth corpora, on a loaded
+    machine)."""
+    if len(folded) != len(text) or "ı" in text or "ſ" in text:
+        # offsets moved by lowering ("İ"); IGNORECASE reads "ı" as i and "ſ" as s, fold() and lower() keep them
         return list(_EXTENSION.finditer(text))
     starts: set[int] = set()
     for hint in _EXTENSION_HINTS:

@@ -109,7 +109,8 @@ def check_dates(text: str) -> None:
 def check_phones_emails_zips(text: str) -> None:
     for name, plain_regex in _PLAIN_PHONES.items():
         assert _groups(getattr(phones, name).finditer(text)) == _groups(plain_regex.finditer(text)), name
-    assert _groups(phones._extension_matches(text, fold(text))) == _groups(phones._EXTENSION.finditer(text))
+    for folded in (fold(text), text.lower()):
+        assert _groups(phones._extension_matches(text, folded)) == _groups(phones._EXTENSION.finditer(text))
     assert _groups(zips._ZIP.finditer(text)) == _groups(_PLAIN_ZIP.finditer(text))
     assert _groups(emails._addresses(text)) == _groups(emails._EMAIL.finditer(text))
 
