@@ -215,11 +215,12 @@ _RANGE_DASH_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<day>1er|[0-3]?\d)[-–]$")
 _FIRST_SLASH = re.compile(r"(?<![\w])1(?:er|ᵉʳ)/(?P<month>[01]?\d)(?:/(?P<year>\d{4}|\d{2}))?(?![\d]|[/.,:]\d)")
 
 # -- unusual separators: "14|7|1931", "12_03_2020", "09 . 05 . 1952", "21 / 06 / 2020", digits spaced out
-# one by one "1 2 / 0 3 / 2 0 2 0". Matched only from the digits just before such a separator, found with
+# one by one "1 2 / 0 3 / 2 0 2 0" ("|" and "_" glued to the digits: "| 12 | 03 | 2020 |" is a table row).
+# Matched only from the digits just before such a separator, found with
 # str.find (see _odd_matches): a search of the whole note stopped at every digit.
 _ODD_SEPARATORS = ("|", "_", " /", "/ ", " . ")
 _ODD_NUMERIC = re.compile(
-    r"(?<![\w/.,:|])(?P<day>[0-3]?\d)(?P<sep> ?\| ?| ?_ ?| / ?|/ | \. )"
+    r"(?<![\w/.,:|])(?P<day>[0-3]?\d)(?P<sep>\||_| / ?|/ | \. )"
     r"(?P<month>[01]?\d)(?:(?P=sep)(?P<year>\d{4}))?(?![\w]|[/.,:|]\d| ?[/.|_] ?\d)"
 )
 _SPACED_DIGITS = re.compile(
