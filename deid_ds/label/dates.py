@@ -280,9 +280,14 @@ def find_dates(text: str) -> list[Candidate]:
 
     Sources: ``pattern:date_numeric`` (``03/02/2021``, ``3.2.21``, ``2021-02-03``, weekday included),
     ``pattern:date_written`` (``lundi 1er février 2021``, ``3 févr. 2021``, ``février 2021``,
-    ``3 FÉVRIER``), ``pattern:date_daymonth_num`` (``12/03``; confident only after ``le``/``du``/``au`` or
-    a weekday), ``pattern:date_monthyear_num`` (``03/2021``) and ``pattern:date_year`` (``2015``;
-    confident only after a cue such as ``en``, ``depuis``, ``l'été``).
+    ``3 FÉVRIER``, ``12MAR2020``, ``12-MAR-2020``, ``12fév``), ``pattern:date_daymonth_num`` (``12/03``;
+    confident only after ``le``/``du``/``au`` or a weekday; ``4/10`` only after them),
+    ``pattern:date_monthyear_num`` (``03/2021``) and ``pattern:date_year`` (``2015``; confident only after
+    a cue such as ``en``, ``depuis``, ``l'été``). Exports and dictation (issue 19): ``pattern:date_words``
+    (``douze mars deux mille vingt``), ``pattern:date_numeric_odd`` (``1er/06``, ``14|7|1931``,
+    ``09 . 05 . 1952``, ``1 2 / 0 3 / 2 0 2 0``, ``le 21 / 06``), ``pattern:date_glued`` (``17062019``
+    after a date word) and ``pattern:date_range`` (the bare first day of ``du [8] au [10 mars]``). A date
+    naming a law or a decree (``loi n° 78-17 du 6 janvier 1978``) is none.
     """
     found: list[Candidate] = []
     # Ranges that are not dates although they hold one ("avenue du 11 Novembre", "place du 19 Mars 1962");
