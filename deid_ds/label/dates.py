@@ -167,7 +167,9 @@ _YEAR_CUE_BEFORE = re.compile(
 )
 # A number just after these is a quantity or an identifier: "n° 2014", "x 2000", "à 1950 mg" is caught
 # by the unit; "IPP 2015" by the label.
-_NOT_YEAR_BEFORE = re.compile(r"(?:n°|no\.?|x|×|IPP|NIP|ID|lot|chambre|ch\.|lit|poste|bureau|porte)\s*$", re.IGNORECASE)
+_NOT_YEAR_BEFORE = re.compile(
+    r"(?:n°|no\.?|x|×|IPP|NIP|ID|lot|chambre|ch\.|lit|poste|bip|DECT|bureau|porte)\s*$", re.IGNORECASE
+)
 
 # Streets and squares named after a date ("avenue du 11 Novembre", "place du 19 Mars 1962") are STR.
 _STREET_BEFORE = re.compile(
