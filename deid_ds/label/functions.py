@@ -136,9 +136,15 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "phones",
         ("PHONE",),
-        ("pattern:phone_fr", "pattern:phone_intl_fr", "pattern:phone_intl"),
-        "French and international phone numbers",
-        lambda note: find_phones(note.text),
+        (
+            "pattern:phone_fr",
+            "pattern:phone_intl_fr",
+            "pattern:phone_intl",
+            "pattern:phone_extension",
+            "pattern:phone_words",
+        ),
+        "French and international phone numbers, extensions (poste, DECT, bip), numbers dictated in words",
+        lambda note: find_phones(note.text, note.folded),
     ),
     LabellingFunction(
         "dates",
@@ -149,8 +155,13 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
             "pattern:date_monthyear_num",
             "pattern:date_daymonth_num",
             "pattern:date_year",
+            "pattern:date_words",
+            "pattern:date_numeric_odd",
+            "pattern:date_glued",
+            "pattern:date_range",
         ),
-        "numeric and written dates, months with a year, years (a bare year only when confirmed)",
+        "numeric and written dates (also in words, glued or oddly separated), range ends, months with a year, "
+        "years (a bare year only when confirmed)",
         lambda note: find_dates(note.text),
     ),
     LabellingFunction(

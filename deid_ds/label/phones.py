@@ -4,13 +4,19 @@ A French number is ten digits starting with ``0`` and a non-zero digit, written 
 spaces (often ``&nbsp;``), dots or dashes, or not separated; internationally ``+33`` or ``0033`` replaces
 the leading ``0``, sometimes keeping it in brackets (``+33 (0)2 99 28 43 21``). Short numbers (``15``,
 ``3114``) are never phones. The span covers the whole number, ``+`` included, and nothing around it.
+
+As warehouses export them (issue 19): ``(33) 6 12 34 56 78``; a number broken over two lines of a PDF
+rendering, one span over the line break; internal extensions, DECT and pager numbers, digits only
+(``poste [4567]``, ``bip [5318]``: ``GUIDELINES.md``); a number dictated in words (``zéro deux
+quatre-vingt-dix-neuf ...``), which is ``PHONE`` too.
 """
 
 from __future__ import annotations
 
 import re
 
-from deid_ds.label._text import not_after
+from deid_ds.label import _numbers
+from deid_ds.label._text import BLANK, BLANKS, not_after
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.occupied import Occupied
 
@@ -34,6 +40,42 @@ _OTHER_INTL = re.compile(
     not_after(r"\+", r"[\w+]")
     + rf"(?!33)[1-9]\d{{0,2}}(?:{_SEP}?\(\d{{1,4}}\))?(?:{_SEP}?\d{{1,4}}){{2,6}}(?!\d|[.,/:\-]\d)"
 )
+# "(33) 6 12 34 56 78", "(+33) 2 99 28 43 21": the country code in brackets (the brackets are in the span).
+_PAREN_INTL = re.compile(rf"\((?:\+|00)?33\){_SEP}?(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)")
+# A number broken over two lines of a PDF export ("02 99 28" / "43 21"): one span over the line break,
+# found only after a phone word (a column of figures breaks over lines too).
+_LINE_BREAK = rf"{BLANK}*\n(?:{BLANK}*\n)?{BLANK}*"
+_BROKEN_REST = rf"(?:{_SEP}?\d{{2}}){{0,3}}{_LINE_BREAK}\d{{2}}(?:{_SEP}?\d{{2}}){{0,3}}(?!\d|[.,/:\-]\d)"
+# two patterns, each starting with its literal first character, which the regex engine skips to fast
+_BROKEN = (
+    re.compile(rf"{_ZERO}[1-9]{_BROKEN_REST}"),
+    re.compile(rf"{_PLUS}33{_SEP}?(?:\(0\){_SEP}?)?[1-9]{_BROKEN_REST}"),
+)
+# Internal extensions, DECT and pager numbers are PHONE, digits only: "poste [4567]", "DECT [2345]",
+# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "p. [4567]" after a number (GUIDELINES.md).
+# Matched only where the folded note holds the start of a cue word (see _extension_matches).
+# (in the folded note "Tél" reads "tel", in the lowered one "tél")
+_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne")
+_EXTENSION = re.compile(
+    rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|p\.)"
+    rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?(?P<number>\d{{2}}{BLANK}?\d{{2}}|\d{{3,4}})(?![\w]|[ .,/:\-]?\d)",
+    re.IGNORECASE,
+)
+# "la Poste" is a street or the postal service, not an extension.
+_STREET_POSTE = re.compile(r"\bla[ \u00a0]+$", re.IGNORECASE)
+# A "p." extension only just after a phone number or a phone word ("02 99 28 43 21 p. 4567"): a bare
+# "p. 1234" is a page.
+_NUMBER_JUST_BEFORE = re.compile(r"\d{2}[ ,;\u00a0]*$")
+# A number dictated in words: "zéro deux quatre-vingt-dix-neuf vingt-huit quarante-trois vingt et un",
+# also with digit groups ("zéro six 12 34 56 78"). Each chunk is one spoken group: a number in words
+# (hyphenated, or "vingt et un") or two digits.
+_SPOKEN_ZERO = re.compile(r"(?<![\w])z(?:é|e\u0301?)ro(?![^\W\d_])", re.IGNORECASE)
+_SPOKEN_CHUNK = re.compile(
+    rf"[ ,\u00a0]+(?P<chunk>{_numbers.NUMBER_WORD}(?:-(?:et-)?{_numbers.NUMBER_WORD})*"
+    rf"(?:{BLANKS}et{BLANKS}(?:un|onze)(?![^\W\d_]))?|\d\d(?!\d))",
+    re.IGNORECASE,
+)
+
 # Words announcing a number. They raise confidence; they are not required (letterheads list numbers in
 # table cells with the label in another cell).
 _CONTEXT_BEFORE = re.compile(
@@ -55,13 +97,15 @@ def _digits(s: str) -> str:
     return re.sub(r"\D", "", s)
 
 
-def find_phones(text: str) -> list[Candidate]:
+def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
     """Every PHONE candidate of ``text`` (text offsets, sorted, non-overlapping).
 
     Sources: ``pattern:phone_fr`` (national ten-digit numbers), ``pattern:phone_intl_fr`` (``+33`` or
     ``0033``), ``pattern:phone_intl`` (other country codes, less certain). A compact ten-digit number
     with no separator and no phone word before it could be an identifier (IPP, NIR fragment), so its
     confidence is lower, and after ``IPP``, ``dossier``, ``séjour``... it is not a phone.
+    Extensions (``poste [4567]``) are ``pattern:phone_extension``, numbers dictated in words
+    ``pattern:phone_words``. ``folded`` is ``fold(text)`` when the caller has it (the labeller does).
     """
     found: list[Candidate] = []
     taken = Occupied(len(text))
@@ -84,5 +128,75 @@ def find_phones(text: str) -> list[Candidate]:
     for m in _OTHER_INTL.finditer(text):
         if 8 <= len(_digits(m.group())) <= 15:
             add(m.start(), m.end(), "pattern:phone_intl", 0.8)
+    if "(" in text:
+        for m in _PAREN_INTL.finditer(text):
+            add(m.start(), m.end(), "pattern:phone_intl_fr", 0.95)
+    for pattern, digits in zip(_BROKEN, (10, 11)):
+        for m in pattern.finditer(text):
+            if len(_digits(m.group())) == digits and _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start()):
+                add(m.start(), m.end(), "pattern:phone_fr", 0.95)
+    folded = text.lower() if folded is None else folded  # fold() costs more than lower() (a dict per character)
+    for m in _extension_matches(text, folded):
+        if _STREET_POSTE.search(text, max(0, m.start() - 4), m.start()):
+            continue  # "rue de la Poste 35000": a street and its postcode
+        if m.group("cue").lower() == "p." and not (
+            _NUMBER_JUST_BEFORE.search(text, max(0, m.start() - 6), m.start())
+            or _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start())
+        ):
+            continue
+        add(m.start("number"), m.end("number"), "pattern:phone_extension", 0.95)
+    if "zero" in folded or "zéro" in folded or "ze\u0301ro" in folded:
+        for m in _SPOKEN_ZERO.finditer(text):
+            end = _spoken_number_end(text, m.end())
+            if end is not None:
+                add(m.start(), end, "pattern:phone_words", 0.95)
     found.sort(key=lambda c: c.start)
     return found
+
+
+def _extension_matches(text: str, folded: str) -> list[re.Match[str]]:
+    """``_EXTENSION.finditer(text)``, matched only where a cue word starts in ``folded`` (``fold(text)`` or
+    ``text.lower()``): every match starts with one, and a search of the whole note tried the regex at
+    every character (12 against 52 µs a note, the 600 notes of two 300-note synth corpora, on a loaded
+    machine)."""
+    if len(folded) != len(text) or "ı" in text or "ſ" in text:
+        # offsets moved by lowering ("İ"); IGNORECASE reads "ı" as i and "ſ" as s, fold() and lower() keep them
+        return list(_EXTENSION.finditer(text))
+    starts: set[int] = set()
+    for hint in _EXTENSION_HINTS:
+        at = folded.find(hint)
+        while at >= 0:
+            starts.add(at)
+            at = folded.find(hint, at + 1)
+    found: list[re.Match[str]] = []
+    end = 0
+    for start in sorted(starts):
+        if start < end:
+            continue
+        m = _EXTENSION.match(text, start)
+        if m is not None:
+            found.append(m)
+            end = m.end()
+    return found
+
+
+def _spoken_number_end(text: str, at: int) -> int | None:
+    """Where a French number dictated from its ``zéro`` (which ends at ``at``) ends: after its tenth digit.
+
+    A chunk of value 10 or more says two digits, a smaller one a digit; the digit after ``zéro`` is 1
+    to 9, as in every French number. None if the chunks run out before ten digits or overshoot them.
+    """
+    digits = 1
+    first = True
+    while digits < 10:
+        chunk = _SPOKEN_CHUNK.match(text, at)
+        if chunk is None:
+            return None
+        words = chunk.group("chunk")
+        value = int(words) if words.isdigit() else _numbers.value(words)
+        if value is None or value > 99 or (first and not 1 <= value <= 9):
+            return None
+        digits += 2 if words.isdigit() or value >= 10 else 1
+        first = False
+        at = chunk.end()
+    return at if digits == 10 else None
