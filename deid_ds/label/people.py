@@ -97,15 +97,31 @@ def _rule_starts(view: NoteView) -> list[int]:
 def _names_after(
     view: NoteView, cues: Iterable[tuple[int, int]], *, initial_m: bool = False
 ) -> Iterable[tuple[int, int]]:
-    """Token runs of the names that directly follow each cue match, on the same line."""
+    """Token runs of the names that directly follow each cue match, on the same line.
+
+    A cue written in capitals (``OBJET :``, ``LE PATIENT``, ``NE`` for né) is followed by capitals whatever
+    comes next, so there a run of French words only (``DEMANDE D'AVIS``, ``A ETE INFORME``, ``PRESENTE``)
+    is no name.
+    """
     text = view.text
-    for _, cue_end in cues:
+    for cue_start, cue_end in cues:
         i = view.index_at(cue_end)
         if i >= len(view) or view.starts[i] < cue_end or "\n" in text[cue_end : view.starts[i]]:
             continue  # the cue ends inside a word, or at the end of its line
         found = name_after(view, i, initial_m=initial_m)
-        if found:
+        if found and not (text[cue_start:cue_end].isupper() and _french_words_only(view, found)):
             yield found
+
+
+def _french_words_only(view: NoteView, run: tuple[int, int]) -> bool:
+    """Whether every word of ``run`` longer than an initial is a French word (a feminine or plural form of a
+    word of the lexicon counts: the lexicon lists lemmas, ``présent``, not ``PRESENTE``)."""
+    words = [view.words[k].lower() for k in range(*run) if view.shapes[k] in (UPPER, TITLE)]
+    return bool(words) and all(
+        is_common_word(w, accents_known=False)
+        or any(w.endswith(e) and is_common_word(w[: -len(e)], accents_known=False) for e in ("e", "s", "es"))
+        for w in words
+    )
 
 
 def over_two_lines(view: NoteView, run: tuple[int, int]) -> tuple[int, int]:
