@@ -18,7 +18,7 @@ from itertools import compress
 
 from deid_ds.kb.normalize import street_type_abbreviations, street_type_words
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.cues import CITY_CUE, NOT_NAME, cue_matches
+from deid_ds.label.cues import CITY_CUE, CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES, cue_matches
 from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, STOP, TITLE, UPPER, NoteView, run_end
 
 _NOT_STREET_TYPES = {"bp", "cs", "cedex"}
@@ -66,6 +66,15 @@ _STREET_STOP = frozenset(
     }
 )
 MAX_STREET_TOKENS = 10
+_RANGE_DASHES = frozenset({"-", "–", "/"})
+#: Named places written on an address line, each its own STR (GUIDELINES: building and staircase,
+#: ``[Bâtiment C]``, ``[Escalier 2]``; overseas sections ``[Section Morne-Rouge]``; a building's name).
+#: Capitalised only: ``le bâtiment B de l'hôpital`` in prose is part of an institution, not an address.
+_PLACE_WORDS = frozenset({"batiment", "bat", "escalier", "esc", "immeuble", "section"})
+#: Of these, the ones whose designator may be a short code (``C``, ``2``, ``B2``); ``Section`` and
+#: ``Immeuble`` need a name (``Section 3`` is a document's heading).
+_CODED_PLACE_WORDS = frozenset({"batiment", "bat", "escalier", "esc"})
+_DESIGNATOR = re.compile(r"(?:[A-Z]{1,2}\d{0,2}|\d{1,3}[A-Z]?|[IVX]{1,4})")
 _HOUSE_NUMBER = re.compile(r"\d{1,4}(?:bis|ter|[a-dA-D])?")
 MAX_CITY_TOKENS = 6
 
@@ -81,7 +90,7 @@ _WORDS, _ABBREVIATIONS = _street_types()
 #: token before the finer test.
 _TYPE_STARTS = frozenset(_WORDS | _ABBREVIATIONS | {w + "." for w in _WORDS | _ABBREVIATIONS} | {"lieu"})
 #: Every folded token :func:`streets` looks at; the others (nearly all) are skipped by one C-level scan.
-_STREET_TRIGGERS = _TYPE_STARTS | _POSTBOX
+_STREET_TRIGGERS = _TYPE_STARTS | _POSTBOX | _PLACE_WORDS
 
 
 def _street_type_at(view: NoteView, i: int) -> tuple[int, bool] | None:
@@ -110,10 +119,38 @@ def _street_name_end(view: NoteView, i: int) -> int:
         if shape == DIGIT:
             return STOP if len(view.words[j]) == 5 and view.words[j].isdigit() else CORE  # a postcode ends it
         if shape in (TITLE, UPPER, INITIAL):
-            return STOP if f in _STREET_STOP or f in _POSTBOX else CORE
+            return STOP if f in _STREET_STOP or f in _POSTBOX or f in _PLACE_WORDS else CORE
         return STOP
 
-    return run_end(view, i, MAX_STREET_TOKENS, kind)
+    end = run_end(view, i, MAX_STREET_TOKENS, kind)
+    return _next_line_end(view, i, end, kind) if end < len(view) else end
+
+
+def _next_line_end(view: NoteView, i: int, end: int, kind) -> int:
+    """``end``, or the end of the street name's continuation on the next line (a PDF export's line break).
+
+    GUIDELINES: an address broken over two lines of a PDF export is one span. The next line continues
+    the name only where the name is visibly unfinished: the line ends on particles
+    (``12 rue de la`` / ``République``), on the street type itself (``47 boulevard`` / ``Pasteur``), or
+    the next line starts with a lower-case particle before a capitalised word (``12 rue du Général`` /
+    ``de Gaulle``). One line break at most, never a tab (a table cell) or a blank line.
+    """
+    n = len(view)
+    j = end
+    while j < n and view.folded[j] in _STREET_PARTICLES and view.joined(j - 1):
+        j += 1  # the particles left at the end of the line
+    if j >= n or view.joined(j - 1) or j == 0:
+        return end
+    gap = view.gap(j - 1)
+    if gap.count("\n") != 1 or "\t" in gap:
+        return end
+    dangling = j > end or end == i
+    if not dangling and not (view.folded[j] in _STREET_PARTICLES and view.shapes[j] == LOWER):
+        return end
+    more = run_end(view, j, MAX_STREET_TOKENS, kind)
+    if more == j or not any(view.shapes[k] in (TITLE, UPPER) for k in range(j, more)):
+        return end
+    return more
 
 
 def _house_number_start(view: NoteView, i: int) -> int:
@@ -126,6 +163,15 @@ def _house_number_start(view: NoteView, i: int) -> int:
     if k >= 0 and _HOUSE_NUMBER.fullmatch(view.words[k]):
         between = view.text[view.ends[k] : view.starts[i]]
         if "\n" not in between and "\t" not in between:
+            # "47-83 boulevard Pasteur": a range of numbers is one STR (GUIDELINES: street number ranges)
+            if (
+                k >= 2
+                and view.words[k - 1] in _RANGE_DASHES
+                and view.gap(k - 2) == ""
+                and view.gap(k - 1) == ""
+                and _HOUSE_NUMBER.fullmatch(view.words[k - 2])
+            ):
+                return k - 2
             return k
     return i
 
@@ -141,6 +187,10 @@ def streets(view: NoteView) -> list[Candidate]:
             found.append(Candidate(view.starts[i], view.ends[i + 1], "STR", "address:postbox", 0.95))
             continue
         if f not in _TYPE_STARTS:
+            if f in _PLACE_WORDS:
+                place = _named_place(view, i)
+                if place is not None:
+                    found.append(place)
             continue
         typed = _street_type_at(view, i)
         if typed is None or typed[0] >= n:
@@ -150,8 +200,8 @@ def streets(view: NoteView) -> list[Candidate]:
         numbered = start < i
         if risky and not numbered:
             continue  # tested first: most risky abbreviations are prose ("ne ... pas"), and this is cheap
-        if not view.joined(type_end - 1):
-            continue
+        if not view.joined(type_end - 1) and not (numbered and view.gap(type_end - 1).strip(" \u00a0") == "\n"):
+            continue  # "47 boulevard" / "Pasteur" over two lines of a PDF export is one street
         name_end = _street_name_end(view, type_end)
         if name_end == type_end:
             continue
@@ -161,6 +211,44 @@ def streets(view: NoteView) -> list[Candidate]:
         confidence = 0.95 if numbered else (0.8 if lower_type else 0.9)
         found.append(Candidate(view.starts[start], view.ends[name_end - 1], "STR", "address:street", confidence))
     return found
+
+
+def _named_place(view: NoteView, i: int) -> Candidate | None:
+    """The STR of a building, staircase, section or building name at token ``i`` (``Bâtiment C``), or None."""
+    n = len(view)
+    if view.shapes[i] not in (TITLE, UPPER):
+        return None
+    j = i + 1
+    if j < n and view.words[j] == "." and view.gap(i) == "":
+        j += 1  # "Bât." and "Esc." are a word and its period
+    if j >= n or not view.joined(j - 1):
+        return None
+    word = view.words[j]
+    if view.folded[i] in _CODED_PLACE_WORDS and _DESIGNATOR.fullmatch(word) and (j + 1 >= n or not _continues(view, j)):
+        return Candidate(view.starts[i], view.ends[j], "STR", "address:place", 0.9)
+    if view.shapes[j] not in (TITLE, UPPER) or (view.folded[j] in NOT_NAME and view.folded[j] not in _STREET_PARTICLES):
+        return None
+    end = run_end(view, j, MAX_STREET_TOKENS, _place_name_kind(view))
+    if end == j:
+        return None
+    return Candidate(view.starts[i], view.ends[end - 1], "STR", "address:place", 0.85)
+
+
+def _continues(view: NoteView, j: int) -> bool:
+    """Whether token ``j + 1`` continues a designator (``Escalier 2 bis`` would; ``Escalier 2,`` does not)."""
+    return view.joined(j) and view.shapes[j + 1] in (LOWER, TITLE) and view.folded[j + 1] not in _STREET_STOP
+
+
+def _place_name_kind(view: NoteView):
+    def kind(j: int, first: bool) -> int:
+        f, shape = view.folded[j], view.shapes[j]
+        if not first and f in _STREET_PARTICLES:
+            return INNER
+        if shape in (TITLE, UPPER):
+            return STOP if f in _STREET_STOP or f in _POSTBOX or f in _PLACE_WORDS or f in _TYPE_STARTS else CORE
+        return STOP
+
+    return kind
 
 
 def _city_end(view: NoteView, i: int) -> int:
@@ -224,8 +312,15 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
         i = view.index_at(cue_end)
         if i < n and view.starts[i] >= cue_end and "\n" not in view.text[cue_end : view.starts[i]]:
             end = _city_end(view, i)
-            if end > i:
+            if end > i and not _not_a_city(view, i, end):
                 found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "context:city", 0.85))
+    for m in _ELIDED_ORIGIN.finditer(folded_text):  # "originaire d'Oran": the cue regexes end on a word end
+        i = view.index_at(m.end())
+        if i < n and view.starts[i] == m.end():
+            end = _city_end(view, i)
+            if end > i and not _not_a_city(view, i, end):
+                found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "context:city", 0.85))
+    found += arrondissement_cities(view)
     for d in dates:  # "Brest, le 3 mars 2021" / "Brest, 03/03/2021" at the head of a line
         k = view.index_at(d.start) - 1
         if k >= 1 and view.folded[k] == "le":
@@ -240,6 +335,83 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
             end = _city_end(view, j + 2)
             if end > j + 2:
                 found.append(Candidate(view.starts[j + 2], view.ends[end - 1], "VILLE", "context:dateline", 0.8))
+    return found
+
+
+#: Countries and regions (folded), which a place cue also announces (``né au Maroc``, ``originaire de
+#: Bretagne``) and which are not annotated (GUIDELINES: a country is not annotated). City-states that are
+#: also cities (Monaco, Luxembourg, Singapour, Djibouti) are left out.
+COUNTRIES_AND_REGIONS = frozenset(
+    """afghanistan afrique albanie algerie allemagne amerique andorre angleterre angola antilles arabie argentine
+    armenie asie australie autriche azerbaidjan belgique benin bielorussie birmanie bolivie bosnie bresil bulgarie
+    burkina burundi cambodge cameroun canada centrafrique chili chine chypre colombie comores congo coree
+    croatie cuba danemark ecosse egypte equateur erythree espagne estonie etats-unis ethiopie europe finlande
+    gabon gambie georgie ghana grece guadeloupe guatemala guinee guyane haiti hollande hongrie inde indonesie
+    irak iran irlande islande israel italie jamaique japon jordanie kabylie kazakhstan kenya kosovo koweit laos
+    lettonie liban liberia libye lituanie macedoine madagascar maghreb malaisie mali malte maroc martinique
+    maurice mauritanie mayotte mexique moldavie mongolie montenegro mozambique namibie nepal nicaragua niger
+    nigeria norvege ouganda ouzbekistan pakistan palestine panama paraguay pays-bas perou philippines pologne
+    polynesie portugal quebec reunion roumanie royaume-uni russie rwanda salvador senegal serbie slovaquie
+    slovenie somalie soudan suede suisse syrie tadjikistan taiwan tanzanie tchad tchecoslovaquie tchequie
+    thailande togo tunisie turquie ukraine uruguay venezuela vietnam yemen yougoslavie zambie zimbabwe
+    alsace aquitaine auvergne bourgogne bretagne champagne corse franche-comte gascogne lorraine limousin
+    normandie occitanie picardie poitou provence savoie touraine vendee""".split()
+)
+#: Words a place cue may announce that are not a city (``vit au Foyer Saint-Joseph``, ``né au Pavillon``).
+_NOT_CITY_HEADS = frozenset("foyer pavillon domicile sein service batiment etage rez".split())
+
+
+_ELIDED_ORIGIN = re.compile(r"originaire d['’]")
+
+
+def _not_a_city(view: NoteView, i: int, end: int) -> bool:
+    """Whether the words a place cue announces are a country, a region or an institution's part, not a city."""
+    first = view.folded[i]
+    return first in COUNTRIES_AND_REGIONS or first in _NOT_CITY_HEADS or view.folded[end - 1] in COUNTRIES_AND_REGIONS
+
+
+#: The communes written with an arrondissement number (GUIDELINES: ``[Paris] 13e``, ``[LYON] 8``,
+#: ``[Marseille] 5e``), and how many arrondissements each has.
+ARRONDISSEMENTS = {"paris": 20, "lyon": 9, "marseille": 16}
+_ORDINAL = frozenset({"e", "er", "eme", "ème", "è", "°", "ieme", "ième"})
+_ROMAN_ARRONDISSEMENT = re.compile(r"(?P<n>[IVXL]{1,5})(?:e|er|ème|eme)?")
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50}
+
+
+def _roman(numeral: str) -> int:
+    total = 0
+    for a, b in zip(numeral, numeral[1:] + " "):
+        value = _ROMAN[a]
+        total += -value if b != " " and _ROMAN[b] > value else value
+    return total
+
+
+def arrondissement_cities(view: NoteView) -> list[Candidate]:
+    """VILLE for Paris, Lyon and Marseille written with an arrondissement number, the number left outside.
+
+    Found by a set lookup per token (a C-level scan), then ``13e``, ``13``, ``13ème``, ``XIIIe`` checked:
+    the number must be one of the city's arrondissements. After a title (``Dr Paris 13``) it is a name.
+    """
+    found: list[Candidate] = []
+    n = len(view)
+    folded = view.folded
+    for i in compress(range(n), map(ARRONDISSEMENTS.__contains__, folded)):
+        if i + 1 >= n or view.shapes[i] not in (TITLE, UPPER) or not view.joined(i):
+            continue
+        if i > 0 and (folded[i - 1] in PROFESSIONAL_TITLES or folded[i - 1] in CIVILITIES):
+            continue
+        word = view.words[i + 1]
+        if word.isdigit() and len(word) <= 2:
+            number = int(word)
+            if i + 2 < n and view.gap(i + 1) == "" and folded[i + 2] not in _ORDINAL:
+                continue  # "Paris 13h", "Lyon 8x"
+        else:
+            roman = _ROMAN_ARRONDISSEMENT.fullmatch(word)
+            if roman is None:
+                continue
+            number = _roman(roman.group("n"))
+        if 1 <= number <= ARRONDISSEMENTS[folded[i]]:
+            found.append(Candidate(view.starts[i], view.ends[i], "VILLE", "address:arrondissement", 0.9))
     return found
 
 

@@ -205,8 +205,8 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "streets",
         ("STR",),
-        ("address:street", "address:postbox"),
-        "street addresses announced by a street type (rue, avenue, lieu-dit...) and post boxes",
+        ("address:street", "address:postbox", "address:place"),
+        "street addresses announced by a street type (rue, avenue, lieu-dit...), post boxes, buildings, staircases",
         lambda note: streets(note.view),
     ),
     LabellingFunction(
@@ -221,8 +221,14 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "cities",
         ("VILLE",),
-        ("address:city_after_zip", "address:city_before_zip", "context:city", "context:dateline"),
-        "cities next to a postcode, after a cue (née à...) and in datelines (Rennes, le 3 mars)",
+        (
+            "address:city_after_zip",
+            "address:city_before_zip",
+            "context:city",
+            "context:dateline",
+            "address:arrondissement",
+        ),
+        "cities next to a postcode, after a cue (née à...), in datelines (Rennes, le 3 mars), before an arrondissement",
         _cities,
         reads=("zips", "dates"),
     ),
