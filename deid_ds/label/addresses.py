@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from itertools import compress
 
+from deid_ds.kb.communes import CONTRACTED
 from deid_ds.kb.normalize import street_type_abbreviations, street_type_words
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import CITY_CUE, CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES, cue_matches
@@ -420,6 +421,13 @@ EPONYM_HEADS = frozenset(
     """drain drains signe maladie syndrome score manoeuvre manœuvre test classification echelle critere criteres
     technique intervention operation procedure type stade reflexe triade sonde pince canule""".split()
 )
+#: Institutions named after a saint right after their head word (``Hôpital Saint-Louis``, ``EHPAD
+#: Sainte-Anne``): the saint's name is the institution's, not a town's, even where a commune bears it.
+INSTITUTION_HEADS = frozenset(
+    """hopital clinique polyclinique ehpad institut fondation pavillon eglise chapelle lycee college ecole
+    groupe residence maison hospice centre""".split()
+)
+_SAINTS = ("saint", "sainte", "st-", "ste-", "st ", "ste ")
 _PLACE_KINDS = frozenset({"commune", "ancienne_commune", "acheminement", "site"})
 _CITY_CONTEXT_BEFORE = frozenset({"a", "à", "de", "d'", "d’", "sur", "(", "vers", "pres", "près"})
 
@@ -430,10 +438,15 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
     zip_starts = {z.start for z in zips}
     found: list[Candidate] = []
     for match in matches:
+        contracted = False
         for c in match.categories:  # a loop, not any(): this runs for every gazetteer match of the note
-            if c.table == "places" and c.kind in _PLACE_KINDS:
-                break
+            if c.table == "places":
+                if c.kind in _PLACE_KINDS:
+                    break
+                contracted = contracted or c.kind == CONTRACTED
         else:
+            if contracted:
+                found += _contracted_commune(view, match)
             continue
         i, j = view.index_at(match.start), view.index_before(match.end) + 1
         if (
@@ -445,6 +458,8 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
             continue
         if i >= 2 and view.folded[i - 1] in ("de", "d'", "d’") and view.folded[i - 2] in EPONYM_HEADS:
             continue  # "drain de Redon", "signe de Lasègue": an eponym, not a place
+        if i >= 1 and view.folded[i - 1] in INSTITUTION_HEADS and view.folded[i].startswith(_SAINTS):
+            continue  # "Hôpital Saint-Louis" is named after the saint, not the town (institution names: GUIDELINES)
         ambiguous = all(c.ambiguous for c in match.categories if c.table == "places")
         if ambiguous:
             before = view.folded[i - 1] if i > 0 else ""
@@ -460,6 +475,34 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
             Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.6 if ambiguous else 0.7)
         )
     return found
+
+
+_CONTRACTED_ARTICLES = frozenset({"au", "aux", "du", "des"})
+
+
+def _contracted_commune(view: NoteView, match) -> list[Candidate]:
+    """VILLE for a commune named without its article after a contracted one (``au [Havre]``, ``du [Mans]``).
+
+    GUIDELINES: in a contracted article the article stays outside when it is not part of the commune's
+    name as written. Only right after ``au``/``aux``/``du``/``des`` in lower case on the same line, and
+    capitalised: the name alone is often a common word (``Havre``, ``Port``), which this context makes a
+    place again (``sortie du port`` stays prose).
+    """
+    i, j = view.index_at(match.start), view.index_before(match.end) + 1
+    if (
+        i < 1
+        or i >= j
+        or view.shapes[i] not in (TITLE, UPPER)
+        or view.starts[i] != match.start
+        or view.ends[j - 1] != match.end
+        or view.folded[i - 1] not in _CONTRACTED_ARTICLES
+        or view.shapes[i - 1] != LOWER
+        or not view.joined(i - 1)
+    ):
+        return []
+    if i >= 2 and view.folded[i - 2] in EPONYM_HEADS:
+        return []
+    return [Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.65)]
 
 
 def gazetteer_streets(view: NoteView, matches, zips: list[Candidate]) -> list[Candidate]:
