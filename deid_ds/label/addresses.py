@@ -217,7 +217,7 @@ def streets(view: NoteView) -> list[Candidate]:
 def _named_place(view: NoteView, i: int) -> Candidate | None:
     """The STR of a building, staircase, section or building name at token ``i`` (``Bâtiment C``), or None."""
     n = len(view)
-    if view.shapes[i] not in (TITLE, UPPER):
+    if view.shapes[i] not in (TITLE, UPPER) or _inside_institution(view, i):
         return None
     j = i + 1
     if j < n and view.words[j] == "." and view.gap(i) == "":
@@ -233,6 +233,35 @@ def _named_place(view: NoteView, i: int) -> Candidate | None:
     if end == j:
         return None
     return Candidate(view.starts[i], view.ends[end - 1], "STR", "address:place", 0.85)
+
+
+#: Words of a hospital's own places (folded): a building on the line of one is the institution's
+#: (``Bâtiment B - UF 5326``, ``Bâtiment B, service Chirurgie vasculaire``), not an address's.
+_INSTITUTION_WORDS = frozenset(
+    """uf service services pole unite niveau etage aile secteur hopital clinique polyclinique chu chru ch chr
+    consultation consultations accueil hall salle box chambre bureau ascenseur rdc urgences bloc departement
+    laboratoire ehpad institut centre pavillon medecine chirurgie imagerie cardiologie neurologie pneumologie
+    urologie pediatrie oncologie radiologie biologie pharmacie anesthesie reanimation geriatrie psychiatrie
+    gynecologie obstetrique maternite endocrinologie nephrologie rhumatologie dermatologie hematologie
+    ophtalmologie orl""".split()
+)
+_LINE_WINDOW = 25
+
+
+def _inside_institution(view: NoteView, i: int) -> bool:
+    """Whether the line of token ``i`` (up to 25 tokens each side) names a hospital's own places."""
+    folded = view.folded
+    k = i
+    while k > 0 and i - k < _LINE_WINDOW and not view.line_start(k):
+        k -= 1
+        if folded[k] in _INSTITUTION_WORDS:
+            return True
+    k = i
+    while k + 1 < len(view) and k - i < _LINE_WINDOW and not view.line_end(k):
+        k += 1
+        if folded[k] in _INSTITUTION_WORDS:
+            return True
+    return False
 
 
 def _continues(view: NoteView, j: int) -> bool:
