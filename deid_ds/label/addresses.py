@@ -18,6 +18,7 @@ from itertools import compress
 
 from deid_ds.kb.communes import CONTRACTED
 from deid_ds.kb.normalize import street_type_abbreviations, street_type_words
+from deid_ds.label.abroad import COUNTRIES_AND_REGIONS
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import CITY_CUE, CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES, cue_matches
 from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, STOP, TITLE, UPPER, NoteView, run_end
@@ -368,25 +369,6 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
     return found
 
 
-#: Countries and regions (folded), which a place cue also announces (``né au Maroc``, ``originaire de
-#: Bretagne``) and which are not annotated (GUIDELINES: a country is not annotated). City-states that are
-#: also cities (Monaco, Luxembourg, Singapour, Djibouti) are left out.
-COUNTRIES_AND_REGIONS = frozenset(
-    """afghanistan afrique albanie algerie allemagne amerique andorre angleterre angola antilles arabie argentine
-    armenie asie australie autriche azerbaidjan belgique benin bielorussie birmanie bolivie bosnie bresil bulgarie
-    burkina burundi cambodge cameroun canada centrafrique chili chine chypre colombie comores congo coree
-    croatie cuba danemark ecosse egypte equateur erythree espagne estonie etats-unis ethiopie europe finlande
-    gabon gambie georgie ghana grece guadeloupe guatemala guinee guyane haiti hollande hongrie inde indonesie
-    irak iran irlande islande israel italie jamaique japon jordanie kabylie kazakhstan kenya kosovo koweit laos
-    lettonie liban liberia libye lituanie macedoine madagascar maghreb malaisie mali malte maroc martinique
-    maurice mauritanie mayotte mexique moldavie mongolie montenegro mozambique namibie nepal nicaragua niger
-    nigeria norvege ouganda ouzbekistan pakistan palestine panama paraguay pays-bas perou philippines pologne
-    polynesie portugal quebec reunion roumanie royaume-uni russie rwanda salvador senegal serbie slovaquie
-    slovenie somalie soudan suede suisse syrie tadjikistan taiwan tanzanie tchad tchecoslovaquie tchequie
-    thailande togo tunisie turquie ukraine uruguay venezuela vietnam yemen yougoslavie zambie zimbabwe
-    alsace aquitaine auvergne bourgogne bretagne champagne corse franche-comte gascogne lorraine limousin
-    normandie occitanie picardie poitou provence savoie touraine vendee""".split()
-)
 #: Words a place cue may announce that are not a city (``vit au Foyer Saint-Joseph``, ``né au Pavillon``).
 _NOT_CITY_HEADS = frozenset("foyer pavillon domicile sein service batiment etage rez".split())
 

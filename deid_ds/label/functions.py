@@ -142,8 +142,15 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "zips",
         ("ZIP",),
-        ("pattern:zip_cedex", "pattern:zip_city", "pattern:zip_paren", "pattern:zip_address", "pattern:zip_bare"),
-        "five-digit postcodes in an address or before a city (a bare number only when confirmed)",
+        (
+            "pattern:zip_cedex",
+            "pattern:zip_city",
+            "pattern:zip_paren",
+            "pattern:zip_address",
+            "pattern:zip_bare",
+            "pattern:zip_foreign",
+        ),
+        "five-digit postcodes in an address or before a city (a bare number only when confirmed), foreign ones",
         lambda note: find_zips(note.text),
     ),
     LabellingFunction(
