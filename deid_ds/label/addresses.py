@@ -18,10 +18,11 @@ from itertools import compress
 
 from deid_ds.kb.communes import CONTRACTED
 from deid_ds.kb.normalize import street_type_abbreviations, street_type_words
-from deid_ds.label.abroad import COUNTRIES_AND_REGIONS
+from deid_ds.label.abroad import COUNTRIES_AND_REGIONS, FOREIGN_POSTCODE_CITIES
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import CITY_CUE, CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES, cue_matches
 from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, STOP, TITLE, UPPER, NoteView, run_end
+from deid_ds.label.zips import valid_postcode
 
 _NOT_STREET_TYPES = {"bp", "cs", "cedex"}
 #: Abbreviations that are also ordinary words or tokens of prose (``car``, ``pas``, ``st``): they
@@ -370,6 +371,7 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
 
 
 #: Words a place cue may announce that are not a city (``vit au Foyer Saint-Joseph``, ``né au Pavillon``).
+_ABROAD_WORDS = COUNTRIES_AND_REGIONS | FOREIGN_POSTCODE_CITIES
 _NOT_CITY_HEADS = frozenset("foyer pavillon domicile sein service batiment etage rez".split())
 
 
@@ -380,6 +382,55 @@ def _not_a_city(view: NoteView, i: int, end: int) -> bool:
     """Whether the words a place cue announces are a country, a region or an institution's part, not a city."""
     first = view.folded[i]
     return first in COUNTRIES_AND_REGIONS or first in _NOT_CITY_HEADS or view.folded[end - 1] in COUNTRIES_AND_REGIONS
+
+
+_POSTCODE_ABROAD = re.compile(r"\d{4,5}")
+_WINDOW_ABROAD = 8
+
+
+def foreign_postcodes(view: NoteView) -> list[Candidate]:
+    """Foreign postcodes in a foreign address (GUIDELINES: ZIP = postal codes; a foreign city is VILLE).
+
+    ``1000 Bruxelles``, ``4000-123 Porto``, ``1211 Genève (Suisse)``, ``00100 Rome, Italie``: anchored on the
+    words of places abroad (a set lookup per token, a C-level scan), then the postcode before the city: four
+    digits (or Portugal's ``NNNN-NNN``) before a city of the countries that write them
+    (:data:`FOREIGN_POSTCODE_CITIES`), or, with a country later on the line, four digits, ``NNNN-NNN`` or
+    five digits no French postcode starts with (a French-looking one is :mod:`deid_ds.label.zips`'s).
+    """
+    found: dict[int, Candidate] = {}
+    folded = view.folded
+    for k in compress(range(len(view)), map(_ABROAD_WORDS.__contains__, folded)):
+        if folded[k] in FOREIGN_POSTCODE_CITIES and view.shapes[k] in (TITLE, UPPER):
+            zip_span = _postcode_before(view, k, five=False)
+            if zip_span is not None:
+                found[zip_span[0]] = Candidate(*zip_span, "ZIP", "address:zip_foreign", 0.9)
+        if folded[k] in COUNTRIES_AND_REGIONS:
+            c = k - 1
+            while c > 0 and k - c < _WINDOW_ABROAD and not view.line_start(c):
+                if view.shapes[c] in (TITLE, UPPER):
+                    zip_span = _postcode_before(view, c, five=True)
+                    if zip_span is not None:
+                        found[zip_span[0]] = Candidate(*zip_span, "ZIP", "address:zip_foreign", 0.9)
+                        break
+                c -= 1
+    return list(found.values())
+
+
+def _postcode_before(view: NoteView, k: int, *, five: bool) -> tuple[int, int] | None:
+    """Offsets of a foreign postcode just before the city at token ``k`` on its line, or None."""
+    d = k - 1
+    if d < 0 or not view.joined(d) or view.shapes[d] != DIGIT:
+        return None
+    word = view.words[d]
+    if len(word) == 3 and d >= 2 and view.words[d - 1] == "-" and view.gap(d - 1) == "" and view.gap(d - 2) == "":
+        if len(view.words[d - 2]) == 4 and view.words[d - 2].isdigit():  # Portugal's "4000-123"
+            return view.starts[d - 2], view.ends[d]
+        return None
+    if not _POSTCODE_ABROAD.fullmatch(word) or (d >= 1 and view.gap(d - 1) == "" and view.words[d - 1] in "-/.,:"):
+        return None
+    if len(word) == 5 and (not five or valid_postcode(word)):
+        return None
+    return view.starts[d], view.ends[d]
 
 
 #: The communes written with an arrondissement number (GUIDELINES: ``[Paris] 13e``, ``[LYON] 8``,

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from deid_ds.errors import InputError
-from deid_ds.label.addresses import cities, gazetteer_places, gazetteer_streets, streets
+from deid_ds.label.addresses import cities, foreign_postcodes, gazetteer_places, gazetteer_streets, streets
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
@@ -103,7 +103,8 @@ def _confirmed_by_metadata(note: NoteInputs) -> list[Candidate]:
 
 def _cities(note: NoteInputs) -> list[Candidate]:
     dates = [d for d in note.candidates_of("dates") if not d.needs_context]
-    return cities(note.view, note.candidates_of("zips"), dates, note.folded)
+    zips = note.candidates_of("zips") + note.candidates_of("foreign_postcodes")
+    return cities(note.view, zips, dates, note.folded)
 
 
 def _confirmed_zips(note: NoteInputs) -> list[Candidate]:
@@ -148,9 +149,8 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
             "pattern:zip_paren",
             "pattern:zip_address",
             "pattern:zip_bare",
-            "pattern:zip_foreign",
         ),
-        "five-digit postcodes in an address or before a city (a bare number only when confirmed), foreign ones",
+        "five-digit postcodes in an address or before a city (a bare number only when confirmed)",
         lambda note: find_zips(note.text),
     ),
     LabellingFunction(
@@ -226,6 +226,13 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         reads=("zips",),
     ),
     LabellingFunction(
+        "foreign_postcodes",
+        ("ZIP",),
+        ("address:zip_foreign",),
+        "postcodes of a foreign address (1000 Bruxelles, 4000-123 Porto, 00100 Rome, Italie)",
+        lambda note: foreign_postcodes(note.view),
+    ),
+    LabellingFunction(
         "cities",
         ("VILLE",),
         (
@@ -237,7 +244,7 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         ),
         "cities next to a postcode, after a cue (née à...), in datelines (Rennes, le 3 mars), before an arrondissement",
         _cities,
-        reads=("zips", "dates"),
+        reads=("zips", "dates", "foreign_postcodes"),
     ),
     LabellingFunction(
         "communes",

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import re
 
-from deid_ds.kb.normalize import fold
 from deid_ds.label._text import QUANTITY_AFTER, not_after
-from deid_ds.label.abroad import COUNTRIES_AND_REGIONS, FOREIGN_POSTCODE_CITIES
 from deid_ds.label.candidate import Candidate
 
 LABEL = "ZIP"
@@ -45,38 +43,6 @@ _ADDRESS_BEFORE = re.compile(
 )
 
 
-# A foreign postcode: four digits (Belgium, Switzerland, Luxembourg...) or Portugal's NNNN-NNN, then a city.
-_FOREIGN_ZIP = re.compile(
-    r"(?P<zip>" + not_after(r"\d", r"[\w/.,:\-+]") + r"\d{3}(?:-\d{3})?)(?![\w]|[/.,:\-]\d)"
-    r"[ \t\u00a0\u202f]+(?P<city>[A-ZÀ-Ý][\w'’\-]*)"
-)
-_WORD = re.compile(r"[^\W\d_]+(?:[-'’][^\W\d_]+)*")
-
-
-def _abroad(text: str, city: re.Match[str], line_end: int, known_city: bool) -> bool:
-    """Whether the city after a postcode is a known foreign one, or the rest of its line names a country."""
-    if known_city and fold(city.group("city")).rstrip("'’-") in FOREIGN_POSTCODE_CITIES:
-        return True
-    return any(fold(w) in COUNTRIES_AND_REGIONS for w in _WORD.findall(text, city.end(), line_end))
-
-
-def foreign_zips(text: str) -> list[Candidate]:
-    """Foreign postcodes in a foreign address (GUIDELINES: ZIP = postal codes; a foreign city is VILLE).
-
-    ``1000 Bruxelles``, ``4000-123 Porto``, ``1211 Genève (Suisse)``: four digits (or ``NNNN-NNN``) before a
-    city of the countries that write them (:data:`FOREIGN_POSTCODE_CITIES`) or with the country on the line.
-    Five digits that no French postcode starts with (``00100 Rome``) only with the country written after
-    (``00100 Rome, Italie``): see :func:`find_zips`.
-    """
-    found = []
-    for m in _FOREIGN_ZIP.finditer(text):
-        line_end = text.find("\n", m.end())
-        line_end = len(text) if line_end < 0 else line_end
-        if _abroad(text, m, line_end, known_city=True):
-            found.append(Candidate(m.start("zip"), m.end("zip"), LABEL, "pattern:zip_foreign", 0.9))
-    return found
-
-
 def valid_postcode(code: str) -> bool:
     """Whether five digits can be a French postcode (département or overseas prefix)."""
     if len(code) != 5 or not code.isdigit():
@@ -96,16 +62,10 @@ def find_zips(text: str) -> list[Candidate]:
     ``needs_context``, for the labeller to confirm with the patient's metadata or the BAN). Box numbers (``BP 59899``,
     ``CS 55584``) are never postcodes.
     """
-    foreign = foreign_zips(text)
     found: list[Candidate] = []
     for m in _ZIP.finditer(text):
         code = m.group("zip")
         if not valid_postcode(code):
-            city = _CITY_AFTER.match(text, m.end())
-            if city is not None and "\n" not in text[m.end() : city.end()]:
-                line_end = text.find("\n", m.end())
-                if _abroad(text, city, len(text) if line_end < 0 else line_end, known_city=False):
-                    foreign.append(Candidate(m.start(), m.end(), LABEL, "pattern:zip_foreign", 0.9))
             continue
         end = m.end()
         if _BOX_BEFORE.search(text, max(0, m.start() - 12), m.start()) or QUANTITY_AFTER.match(text, end):
@@ -126,7 +86,7 @@ def find_zips(text: str) -> list[Candidate]:
             found.append(Candidate(m.start(), end, LABEL, "pattern:zip_address", 0.85))
         else:
             found.append(Candidate(m.start(), end, LABEL, "pattern:zip_bare", 0.3, needs_context=True))
-    return sorted(found + foreign, key=lambda c: c.start) if foreign else found
+    return found
 
 
 def confirm_zips(zips: list[Candidate], cities: list[Candidate]) -> list[Candidate]:

@@ -28,6 +28,7 @@ LETTER = (
     "Médecin traitant : Dr Anne MORVAN\nAvis demandé à Yann Kerbrat, transfert vers Brest, vu avec MORVAN.\n"
     "Elle vit au 3 place du Marché. Né en 1950. Contact : 06 12 34 56 78, jeanne.legall@free.fr\n"
     "Permanence : 29200 A Brest\n"
+    "Ancienne adresse : 1000 Bruxelles\n"
     "JM/AB\n"
 )
 PATIENT = PatientMetadata(
