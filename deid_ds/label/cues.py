@@ -152,6 +152,7 @@ CITY_PHRASES: tuple[str, ...] = (
     r"nee?(?:\(e\))? a",
     r"nee?(?:\(e\))? aux?",  # "né au [Havre]": the contracted article stays outside (GUIDELINES)
     r"nee?(?:\(e\))? le [^\n]{4,30}? a",
+    r"nee?(?:\(e\))? le [^\n]{4,30}? aux?",
     r"domicilie(?:e|\(e\))? a",
     r"domicilie(?:e|\(e\))? aux?",
     r"habite a",
