@@ -20,7 +20,7 @@ from deid_ds.kb.communes import CONTRACTED
 from deid_ds.kb.normalize import street_type_abbreviations, street_type_words
 from deid_ds.label.abroad import COUNTRIES_AND_REGIONS, FOREIGN_POSTCODE_CITIES
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.cues import CITY_CUE, CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES, cue_matches
+from deid_ds.label.cues import CITY_CUE, CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES, ROLE_WORDS, cue_matches
 from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, STOP, TITLE, UPPER, NoteView, run_end
 from deid_ds.label.zips import valid_postcode
 
@@ -45,7 +45,11 @@ _RISKY_ABBREVIATIONS = {
     "mte",
     "pte",
     "pla",
+    "ven",
 }
+#: Care roles, which a street type word in prose may precede (``Passage IDE``, ``Passage kiné``); the
+#: titles that name streets (``rue du Docteur Roux``) are kept.
+_ROLES_NOT_STREETS = ROLE_WORDS - {"docteur", "professeur", "dr", "pr", "chef"}
 _STREET_PARTICLES = frozenset("de du des la le les l' l’ d' d’ aux au en sur sous et".split())
 _REPETITION = frozenset("bis ter quater quinquies b t q a c d".split())
 _POSTBOX = frozenset({"bp", "b.p.", "cs", "tsa", "cp"})
@@ -82,9 +86,14 @@ _HOUSE_NUMBER = re.compile(r"\d{1,4}(?:bis|ter|[a-dA-D])?")
 MAX_CITY_TOKENS = 6
 
 
+#: Abbreviations of real letterheads missing from the shipped list: ``VEN.`` (venelle); risky, as ``ven.``
+#: is also a weekday's.
+_EXTRA_ABBREVIATIONS = frozenset({"ven"})
+
+
 def _street_types() -> tuple[frozenset[str], frozenset[str]]:
     words = frozenset(street_type_words()) - _NOT_STREET_TYPES
-    abbreviations = frozenset(k for k in street_type_abbreviations() if " " not in k)
+    abbreviations = frozenset(k for k in street_type_abbreviations() if " " not in k) | _EXTRA_ABBREVIATIONS
     return words, abbreviations
 
 
@@ -211,8 +220,54 @@ def streets(view: NoteView) -> list[Candidate]:
         lower_type = view.shapes[i] == LOWER
         if lower_type and not numbered and not any(view.shapes[k] in (TITLE, UPPER) for k in range(type_end, name_end)):
             continue  # "la route de 3 km": prose, not an address
+        if not numbered and folded[type_end] in _ROLES_NOT_STREETS:
+            continue  # "Passage IDE à domicile": a nurse's visit, not a street
         confidence = 0.95 if numbered else (0.8 if lower_type else 0.9)
         found.append(Candidate(view.starts[start], view.ends[name_end - 1], "STR", "address:street", confidence))
+    return found
+
+
+#: Address fields and verbs after which a place's name is an address (``Domicile : Le Haut Bourg``).
+_ADDRESS_FIELDS = frozenset({"adresse", "domicile"})
+_ADDRESS_VERBS = frozenset(
+    "residant residante demeurant demeurante habite habitant reside domicilie domiciliee".split()
+)
+_SEPARATORS_BEFORE_ZIP = frozenset({"-", ",", "–", "—"})
+
+
+def places_before_zip(view: NoteView, zips: list[Candidate]) -> list[Candidate]:
+    """STR for a lieu-dit written without a street type between an address cue and a postcode.
+
+    GUIDELINES: a lieu-dit is STR. ``Domicile : Le Haut Bourg - 22700 Perros-Guirec``, ``Résidant au
+    LANHERVÉ - 29100 DOUARNENEZ``: the capitalised words between the cue (``Adresse :``, ``Domicile :``,
+    ``résidant au``...) and a dash or comma before the postcode, on one line. Read from each postcode back,
+    so it costs nothing on the notes without one.
+    """
+    found: list[Candidate] = []
+    for z in zips:
+        k = view.index_at(z.start) - 1
+        if k < 2 or view.words[k] not in _SEPARATORS_BEFORE_ZIP or not view.joined(k):
+            continue
+        end = k  # the run ends before the separator
+        i = k
+        while i > 0 and k - i < MAX_STREET_TOKENS and view.joined(i - 1):
+            f = view.folded[i - 1]
+            cue_word = f in _ADDRESS_FIELDS or f in _ADDRESS_VERBS
+            if (view.shapes[i - 1] in (TITLE, UPPER) and not cue_word) or f in _STREET_PARTICLES:
+                i -= 1
+                continue
+            break
+        while i < end and view.folded[i] in _STREET_PARTICLES and view.shapes[i] == LOWER:
+            i += 1  # "au" or "à" of the cue is not part of the name
+        if i >= end or i < 1 or not any(view.shapes[j] in (TITLE, UPPER) for j in range(i, end)):
+            continue
+        before = view.folded[i - 1]
+        cue = (before == ":" and i >= 2 and view.folded[i - 2] in _ADDRESS_FIELDS) or (
+            before in ("au", "aux", "a", "à") and i >= 2 and view.folded[i - 2] in _ADDRESS_VERBS
+        )
+        if not cue and not (i >= 2 and view.folded[i - 1] in _ADDRESS_FIELDS):
+            continue
+        found.append(Candidate(view.starts[i], view.ends[end - 1], "STR", "address:lieu_dit", 0.8))
     return found
 
 

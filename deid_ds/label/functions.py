@@ -26,7 +26,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from deid_ds.errors import InputError
-from deid_ds.label.addresses import cities, foreign_postcodes, gazetteer_places, gazetteer_streets, streets
+from deid_ds.label.addresses import (
+    cities,
+    foreign_postcodes,
+    gazetteer_places,
+    gazetteer_streets,
+    places_before_zip,
+    streets,
+)
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
@@ -212,9 +219,10 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "streets",
         ("STR",),
-        ("address:street", "address:postbox", "address:place"),
-        "street addresses announced by a street type (rue, avenue, lieu-dit...), post boxes, buildings, staircases",
-        lambda note: streets(note.view),
+        ("address:street", "address:postbox", "address:place", "address:lieu_dit"),
+        "street addresses announced by a street type (rue, avenue, lieu-dit...), post boxes, buildings, staircases, "
+        "lieux-dits between an address cue and a postcode",
+        lambda note: streets(note.view) + places_before_zip(note.view, note.candidates_of("zips")),
     ),
     LabellingFunction(
         "gazetteer_streets",
