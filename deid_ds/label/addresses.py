@@ -302,19 +302,32 @@ _INSTITUTION_WORDS = frozenset(
     gynecologie obstetrique maternite endocrinologie nephrologie rhumatologie dermatologie hematologie
     ophtalmologie orl""".split()
 )
-_LINE_WINDOW = 25
+_LINE_WINDOW = 20
 
 
 def _inside_institution(view: NoteView, i: int) -> bool:
-    """Whether the line of token ``i`` (up to 25 tokens each side) names a hospital's own places."""
+    """Whether the line of token ``i``, or the line before or after it, names a hospital's own places.
+
+    A letterhead writes ``Centre Hospitalier Universitaire de Brest`` / ``Bâtiment B`` / ``Service
+    d'Urologie`` on three lines: the building is the institution's (GUIDELINES: hospital and department
+    names are not annotated). At most 40 tokens each way.
+    """
     folded = view.folded
-    k = i
-    while k > 0 and i - k < _LINE_WINDOW and not view.line_start(k):
+    k, lines = i, 0
+    while k > 0 and i - k < 2 * _LINE_WINDOW:
+        if view.line_start(k):
+            lines += 1
+            if lines > 1:
+                break
         k -= 1
         if folded[k] in _INSTITUTION_WORDS:
             return True
-    k = i
-    while k + 1 < len(view) and k - i < _LINE_WINDOW and not view.line_end(k):
+    k, lines = i, 0
+    while k + 1 < len(view) and k - i < 2 * _LINE_WINDOW:
+        if view.line_end(k):
+            lines += 1
+            if lines > 1:
+                break
         k += 1
         if folded[k] in _INSTITUTION_WORDS:
             return True
