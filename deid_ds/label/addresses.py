@@ -9,6 +9,15 @@
   in brackets, after a place cue (``né à``, ``domicilié à``, ``CHU de``, ``Fait à``), at the head of a
   letter's date line (``Brest, le 3 mars 2021``), and the BAN's communes — an ambiguous one (a common
   word such as ``Plaine``) only with a cue or a postcode next to it.
+
+All France and abroad (issue 19, each rule traced to its guideline line in ``tests/label/cases``):
+arrondissements (``[Paris] 13e``, ``[LYON] 8``), contracted articles (``né au [Havre]``; with the KB,
+``au [Havre]`` anywhere), foreign cities after ``né(e) à`` / ``originaire de`` (a country or a region is
+not a city), foreign postcodes (``[1000] [Bruxelles]``); STR for number ranges (``[47-83 boulevard
+Pasteur]``), buildings, staircases and sections (``[Bâtiment C]``, ``[Section Morne-Rouge]``, not a
+hospital's own), lieux-dits between an address cue and a postcode, and streets broken over two lines of a
+PDF export (``12 rue du Général`` / ``de Gaulle``). Every new rule is anchored on a set lookup per token
+or on the postcodes already found, so a note without these words pays a scan in C, not a Python loop.
 """
 
 from __future__ import annotations
@@ -351,14 +360,19 @@ def _place_name_kind(view: NoteView):
     return kind
 
 
+#: Overseas regions a city's name may be followed by (``Saint-Denis de La Réunion``, ``Le Gosier en
+#: Guadeloupe``): a region is not annotated.
+_OVERSEAS_REGIONS = frozenset({"reunion", "guadeloupe", "martinique", "guyane", "mayotte"})
+
+
 def _city_end(view: NoteView, i: int) -> int:
     """End of the city name starting at token ``i`` (``i`` if none)."""
     n = len(view)
 
     def kind(j: int, first: bool) -> int:
         f, shape = view.folded[j], view.shapes[j]
-        if f in _CITY_STOP:
-            return STOP
+        if f in _CITY_STOP or (not first and f in _OVERSEAS_REGIONS):
+            return STOP  # "Saint-Denis de La Réunion": the region is not part of the city
         if not first and f in _CITY_PARTICLES:
             return INNER
         if shape in (TITLE, UPPER) or (shape == INITIAL and j + 1 < n and view.joined(j)):
