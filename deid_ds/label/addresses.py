@@ -154,9 +154,21 @@ def _next_line_end(view: NoteView, i: int, end: int, kind) -> int:
     the name only where the name is visibly unfinished: the line ends on particles
     (``12 rue de la`` / ``République``), on the street type itself (``47 boulevard`` / ``Pasteur``), or
     the next line starts with a lower-case particle before a capitalised word (``12 rue du Général`` /
-    ``de Gaulle``). One line break at most, never a tab (a table cell) or a blank line.
+    ``de Gaulle``), or a word is hyphenated across the lines (``rue du Géné-`` / ``ral de Gaulle``). One line
+    break at most, never a tab (a table cell) or a blank line.
     """
     n = len(view)
+    if (
+        end > i
+        and end + 1 < n
+        and view.words[end] == "-"
+        and view.gap(end - 1) == ""
+        and view.gap(end).strip(" \u00a0") == "\n"
+        and view.shapes[end + 1] == LOWER
+        and view.folded[end + 1] not in _STREET_PARTICLES
+    ):  # "rue du Géné-" / "ral de Gaulle": a word hyphenated across the lines
+        more = run_end(view, end + 2, MAX_STREET_TOKENS, kind) if view.joined(end + 1) else end + 2
+        return max(more, end + 2)
     j = end
     while j < n and view.folded[j] in _STREET_PARTICLES and view.joined(j - 1):
         j += 1  # the particles left at the end of the line
