@@ -273,6 +273,8 @@ def places_before_zip(view: NoteView, zips: list[Candidate]) -> list[Candidate]:
     """
     found: list[Candidate] = []
     for z in zips:
+        if z.needs_context:
+            continue  # a bare five-digit number (a lab value, an identifier) is not a postcode yet
         k = view.index_at(z.start) - 1
         if k < 2 or view.words[k] not in _SEPARATORS_BEFORE_ZIP or not view.joined(k):
             continue
