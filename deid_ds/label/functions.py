@@ -150,13 +150,7 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "zips",
         ("ZIP",),
-        (
-            "pattern:zip_cedex",
-            "pattern:zip_city",
-            "pattern:zip_paren",
-            "pattern:zip_address",
-            "pattern:zip_bare",
-        ),
+        ("pattern:zip_cedex", "pattern:zip_city", "pattern:zip_paren", "pattern:zip_address", "pattern:zip_bare"),
         "five-digit postcodes in an address or before a city (a bare number only when confirmed)",
         lambda note: find_zips(note.text),
     ),
@@ -223,6 +217,7 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         "street addresses announced by a street type (rue, avenue, lieu-dit...), post boxes, buildings, staircases, "
         "lieux-dits between an address cue and a postcode",
         lambda note: streets(note.view) + places_before_zip(note.view, note.candidates_of("zips")),
+        reads=("zips",),
     ),
     LabellingFunction(
         "gazetteer_streets",
