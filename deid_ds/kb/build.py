@@ -5,7 +5,8 @@ Output directory (default ``kb/``):
 * ``streets.parquet`` — ``surface``, ``key``, ``kind`` (``voie``, ``lieu-dit``, ``site``), ``code_insee``,
   ``code_postal``, ``commune``, ``source``, ``n`` (address rows or activity lines behind the entry);
 * ``places.parquet`` — communes: ``surface``, ``key``, ``kind`` (``commune``, ``ancienne_commune``,
-  ``acheminement``, ``site``), ``code_insee``, ``source``, ``n``, ``ambiguous`` (why, or null);
+  ``acheminement``, ``site``, ``commune_sans_article``: ``Havre`` of ``Le Havre``), ``code_insee``, ``source``,
+  ``n``, ``ambiguous`` (why, or null); Paris, Lyon and Marseille as whole cities (:mod:`deid_ds.kb.communes`);
 * ``postcodes.parquet`` — the postcode↔commune relation: ``code_postal``, ``code_insee``, ``commune``,
   ``commune_key``, ``libelle_acheminement``, ``source``, ``n``;
 * ``professionals.parquet`` — one row per person of the Annuaire Santé: ``id``, ``lastname``,
@@ -46,6 +47,7 @@ from deid_ds.io.files import TMP_PREFIX, atomic_write_text
 from deid_ds.kb.ambiguity import LEXICON_DESCRIPTION, ambiguity_reason
 from deid_ds.kb.annuaire import DirectoryTables, read_directory
 from deid_ds.kb.ban import BanTables, SourceStats, read_ban
+from deid_ds.kb.communes import CONTRACTED, whole_city, without_article
 from deid_ds.kb.normalize import fold_key, name_parts
 
 MANIFEST = "manifest.json"
@@ -155,7 +157,11 @@ def _street_part(table: pa.Table, name: str, insee: str, commune: str, kind: str
 def place_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
     counts: dict[tuple[str, str, str, str | None, str], int] = Counter()
     for row in ban.communes.result().to_pylist():
-        counts[(row["nom_commune"], "commune", row["code_insee"], "ban")] += row["n"]
+        name, code_insee = whole_city(row["nom_commune"], row["code_insee"])  # "Paris 13e Arrondissement": Paris
+        counts[(name, "commune", code_insee, "ban")] += row["n"]
+        short = without_article(name)  # "Le Havre" is written "au Havre"
+        if short is not None:
+            counts[(short, CONTRACTED, code_insee, "ban")] += row["n"]
     for row in ban.former_communes.result().to_pylist():
         counts[
             (
@@ -170,10 +176,12 @@ def place_table(ban: BanTables, directory: DirectoryTables) -> pa.Table:
         label = row["libelle_acheminement"]
         # The postal label in capitals ("PLOUGASTEL DAOULAS") when it is not just the commune's name.
         # Labels with a parenthesised article ("ABERGEMENT-DE-VAREY (L )") are a La Poste notation, not text.
-        if label and "(" not in label and (fold_key(label).replace("-", " "), row["code_insee"]) not in commune_keys:
-            counts[(label, "acheminement", row["code_insee"], "ban")] += row["n"]
+        code_insee = whole_city(row["nom_commune"] or "", row["code_insee"])[1]
+        if label and "(" not in label and (fold_key(label).replace("-", " "), code_insee) not in commune_keys:
+            counts[(label, "acheminement", code_insee, "ban")] += row["n"]
     for row in directory.communes.result().to_pylist():
-        counts[(row["commune"], "site", row["code_commune"], "annuaire")] += row["n"]
+        name, code_insee = whole_city(row["commune"], row["code_commune"])
+        counts[(name, "site", code_insee, "annuaire")] += row["n"]
     rows = defaultdict(list)
     for (surface, kind, code_insee, source), n in sorted(
         counts.items(), key=lambda item: (item[0][0], item[0][1], item[0][2] or "", item[0][3])

@@ -9,6 +9,15 @@
   in brackets, after a place cue (``né à``, ``domicilié à``, ``CHU de``, ``Fait à``), at the head of a
   letter's date line (``Brest, le 3 mars 2021``), and the BAN's communes — an ambiguous one (a common
   word such as ``Plaine``) only with a cue or a postcode next to it.
+
+All France and abroad (issue 19, each rule traced to its guideline line in ``tests/label/cases``):
+arrondissements (``[Paris] 13e``, ``[LYON] 8``), contracted articles (``né au [Havre]``; with the KB,
+``au [Havre]`` anywhere), foreign cities after ``né(e) à`` / ``originaire de`` (a country or a region is
+not a city), foreign postcodes (``[1000] [Bruxelles]``); STR for number ranges (``[47-83 boulevard
+Pasteur]``), buildings, staircases and sections (``[Bâtiment C]``, ``[Section Morne-Rouge]``, not a
+hospital's own), lieux-dits between an address cue and a postcode, and streets broken over two lines of a
+PDF export (``12 rue du Général`` / ``de Gaulle``). Every new rule is anchored on a set lookup per token
+or on the postcodes already found, so a note without these words pays a scan in C, not a Python loop.
 """
 
 from __future__ import annotations
@@ -16,10 +25,13 @@ from __future__ import annotations
 import re
 from itertools import compress
 
+from deid_ds.kb.communes import CONTRACTED
 from deid_ds.kb.normalize import street_type_abbreviations, street_type_words
+from deid_ds.label.abroad import COUNTRIES_AND_REGIONS, FOREIGN_POSTCODE_CITIES
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.cues import CITY_CUE, NOT_NAME, cue_matches
+from deid_ds.label.cues import CITY_CUE, CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES, ROLE_WORDS, cue_matches
 from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, STOP, TITLE, UPPER, NoteView, run_end
+from deid_ds.label.zips import valid_postcode
 
 _NOT_STREET_TYPES = {"bp", "cs", "cedex"}
 #: Abbreviations that are also ordinary words or tokens of prose (``car``, ``pas``, ``st``): they
@@ -42,7 +54,11 @@ _RISKY_ABBREVIATIONS = {
     "mte",
     "pte",
     "pla",
+    "ven",
 }
+#: Care roles, which a street type word in prose may precede (``Passage IDE``, ``Passage kiné``); the
+#: titles that name streets (``rue du Docteur Roux``) are kept.
+_ROLES_NOT_STREETS = ROLE_WORDS - {"docteur", "professeur", "dr", "pr", "chef"}
 _STREET_PARTICLES = frozenset("de du des la le les l' l’ d' d’ aux au en sur sous et".split())
 _REPETITION = frozenset("bis ter quater quinquies b t q a c d".split())
 _POSTBOX = frozenset({"bp", "b.p.", "cs", "tsa", "cp"})
@@ -66,13 +82,27 @@ _STREET_STOP = frozenset(
     }
 )
 MAX_STREET_TOKENS = 10
+_RANGE_DASHES = frozenset({"-", "–", "/"})
+#: Named places written on an address line, each its own STR (GUIDELINES: building and staircase,
+#: ``[Bâtiment C]``, ``[Escalier 2]``; overseas sections ``[Section Morne-Rouge]``; a building's name).
+#: Capitalised only: ``le bâtiment B de l'hôpital`` in prose is part of an institution, not an address.
+_PLACE_WORDS = frozenset({"batiment", "bat", "escalier", "esc", "immeuble", "section"})
+#: Of these, the ones whose designator may be a short code (``C``, ``2``, ``B2``); ``Section`` and
+#: ``Immeuble`` need a name (``Section 3`` is a document's heading).
+_CODED_PLACE_WORDS = frozenset({"batiment", "bat", "escalier", "esc"})
+_DESIGNATOR = re.compile(r"(?:[A-Z]{1,2}\d{0,2}|\d{1,3}[A-Z]?|[IVX]{1,4})")
 _HOUSE_NUMBER = re.compile(r"\d{1,4}(?:bis|ter|[a-dA-D])?")
 MAX_CITY_TOKENS = 6
 
 
+#: Abbreviations of real letterheads missing from the shipped list: ``VEN.`` (venelle); risky, as ``ven.``
+#: is also a weekday's.
+_EXTRA_ABBREVIATIONS = frozenset({"ven"})
+
+
 def _street_types() -> tuple[frozenset[str], frozenset[str]]:
     words = frozenset(street_type_words()) - _NOT_STREET_TYPES
-    abbreviations = frozenset(k for k in street_type_abbreviations() if " " not in k)
+    abbreviations = frozenset(k for k in street_type_abbreviations() if " " not in k) | _EXTRA_ABBREVIATIONS
     return words, abbreviations
 
 
@@ -80,8 +110,9 @@ _WORDS, _ABBREVIATIONS = _street_types()
 #: Every folded token that may start a street type (with or without its period): a set lookup per
 #: token before the finer test.
 _TYPE_STARTS = frozenset(_WORDS | _ABBREVIATIONS | {w + "." for w in _WORDS | _ABBREVIATIONS} | {"lieu"})
-#: Every folded token :func:`streets` looks at; the others (nearly all) are skipped by one C-level scan.
-_STREET_TRIGGERS = _TYPE_STARTS | _POSTBOX
+#: Every folded token :func:`streets` looks at; the others (nearly all) are skipped by one C-level scan
+#: (:func:`place_words`).
+_STREET_TRIGGERS = _TYPE_STARTS | _POSTBOX | _PLACE_WORDS
 
 
 def _street_type_at(view: NoteView, i: int) -> tuple[int, bool] | None:
@@ -110,10 +141,54 @@ def _street_name_end(view: NoteView, i: int) -> int:
         if shape == DIGIT:
             return STOP if len(view.words[j]) == 5 and view.words[j].isdigit() else CORE  # a postcode ends it
         if shape in (TITLE, UPPER, INITIAL):
-            return STOP if f in _STREET_STOP or f in _POSTBOX else CORE
+            return STOP if f in _STREET_STOP or f in _POSTBOX or f in _PLACE_WORDS else CORE
         return STOP
 
-    return run_end(view, i, MAX_STREET_TOKENS, kind)
+    end = run_end(view, i, MAX_STREET_TOKENS, kind)
+    if end >= len(view) or (
+        end > 0 and view.joins[end - 1] and view.words[end] != "-" and view.folded[end] not in _STREET_PARTICLES
+    ):
+        return end  # the next token is on this line and continues nothing: most streets end here
+    return _next_line_end(view, i, end, kind)
+
+
+def _next_line_end(view: NoteView, i: int, end: int, kind) -> int:
+    """``end``, or the end of the street name's continuation on the next line (a PDF export's line break).
+
+    GUIDELINES: an address broken over two lines of a PDF export is one span. The next line continues
+    the name only where the name is visibly unfinished: the line ends on particles
+    (``12 rue de la`` / ``République``), on the street type itself (``47 boulevard`` / ``Pasteur``), or
+    the next line starts with a lower-case particle before a capitalised word (``12 rue du Général`` /
+    ``de Gaulle``), or a word is hyphenated across the lines (``rue du Géné-`` / ``ral de Gaulle``). One line
+    break at most, never a tab (a table cell) or a blank line.
+    """
+    n = len(view)
+    if (
+        end > i
+        and end + 1 < n
+        and view.words[end] == "-"
+        and view.gap(end - 1) == ""
+        and view.gap(end).strip(" \u00a0") == "\n"
+        and view.shapes[end + 1] == LOWER
+        and view.folded[end + 1] not in _STREET_PARTICLES
+    ):  # "rue du Géné-" / "ral de Gaulle": a word hyphenated across the lines
+        more = run_end(view, end + 2, MAX_STREET_TOKENS, kind) if view.joined(end + 1) else end + 2
+        return max(more, end + 2)
+    j = end
+    while j < n and view.folded[j] in _STREET_PARTICLES and view.joined(j - 1):
+        j += 1  # the particles left at the end of the line
+    if j >= n or view.joined(j - 1) or j == 0:
+        return end
+    gap = view.gap(j - 1)
+    if gap.count("\n") != 1 or "\t" in gap:
+        return end
+    dangling = j > end or end == i
+    if not dangling and not (view.folded[j] in _STREET_PARTICLES and view.shapes[j] == LOWER):
+        return end
+    more = run_end(view, j, MAX_STREET_TOKENS, kind)
+    if more == j or not any(view.shapes[k] in (TITLE, UPPER) for k in range(j, more)):
+        return end
+    return more
 
 
 def _house_number_start(view: NoteView, i: int) -> int:
@@ -126,6 +201,15 @@ def _house_number_start(view: NoteView, i: int) -> int:
     if k >= 0 and _HOUSE_NUMBER.fullmatch(view.words[k]):
         between = view.text[view.ends[k] : view.starts[i]]
         if "\n" not in between and "\t" not in between:
+            # "47-83 boulevard Pasteur": a range of numbers is one STR (GUIDELINES: street number ranges)
+            if (
+                k >= 2
+                and view.words[k - 1] in _RANGE_DASHES
+                and view.gap(k - 2) == ""
+                and view.gap(k - 1) == ""
+                and _HOUSE_NUMBER.fullmatch(view.words[k - 2])
+            ):
+                return k - 2
             return k
     return i
 
@@ -135,12 +219,18 @@ def streets(view: NoteView) -> list[Candidate]:
     found: list[Candidate] = []
     n = len(view)
     folded = view.folded
-    for i in compress(range(n), map(_STREET_TRIGGERS.__contains__, folded)):
+    for i in place_words(view):
         f = folded[i]
+        if f not in _STREET_TRIGGERS:
+            continue
         if f in _POSTBOX and i + 1 < n and view.shapes[i + 1] == DIGIT and view.joined(i):
             found.append(Candidate(view.starts[i], view.ends[i + 1], "STR", "address:postbox", 0.95))
             continue
         if f not in _TYPE_STARTS:
+            if f in _PLACE_WORDS:
+                place = _named_place(view, i)
+                if place is not None:
+                    found.append(place)
             continue
         typed = _street_type_at(view, i)
         if typed is None or typed[0] >= n:
@@ -150,17 +240,150 @@ def streets(view: NoteView) -> list[Candidate]:
         numbered = start < i
         if risky and not numbered:
             continue  # tested first: most risky abbreviations are prose ("ne ... pas"), and this is cheap
-        if not view.joined(type_end - 1):
-            continue
+        if not view.joined(type_end - 1) and not (numbered and view.gap(type_end - 1).strip(" \u00a0") == "\n"):
+            continue  # "47 boulevard" / "Pasteur" over two lines of a PDF export is one street
         name_end = _street_name_end(view, type_end)
         if name_end == type_end:
             continue
         lower_type = view.shapes[i] == LOWER
         if lower_type and not numbered and not any(view.shapes[k] in (TITLE, UPPER) for k in range(type_end, name_end)):
             continue  # "la route de 3 km": prose, not an address
+        if not numbered and folded[type_end] in _ROLES_NOT_STREETS:
+            continue  # "Passage IDE à domicile": a nurse's visit, not a street
         confidence = 0.95 if numbered else (0.8 if lower_type else 0.9)
         found.append(Candidate(view.starts[start], view.ends[name_end - 1], "STR", "address:street", confidence))
     return found
+
+
+#: Address fields and verbs after which a place's name is an address (``Domicile : Le Haut Bourg``).
+_ADDRESS_FIELDS = frozenset({"adresse", "domicile"})
+_ADDRESS_VERBS = frozenset(
+    "residant residante demeurant demeurante habite habitant reside domicilie domiciliee".split()
+)
+_SEPARATORS_BEFORE_ZIP = frozenset({"-", ",", "–", "—"})
+
+
+def places_before_zip(view: NoteView, zips: list[Candidate]) -> list[Candidate]:
+    """STR for a lieu-dit written without a street type between an address cue and a postcode.
+
+    GUIDELINES: a lieu-dit is STR. ``Domicile : Le Haut Bourg - 22700 Perros-Guirec``, ``Résidant au
+    LANHERVÉ - 29100 DOUARNENEZ``: the capitalised words between the cue (``Adresse :``, ``Domicile :``,
+    ``résidant au``...) and a dash or comma before the postcode, on one line. Read from each postcode back,
+    so it costs nothing on the notes without one.
+    """
+    found: list[Candidate] = []
+    for z in zips:
+        if z.needs_context:
+            continue  # a bare five-digit number (a lab value, an identifier) is not a postcode yet
+        k = view.index_at(z.start) - 1
+        if k < 2 or view.words[k] not in _SEPARATORS_BEFORE_ZIP or not view.joined(k):
+            continue
+        end = k  # the run ends before the separator
+        i = k
+        while i > 0 and k - i < MAX_STREET_TOKENS and view.joined(i - 1):
+            f = view.folded[i - 1]
+            cue_word = f in _ADDRESS_FIELDS or f in _ADDRESS_VERBS
+            if (view.shapes[i - 1] in (TITLE, UPPER) and not cue_word) or f in _STREET_PARTICLES:
+                i -= 1
+                continue
+            break
+        while i < end and view.folded[i] in _STREET_PARTICLES and view.shapes[i] == LOWER:
+            i += 1  # "au" or "à" of the cue is not part of the name
+        if i >= end or i < 1 or not any(view.shapes[j] in (TITLE, UPPER) for j in range(i, end)):
+            continue
+        before = view.folded[i - 1]
+        cue = (before == ":" and i >= 2 and view.folded[i - 2] in _ADDRESS_FIELDS) or (
+            before in ("au", "aux", "a", "à") and i >= 2 and view.folded[i - 2] in _ADDRESS_VERBS
+        )
+        if not cue and not (i >= 2 and view.folded[i - 1] in _ADDRESS_FIELDS):
+            continue
+        found.append(Candidate(view.starts[i], view.ends[end - 1], "STR", "address:lieu_dit", 0.8))
+    return found
+
+
+def _named_place(view: NoteView, i: int) -> Candidate | None:
+    """The STR of a building, staircase, section or building name at token ``i`` (``Bâtiment C``), or None."""
+    n = len(view)
+    if view.shapes[i] not in (TITLE, UPPER) or _inside_institution(view, i):
+        return None
+    j = i + 1
+    if j < n and view.words[j] == "." and view.gap(i) == "":
+        j += 1  # "Bât." and "Esc." are a word and its period
+    if j >= n or not view.joined(j - 1):
+        return None
+    word = view.words[j]
+    if view.folded[i] in _CODED_PLACE_WORDS and _DESIGNATOR.fullmatch(word) and (j + 1 >= n or not _continues(view, j)):
+        return Candidate(view.starts[i], view.ends[j], "STR", "address:place", 0.9)
+    if view.shapes[j] not in (TITLE, UPPER) or (view.folded[j] in NOT_NAME and view.folded[j] not in _STREET_PARTICLES):
+        return None
+    end = run_end(view, j, MAX_STREET_TOKENS, _place_name_kind(view))
+    if end == j:
+        return None
+    return Candidate(view.starts[i], view.ends[end - 1], "STR", "address:place", 0.85)
+
+
+#: Words of a hospital's own places (folded): a building on the line of one is the institution's
+#: (``Bâtiment B - UF 5326``, ``Bâtiment B, service Chirurgie vasculaire``), not an address's.
+_INSTITUTION_WORDS = frozenset(
+    """uf service services pole unite niveau etage aile secteur hopital clinique polyclinique chu chru ch chr
+    consultation consultations accueil hall salle box chambre bureau ascenseur rdc urgences bloc departement
+    laboratoire ehpad institut centre pavillon medecine chirurgie imagerie cardiologie neurologie pneumologie
+    urologie pediatrie oncologie radiologie biologie pharmacie anesthesie reanimation geriatrie psychiatrie
+    gynecologie obstetrique maternite endocrinologie nephrologie rhumatologie dermatologie hematologie
+    ophtalmologie orl""".split()
+)
+_LINE_WINDOW = 20
+
+
+def _inside_institution(view: NoteView, i: int) -> bool:
+    """Whether the line of token ``i``, or the line before or after it, names a hospital's own places.
+
+    A letterhead writes ``Centre Hospitalier Universitaire de Brest`` / ``Bâtiment B`` / ``Service
+    d'Urologie`` on three lines: the building is the institution's (GUIDELINES: hospital and department
+    names are not annotated). At most 40 tokens each way.
+    """
+    folded = view.folded
+    k, lines = i, 0
+    while k > 0 and i - k < 2 * _LINE_WINDOW:
+        if view.line_start(k):
+            lines += 1
+            if lines > 1:
+                break
+        k -= 1
+        if folded[k] in _INSTITUTION_WORDS:
+            return True
+    k, lines = i, 0
+    while k + 1 < len(view) and k - i < 2 * _LINE_WINDOW:
+        if view.line_end(k):
+            lines += 1
+            if lines > 1:
+                break
+        k += 1
+        if folded[k] in _INSTITUTION_WORDS:
+            return True
+    return False
+
+
+def _continues(view: NoteView, j: int) -> bool:
+    """Whether token ``j + 1`` continues a designator (``Escalier 2 bis`` would; ``Escalier 2,`` does not)."""
+    return view.joined(j) and view.shapes[j + 1] in (LOWER, TITLE) and view.folded[j + 1] not in _STREET_STOP
+
+
+def _place_name_kind(view: NoteView):
+    def kind(j: int, first: bool) -> int:
+        f, shape = view.folded[j], view.shapes[j]
+        if not first and f in _STREET_PARTICLES:
+            return INNER
+        if shape in (TITLE, UPPER):
+            return STOP if f in _STREET_STOP or f in _POSTBOX or f in _PLACE_WORDS or f in _TYPE_STARTS else CORE
+        return STOP
+
+    return kind
+
+
+#: Overseas regions a city's name may be followed by (``Saint-Denis de La Réunion``, ``Le Gosier en
+#: Guadeloupe``): a region is not annotated.
+_OVERSEAS_REGIONS = frozenset({"reunion", "guadeloupe", "martinique", "guyane", "mayotte"})
 
 
 def _city_end(view: NoteView, i: int) -> int:
@@ -169,8 +392,8 @@ def _city_end(view: NoteView, i: int) -> int:
 
     def kind(j: int, first: bool) -> int:
         f, shape = view.folded[j], view.shapes[j]
-        if f in _CITY_STOP:
-            return STOP
+        if f in _CITY_STOP or (not first and f in _OVERSEAS_REGIONS):
+            return STOP  # "Saint-Denis de La Réunion": the region is not part of the city
         if not first and f in _CITY_PARTICLES:
             return INNER
         if shape in (TITLE, UPPER) or (shape == INITIAL and j + 1 < n and view.joined(j)):
@@ -224,8 +447,16 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
         i = view.index_at(cue_end)
         if i < n and view.starts[i] >= cue_end and "\n" not in view.text[cue_end : view.starts[i]]:
             end = _city_end(view, i)
-            if end > i:
+            if end > i and not _not_a_city(view, i, end):
                 found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "context:city", 0.85))
+    for m in _ELIDED_ORIGIN.finditer(folded_text):  # "originaire d'Oran": the cue regexes end on a word end
+        i = view.index_at(m.end())
+        if i < n and view.starts[i] == m.end():
+            end = _city_end(view, i)
+            if end > i and not _not_a_city(view, i, end):
+                found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "context:city", 0.85))
+    if "paris" in folded_text or "lyon" in folded_text or "marseille" in folded_text:  # a C-level test per note
+        found += arrondissement_cities(view)
     for d in dates:  # "Brest, le 3 mars 2021" / "Brest, 03/03/2021" at the head of a line
         k = view.index_at(d.start) - 1
         if k >= 1 and view.folded[k] == "le":
@@ -243,11 +474,148 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
     return found
 
 
+#: Words a place cue may announce that are not a city (``vit au Foyer Saint-Joseph``, ``né au Pavillon``).
+_ABROAD_WORDS = COUNTRIES_AND_REGIONS | FOREIGN_POSTCODE_CITIES
+_NOT_CITY_HEADS = frozenset("foyer pavillon domicile sein service batiment etage rez".split())
+
+
+_ELIDED_ORIGIN = re.compile(r"originaire d['’]")
+
+
+def _not_a_city(view: NoteView, i: int, end: int) -> bool:
+    """Whether the words a place cue announces are a country, a region or an institution's part, not a city."""
+    first = view.folded[i]
+    return first in COUNTRIES_AND_REGIONS or first in _NOT_CITY_HEADS or view.folded[end - 1] in COUNTRIES_AND_REGIONS
+
+
+_POSTCODE_ABROAD = re.compile(r"\d{4,5}")
+_WINDOW_ABROAD = 8
+
+
+def foreign_postcodes(view: NoteView) -> list[Candidate]:
+    """Foreign postcodes in a foreign address (GUIDELINES: ZIP = postal codes; a foreign city is VILLE).
+
+    ``1000 Bruxelles``, ``4000-123 Porto``, ``1211 Genève (Suisse)``, ``00100 Rome, Italie``: anchored on the
+    words of places abroad (a set lookup per token, a C-level scan), then the postcode before the city: four
+    digits (or Portugal's ``NNNN-NNN``) before a city of the countries that write them
+    (:data:`FOREIGN_POSTCODE_CITIES`), or, with a country later on the line, four digits, ``NNNN-NNN`` or
+    five digits no French postcode starts with (a French-looking one is :mod:`deid_ds.label.zips`'s).
+    """
+    found: dict[int, Candidate] = {}
+    folded = view.folded
+    for k in place_words(view):
+        if folded[k] not in _ABROAD_WORDS:
+            continue
+        if folded[k] in FOREIGN_POSTCODE_CITIES and view.shapes[k] in (TITLE, UPPER):
+            zip_span = _postcode_before(view, k, five=False)
+            if zip_span is not None:
+                found[zip_span[0]] = Candidate(*zip_span, "ZIP", "address:zip_foreign", 0.9)
+        if folded[k] in COUNTRIES_AND_REGIONS and DIGIT in view.shapes[max(0, k - _WINDOW_ABROAD) : k]:
+            c = k - 1
+            while c > 0 and k - c < _WINDOW_ABROAD and not view.line_start(c):
+                if view.shapes[c] in (TITLE, UPPER):
+                    zip_span = _postcode_before(view, c, five=True)
+                    if zip_span is not None:
+                        found[zip_span[0]] = Candidate(*zip_span, "ZIP", "address:zip_foreign", 0.9)
+                        break
+                c -= 1
+    return list(found.values())
+
+
+def _postcode_before(view: NoteView, k: int, *, five: bool) -> tuple[int, int] | None:
+    """Offsets of a foreign postcode just before the city at token ``k`` on its line, or None."""
+    d = k - 1
+    if d < 0 or not view.joined(d) or view.shapes[d] != DIGIT:
+        return None
+    word = view.words[d]
+    if len(word) == 3 and d >= 2 and view.words[d - 1] == "-" and view.gap(d - 1) == "" and view.gap(d - 2) == "":
+        if len(view.words[d - 2]) == 4 and view.words[d - 2].isdigit():  # Portugal's "4000-123"
+            return view.starts[d - 2], view.ends[d]
+        return None
+    if not _POSTCODE_ABROAD.fullmatch(word) or (d >= 1 and view.gap(d - 1) == "" and view.words[d - 1] in "-/.,:"):
+        return None
+    if len(word) == 5 and (not five or valid_postcode(word)):
+        return None
+    return view.starts[d], view.ends[d]
+
+
+#: The communes written with an arrondissement number (GUIDELINES: ``[Paris] 13e``, ``[LYON] 8``,
+#: ``[Marseille] 5e``), and how many arrondissements each has.
+ARRONDISSEMENTS = {"paris": 20, "lyon": 9, "marseille": 16}
+_ORDINAL = frozenset({"e", "er", "eme", "ème", "è", "°", "ieme", "ième"})
+_ROMAN_ARRONDISSEMENT = re.compile(r"(?P<n>[IVXL]{1,5})(?:e|er|ème|eme)?")
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50}
+
+
+def _roman(numeral: str) -> int:
+    total = 0
+    for a, b in zip(numeral, numeral[1:] + " "):
+        value = _ROMAN[a]
+        total += -value if b != " " and _ROMAN[b] > value else value
+    return total
+
+
+#: Every folded word the place rules start from (street types, post boxes, named places, places abroad,
+#: the cities with arrondissements): found once per note by :func:`place_words`.
+_PLACE_TRIGGERS = frozenset(_STREET_TRIGGERS | _ABROAD_WORDS | ARRONDISSEMENTS.keys())
+
+
+def place_words(view: NoteView) -> list[int]:
+    """Indices of the note's tokens in :data:`_PLACE_TRIGGERS`, found by one C-level scan and kept in the view.
+
+    The street, foreign-postcode and arrondissement rules each start from a few of these words; one
+    scan for all of them costs what one of the three cost alone.
+    """
+    hits = view.cache.get("place_words")
+    if hits is None:
+        folded = view.folded
+        hits = view.cache["place_words"] = list(compress(range(len(folded)), map(_PLACE_TRIGGERS.__contains__, folded)))
+    return hits
+
+
+def arrondissement_cities(view: NoteView) -> list[Candidate]:
+    """VILLE for Paris, Lyon and Marseille written with an arrondissement number, the number left outside.
+
+    Found by a set lookup per token (a C-level scan), then ``13e``, ``13``, ``13ème``, ``XIIIe`` checked:
+    the number must be one of the city's arrondissements. After a title (``Dr Paris 13``) it is a name.
+    """
+    found: list[Candidate] = []
+    n = len(view)
+    folded = view.folded
+    for i in place_words(view):
+        if folded[i] not in ARRONDISSEMENTS:
+            continue
+        if i + 1 >= n or view.shapes[i] not in (TITLE, UPPER) or not view.joined(i):
+            continue
+        if i > 0 and (folded[i - 1] in PROFESSIONAL_TITLES or folded[i - 1] in CIVILITIES):
+            continue
+        word = view.words[i + 1]
+        if word.isdigit() and len(word) <= 2:
+            number = int(word)
+            if i + 2 < n and view.gap(i + 1) == "" and folded[i + 2] not in _ORDINAL:
+                continue  # "Paris 13h", "Lyon 8x"
+        else:
+            roman = _ROMAN_ARRONDISSEMENT.fullmatch(word)
+            if roman is None:
+                continue
+            number = _roman(roman.group("n"))
+        if 1 <= number <= ARRONDISSEMENTS[folded[i]]:
+            found.append(Candidate(view.starts[i], view.ends[i], "VILLE", "address:arrondissement", 0.9))
+    return found
+
+
 #: Nouns that a person's or a place's name completes as an eponym (``drain de Redon``): never a VILLE.
 EPONYM_HEADS = frozenset(
     """drain drains signe maladie syndrome score manoeuvre manœuvre test classification echelle critere criteres
     technique intervention operation procedure type stade reflexe triade sonde pince canule""".split()
 )
+#: Institutions named after a saint right after their head word (``Hôpital Saint-Louis``, ``EHPAD
+#: Sainte-Anne``): the saint's name is the institution's, not a town's, even where a commune bears it.
+INSTITUTION_HEADS = frozenset(
+    """hopital clinique polyclinique ehpad institut fondation pavillon eglise chapelle lycee college ecole
+    groupe residence maison hospice centre""".split()
+)
+_SAINTS = ("saint", "sainte", "st-", "ste-", "st ", "ste ")
 _PLACE_KINDS = frozenset({"commune", "ancienne_commune", "acheminement", "site"})
 _CITY_CONTEXT_BEFORE = frozenset({"a", "à", "de", "d'", "d’", "sur", "(", "vers", "pres", "près"})
 
@@ -258,10 +626,15 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
     zip_starts = {z.start for z in zips}
     found: list[Candidate] = []
     for match in matches:
+        contracted = False
         for c in match.categories:  # a loop, not any(): this runs for every gazetteer match of the note
-            if c.table == "places" and c.kind in _PLACE_KINDS:
-                break
+            if c.table == "places":
+                if c.kind in _PLACE_KINDS:
+                    break
+                contracted = contracted or c.kind == CONTRACTED
         else:
+            if contracted:
+                found += _contracted_commune(view, match)
             continue
         i, j = view.index_at(match.start), view.index_before(match.end) + 1
         if (
@@ -273,6 +646,8 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
             continue
         if i >= 2 and view.folded[i - 1] in ("de", "d'", "d’") and view.folded[i - 2] in EPONYM_HEADS:
             continue  # "drain de Redon", "signe de Lasègue": an eponym, not a place
+        if i >= 1 and view.folded[i - 1] in INSTITUTION_HEADS and view.folded[i].startswith(_SAINTS):
+            continue  # "Hôpital Saint-Louis" is named after the saint, not the town (institution names: GUIDELINES)
         ambiguous = all(c.ambiguous for c in match.categories if c.table == "places")
         if ambiguous:
             before = view.folded[i - 1] if i > 0 else ""
@@ -288,6 +663,34 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
             Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.6 if ambiguous else 0.7)
         )
     return found
+
+
+_CONTRACTED_ARTICLES = frozenset({"au", "aux", "du", "des"})
+
+
+def _contracted_commune(view: NoteView, match) -> list[Candidate]:
+    """VILLE for a commune named without its article after a contracted one (``au [Havre]``, ``du [Mans]``).
+
+    GUIDELINES: in a contracted article the article stays outside when it is not part of the commune's
+    name as written. Only right after ``au``/``aux``/``du``/``des`` in lower case on the same line, and
+    capitalised: the name alone is often a common word (``Havre``, ``Port``), which this context makes a
+    place again (``sortie du port`` stays prose).
+    """
+    i, j = view.index_at(match.start), view.index_before(match.end) + 1
+    if (
+        i < 1
+        or i >= j
+        or view.shapes[i] not in (TITLE, UPPER)
+        or view.starts[i] != match.start
+        or view.ends[j - 1] != match.end
+        or view.folded[i - 1] not in _CONTRACTED_ARTICLES
+        or view.shapes[i - 1] != LOWER
+        or not view.joined(i - 1)
+    ):
+        return []
+    if i >= 2 and view.folded[i - 2] in EPONYM_HEADS:
+        return []
+    return [Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.65)]
 
 
 def gazetteer_streets(view: NoteView, matches, zips: list[Candidate]) -> list[Candidate]:

@@ -181,13 +181,21 @@ SIGNATURE_PHRASES: tuple[str, ...] = (
 
 #: Phrases after which a city follows (birthplace, residence, place of signature, hospital of).
 CITY_PHRASES: tuple[str, ...] = (
-    r"nee? a",
-    r"nee? le [^\n]{4,30}? a",
+    r"nee?(?:\(e\))? a",
+    r"nee?(?:\(e\))? aux?",  # "né au [Havre]": the contracted article stays outside (GUIDELINES)
+    r"nee?(?:\(e\))? le [^\n]{4,30}? a",
+    r"nee?(?:\(e\))? le [^\n]{4,30}? aux?",
     r"domicilie(?:e|\(e\))? a",
+    r"domicilie(?:e|\(e\))? aux?",
     r"habite a",
+    r"habite aux?",
     r"demeurant a",
+    r"demeurant aux?",
     r"reside a",
+    r"reside aux?",
     r"vit a",
+    r"vit aux?",
+    r"originaire (?:de|d'|d’|du|des)",  # "originaire de [Dakar]" (GUIDELINES: a foreign city is VILLE)
     r"fait a",
     r"lieu de naissance",
     r"ville de naissance",

@@ -26,7 +26,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from deid_ds.errors import InputError
-from deid_ds.label.addresses import cities, gazetteer_places, gazetteer_streets, streets
+from deid_ds.label.addresses import (
+    cities,
+    foreign_postcodes,
+    gazetteer_places,
+    gazetteer_streets,
+    places_before_zip,
+    streets,
+)
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
@@ -117,7 +124,8 @@ def _confirmed_by_metadata(note: NoteInputs) -> list[Candidate]:
 
 def _cities(note: NoteInputs) -> list[Candidate]:
     dates = [d for d in note.candidates_of("dates") if not d.needs_context]
-    return cities(note.view, note.candidates_of("zips"), dates, note.folded)
+    zips = note.candidates_of("zips") + note.candidates_of("foreign_postcodes")
+    return cities(note.view, zips, dates, note.folded)
 
 
 def _confirmed_zips(note: NoteInputs) -> list[Candidate]:
@@ -257,9 +265,11 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "streets",
         ("STR",),
-        ("address:street", "address:postbox"),
-        "street addresses announced by a street type (rue, avenue, lieu-dit...) and post boxes",
-        lambda note: streets(note.view),
+        ("address:street", "address:postbox", "address:place", "address:lieu_dit"),
+        "street addresses announced by a street type (rue, avenue, lieu-dit...), post boxes, buildings, staircases, "
+        "lieux-dits between an address cue and a postcode",
+        lambda note: streets(note.view) + places_before_zip(note.view, note.candidates_of("zips")),
+        reads=("zips",),
     ),
     LabellingFunction(
         "gazetteer_streets",
@@ -271,12 +281,25 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         reads=("zips",),
     ),
     LabellingFunction(
+        "foreign_postcodes",
+        ("ZIP",),
+        ("address:zip_foreign",),
+        "postcodes of a foreign address (1000 Bruxelles, 4000-123 Porto, 00100 Rome, Italie)",
+        lambda note: foreign_postcodes(note.view),
+    ),
+    LabellingFunction(
         "cities",
         ("VILLE",),
-        ("address:city_after_zip", "address:city_before_zip", "context:city", "context:dateline"),
-        "cities next to a postcode, after a cue (née à...) and in datelines (Rennes, le 3 mars)",
+        (
+            "address:city_after_zip",
+            "address:city_before_zip",
+            "context:city",
+            "context:dateline",
+            "address:arrondissement",
+        ),
+        "cities next to a postcode, after a cue (née à...), in datelines (Rennes, le 3 mars), before an arrondissement",
         _cities,
-        reads=("zips", "dates"),
+        reads=("zips", "dates", "foreign_postcodes"),
     ),
     LabellingFunction(
         "communes",

@@ -29,6 +29,7 @@ LETTER = (
     "Elle vit au 3 place du Marché. Né en 1950. Contact : 06 12 34 56 78, jeanne.legall@free.fr\n"
     "Permanence : 29200 A Brest\n"
     "Rôle\tNom\tPrénom\nIDE\tRIOU\tSoizic\n"
+    "Ancienne adresse : 1000 Bruxelles\n"
     "JM/AB\n"
 )
 PATIENT = PatientMetadata(
