@@ -34,6 +34,8 @@ MONTHS: tuple[str, ...] = (
 MONTH_ABBREVIATIONS: dict[str, int] = {
     "janv": 1, "jan": 1, "févr": 2, "fév": 2, "mar": 3, "avr": 4, "juil": 7, "aoû": 8, "sept": 9, "sep": 9,
     "oct": 10, "nov": 11, "déc": 12,
+    # the three capitals of mainframe and lab exports ("12 JUN 2020", "03-AOU-2019")
+    "fev": 2, "jun": 6, "jul": 7, "aou": 8, "dec": 12,
 }  # fmt: skip
 WEEKDAYS: tuple[str, ...] = ("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche")
 
@@ -236,6 +238,22 @@ _GLUED_CUE_BEFORE = re.compile(
     r"(?:\b(?:le|du|au|né|née|n[ée]\(e\))|\b(?:date|DDN|naissance)\b[^\n\d]{0,25})[ \t\u00a0:]*$", re.IGNORECASE
 )
 
+# ... or in the year-first order of exports ("20190929", "SIGNATURE ELECTRONIQUE 20220930"), anywhere but after
+# the name of an identifier (an IPP, a stay or request number may look like one)
+_ID_BEFORE = re.compile(
+    r"\b(?:ipp|nip|iep|n°|no|num[ée]ro|dossier|s[ée]jour|demande|finess|rpps|adeli|nir|ins|uf|code|id|ref)\b"
+    r"[^\n\d]{0,12}$",
+    re.IGNORECASE,
+)
+
+# -- a spoken correction: "le [12] non pardon le [13 mars]", "le [quinze] plutôt le quatorze juin": the day
+# corrected is a date too (one DATE per day said, as a range's ends), found from the date said after it
+_CORRECTION_HEAD_BEFORE = re.compile(
+    rf"(?<![\w])le{BLANKS}(?P<day>1{BLANK}?er|[0-3]?\d|{_numbers.NUMBER_WORDS}),?{BLANKS}"
+    rf"(?:(?:non|pardon|plutôt|plutot|euh|enfin|je veux dire),?{BLANKS}){{1,3}}le{BLANKS}$",
+    re.IGNORECASE,
+)
+
 # A law or a decree is named by its date ("loi du 4 mars 2002", "décret n° 2016-1234 du 12 mars 2016",
 # "loi n° 78-17 du 6 janvier 1978"): a reference to a text, not a date of the patient's life.
 _LEGAL_BEFORE = re.compile(
@@ -302,7 +320,14 @@ def find_dates(text: str) -> list[Candidate]:
             if (
                 not (before.isalnum() or before in "_-+")
                 and not _continues(text, m.end(), "-")
-                and _GLUED_CUE_BEFORE.search(text, max(0, start_digits - 40), start_digits)
+                and (
+                    _GLUED_CUE_BEFORE.search(text, max(0, start_digits - 40), start_digits)
+                    or (
+                        m.group()[:2] in ("19", "20")
+                        and _valid_day(int(m.group()[6:]), int(m.group()[4:6]), int(m.group()[:4]))
+                        and not _ID_BEFORE.search(text, max(0, start_digits - 20), start_digits)
+                    )
+                )
                 and _glued_date(m.group())
             ):
                 found.append(Candidate(start_digits, m.end(), LABEL, "pattern:date_glued", 0.9))
@@ -419,6 +444,7 @@ def find_dates(text: str) -> list[Candidate]:
 
     found += _export_forms(text)
     found += _range_starts(text, found)
+    found += _corrected_days(text, found)
 
     if blocked:
         streets = Occupied(len(text))
@@ -536,6 +562,22 @@ def _range_starts(text: str, found: list[Candidate]) -> list[Candidate]:
             continue
         starts.append(Candidate(head.start("day"), head.end("day"), LABEL, "pattern:date_range", 0.9))
     return starts
+
+
+def _corrected_days(text: str, found: list[Candidate]) -> list[Candidate]:
+    """The day a dictation corrects before the date it says instead: ``le [12] non pardon le [13 mars]``."""
+    days: list[Candidate] = []
+    for c in found:
+        if c.needs_context or c.start < 8 or not text[max(0, c.start - 4) : c.start].rstrip().lower().endswith("le"):
+            continue
+        head = _CORRECTION_HEAD_BEFORE.search(text, max(0, c.start - 80), c.start)
+        if head is None:
+            continue
+        day = head.group("day")
+        number = _day_number(day) if day[0].isdigit() else _numbers.value(day)
+        if number is not None and 1 <= number <= 31:
+            days.append(Candidate(head.start("day"), head.end("day"), LABEL, "pattern:date_range", 0.9))
+    return days
 
 
 def _written_matches(text: str) -> Iterator[re.Match[str]]:

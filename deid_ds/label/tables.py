@@ -29,13 +29,16 @@ HEADER_WORDS: frozenset[str] = frozenset(
     n no num numero dossier sejour intervenant intervenants praticien praticiens medecin medecins qualite
     fonction fonctions role roles rpps adeli id ps idps specialite profession signataire auteur usage
     d de du marital maritale jeune fille epouse heure age tel telephone adresse ville cp code postal ins nir
-    identifiant service uf lit chambre statut e s""".split()
+    identifiant service uf lit chambre statut e s heure cible cibles transmission transmissions signature
+    observation observations""".split()
 )
 #: Titles of a name column (any word of the cell): ``NOM``, ``NOM PATIENT``, ``PRÉNOM``, ``NOM DE NAISSANCE``.
 NAME_TITLES = frozenset({"nom", "noms", "prenom", "prenoms"})
 #: Titles of a date column (the whole cell): ``DDN``, ``NÉ(E) LE``, ``DATE DE NAISSANCE``, ``DATE``.
 DATE_TITLES = frozenset({"ddn", "ne le", "nee le", "ne e le", "date de naissance", "date naissance", "naissance"})
 DATE_TITLES |= frozenset({"date", "date naiss", "ne", "nee", "dates"})
+#: Titles of a column of who wrote each row (nurse transmissions): a professional, after a role or not.
+SIGNER_TITLES = frozenset({"signature", "signataire", "auteur"})
 #: Titles that make a table a list of professionals: its names are DOCTOR.
 STAFF_TITLES = frozenset(
     "intervenant intervenants praticien praticiens medecin medecins qualite fonction fonctions role roles rpps "
@@ -50,6 +53,12 @@ _DATE_VALUE = re.compile(
     r"(?:0?[1-9]|[12]\d|3[01])[/.-](?:0?[1-9]|1[0-2])[/.-](?:\d{4}|\d{2})"
     r"|(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])"
     r"|(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])"
+    r"|(?:0?[1-9]|[12]\d|3[01])/(?:0?[1-9]|1[0-2])"  # a day and month under a date title
+)
+#: The role a signer is written after (``Inf. Louis-Hervé``, ``IDE Karine B.``, ``CDS Nour``): outside the name.
+_ROLE_BEFORE = re.compile(
+    r"(?:(?:inf|infirmi[eè]re?|ide|iade|ibode|as|ash|aide-soignante?|cds|cadre|dr|pr|sf|kin[eé]|int|interne)\.?\s+)+",
+    re.IGNORECASE,
 )
 
 
@@ -89,6 +98,8 @@ def _column_kind(words: tuple[str, ...]) -> str | None:
         return "date"
     if NAME_TITLES.intersection(words):
         return "name"
+    if joined in SIGNER_TITLES:
+        return "signer"
     return None
 
 
@@ -123,6 +134,11 @@ def table_cells(text: str) -> list[Candidate]:
                 if kind == "name" and _NAME_VALUE.fullmatch(value) and _title(value) is None:
                     label = "DOCTOR" if staff else "PATIENT"
                     found.append(Candidate(start, end, label, "context:table_column", 0.8))
+                elif kind == "signer":
+                    role = _ROLE_BEFORE.match(value)
+                    skip = role.end() if role is not None else 0
+                    if _NAME_VALUE.fullmatch(value, skip) and _title(value[skip:]) is None:
+                        found.append(Candidate(start + skip, end, "DOCTOR", "context:table_column", 0.8))
                 elif kind == "date" and _DATE_VALUE.fullmatch(value):
                     found.append(Candidate(start, end, "DATE", "context:table_date", 0.9))
             k += 1
