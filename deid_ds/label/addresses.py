@@ -485,6 +485,8 @@ _ELIDED_ORIGIN = re.compile(r"originaire d['’]")
 def _not_a_city(view: NoteView, i: int, end: int) -> bool:
     """Whether the words a place cue announces are a country, a region or an institution's part, not a city."""
     first = view.folded[i]
+    if end == i + 1 and first in ("la", "le", "les"):
+        return True  # an article alone: "CHU de La Réunion" (the region stopped the city after it)
     return first in COUNTRIES_AND_REGIONS or first in _NOT_CITY_HEADS or view.folded[end - 1] in COUNTRIES_AND_REGIONS
 
 
@@ -618,6 +620,8 @@ INSTITUTION_HEADS = frozenset(
 _SAINTS = ("saint", "sainte", "st-", "ste-", "st ", "ste ")
 _PLACE_KINDS = frozenset({"commune", "ancienne_commune", "acheminement", "site"})
 _CITY_CONTEXT_BEFORE = frozenset({"a", "à", "de", "d'", "d’", "sur", "(", "vers", "pres", "près"})
+# a hospital named by its town with no "de" ("CH Vannes", "CHU Rennes"): the town is VILLE (GUIDELINES)
+_CITY_CONTEXT_BEFORE |= frozenset({"ch", "chu", "chr", "chru", "chi", "chic", "chs"})
 
 
 def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Candidate]:

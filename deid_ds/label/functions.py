@@ -80,9 +80,7 @@ class NoteInputs:
         found = self.found.get(name)
         if found is None:
             function = BY_NAME[name]
-            found = function.propose(self)
-            if "PATIENT" in function.labels or "DOCTOR" in function.labels:
-                found = split_at_columns(self.text, found)
+            found = split_at_columns(self.text, function.propose(self))
             self.found[name] = found
         return found
 

@@ -239,20 +239,24 @@ COLUMN_GAP = "   "
 
 
 def split_at_columns(text: str, candidates: list[Candidate]) -> list[Candidate]:
-    """Name candidates cut where a wide gap separates two columns of a fixed-width table.
+    """Candidates cut where a wide gap separates two columns of a fixed-width table.
 
     Guidelines: "a name split over two columns of a fixed-width table is two spans" (``DUPONT     JEAN``
-    under ``NOM        PRENOM``). The name runs join tokens separated by any blanks; here a candidate
+    under ``NOM        PRENOM``). The name runs join tokens separated by any blanks; here a name candidate
     holding three blanks in a row becomes one candidate per column (each keeping its label and source).
-    Most candidates hold none: one substring test each.
+    A place read on across the gap (``CHU DE [BREST]      ACCUEIL DES URGENCES``) keeps its first column
+    only. Most candidates hold none: one substring test each.
     """
     if not any(COLUMN_GAP in text[c.start : c.end] for c in candidates):
         return candidates
     out: list[Candidate] = []
     for c in candidates:
-        if c.label not in ("PATIENT", "DOCTOR") or COLUMN_GAP not in text[c.start : c.end]:
+        if COLUMN_GAP not in text[c.start : c.end]:
             out.append(c)
             continue
-        for piece in re.finditer(r"\S+(?:[ \t\u00a0]{1,2}\S+)*", text[c.start : c.end]):
+        pieces = re.finditer(r"\S+(?:[ \t\u00a0]{1,2}\S+)*", text[c.start : c.end])
+        if c.label not in ("PATIENT", "DOCTOR"):
+            pieces = [next(pieces)]
+        for piece in pieces:
             out.append(Candidate(c.start + piece.start(), c.start + piece.end(), c.label, c.source, c.confidence))
     return out
