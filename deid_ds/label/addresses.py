@@ -248,8 +248,13 @@ def streets(view: NoteView) -> list[Candidate]:
         lower_type = view.shapes[i] == LOWER
         if lower_type and not numbered and not any(view.shapes[k] in (TITLE, UPPER) for k in range(type_end, name_end)):
             continue  # "la route de 3 km": prose, not an address
-        if not numbered and folded[type_end] in _ROLES_NOT_STREETS:
-            continue  # "Passage IDE à domicile": a nurse's visit, not a street
+        if not numbered and (
+            folded[type_end] in _ROLES_NOT_STREETS
+            or any(folded[k] in PROFESSIONAL_TITLES for k in range(type_end, name_end))
+        ):
+            continue  # "Passage IDE à domicile", "Passage de Docteur X": a visit, not a street
+        if not numbered and i > 0 and folded[i - 1] in ("de", "du", "d'", "d’"):
+            continue  # "DOSSIER DE PASSAGE AUX URGENCES": a noun after "de", not a street named in prose
         confidence = 0.95 if numbered else (0.8 if lower_type else 0.9)
         found.append(Candidate(view.starts[start], view.ends[name_end - 1], "STR", "address:street", confidence))
     return found
