@@ -46,6 +46,7 @@ from deid_ds.label.cues import (
     PROFESSIONAL_TITLES,
     RECIPIENT_CUE,
     RELATIVE_CUE,
+    RELATIVE_WORDS,
     ROLE_WORDS,
     SIGNATURE_CUE,
     STAFF_HEADING,
@@ -77,6 +78,8 @@ _START_WORDS = (
     | frozenset(map(fold, _ROLE_SEPARATORS))
     | {"as"}  # AS: aide-soignante
     | {"patient", "patiente"}  # lower-case names after them (lower_case_names)
+    | frozenset(map(fold, RELATIVE_WORDS))
+    | {"reverrai", "revois"}
     | {"ne", "nee", "ne(e)", "ipp"}  # names before them (_names_before_identity)
 )
 
@@ -115,11 +118,12 @@ def _names_after(
 
 def _french_words_only(view: NoteView, run: tuple[int, int]) -> bool:
     """Whether every word of ``run`` longer than an initial is a French word (a feminine or plural form of a
-    word of the lexicon counts: the lexicon lists lemmas, ``présent``, not ``PRESENTE``)."""
-    words = [view.words[k].lower() for k in range(*run) if view.shapes[k] in (UPPER, TITLE)]
+    word of the lexicon, or a verb's present, counts: the lexicon lists lemmas, ``présenter``, not ``PRESENTE``)."""
+    words = [view.words[k].lower() for k in range(*run) if view.shapes[k] in (UPPER, TITLE, LOWER)]
     return bool(words) and all(
         is_common_word(w, accents_known=False)
         or any(w.endswith(e) and is_common_word(w[: -len(e)], accents_known=False) for e in ("e", "s", "es"))
+        or (w.endswith("e") and is_common_word(w + "r", accents_known=False))  # présente: présenter
         for w in words
     )
 
@@ -412,6 +416,10 @@ def dictation_initials(text: str) -> list[Candidate]:
 #: (``la patiente madame jeanne le gall``, a civility: PATIENT, as for a capitalised name).
 _LOWER_DOCTOR_ANCHORS = frozenset({"dr", "dr.", "docteur", "pr", "pr.", "professeur"})  # not "interne", an adjective
 _LOWER_PATIENT_ANCHORS = CIVILITIES | {"patient", "patiente"}
+#: Words after which one lower-case name is enough (``sa fille simone``, ``née bruneau``, ``je reverrai
+#: colombo``): a relative or a birth name is written with one word as often as not.
+_LOWER_ONE_NAME_ANCHORS = frozenset(map(fold, RELATIVE_WORDS)) | {"nee", "reverrai", "revois"}
+_LOWER_PATIENT_ANCHORS |= _LOWER_ONE_NAME_ANCHORS
 #: Endings of conjugated verbs and participles, which the lexicon of lemmas lacks (``présente``, ``décrit``
 #: are not in it): a lower-case word ending so after ``le patient`` is read as a verb, not a name.
 _VERB_ENDINGS = ("é", "ée", "és", "ées", "ait", "aient", "era", "erait", "ons", "ez")
@@ -479,7 +487,9 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
         if marks[first] == 0 and not doctor and not strong:
             continue
         if not doctor and n_cores < 2 and not strong:
-            continue
+            one_name = folded[k] in _LOWER_ONE_NAME_ANCHORS and marks[first] == 1
+            if not one_name or _french_words_only(view, (run[first], run[first] + 1)):
+                continue
         start_token = run[0]  # the particles before the first word lead the name (le gall, de la tour)
         label, source = ("DOCTOR", "context:lower_case_title") if doctor else ("PATIENT", "context:lower_case_civility")
         found.append(Candidate(view.starts[start_token], view.ends[run[last]], label, source, 0.7))
