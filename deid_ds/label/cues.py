@@ -406,4 +406,4 @@ STAFF_HEADING = re.compile(
 )
 
 #: Dictation initials at the foot of a typed letter, alone on their line: ``YK/CL`` (author/typist).
-DICTATION_INITIALS = re.compile(r"(?m)^[ \t]*([A-Z]{1,4})[ \t]*/[ \t]*([A-Z]{1,4})[ \t]*$")
+DICTATION_INITIALS = re.compile(r"(?m)^[ \t]*([A-Z]{1,4})(?:[ \t]*/[ \t]*|-)([A-Z]{1,4})[ \t]*$")

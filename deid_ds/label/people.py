@@ -76,7 +76,7 @@ _START_WORDS = (
     PROFESSIONAL_TITLES
     | CIVILITIES
     | frozenset(map(fold, _ROLE_SEPARATORS))
-    | {"as"}  # AS: aide-soignante
+    | {"as", "cds", "iao", "ioa", "ash", "inf."}  # roles in capitals (_CAPITAL_ROLES)
     | {"patient", "patiente"}  # lower-case names after them (lower_case_names)
     | frozenset(map(fold, RELATIVE_WORDS))
     | {"reverrai", "revois"}
@@ -162,17 +162,28 @@ def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, co
     return Candidate(start, end, label, source, confidence)
 
 
+#: Roles written in capitals before a first name in nurse transmissions (``AS Julie``, ``CDS Djamila``, ``IAO :
+#: Paulette M.``): capitals only, the same letters being words or abbreviations otherwise; ``Inf.`` with its period.
+_CAPITAL_ROLES = frozenset({"AS", "CDS", "IAO", "IOA", "ASH", "Inf.", "INF."})
+#: Titles that are adjectives too (``face interne``).
+_ADJECTIVE_TITLES = frozenset({"interne", "externe"})
+
+
 def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
     """DOCTOR candidates from titles, professional phrases, roles after a name and recipient headers."""
     found: list[Candidate] = []
     n = len(view)
     folded = view.folded
     for i in _rule_starts(view):
-        if (folded[i] in PROFESSIONAL_TITLES or view.words[i] == "AS") and i + 1 < n and view.joined(i):
+        if (folded[i] in PROFESSIONAL_TITLES or view.words[i] in _CAPITAL_ROLES) and i + 1 < n and view.joined(i):
             j = i + 1
-            if view.words[j] in (":", ".") and j + 1 < n and view.joined(j):
-                j += 1
+            if view.words[j] == ":" or (view.words[j] == "." and len(folded[i]) <= 3):
+                j += 1  # "Interne : X", "Dr. X"; not "..., interne. Conduite à tenir"
+                if j >= n or not view.joined(j - 1):
+                    continue
             run = name_after(view, j, initial_m=True)
+            if run and folded[i] in _ADJECTIVE_TITLES and view.words[i].isupper() and _french_words_only(view, run):
+                continue  # "A LA FACE INTERNE DU BRAS GAUCHE": the adjective, in a letter typed in capitals
             if run:
                 found.append(_candidate(view, over_two_lines(view, run), "DOCTOR", "context:title", 0.95))
     for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text), initial_m=True):
@@ -398,6 +409,8 @@ def staff_lists(view: NoteView, folded_text: str) -> list[Candidate]:
             # the line's last non-blank character (the line holds one: it is not blank)
             if run is None or view.ends[run[1] - 1] < cursor + len(text[cursor:end].rstrip()):
                 break  # not a name alone on its line: the list is over
+            if DICTATION_INITIALS.fullmatch(text, cursor, end):
+                break  # "PAD-GP": dictation initials, two spans (dictation_initials), after the signature
             found.append(_candidate(view, run, "DOCTOR", "context:staff_list", 0.85))
             cursor = end + 1
     return found
