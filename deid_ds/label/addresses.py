@@ -335,9 +335,16 @@ _INSTITUTION_WORDS = frozenset(
     laboratoire ehpad institut centre pavillon medecine chirurgie imagerie cardiologie neurologie pneumologie
     urologie pediatrie oncologie radiologie biologie pharmacie anesthesie reanimation geriatrie psychiatrie
     gynecologie obstetrique maternite endocrinologie nephrologie rhumatologie dermatologie hematologie
-    ophtalmologie orl""".split()
+    ophtalmologie orl gastro-enterologie enterologie diabetologie hepatologie infectiologie addictologie
+    allergologie angiologie stomatologie traumatologie orthopedie neurochirurgie soins explorations reeducation
+    readaptation ssr usld""".split()
 )
 _LINE_WINDOW = 20
+
+
+def _institution_word(word: str) -> bool:
+    """A hospital's word, or a compound of one (``endocrinologie-diabetologie``)."""
+    return word in _INSTITUTION_WORDS or ("-" in word and any(part in _INSTITUTION_WORDS for part in word.split("-")))
 
 
 def _inside_institution(view: NoteView, i: int) -> bool:
@@ -355,7 +362,7 @@ def _inside_institution(view: NoteView, i: int) -> bool:
             if lines > 1:
                 break
         k -= 1
-        if folded[k] in _INSTITUTION_WORDS:
+        if _institution_word(folded[k]):
             return True
     k, lines = i, 0
     while k + 1 < len(view) and k - i < 2 * _LINE_WINDOW:
@@ -364,7 +371,7 @@ def _inside_institution(view: NoteView, i: int) -> bool:
             if lines > 1:
                 break
         k += 1
-        if folded[k] in _INSTITUTION_WORDS:
+        if _institution_word(folded[k]):
             return True
     return False
 
