@@ -76,7 +76,7 @@ _START_WORDS = (
     PROFESSIONAL_TITLES
     | CIVILITIES
     | frozenset(map(fold, _ROLE_SEPARATORS))
-    | {"as", "cds", "iao", "ioa", "ash", "inf."}  # roles in capitals (_CAPITAL_ROLES)
+    | {"as", "cds", "iao", "ioa", "ash", "inf.", "int.", "int"}  # roles in capitals (_CAPITAL_ROLES)
     | {"patient", "patiente"}  # lower-case names after them (lower_case_names)
     | frozenset(map(fold, RELATIVE_WORDS))
     | {"reverrai", "revois"}
@@ -164,7 +164,7 @@ def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, co
 
 #: Roles written in capitals before a first name in nurse transmissions (``AS Julie``, ``CDS Djamila``, ``IAO :
 #: Paulette M.``): capitals only, the same letters being words or abbreviations otherwise; ``Inf.`` with its period.
-_CAPITAL_ROLES = frozenset({"AS", "CDS", "IAO", "IOA", "ASH", "Inf.", "INF."})
+_CAPITAL_ROLES = frozenset({"AS", "CDS", "IAO", "IOA", "ASH", "Inf.", "INF.", "Int.", "INT.", "Int", "INT"})
 #: Titles that are adjectives too (``face interne``).
 _ADJECTIVE_TITLES = frozenset({"interne", "externe"})
 
@@ -267,9 +267,33 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
                 span = view.span(*run)
                 if span in directory_names:
                     found.append(Candidate(*span, "DOCTOR", "context:civility_directory", 0.7))
+                elif _role_on_next_line(view, run[1]):
+                    found.append(Candidate(*span, "DOCTOR", "context:role", 0.8))
                 else:
                     found.append(Candidate(*span, "PATIENT", "context:civility", 0.6))
     return found
+
+
+#: Words of the role line a signature block writes under the signer's name (``MADAME M. BOUEDEC`` /
+#: ``SECRETARIAT``, ``CHEF DE SERVICE``, ``PRATICIEN HOSPITALIER``).
+_SIGNER_LINE_WORDS = ROLE_WORDS | {"secretariat", "de", "du", "service", "hospitalier", "hospitaliere", "medical"}
+
+
+def _role_on_next_line(view: NoteView, end: int) -> bool:
+    """Whether the name ending before token ``end`` ends its line and the next line is a role alone (at most
+    four words, all of a role: not ``Médecin traitant : Dr X`` under a patient's name)."""
+    if end >= len(view) or view.gap(end - 1).count("\n") != 1 or view.gap(end - 1).strip():
+        return False
+    if view.folded[end] not in ROLE_WORDS and view.folded[end] != "secretariat":
+        return False
+    k = end
+    while k < len(view) and k - end < 4:
+        if view.folded[k] not in _SIGNER_LINE_WORDS:
+            return False
+        if view.line_end(k):
+            return True
+        k += 1
+    return False
 
 
 _BIRTH = frozenset({"ne", "nee", "ne(e)"})
@@ -457,7 +481,14 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
     joins = view.joins
     anchor_words = _LOWER_DOCTOR_ANCHORS if doctor else _LOWER_PATIENT_ANCHORS
     anchors = [
-        k for k in _rule_starts(view) if folded[k] in anchor_words and k + 1 < n and shapes[k + 1] == LOWER and joins[k]
+        k
+        for k in _rule_starts(view)
+        if (
+            folded[k] in anchor_words or (doctor and folded[k] == "interne" and k > 0 and folded[k - 1] in ("l'", "l’"))
+        )
+        and k + 1 < n
+        and shapes[k + 1] == LOWER
+        and joins[k]
     ]
     if not anchors:
         return []
