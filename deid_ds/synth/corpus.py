@@ -239,57 +239,35 @@ class Generation:
                     if world.specialists and note_rng.random() < 0.5
                     else world.new_specialist(department.name)
                 ]
-            if family >= 3:  # export styles: their own writers and random stream, as family 2
-                ctx = ExportContext(
-                    random.Random(f"export-{seed}-{number}"),
-                    family,
-                    config.noise,
-                    patient,
-                    hospital,
-                    department,
-                    author,
-                    when,
-                    dates,
-                    doc,
-                    address,
-                    extras,
-                )
+            # families 2 to 4 have their own writers and random streams: families 0 and 1 draw exactly what
+            # they drew before those existed
+            if family >= 3:  # the export styles
+                context_class, context_rng = ExportContext, random.Random(f"export-{seed}-{number}")
                 writer = partial(write_export_note, doc_type=doc_type)
-            elif (
-                family == 2
-            ):  # its own writers and random stream: families 0 and 1 draw exactly what they drew before it
+            elif family == 2:
                 from deid_ds.synth.unseen import WRITERS, UnseenContext
 
-                writer = WRITERS[doc_type]
-                ctx = UnseenContext(
+                context_class, context_rng, writer = (
+                    UnseenContext,
                     random.Random(f"unseen-{seed}-{number}"),
-                    family,
-                    config.noise,
-                    patient,
-                    hospital,
-                    department,
-                    author,
-                    when,
-                    dates,
-                    doc,
-                    address,
-                    extras,
+                    WRITERS[doc_type],
                 )
             else:
-                ctx = NoteContext(
-                    note_rng,
-                    family,
-                    config.noise,
-                    patient,
-                    hospital,
-                    department,
-                    author,
-                    when,
-                    dates,
-                    doc,
-                    address,
-                    extras,
-                )
+                context_class, context_rng = NoteContext, note_rng
+            ctx = context_class(
+                context_rng,
+                family,
+                config.noise,
+                patient,
+                hospital,
+                department,
+                author,
+                when,
+                dates,
+                doc,
+                address,
+                extras,
+            )
             writer(ctx)
             row = {
                 "id_document": id_document,
