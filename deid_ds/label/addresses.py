@@ -653,13 +653,12 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
                 found += _contracted_commune(view, match)
             continue
         i, j = view.index_at(match.start), view.index_before(match.end) + 1
-        if (
-            i >= j
-            or view.shapes[i] not in (TITLE, UPPER)
-            or view.starts[i] != match.start
-            or view.ends[j - 1] != match.end
-        ):
+        if i >= j or view.starts[i] != match.start or view.ends[j - 1] != match.end:
             continue
+        if view.shapes[i] not in (TITLE, UPPER) and not (
+            view.shapes[i] == LOWER and _next_to_zip(view, i, j, zip_starts, zip_ends)
+        ):
+            continue  # a commune in lower case only next to its postcode, as dictation writes it (75014 paris)
         if i >= 2 and view.folded[i - 1] in ("de", "d'", "d’") and view.folded[i - 2] in EPONYM_HEADS:
             continue  # "drain de Redon", "signe de Lasègue": an eponym, not a place
         if i >= 1 and view.folded[i - 1] in INSTITUTION_HEADS and view.folded[i].startswith(_SAINTS):
@@ -669,16 +668,20 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
             before = view.folded[i - 1] if i > 0 else ""
             # a postcode ending at most 2 characters before the name, or starting at most 3 after it
             # (looked up by position: a note may hold thousands of postcodes)
-            start, end = view.starts[i], view.ends[j - 1]
-            near_zip = any(e in zip_ends for e in range(start - 2, start + 1)) or any(
-                s in zip_starts for s in range(end, end + 4)
-            )
+            near_zip = _next_to_zip(view, i, j, zip_starts, zip_ends)
             if not (before in _CITY_CONTEXT_BEFORE or near_zip or (j < len(view) and view.folded[j] == "cedex")):
                 continue
         found.append(
             Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.6 if ambiguous else 0.7)
         )
     return found
+
+
+def _next_to_zip(view: NoteView, i: int, j: int, zip_starts: set[int], zip_ends: set[int]) -> bool:
+    """Whether a postcode ends at most 2 characters before tokens ``[i, j)`` or starts at most 3 after them
+    (looked up by position: a note may hold thousands of postcodes)."""
+    start, end = view.starts[i], view.ends[j - 1]
+    return any(e in zip_ends for e in range(start - 2, start + 1)) or any(s in zip_starts for s in range(end, end + 4))
 
 
 _CONTRACTED_ARTICLES = frozenset({"au", "aux", "du", "des"})
