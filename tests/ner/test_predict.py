@@ -123,6 +123,22 @@ def test_merge_policy_on_hand_made_spans():
     ]
 
 
+def test_a_rule_span_holding_the_model_span_of_its_label_keeps_the_whole_identifier():
+    # "Patiente : Marine Mireille RENAULT": the model found "Mireille RENAULT", the identity rule all three
+    # words; the hybrid redacts the three (policy 3), and the model still wins where it disagrees
+    model = [(18, 34, "PATIENT", "model"), (50, 60, "DOCTOR", "model"), (70, 75, "PATIENT", "model")]
+    rules = [
+        (11, 34, "PATIENT", "context:identity"),
+        (48, 60, "PATIENT", "context:civility"),
+        (72, 80, "PATIENT", "context:civility"),
+    ]
+    assert merge_spans(model, rules) == [
+        (11, 34, "PATIENT", AGREED_SOURCE),
+        (50, 60, "DOCTOR", "model"),  # another label: the model wins (policy 4)
+        (70, 75, "PATIENT", "model"),  # the rule span does not hold the model's: the model wins
+    ]
+
+
 def test_merge_keeps_a_weak_rule_span_when_the_model_span_it_overlapped_lost():
     """A model span dropped for a strong rule span no longer blocks a weak one beside it."""
     model = [(0, 20, "DOCTOR", "model")]
