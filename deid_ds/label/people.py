@@ -189,7 +189,12 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
     for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text), initial_m=True):
         found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
     for i in _rule_starts(view):
-        if view.words[i] in _ROLE_SEPARATORS and i + 1 < n and folded[i + 1] in ROLE_WORDS and i > 0:
+        if (
+            view.words[i] in _ROLE_SEPARATORS
+            and i + 1 < n
+            and (folded[i + 1] in ROLE_WORDS or (view.words[i] == "(" and view.words[i + 1] in _CAPITAL_ROLES))
+            and i > 0
+        ):
             if not view.joined(i) and view.gap(i) != "":
                 continue
             start = name_start(view, i)
@@ -267,11 +272,26 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
                 span = view.span(*run)
                 if span in directory_names:
                     found.append(Candidate(*span, "DOCTOR", "context:civility_directory", 0.7))
-                elif _role_on_next_line(view, run[1]):
+                elif _role_on_next_line(view, run[1]) or _role_just_before(view, i):
                     found.append(Candidate(*span, "DOCTOR", "context:role", 0.8))
                 else:
                     found.append(Candidate(*span, "PATIENT", "context:civility", 0.6))
     return found
+
+
+def _role_just_before(view: NoteView, i: int) -> bool:
+    """Whether the civility at token ``i`` follows a role and a comma or colon on its line (``l'infirmière de
+    coordination, Mme X``, ``Assistante sociale : Mme Y``): the role names who follows."""
+    if i < 2 or view.words[i - 1] not in (",", ":") or not view.joined(i - 2):
+        return False
+    k = i - 2
+    while k >= 0 and i - 2 - k < 3:
+        if view.folded[k] in ROLE_WORDS:
+            return True
+        if k == 0 or not view.joined(k - 1):
+            return False
+        k -= 1
+    return False
 
 
 #: Words of the role line a signature block writes under the signer's name (``MADAME M. BOUEDEC`` /
