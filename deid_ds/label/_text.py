@@ -9,6 +9,17 @@ import re
 BLANK = r"[ \t\u00a0\u202f\u2007]"
 BLANKS = BLANK + "+"
 
+#: Names of the identifiers both numbers and dates are confused with (patient, stay, file and professional
+#: numbers): a number written just after one of them is that identifier.
+_IDENTIFIER_NAMES = r"ipp|nip|nir|ins|rpps|adeli|finess|dossier|s[ée]jour|id"
+
+
+def after_identifier_name(extra: str) -> re.Pattern[str]:
+    """A regex matching the end of a text that names an identifier (:data:`_IDENTIFIER_NAMES`, or one of
+    ``extra``'s alternatives) and then at most 12 characters that are no digit nor newline (``IPP : ``)."""
+    return re.compile(rf"\b(?:{_IDENTIFIER_NAMES}|{extra})\b[^\n\d]{{0,12}}$", re.IGNORECASE)
+
+
 _ACCENTED = {
     "é": "e\u0301",
     "è": "e\u0300",

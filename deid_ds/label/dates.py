@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 
 from deid_ds.label import _numbers
-from deid_ds.label._text import BLANK, BLANKS, QUANTITY_AFTER, alternation, not_after
+from deid_ds.label._text import BLANK, BLANKS, QUANTITY_AFTER, after_identifier_name, alternation, not_after
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.occupied import Occupied
 
@@ -240,11 +240,7 @@ _GLUED_CUE_BEFORE = re.compile(
 
 # ... or in the year-first order of exports ("20190929", "SIGNATURE ELECTRONIQUE 20220930"), anywhere but after
 # the name of an identifier (an IPP, a stay or request number may look like one)
-_ID_BEFORE = re.compile(
-    r"\b(?:ipp|nip|iep|n°|no|num[ée]ro|dossier|s[ée]jour|demande|finess|rpps|adeli|nir|ins|uf|code|id|ref)\b"
-    r"[^\n\d]{0,12}$",
-    re.IGNORECASE,
-)
+_ID_BEFORE = after_identifier_name(r"iep|n°|no|num[ée]ro|demande|uf|code|ref")
 
 # -- a spoken correction: "le [12] non pardon le [13 mars]", "le [quinze] plutôt le quatorze juin": the day
 # corrected is a date too (one DATE per day said, as a range's ends), found from the date said after it

@@ -34,10 +34,9 @@ from deid_ds.label.addresses import (
     places_before_zip,
     streets,
 )
-from deid_ds.label.candidate import Candidate
+from deid_ds.label.candidate import Candidate, split_at_columns
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
-from deid_ds.label.names import split_at_columns
 from deid_ds.label.patient import PatientNames, confirm_with_metadata, patient_names
 from deid_ds.label.people import (
     dictation_initials,

@@ -15,7 +15,6 @@ from bisect import bisect_right
 from itertools import compress
 
 from deid_ds.kb.normalize import fold
-from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES
 from deid_ds.label.view import DIGIT, INITIAL, LOWER, PARTICLES, PUNCT, TITLE, UPPER, NoteView, WordMemo, token_shape
 
@@ -232,31 +231,3 @@ def runs_with(view: NoteView, words: set[str] | frozenset[str]) -> list[tuple[in
 def core_words(view: NoteView) -> set[str]:
     """The distinct folded core tokens of the note (what a name lexicon can be asked about)."""
     return set(compress(view.folded, core_flags(view)))
-
-
-#: A gap of this many blanks inside a line is a column break of a fixed-width export, not a word space.
-COLUMN_GAP = "   "
-
-
-def split_at_columns(text: str, candidates: list[Candidate]) -> list[Candidate]:
-    """Candidates cut where a wide gap separates two columns of a fixed-width table.
-
-    Guidelines: "a name split over two columns of a fixed-width table is two spans" (``DUPONT     JEAN``
-    under ``NOM        PRENOM``). The name runs join tokens separated by any blanks; here a name candidate
-    holding three blanks in a row becomes one candidate per column (each keeping its label and source).
-    A place read on across the gap (``CHU DE [BREST]      ACCUEIL DES URGENCES``) keeps its first column
-    only. Most candidates hold none: one substring test each.
-    """
-    if not any(COLUMN_GAP in text[c.start : c.end] for c in candidates):
-        return candidates
-    out: list[Candidate] = []
-    for c in candidates:
-        if COLUMN_GAP not in text[c.start : c.end]:
-            out.append(c)
-            continue
-        pieces = re.finditer(r"\S+(?:[ \t\u00a0]{1,2}\S+)*", text[c.start : c.end])
-        if c.label not in ("PATIENT", "DOCTOR"):
-            pieces = [next(pieces)]
-        for piece in pieces:
-            out.append(Candidate(c.start + piece.start(), c.start + piece.end(), c.label, c.source, c.confidence))
-    return out

@@ -22,7 +22,7 @@ A name run (:mod:`deid_ds.label.names`) becomes a person by what surrounds it:
 
 Names are as export styles write them (issue 19): an initial after the surname (``LE GOFF P.``) and a
 surname broken onto the next PDF line after a title belong to the name; a name in two columns of a
-fixed-width table is two (:func:`deid_ds.label.names.split_at_columns`).
+fixed-width table is two (:func:`deid_ds.label.candidate.split_at_columns`).
 
 Confidences order candidates of the same tier and length (see :mod:`deid_ds.label.resolve`).
 """

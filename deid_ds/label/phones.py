@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from deid_ds.label import _numbers
-from deid_ds.label._text import BLANK, BLANKS, not_after
+from deid_ds.label._text import BLANK, BLANKS, after_identifier_name, not_after
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.occupied import Occupied
 
@@ -86,11 +86,7 @@ _CONTEXT_BEFORE = re.compile(
 
 
 # A compact ten-digit number after these is an identifier (file, stay, patient number), not a phone.
-_IDENTIFIER_BEFORE = re.compile(
-    r"\b(?:IPP|NIP|NDA|NIR|INS|RPPS|ADELI|FINESS|dossier|s[ée]jour|venue|lot|r[ée]f(?:[ée]rence)?|ID)\b"
-    r"[^\n\d]{0,12}$",
-    re.IGNORECASE,
-)
+_IDENTIFIER_BEFORE = after_identifier_name(r"nda|venue|lot|r[ée]f(?:[ée]rence)?")
 
 
 def _digits(s: str) -> str:

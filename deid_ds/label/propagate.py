@@ -14,8 +14,8 @@ prose (a rock) is not, unless written ``ROCHE``.
 from __future__ import annotations
 
 from deid_ds.kb.ambiguity import is_common_word
-from deid_ds.label.candidate import Candidate
-from deid_ds.label.names import core_tokens, extend_name, runs_with, split_at_columns
+from deid_ds.label.candidate import Candidate, split_at_columns
+from deid_ds.label.names import core_tokens, extend_name, runs_with
 from deid_ds.label.view import UPPER, NoteView
 
 PROPAGATED = ("PATIENT", "DOCTOR")
