@@ -219,6 +219,11 @@ def main() -> None:
     )
     parser.add_argument("--workers", type=int, default=2, help="predict workers")
     parser.add_argument("--styles", default="unseen", help="test styles: unseen, heldout (comma-separated)")
+    parser.add_argument(
+        "--no-metadata",
+        action="store_true",
+        help="the patients' metadata used by no system: weak labels, rules, model features and hybrid",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--resume", action="store_true", help="keep the outputs of a previous run in WORKDIR (steps whose --out exists)"
@@ -257,6 +262,7 @@ def main() -> None:
         if directory is not None:
             kb_args += kb_sources(directory / "kb")
     kb = work / "kb"
+    no_metadata = ["--no-metadata"] if args.no_metadata else []
     run("build-kb", ["build-kb", "--out", str(kb), "--quiet", *kb_args], timings)
 
     # 3-4. weak labels of the training notes, embeddings and tagger(s), with the demo's sizes
@@ -274,6 +280,7 @@ def main() -> None:
             *gold_args,
             "--keep-empty",
             "0.3",
+            *no_metadata,
             "--quiet",
         ],
         timings,
@@ -351,7 +358,18 @@ def main() -> None:
         systems = {"rules": out / "rules"}
         run(
             f"rules {style}",
-            ["weak-label", str(notes), "--kb", str(kb), "--out", str(systems["rules"]), "--gold", str(gold), "--quiet"],
+            [
+                "weak-label",
+                str(notes),
+                "--kb",
+                str(kb),
+                "--out",
+                str(systems["rules"]),
+                "--gold",
+                str(gold),
+                *no_metadata,
+                "--quiet",
+            ],
             timings,
         )
         for seed in seeds:
@@ -383,6 +401,7 @@ def main() -> None:
                     str(systems[f"hybrid{suffix}"]),
                     "--with-rules",
                     str(kb),
+                    *no_metadata,
                     "--workers",
                     str(args.workers),
                     "--quiet",
