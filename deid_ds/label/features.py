@@ -24,7 +24,7 @@ from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.normalize import fold
 from deid_ds.label.addresses import is_street_type
 from deid_ds.label.patient import PatientNames
-from deid_ds.label.view import DIGIT, INITIAL, LOWER, PUNCT, TITLE, UPPER, token_shape
+from deid_ds.label.view import DIGIT, INITIAL, LOWER, PUNCT, TITLE, UPPER, WordMemo, token_shape
 from deid_ds.label.zips import valid_postcode
 from deid_ds.model import PatientMetadata
 
@@ -100,6 +100,23 @@ def _length(word: str) -> str:
     return "len:1" if n == 1 else "len:2-3" if n <= 3 else "len:4-6" if n <= 6 else "len:7+"
 
 
+def _word_features(word: str) -> frozenset[str]:
+    """The features a token has whatever its context: shape, length, street type, postcode, common word."""
+    shape = token_shape(word)
+    feats = {"shape:mixed" if shape == DIGIT and not word.isdigit() else _SHAPE_FEATURE[shape], _length(word)}
+    if is_street_type(fold(word)):
+        feats.add("street_type")
+    if shape == DIGIT and valid_postcode(word):
+        feats.add("postcode")
+    if shape in (LOWER, TITLE, UPPER) and is_common_word(word.lower(), accents_known=shape != UPPER):
+        feats.add("common_word")
+    return frozenset(feats)
+
+
+#: :func:`_word_features` memoised: it depends on the word alone, and words repeat from note to note.
+_WORD_FEATURES = WordMemo(_word_features, 1 << 16)
+
+
 def _token_range(starts: Sequence[int], ends: Sequence[int], start: int, end: int) -> range:
     """The tokens lying inside the text span ``[start, end)``."""
     return range(bisect_left(starts, start), bisect_right(ends, end))
@@ -121,22 +138,7 @@ def token_features(
     ``--no-metadata``: no ``meta:*`` feature).
     """
     words = [text[s:e] for s, e in zip(starts, ends)]
-    found: list[set[str]] = [set() for _ in words]
-    for k, word in enumerate(words):
-        feats = found[k]
-        shape = token_shape(word)
-        if shape == DIGIT and not word.isdigit():
-            feats.add("shape:mixed")
-        else:
-            feats.add(_SHAPE_FEATURE[shape])
-        feats.add(_length(word))
-        f = fold(word)
-        if is_street_type(f):
-            feats.add("street_type")
-        if shape == DIGIT and valid_postcode(word):
-            feats.add("postcode")
-        if shape in (LOWER, TITLE, UPPER) and is_common_word(word.lower(), accents_known=shape != UPPER):
-            feats.add("common_word")
+    found: list[set[str]] = list(map(set, map(_WORD_FEATURES.__getitem__, words)))
     if matcher is not None:
         if folded is None:
             folded = fold(text)
