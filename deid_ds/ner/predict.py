@@ -263,6 +263,15 @@ def predict_batch(job: PredictJob) -> BatchResult:
                 continue
             text = parsed.text
             bounds = compact.bounds
+            columns = None
+            if featurer is not None:  # the same features weak-label wrote for training (deid_ds.ner.knowledge)
+                patient = note.patient if options.features.use_metadata else None
+                try:
+                    columns = note_feature_columns(text, compact.starts, compact.ends, featurer.matcher, patient)
+                except Exception as error:
+                    reason = f"internal error computing the knowledge features ({type(error).__name__})"
+                    notes[-1] = (note, _failed(status, reason), None, None)
+                    continue
             first_sentence = len(sentences)
             for k in range(len(bounds) - 1):
                 a, b = bounds[k], bounds[k + 1]
@@ -270,9 +279,7 @@ def predict_batch(job: PredictJob) -> BatchResult:
                     Sentence([flair_token(text[s:e]) for s, e in zip(compact.starts[a:b], compact.ends[a:b])])
                 )
                 owners.append((len(notes) - 1, a))
-            if featurer is not None:  # the same features weak-label wrote for training (deid_ds.ner.knowledge)
-                patient = note.patient if options.features.use_metadata else None
-                columns = note_feature_columns(text, compact.starts, compact.ends, featurer.matcher, patient)
+            if columns is not None:
                 attach_features(sentences[first_sentence:], columns, bounds[:-1])
         started = time.perf_counter()
         if sentences:
