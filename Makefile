@@ -51,7 +51,7 @@ demo: $(VENV)/.installed
 	$(BIN)/deid-ds embeddings flair-lm $(DEMO_OUT)/weak --out $(DEMO_OUT)/flair-lm --hidden 64 --epochs 2 --seq-len 50 --batch 16 --threads 1 --quiet
 	$(BIN)/deid-ds train $(DEMO_OUT)/weak --out $(DEMO_OUT)/model --fasttext $(DEMO_OUT)/fasttext --flair-lm $(DEMO_OUT)/flair-lm --hidden 64 --max-epochs 3 --quiet
 	# The model, the model merged with the rules, and the rules, scored side by side against the sample's gold.
-	$(BIN)/deid-ds predict $(DEMO_OUT)/model data/notes.parquet --out $(DEMO_OUT)/predict --quiet
+	$(BIN)/deid-ds predict $(DEMO_OUT)/model data/notes.parquet --out $(DEMO_OUT)/predict --kb $(DEMO_OUT)/kb --quiet
 	$(BIN)/deid-ds predict $(DEMO_OUT)/model data/notes.parquet --out $(DEMO_OUT)/hybrid --with-rules $(DEMO_OUT)/kb --quiet
 	$(BIN)/deid-ds evaluate --gold data/gold.parquet --pred $(DEMO_OUT)/weak --pred $(DEMO_OUT)/predict --pred $(DEMO_OUT)/hybrid \
 		--name rules --name model --name hybrid --notes data/notes.parquet --json $(DEMO_OUT)/evaluate.json --figure $(DEMO_OUT)/evaluate.png --quiet

@@ -385,6 +385,8 @@ def main() -> None:
                     str(notes),
                     "--out",
                     str(systems[f"model{suffix}"]),
+                    "--kb",  # a model trained with knowledge features (weak-label's default) computes them from it
+                    str(kb),
                     "--workers",
                     str(args.workers),
                     "--quiet",

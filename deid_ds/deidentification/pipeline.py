@@ -308,6 +308,7 @@ def deidentify(
                 notes,
                 Path(scratch) / "predict",
                 with_rules=with_rules,
+                kb=kb,  # a model trained with knowledge features computes them from it (deid_ds.ner.knowledge)
                 column_map=column_map,
                 batch_size=batch_size,
                 workers=workers,

@@ -115,6 +115,12 @@ _TYPE_STARTS = frozenset(_WORDS | _ABBREVIATIONS | {w + "." for w in _WORDS | _A
 _STREET_TRIGGERS = _TYPE_STARTS | _POSTBOX | _PLACE_WORDS
 
 
+def is_street_type(folded: str) -> bool:
+    """Whether a folded token is a street-type word or abbreviation (``rue``, ``bd``, ``av.``) as the street
+    rules read them (the knowledge features share this list: :mod:`deid_ds.label.features`)."""
+    return folded in _TYPE_STARTS and folded != "lieu"
+
+
 def _street_type_at(view: NoteView, i: int) -> tuple[int, bool] | None:
     """``(end, risky)`` of a street-type word at token ``i``, or None."""
     f = view.folded[i]

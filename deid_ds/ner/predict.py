@@ -150,6 +150,8 @@ def load_tagger(path: str, device: str):
         with flair_console(False):
             from flair.models import SequenceTagger
 
+            import deid_ds.ner.knowledge  # noqa: F401 - registers the knowledge embedding a model may hold
+
             try:
                 tagger = SequenceTagger.load(path)
             except Exception as error:
@@ -175,6 +177,7 @@ class PredictOptions:
     mini_batch_size: int = DEFAULT_MINI_BATCH
     threads: int | None = None
     rules: LabelConfig | None = None  # hybrid: the weak labeller's configuration
+    features: LabelConfig | None = None  # a model with knowledge features: the labeller that computes them
 
 
 @dataclass(frozen=True)
@@ -236,6 +239,13 @@ def predict_batch(job: PredictJob) -> BatchResult:
         from deid_ds.weak_labelling.note import labeller_for
 
         labeller = labeller_for(options.rules)
+    featurer = None
+    if options.features is not None:
+        from deid_ds.label.features import note_feature_columns
+        from deid_ds.ner.knowledge import attach_features
+        from deid_ds.weak_labelling.note import labeller_for
+
+        featurer = labeller_for(options.features)
     result = BatchResult({name: [] for name in documents_schema().names}, {name: [] for name in spans_schema().names})
     notes: list[tuple[Note, DocumentStatus, object, object]] = []
     sentences = []
@@ -253,12 +263,24 @@ def predict_batch(job: PredictJob) -> BatchResult:
                 continue
             text = parsed.text
             bounds = compact.bounds
+            columns = None
+            if featurer is not None:  # the same features weak-label wrote for training (deid_ds.ner.knowledge)
+                patient = note.patient if options.features.use_metadata else None
+                try:
+                    columns = note_feature_columns(text, compact.starts, compact.ends, featurer.matcher, patient)
+                except Exception as error:
+                    reason = f"internal error computing the knowledge features ({type(error).__name__})"
+                    notes[-1] = (note, _failed(status, reason), None, None)
+                    continue
+            first_sentence = len(sentences)
             for k in range(len(bounds) - 1):
                 a, b = bounds[k], bounds[k + 1]
                 sentences.append(
                     Sentence([flair_token(text[s:e]) for s, e in zip(compact.starts[a:b], compact.ends[a:b])])
                 )
                 owners.append((len(notes) - 1, a))
+            if columns is not None:
+                attach_features(sentences[first_sentence:], columns, bounds[:-1])
         started = time.perf_counter()
         if sentences:
             tagger.predict(sentences, mini_batch_size=options.mini_batch_size, verbose=False)
@@ -456,8 +478,9 @@ def predict_files(batch: PredictBatch, where) -> PredictBatch:
     """``batch`` with the model, Punkt and knowledge base paths replaced by ``where(path)`` (shipped on Spark)."""
     options = batch.options
     rules = options.rules and replace(options.rules, kb_dir=where(options.rules.kb_dir))
+    features = options.features and replace(options.features, kb_dir=where(options.features.kb_dir))
     segment = replace(options.segment, punkt_path=where(options.segment.punkt_path))
-    return PredictBatch(replace(options, model=where(options.model), segment=segment, rules=rules))
+    return PredictBatch(replace(options, model=where(options.model), segment=segment, rules=rules, features=features))
 
 
 def predict_stage(options: PredictOptions):
@@ -526,6 +549,21 @@ def resolve_device(device: str) -> str:
     return device
 
 
+def _features_config(tagger, kb, with_rules, use_metadata: bool, log, strict: bool) -> LabelConfig | None:
+    """The labeller that computes a knowledge-feature model's features (None for a model without them);
+    refuses such a model without a knowledge base (:func:`deid_ds.ner.knowledge.check_kb_for`)."""
+    from deid_ds.ner.knowledge import check_kb_for, knowledge_embedding_of
+
+    embedding = knowledge_embedding_of(tagger)
+    if embedding is None:
+        return None
+    from deid_ds.weak_labelling.pipeline import check_kb
+
+    kb_dir = check_kb(kb if kb is not None else with_rules)
+    check_kb_for(tagger, kb_dir, log, strict=strict)
+    return LabelConfig(kb_dir, use_metadata and embedding.use_metadata)
+
+
 def predict(
     model: str | Path,
     notes: str | Path,
@@ -545,6 +583,8 @@ def predict(
     engine: str = "local",
     spark_master: str | None = None,
     overwrite: bool = False,
+    kb: str | Path | None = None,
+    strict_kb: bool = False,
 ) -> PredictReport:
     """Tag every note of ``notes`` with the tagger of ``model`` into ``out`` (module docstring).
 
@@ -557,6 +597,11 @@ def predict(
     with the model's (:func:`deid_ds.ner.hybrid.merge_spans`). ``punkt`` and ``max_tokens`` must be
     those ``weak-label`` used, so the model sees the sentences it was trained on. ``out`` is replaced
     only if deid-ds predict wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
+
+    A model trained with knowledge features (:mod:`deid_ds.ner.knowledge`) gets them computed for each note
+    from ``kb`` (else the ``with_rules`` knowledge base; refused without either) and the notes' metadata
+    unless ``use_metadata`` is false; a knowledge base other than the model's is warned about (refused
+    with ``strict_kb``).
     """
     from deid_ds.engine import engine_for
     from deid_ds.io.output_dir import check_output_dir
@@ -565,7 +610,7 @@ def predict(
     if batch_size < 1 or workers < 1 or mini_batch_size < 1:
         raise InputError("batch size, mini-batch size and workers must be at least 1")
     runner = engine_for(engine, workers=workers, progress=progress, spark_master=spark_master)
-    inputs = (model, notes, with_rules, punkt)
+    inputs = (model, notes, with_rules, punkt, kb)
     check_output_dir(out, "predict", inputs, overwrite)  # before the model loads, not after
     path = model_file(model)
     # Spark starts (and reads the notes' ids) once the model and options are checked, in the block below.
@@ -589,7 +634,12 @@ def predict(
         rules,
     )
     segmenter_for(options.segment)  # fail fast on a bad Punkt file, before any output exists
-    load_tagger(options.model, chosen)  # ... and on a bad model (workers load their own copy)
+    tagger = load_tagger(options.model, chosen)  # ... and on a bad model (workers load their own copy)
+    options = replace(options, features=_features_config(tagger, kb, with_rules, use_metadata, log, strict_kb))
+    if options.features is not None:
+        from deid_ds.weak_labelling.note import labeller_for
+
+        labeller_for(options.features)
     if rules is not None:
         from deid_ds.weak_labelling.note import labeller_for
 

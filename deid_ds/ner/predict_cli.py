@@ -41,7 +41,25 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
         "with the model's (policy: README)."
     ),
 )
-@click.option("--no-metadata", is_flag=True, help="Hybrid mode: do not use the patients' metadata columns.")
+@click.option(
+    "--kb",
+    type=click.Path(path_type=str),
+    metavar="DIR",
+    help=(
+        "Knowledge base for a model trained with knowledge features (weak-label --features): its features are "
+        "computed from it [default: the --with-rules one]."
+    ),
+)
+@click.option(
+    "--strict-kb",
+    is_flag=True,
+    help="Refuse, instead of warning, a knowledge base other than the one the model's features came from.",
+)
+@click.option(
+    "--no-metadata",
+    is_flag=True,
+    help="Do not use the patients' metadata columns (hybrid mode, knowledge features).",
+)
 @click.option(
     "--workers",
     "-j",
@@ -77,6 +95,8 @@ def predict_command(
     out,
     overwrite,
     with_rules,
+    kb,
+    strict_kb,
     no_metadata,
     workers,
     batch_size,
@@ -120,6 +140,8 @@ def predict_command(
         engine=engine,
         spark_master=spark_master,
         overwrite=overwrite,
+        kb=kb,
+        strict_kb=strict_kb,
     )
     click.echo(report_table(report))
     click.echo(f"written to {out}")

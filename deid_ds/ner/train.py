@@ -85,6 +85,9 @@ class TrainConfig:
     device: str = "auto"
     threads: int | None = None
     seed: int = 0
+    #: Stack the knowledge embedding when the weak files have the feature column (None: yes; deid_ds.ner.knowledge).
+    features: bool | None = None
+    features_dim: int = 32
 
 
 def _no_log(message: str) -> None:
@@ -132,13 +135,28 @@ def split_statistics(path: Path) -> dict:
 
 
 def _sample_split(source: Path, target: Path, keep: int, seed: int) -> None:
-    """Write a seeded random choice of ``keep`` sentences of ``source`` to ``target`` (in file order)."""
+    """Write a seeded random choice of ``keep`` sentences of ``source`` to ``target`` (in file order),
+    every column of their lines kept (the knowledge features' too)."""
     total = sum(1 for _ in read_column_file(source))
     chosen = set(random.Random(seed).sample(range(total), keep)) if keep < total else set(range(total))
     with target.open("w", encoding="utf-8") as out:
-        for i, sentence in enumerate(read_column_file(source)):
+        for i, lines in enumerate(_sentence_lines(source)):
             if i in chosen:
-                out.write("".join(f"{token} {tag}\n" for token, tag in sentence) + "\n")
+                out.write("".join(" ".join(line.split()) + "\n" for line in lines) + "\n")
+
+
+def _sentence_lines(path: Path) -> Iterator[list[str]]:
+    """The lines of each sentence of a Flair column file, as they are (blank line between sentences)."""
+    sentence: list[str] = []
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            if line.strip():
+                sentence.append(line)
+            elif sentence:
+                yield sentence
+                sentence = []
+    if sentence:
+        yield sentence
 
 
 def train_tagger(
@@ -198,9 +216,14 @@ def train_tagger(
         with flair_console(verbose):
             from flair.datasets import ColumnCorpus
 
+            from deid_ds.ner.knowledge import FEATURE_COLUMN, has_feature_column
+
+            with_column = has_feature_column(weak_dir / "train.txt")
+            if config.features and not with_column:
+                raise InputError(f"{weak_dir}/train.txt: no knowledge-feature column (weak-label it with --features)")
             corpus = ColumnCorpus(
                 data_dir,
-                {0: "text", 1: "ner"},
+                {0: "text", 1: FEATURE_COLUMN, 2: "ner"} if with_column else {0: "text", 1: "ner"},
                 train_file=files["train"],
                 dev_file=files["dev"],
                 test_file=files["test"],
@@ -210,7 +233,10 @@ def train_tagger(
                 encoding="utf-8",
             )
             tag_dictionary = corpus.make_label_dictionary(label_type="ner", add_unk=False)
-            embeddings, embedding_info = build_embeddings(corpus, fasttext=fasttext, flair_lm=flair_lm, config=config)
+            knowledge = _knowledge_record(weak_dir) if with_column and config.features is not False else None
+            embeddings, embedding_info = build_embeddings(
+                corpus, fasttext=fasttext, flair_lm=flair_lm, config=config, knowledge=knowledge
+            )
             log(
                 "embeddings: "
                 + " + ".join(f"{e['type']} ({e['dim']})" for e in embedding_info)
@@ -245,6 +271,7 @@ def train_tagger(
                     },
                     "embeddings": embedding_info,
                     "embedding_length": embeddings.embedding_length,
+                    "knowledge_features": knowledge,
                     "hyperparameters": _hyperparameters(config, statistics),
                     "selection": selection,
                     "scores": scores,
@@ -300,12 +327,35 @@ def corpus_characters(corpus) -> list[str]:
     return [char for char, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 
-def build_embeddings(corpus, *, fasttext: str | Path | None, flair_lm: str | Path | None, config: TrainConfig):
+def _knowledge_record(weak_dir: Path) -> dict:
+    """The knowledge features of ``weak_dir``'s files: its ``report.json``'s record (names, KB fingerprint,
+    metadata), else the current vocabulary with no fingerprint."""
+    from deid_ds.label.features import FEATURES
+
+    record = None
+    try:
+        record = json.loads((weak_dir / "report.json").read_text(encoding="utf-8")).get("knowledge_features")
+    except (OSError, ValueError, AttributeError):
+        pass
+    if not isinstance(record, dict) or not record.get("names"):
+        record = {"names": list(FEATURES), "kb_fingerprint": None, "use_metadata": True}
+    return {name: record.get(name) for name in ("names", "kb_fingerprint", "use_metadata")}
+
+
+def build_embeddings(
+    corpus,
+    *,
+    fasttext: str | Path | None,
+    flair_lm: str | Path | None,
+    config: TrainConfig,
+    knowledge: dict | None = None,
+):
     """The ``StackedEmbeddings`` of what was given, and a description of each for the model card.
 
     Local files only: FastText through ``FastTextEmbeddings(path, use_local=True)``, language models
     loaded here and handed to ``FlairEmbeddings`` as objects (never as a name Flair could look up on
-    its hub), characters from a dictionary of the corpus' own characters.
+    its hub), characters from a dictionary of the corpus' own characters. ``knowledge`` (the feature
+    record of the weak files) adds the knowledge embedding (:mod:`deid_ds.ner.knowledge`).
     """
     from flair.data import Dictionary
     from flair.embeddings import CharacterEmbeddings, FastTextEmbeddings, FlairEmbeddings, StackedEmbeddings
@@ -363,6 +413,17 @@ def build_embeddings(corpus, *, fasttext: str | Path | None, flair_lm: str | Pat
                 "hidden_size_char": config.char_hidden,
             }
         )
+    if knowledge is not None:
+        from deid_ds.ner.knowledge import KnowledgeEmbeddings
+
+        embedding = KnowledgeEmbeddings(
+            knowledge["names"],
+            config.features_dim,
+            knowledge.get("kb_fingerprint"),
+            knowledge.get("use_metadata", True),
+        )
+        stack.append(embedding)
+        info.append({"type": "knowledge-features", "dim": embedding.embedding_length, "features": len(embedding.names)})
     if not stack:
         raise InputError("no embeddings: give --fasttext and/or --flair-lm, or keep --char")
     return StackedEmbeddings(stack), info
@@ -515,6 +576,8 @@ def _progress_plugin(max_epochs: int, *, progress: bool, log: Callable[[str], No
 def _final_scores(model_path: Path, corpus, config: TrainConfig) -> dict:
     """Entity-level exact-match scores of the kept model on dev and test (Flair's evaluation), per label."""
     from flair.models import SequenceTagger
+
+    import deid_ds.ner.knowledge  # noqa: F401 - registers the knowledge embedding, which the model may hold
 
     tagger = SequenceTagger.load(model_path)
     scores: dict[str, dict] = {}

@@ -20,6 +20,7 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     "locked_dropout": 0.5,
     "char_dim": 25,
     "char_hidden": 25,
+    "features_dim": 32,
 }
 
 
@@ -103,6 +104,21 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     type=click.IntRange(min=1),
     help="Character BiLSTM hidden size.",
 )
+@click.option(
+    "--features/--no-features",
+    default=None,
+    help=(
+        "Stack the knowledge embedding of the weak files' feature column (weak-label --features) "
+        "[default: when the files have it]; predict then needs the knowledge base (--kb)."
+    ),
+)
+@click.option(
+    "--features-dim",
+    default=_D["features_dim"],
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Size of the knowledge embedding.",
+)
 @click.option("--no-crf", is_flag=True, help="Softmax instead of the CRF layer (ablation; the paper uses a CRF).")
 @click.option(
     "--max-sentences",
@@ -156,6 +172,8 @@ def train_command(
     locked_dropout,
     char_dim,
     char_hidden,
+    features,
+    features_dim,
     no_crf,
     max_sentences,
     embeddings_storage,
@@ -204,6 +222,8 @@ def train_command(
         device=device,
         threads=threads,
         seed=seed,
+        features=features,
+        features_dim=features_dim,
     )
     card = train_tagger(
         weak_dir,

@@ -12,7 +12,8 @@ or none):
   ``tokens_parser`` (the tokens' HTML offsets, as the paper calls them), ``tags`` (BIO), ``spans``
   (Prodigy-style), ``meta`` and ``split``: each JSONL line is a self-contained Prodigy task;
 * ``train.txt``, ``dev.txt``, ``test.txt``: Flair column format (``token TAG``, blank line after each
-  sentence);
+  sentence; with ``features``, the command's default, ``token FEATURES TAG``: each token's knowledge
+  features, :mod:`deid_ds.label.features`);
 * ``documents.parquet``: one row per input note — every note is accounted for (``ok``, ``empty``,
   ``failed`` with its reason) with its counts and split;
 * ``report.json``: the totals of the printed tables (and the ``--gold`` scores).

@@ -46,13 +46,15 @@ def label_notes(
     segmenter = segmenter_for(options.segment)
     labeller = labeller_for(options.label)
     use_metadata = options.label.use_metadata
-    columns = BatchColumns(gold_ids, options.sentences_jsonl)
+    columns = BatchColumns(gold_ids, options.sentences_jsonl, options.features)
     with relaxed_gc(), NoteTimer(options.limits.timeout) as timer:
         for position, note in enumerate(notes):
             if position in duplicates:
                 labelled = LabelledNote(DocumentStatus(note.id_document, note.id_patient, "failed", DUPLICATE_REASON))
             else:
-                labelled = label_within_limits(note, segmenter, labeller, use_metadata, options.limits.max_bytes, timer)
+                labelled = label_within_limits(
+                    note, segmenter, labeller, use_metadata, options.limits.max_bytes, timer, options.features
+                )
             columns.add(note, labelled, options.share_for(splits[position]))
     return columns.tables()
 
@@ -64,6 +66,7 @@ def label_within_limits(
     use_metadata: bool,
     max_bytes: int | None,
     timer: NoteTimer,
+    features: bool = False,
 ) -> LabelledNote:
     """:func:`label_note`, or a failed note with its reason when the note is over a limit: larger than
     ``max_bytes`` (refused before it is parsed), or still being parsed, segmented or labelled after
@@ -74,7 +77,7 @@ def label_within_limits(
     """
     reason = size_error(note.html, max_bytes)
     if reason is None:
-        labelled = timer.run(lambda: label_note(note, segmenter, labeller, use_metadata))
+        labelled = timer.run(lambda: label_note(note, segmenter, labeller, use_metadata, features))
         if labelled is not None:
             return labelled
         reason = timeout_error(timer.seconds)

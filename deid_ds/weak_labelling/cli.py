@@ -119,6 +119,15 @@ def _print_rules(context: click.Context, _parameter, value: bool) -> None:
         "output, ~11 times the notes' HTML, 2.2 GB per 100,000 notes; the campaign reads sentences.parquet)."
     ),
 )
+@click.option(
+    "--features/--no-features",
+    default=True,
+    show_default=True,
+    help=(
+        "Write each token's knowledge features (KB lists, street types, postcodes, common words, metadata matches, "
+        "shape) as a middle column of the Flair files (token FEATURES TAG), for train to embed."
+    ),
+)
 @engine_options
 @quiet_option
 @click.option("--verbose", "-v", is_flag=True, help="Also print the spans kept per labelling function.")
@@ -143,6 +152,7 @@ def weak_label_command(
     max_note_bytes,
     note_timeout,
     sentences_jsonl,
+    features,
     engine,
     spark_master,
     quiet,
@@ -187,6 +197,7 @@ def weak_label_command(
         max_note_bytes=max_note_bytes,
         note_timeout=note_timeout,
         sentences_jsonl=sentences_jsonl,
+        features=features,
     )
     click.echo(report_table(report, per_function=verbose))
     if report.gold_table:

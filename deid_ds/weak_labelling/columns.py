@@ -31,7 +31,7 @@ class BatchColumns:
     Python work per token or per sentence here is paid on top of the labelling by every worker.
     """
 
-    def __init__(self, gold_ids: frozenset[str] | None = None, jsonl: bool = True) -> None:
+    def __init__(self, gold_ids: frozenset[str] | None = None, jsonl: bool = True, features: bool = False) -> None:
         self.documents: dict[str, list] = {name: [] for name in documents_schema(with_split=False).names}
         self.gold_ids = gold_ids
         self.jsonl = jsonl  # render each sentence's JSONL line (only when sentences.jsonl is written)
@@ -43,6 +43,8 @@ class BatchColumns:
         self._token_starts: list[int] = []  # every token of every note, offsets in its note's text
         self._token_ends: list[int] = []
         self._n_tokens: list[int] = []
+        #: every token's knowledge-feature column (deid_ds.label.features), with ``features`` only
+        self._features: list[str] | None = [] if features else None
         self._bounds: list[int] = []  # each note's sentence bounds (token indices in its note)
         self._n_bounds: list[int] = []
         self._candidate: dict[str, list] = {name: [] for name in ("start", "end", "first", "last", "label", "source")}
@@ -88,6 +90,8 @@ class BatchColumns:
         self._token_starts.extend(compact.starts)
         self._token_ends.extend(compact.ends)
         self._n_tokens.append(len(compact.starts))
+        if self._features is not None:
+            self._features.extend(labelled.features or ["-"] * len(compact.starts))
         self._bounds.extend(compact.bounds)
         self._n_bounds.append(len(compact.bounds))
         candidate = self._candidate
@@ -118,7 +122,7 @@ class BatchColumns:
             "documents": pa.Table.from_pydict(documents, schema=documents_schema(with_split=False)),
             "spans": batch.spans_table(),
             "sentences": sentences,
-            "lines": render_lines(sentences, self.jsonl),
+            "lines": render_lines(sentences, self.jsonl, kept.features()),
         }
         if self.gold_ids is not None:
             tables["gold_tokens"] = batch.gold_tokens_table()
@@ -316,6 +320,13 @@ class _KeptSentences:
         label = labels.indices.to_numpy(zero_copy_only=False).astype(np.int64)[candidate]
         codes = np.where(inside, 1 + 2 * label + np.where(begins, 0, 1), 0)
         return pa.array(vocabulary, type=pa.string()).take(pa.array(codes))
+
+    def features(self):
+        """The kept tokens' knowledge-feature columns (a string array), or None when not asked for."""
+        features = self.batch.columns._features
+        if features is None:
+            return None
+        return pa.array(features, type=pa.string()).take(pa.array(self.tokens, type=pa.int64()))
 
     def spans(self):
         """The kept sentences' spans (``list<struct>``), offsets relative to their sentence."""

@@ -59,10 +59,16 @@ class LabelledNote:
     compact: TokenSpans | None = None
     candidates: list = field(default_factory=list)
     ranges: list[tuple[int, int]] = field(default_factory=list)
+    features: list[str] | None = None  # each token's knowledge-feature column, when asked for
 
 
-def label_note(note: Note, segmenter: Segmenter, labeller: WeakLabeller, use_metadata: bool = True) -> LabelledNote:
+def label_note(
+    note: Note, segmenter: Segmenter, labeller: WeakLabeller, use_metadata: bool = True, features: bool = False
+) -> LabelledNote:
     """Parse, segment and label one note; never raises for a bad note, the status says what happened.
+
+    With ``features``, each token's knowledge features (:mod:`deid_ds.label.features`, from the same
+    labeller's matcher and the same metadata) come with it.
 
     Reasons name the stage and the exception type only: an exception's message may quote the note.
     """
@@ -74,11 +80,17 @@ def label_note(note: Note, segmenter: Segmenter, labeller: WeakLabeller, use_met
             parsed.text, compact.starts, compact.ends, note.patient if use_metadata else None
         )
         ranges = token_ranges(candidates, compact.starts, compact.ends)
+        columns = None
+        if features:
+            from deid_ds.label.features import note_feature_columns
+
+            patient = note.patient if use_metadata and labeller.config.use_metadata else None
+            columns = note_feature_columns(parsed.text, compact.starts, compact.ends, labeller.matcher, patient)
     except DocumentError as error:
         return LabelledNote(_failed(status, str(error)))
     except Exception as error:
         return LabelledNote(_failed(status, f"internal error during labelling ({type(error).__name__})"))
-    return LabelledNote(status, parsed, compact, candidates, ranges)
+    return LabelledNote(status, parsed, compact, candidates, ranges, columns)
 
 
 def _failed(status: DocumentStatus, reason: str) -> DocumentStatus:

@@ -50,6 +50,19 @@ def check_kb(kb: str | Path | None) -> str | None:
     return str(path.resolve())
 
 
+def _features_record(options: WeakLabelOptions) -> dict:
+    """What the Flair files' feature column holds, as ``report.json`` (and then the model card) records it."""
+    from deid_ds.kb.fingerprint import kb_fingerprint
+    from deid_ds.label.features import FEATURES
+
+    kb = options.label.kb_dir
+    return {
+        "names": list(FEATURES),
+        "kb_fingerprint": kb_fingerprint(kb) if kb is not None else None,
+        "use_metadata": options.label.use_metadata,
+    }
+
+
 def _stderr(message: str) -> None:
     print(message, file=sys.stderr)
 
@@ -79,6 +92,7 @@ def weak_label(
     max_note_bytes: int | None = DEFAULT_MAX_NOTE_BYTES,
     note_timeout: float | None = DEFAULT_NOTE_TIMEOUT,
     sentences_jsonl: bool = False,
+    features: bool = False,
 ) -> WeakLabelReport:
     """Label every note of ``notes`` into training sets in ``out`` (see the module docstring).
 
@@ -95,6 +109,9 @@ def weak_label(
     :mod:`deid_ds.segmentation.limits`).
     ``sentences_jsonl`` also writes ``sentences.jsonl``, the same rows as ``sentences.parquet`` as
     Prodigy tasks (off by default: it is the largest output, and nothing in the package needs it).
+    ``features`` writes each token's knowledge features (:mod:`deid_ds.label.features`) as a middle column
+    of the Flair files (``token FEATURES TAG``; the command's default, ``--no-features`` for two columns);
+    the report records their names and the knowledge base's fingerprint.
     """
     from deid_ds.engine import engine_for
 
@@ -120,6 +137,7 @@ def weak_label(
         keep_empty_test,
         NoteLimits(max_note_bytes or None, note_timeout or None),
         sentences_jsonl,
+        features,
     )
     gold_frame = None
     if gold is not None:
@@ -158,6 +176,7 @@ def weak_label(
             use_metadata=use_metadata,
             batches=n_batches,
             batches_resumed=resumed,
+            knowledge_features=_features_record(options) if features else None,
         )
         # The outputs are built (in the work directory, locally) as the batches finish, in input order (a
         # resumed run reads its finished batches' parts again): assembling runs alongside the labelling

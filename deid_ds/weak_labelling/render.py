@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 _JSON_ESCAPED = r'[\x00-\x1f"\\]'
 
 
-def render_lines(sentences, jsonl: bool = True):
+def render_lines(sentences, jsonl: bool = True, features=None):
     """Each sentence's JSONL line (without its split) and Flair block, rendered by the worker.
 
     The JSONL line is what ``orjson.dumps`` gives for the row as a dictionary (compact, keys in schema
@@ -31,12 +31,14 @@ def render_lines(sentences, jsonl: bool = True):
     Without ``jsonl`` (``sentences.jsonl`` not asked for) the JSONL column is null: rendering it would
     cost the workers time and the work directory's batch parts nearly half their size (measured on
     2,000 generated notes: 13.8 MB of parts instead of 25.4 MB), for nothing.
+    ``features`` (a string array, one knowledge-feature column per token of the sentences, in order:
+    :mod:`deid_ds.label.features`) makes the Flair lines ``token FEATURES TAG``.
     """
     rows = pa.StructArray.from_arrays(
         [_one_chunk(column) for column in sentences.columns], fields=list(sentences.schema)
     )
     lines = _json(rows) if jsonl else pa.nulls(len(rows), pa.string())
-    return pa.table({"jsonl": lines, "flair": _flair_blocks(rows.field("tokens"), rows.field("tags"))})
+    return pa.table({"jsonl": lines, "flair": _flair_blocks(rows.field("tokens"), rows.field("tags"), features)})
 
 
 def jsonl_line(body: str, split: str) -> str:
@@ -128,9 +130,11 @@ def _json_parts(array) -> list:
     return parts
 
 
-def _flair_blocks(tokens, tags):
-    """Each sentence's Flair block: ``token TAG`` per line (:func:`flair_token`), then a blank line."""
+def _flair_blocks(tokens, tags, features=None):
+    """Each sentence's Flair block: ``token TAG`` per line (:func:`flair_token`), or ``token FEATURES TAG``
+    with ``features``, then a blank line."""
     texts = tokens.flatten().field("text")
     columns = _fix(texts, _python_whitespace_class() + "|^$", flair_token)
-    lines = _join(columns, " ", tags.flatten(), "\n")
+    middle = [" ", features] if features is not None else []
+    lines = _join(columns, *middle, " ", tags.flatten(), "\n")
     return _join(_per_row(tags, lines, ""), "\n")

@@ -35,6 +35,8 @@ class WeakLabelReport(DocumentTotals):
     batches_resumed: int = 0
     notes_per_second: float = 0.0
     gold: dict | None = None
+    #: The knowledge features of the Flair files' middle column (names, KB fingerprint, metadata); None without.
+    knowledge_features: dict | None = None
     gold_table: str | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict:

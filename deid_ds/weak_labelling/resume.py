@@ -121,6 +121,7 @@ def run_fingerprint(
         "keep_empty": options.keep_empty,
         "keep_empty_test": options.keep_empty_test,
         "sentences_jsonl": options.sentences_jsonl,  # parts hold the JSONL lines only when asked for
+        "features": options.features,  # parts' Flair lines hold the feature column only when asked for
         "split": list(split),  # which sentences a part keeps depends on its notes' split
         "seed": seed,
         "gold": _file_identity(gold) if gold else None,

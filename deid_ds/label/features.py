@@ -1,0 +1,208 @@
+"""Knowledge features of each token: what the weak labeller's own lookups say about it, for the tagger.
+
+The tagger learns surface forms; the rules know that ``Kerbrat`` is a surname of the knowledge base,
+that ``Plérin`` is a commune, that ``35000`` can be a postcode, that ``Marie`` is the patient's first
+name. Giving the network those facts as per-token features (embedded and stacked with its other
+embeddings: :mod:`deid_ds.ner.knowledge`) lets it weigh them in context instead of memorising names.
+
+The features are computed by the labeller's own structures — the compiled gazetteer matcher and its
+categories (:mod:`deid_ds.kb.matcher`), the street-type list of the street rules, the postcode test of
+the ZIP rule, the French lexicon of the ambiguity marking, the patient-name matching of
+:mod:`deid_ds.label.patient` — so that features and rules share one source of truth. One pass per note:
+one matcher call, set lookups per token, two regex scans for the metadata's dates and phone.
+
+Pure: no torch, no Flair. :data:`FEATURES` is the fixed, ordered vocabulary a model stores.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+
+from deid_ds.kb.ambiguity import is_common_word
+from deid_ds.kb.normalize import fold
+from deid_ds.label.addresses import is_street_type
+from deid_ds.label.patient import PatientNames
+from deid_ds.label.view import DIGIT, INITIAL, LOWER, PUNCT, TITLE, UPPER, WordMemo, token_shape
+from deid_ds.label.zips import valid_postcode
+from deid_ds.model import PatientMetadata
+
+#: Every feature a token may carry, in a fixed order (a model's input layer is indexed by it).
+KB_FEATURES = (
+    "kb:first",  # in the first-name list
+    "kb:last",  # in the surname list
+    "kb:pro",  # part of a health professional's full name (Annuaire Santé)
+    "kb:name_part",  # a part of a compound name
+    "kb:commune",  # inside a commune (or former commune, postal place) name, multi-token ones included
+    "kb:site",  # inside a named site (hospital site, place)
+    "kb:street",  # inside a street name of the BAN (voie, lieu-dit)
+    "kb:ambiguous",  # in a gazetteer entry marked ambiguous (a common French word, a very short name)
+)
+LEXICON_FEATURES = (
+    "street_type",  # rue, avenue, bd, av. (the street rules' list)
+    "postcode",  # five digits with a French département prefix (the ZIP rule's test)
+    "common_word",  # a French word of the lexicon (lower-cased), as the ambiguity marking reads it
+)
+METADATA_FEATURES = (
+    "meta:first",  # one of the patient's given names (typo-tolerant, as the patient rule)
+    "meta:last",  # one of the patient's last names
+    "meta:birth",  # the birth year, or inside a date equal to the birthdate
+    "meta:address",  # a word of the patient's address, city or postcode
+    "meta:phone",  # inside a number equal to the patient's phone
+)
+SHAPE_FEATURES = (
+    "shape:upper",
+    "shape:title",
+    "shape:initial",
+    "shape:lower",
+    "shape:digits",
+    "shape:punct",
+    "shape:mixed",  # letters and digits (12bis, A4)
+    "len:1",
+    "len:2-3",
+    "len:4-6",
+    "len:7+",
+)
+FEATURES = KB_FEATURES + LEXICON_FEATURES + METADATA_FEATURES + SHAPE_FEATURES
+
+#: The Flair column of a token without any feature.
+NO_FEATURE = "-"
+
+_KB_FEATURE = {
+    ("names", "firstname"): "kb:first",
+    ("names", "lastname"): "kb:last",
+    ("names", "fullname"): "kb:pro",
+    ("places", "commune"): "kb:commune",
+    ("places", "ancienne_commune"): "kb:commune",
+    ("places", "acheminement"): "kb:commune",
+    ("places", "site"): "kb:site",
+    ("streets", "voie"): "kb:street",
+    ("streets", "lieu-dit"): "kb:street",
+    ("streets", "site"): "kb:street",
+}
+_SHAPE_FEATURE = {
+    UPPER: "shape:upper",
+    TITLE: "shape:title",
+    INITIAL: "shape:initial",
+    LOWER: "shape:lower",
+    DIGIT: "shape:digits",
+    PUNCT: "shape:punct",
+}
+_DIGITS = re.compile(r"\d")
+_WORDS = re.compile(r"[^\W_]{2,}")
+_DATE = re.compile(r"(?<!\d)(\d{1,2})[/.\- ](\d{1,2})[/.\- ](\d{4}|\d{2})(?!\d)")
+_PHONE = re.compile(r"(?<![\d])\+?\d[\d \u00a0.\-]{7,18}\d(?!\d)")
+
+
+def _length(word: str) -> str:
+    n = len(word)
+    return "len:1" if n == 1 else "len:2-3" if n <= 3 else "len:4-6" if n <= 6 else "len:7+"
+
+
+def _word_features(word: str) -> frozenset[str]:
+    """The features a token has whatever its context: shape, length, street type, postcode, common word."""
+    shape = token_shape(word)
+    feats = {"shape:mixed" if shape == DIGIT and not word.isdigit() else _SHAPE_FEATURE[shape], _length(word)}
+    if is_street_type(fold(word)):
+        feats.add("street_type")
+    if shape == DIGIT and valid_postcode(word):
+        feats.add("postcode")
+    if shape in (LOWER, TITLE, UPPER) and is_common_word(word.lower(), accents_known=shape != UPPER):
+        feats.add("common_word")
+    return frozenset(feats)
+
+
+#: :func:`_word_features` memoised: it depends on the word alone, and words repeat from note to note.
+_WORD_FEATURES = WordMemo(_word_features, 1 << 16)
+
+
+def _token_range(starts: Sequence[int], ends: Sequence[int], start: int, end: int) -> range:
+    """The tokens lying inside the text span ``[start, end)``."""
+    return range(bisect_left(starts, start), bisect_right(ends, end))
+
+
+def token_features(
+    text: str,
+    starts: Sequence[int],
+    ends: Sequence[int],
+    matcher=None,
+    patient: PatientMetadata | None = None,
+    *,
+    folded: str | None = None,
+) -> list[tuple[str, ...]]:
+    """The sorted feature names of each token of a note (tokens given as text offsets).
+
+    ``matcher`` is the labeller's compiled gazetteer matcher (``WeakLabeller.matcher``; None without a
+    knowledge base: no ``kb:*`` feature); ``patient`` the note's metadata (None, as with
+    ``--no-metadata``: no ``meta:*`` feature).
+    """
+    words = [text[s:e] for s, e in zip(starts, ends)]
+    found: list[set[str]] = list(map(set, map(_WORD_FEATURES.__getitem__, words)))
+    if matcher is not None:
+        if folded is None:
+            folded = fold(text)
+        for match in matcher.find_all(text, folded):
+            names = {_KB_FEATURE.get((c.table, c.kind)) for c in match.categories}
+            if any(c.part for c in match.categories):
+                names.add("kb:name_part")
+            if match.ambiguous:
+                names.add("kb:ambiguous")
+            names.discard(None)
+            for k in _token_range(starts, ends, match.start, match.end):
+                found[k] |= names
+    if patient is not None:
+        _metadata_features(text, starts, ends, words, patient, found)
+    return [tuple(sorted(feats)) for feats in found]
+
+
+def _metadata_features(
+    text: str, starts: Sequence[int], ends: Sequence[int], words: list[str], patient: PatientMetadata, found
+) -> None:
+    """The ``meta:*`` features, with the patient rule's name matching (:class:`PatientNames`)."""
+    names = PatientNames.from_metadata(patient)
+    if names is not None:
+        for k, word in enumerate(words):
+            if word[:1].isalpha():
+                kind = names.kind(fold(word).strip(".-'’"))
+                if kind is not None:
+                    found[k].add("meta:" + kind)
+    place_words = {fold(w) for w in _WORDS.findall(" ".join(filter(None, (patient.address, patient.city))))}
+    place_words = {w for w in place_words if len(w) > 2 and not is_common_word(w)}
+    zip_code = "".join(_DIGITS.findall(patient.zip or ""))
+    birth = patient.birthdate or ""
+    year, month, day = birth[:4], birth[5:7], birth[8:10]
+    for k, word in enumerate(words):
+        if (zip_code and word == zip_code) or fold(word) in place_words:
+            found[k].add("meta:address")
+        if year.isdigit() and word == year:
+            found[k].add("meta:birth")
+    if year.isdigit() and month.isdigit() and day.isdigit():
+        for m in _DATE.finditer(text):
+            d, mo, y = m.groups()
+            if int(d) == int(day) and int(mo) == int(month) and (y == year or y == year[2:]):
+                for k in _token_range(starts, ends, m.start(), m.end()):
+                    found[k].add("meta:birth")
+    phone = "".join(_DIGITS.findall(patient.phone or ""))[-9:]
+    if len(phone) == 9:
+        for m in _PHONE.finditer(text):
+            if "".join(_DIGITS.findall(m.group())).endswith(phone):
+                for k in _token_range(starts, ends, m.start(), m.end()):
+                    found[k].add("meta:phone")
+
+
+def feature_column(features: tuple[str, ...]) -> str:
+    """A token's features as one Flair column: names joined with ``|``, ``-`` for none."""
+    return "|".join(features) if features else NO_FEATURE
+
+
+def parse_feature_column(value: str) -> tuple[str, ...]:
+    """The feature names of a Flair column (:func:`feature_column`'s inverse)."""
+    return () if value in ("", NO_FEATURE) else tuple(value.split("|"))
+
+
+def note_feature_columns(
+    text: str, starts: Sequence[int], ends: Sequence[int], matcher=None, patient: PatientMetadata | None = None
+) -> list[str]:
+    """:func:`token_features` of every token as its Flair column (:func:`feature_column`)."""
+    return [feature_column(f) for f in token_features(text, starts, ends, matcher, patient)]

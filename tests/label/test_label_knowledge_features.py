@@ -1,0 +1,89 @@
+"""Knowledge features of a hand-written note: what the labeller's own lookups say about each token."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from deid_ds.kb.fingerprint import kb_fingerprint
+from deid_ds.label.features import FEATURES, feature_column, parse_feature_column, token_features
+from deid_ds.label.labeller import WeakLabeller
+from deid_ds.model import PatientMetadata
+
+NOTE = (
+    "Mme Marie KERBRAT, née le 12/03/1954, demeurant 5 rue de Brest 22000 Saint-Brieuc.\n"
+    "Tél 06 12 34 56 78. Vue par le Dr Yves Le Goff. La porte est ouverte."
+)
+PATIENT = PatientMetadata(
+    firstname="Marie",
+    lastname="Kerbrat",
+    birthdate="1954-03-12",
+    address="5 rue de Brest",
+    zip="22000",
+    city="Saint-Brieuc",
+    phone="06.12.34.56.78",
+)
+
+
+def tokens(text: str) -> tuple[list[int], list[int]]:
+    spans = [m.span() for m in re.finditer(r"\w+|[^\w\s]", text)]
+    return [s for s, _ in spans], [e for _, e in spans]
+
+
+@pytest.fixture(scope="module")
+def matcher(kb_dir):
+    return WeakLabeller.from_kb(kb_dir).matcher
+
+
+def features_by_word(text: str, matcher=None, patient=None) -> dict[str, set[str]]:
+    """Each word's features (a word seen twice: the union of both occurrences)."""
+    starts, ends = tokens(text)
+    found: dict[str, set[str]] = {}
+    for s, e, feats in zip(starts, ends, token_features(text, starts, ends, matcher, patient)):
+        assert list(feats) == sorted(feats) and set(feats) <= set(FEATURES)
+        found.setdefault(text[s:e], set()).update(feats)
+    return found
+
+
+def test_a_note_reads_like_what_the_rules_know(matcher):
+    f = features_by_word(NOTE, matcher, PATIENT)
+    assert {"kb:first", "meta:first", "shape:title"} <= f["Marie"]
+    assert {"kb:last", "meta:last", "shape:upper", "len:7+"} <= f["KERBRAT"]
+    assert {"street_type", "kb:street"} <= f["rue"]  # the street rules' list, the BAN's street
+    assert {"kb:street", "meta:address"} <= f["Brest"]
+    assert {"postcode", "meta:address", "shape:digits"} <= f["22000"]
+    assert {"kb:commune"} <= f["Saint"] and {"kb:commune", "meta:address"} <= f["Brieuc"]  # a multi-token commune
+    assert {"meta:birth"} <= f["1954"] and {"meta:birth"} <= f["03"]  # inside the birthdate
+    assert {"meta:phone"} <= f["78"] and {"meta:phone"} <= f["56"]
+    assert {"common_word", "shape:lower"} <= f["porte"] and "kb:first" not in f["porte"]
+    assert "meta:first" not in f["Yves"] and "meta:last" not in f["Goff"]  # the doctor is not the patient
+    assert f["."] >= {"shape:punct", "len:1"}
+
+
+def test_without_metadata_or_kb_only_the_other_features():
+    f = features_by_word(NOTE)
+    every = set().union(*f.values())
+    assert not any(name.startswith(("meta:", "kb:")) for name in every)
+    assert {"street_type", "postcode", "common_word", "shape:upper"} <= every
+
+
+def test_the_flair_column_and_back():
+    assert feature_column(()) == "-" and parse_feature_column("-") == ()
+    assert feature_column(("kb:first", "len:4-6")) == "kb:first|len:4-6"
+    assert parse_feature_column("kb:first|len:4-6") == ("kb:first", "len:4-6")
+
+
+def test_the_kb_fingerprint_follows_the_tables_not_the_build(kb_dir, tmp_path):
+    import json
+    import shutil
+
+    copy = tmp_path / "kb"
+    shutil.copytree(kb_dir, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["built_at"] = "another day"
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert kb_fingerprint(copy) == kb_fingerprint(kb_dir)
+    manifest["tables"]["names"]["sha256"] = "0" * 64
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert kb_fingerprint(copy) != kb_fingerprint(kb_dir)

@@ -1,0 +1,157 @@
+"""Knowledge features end to end: weak-label's middle column, the knowledge embedding, train → load → predict.
+
+Tiny real Flair trainings (hidden 8, one epoch, a few sentences, one thread), network cut.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+import torch
+from click.testing import CliRunner
+
+from deid_ds.cli import main
+from deid_ds.errors import InputError
+from deid_ds.kb.fingerprint import kb_fingerprint
+from deid_ds.label.features import FEATURES
+from tests.conftest import REPO
+
+SAMPLE_NOTES = 12
+
+
+@pytest.fixture(autouse=True)
+def no_network(cut_network):
+    """Every test here runs with the network cut (see ``conftest.cut_network``)."""
+
+
+@pytest.fixture(scope="module")
+def notes(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("kf") / "notes.parquet"
+    pq.write_table(pq.read_table(REPO / "data" / "notes.parquet").slice(0, SAMPLE_NOTES), path)
+    return path
+
+
+def run(args: list[str]) -> str:
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def flair_lines(path: Path) -> list[list[str]]:
+    return [line.split(" ") for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+@pytest.fixture(scope="module")
+def weak_dir(notes, kb_dir, tmp_path_factory) -> Path:
+    """``deid-ds weak-label`` as the command runs by default: with the feature column."""
+    out = tmp_path_factory.mktemp("kf") / "weak"
+    run(["weak-label", str(notes), "--kb", str(kb_dir), "--out", str(out), "-q", "-j", "1"])
+    return out
+
+
+@pytest.mark.slow
+def test_weak_label_writes_the_features_as_a_middle_column(weak_dir, kb_dir):
+    lines = flair_lines(weak_dir / "train.txt")
+    assert lines and all(len(columns) == 3 for columns in lines)
+    for _, features, tag in lines:
+        assert features == "-" or set(features.split("|")) <= set(FEATURES)
+        assert tag == "O" or tag[:2] in ("B-", "I-")
+    assert any("kb:last" in features for _, features, tag in lines if tag.endswith("PATIENT"))
+    record = json.loads((weak_dir / "report.json").read_text())["knowledge_features"]
+    assert record == {"names": list(FEATURES), "kb_fingerprint": kb_fingerprint(kb_dir), "use_metadata": True}
+
+
+@pytest.mark.slow
+def test_no_features_gives_two_columns_and_no_metadata_no_metadata_feature(notes, kb_dir, tmp_path):
+    run(["weak-label", str(notes), "--kb", str(kb_dir), "--out", str(tmp_path / "two"), "-q", "--no-features"])
+    assert all(len(columns) == 2 for columns in flair_lines(tmp_path / "two" / "train.txt"))
+    assert json.loads((tmp_path / "two" / "report.json").read_text())["knowledge_features"] is None
+    run(["weak-label", str(notes), "--kb", str(kb_dir), "--out", str(tmp_path / "blind"), "-q", "--no-metadata"])
+    lines = flair_lines(tmp_path / "blind" / "train.txt")
+    assert lines and not any("meta:" in features for _, features, _ in lines)
+    assert json.loads((tmp_path / "blind" / "report.json").read_text())["knowledge_features"]["use_metadata"] is False
+
+
+def test_the_embedding_is_a_trainable_layer_over_the_multi_hot_vector():
+    from flair.data import Sentence
+
+    from deid_ds.ner.knowledge import KnowledgeEmbeddings, attach_features
+
+    embedding = KnowledgeEmbeddings(FEATURES, 4, "sha256:abc", True)
+    sentence = Sentence(["Marie", "KERBRAT"])
+    attach_features([sentence], ["kb:first|meta:first", "-"], [0])
+    matrix = embedding.multi_hot(sentence.tokens)
+    assert matrix.sum(dim=1).tolist() == [2.0, 0.0]
+    assert matrix[0, FEATURES.index("meta:first")] == 1.0
+    embedding.embed(sentence)
+    assert sentence[0].embedding.shape == (4,)
+    rebuilt = KnowledgeEmbeddings.load_embedding(embedding.save_embeddings())  # what SequenceTagger.load does
+    assert rebuilt.record() == {"names": list(FEATURES), "kb_fingerprint": "sha256:abc", "use_metadata": True}
+    assert torch.equal(rebuilt.linear.weight, embedding.linear.weight)
+
+
+TINY = ["--hidden", "8", "--max-epochs", "1", "--max-sentences", "30", "--threads", "1", "--device", "cpu"]
+
+
+@pytest.fixture(scope="module")
+def model(weak_dir, tmp_path_factory) -> Path:
+    """A tiny tagger trained on the weak files with their feature column (the default)."""
+    out = tmp_path_factory.mktemp("kf") / "model"
+    run(["train", str(weak_dir), "--out", str(out), *TINY, "--quiet"])
+    return out
+
+
+@pytest.mark.slow
+def test_train_save_load_predict_with_features_and_the_refusal_without_kb(model, weak_dir, notes, kb_dir, tmp_path):
+    from deid_ds.ner.knowledge import knowledge_embedding_of
+    from deid_ds.ner.predict import load_tagger, predict
+
+    card = json.loads((model / "model_card.json").read_text())
+    assert card["knowledge_features"] == {
+        "names": list(FEATURES),
+        "kb_fingerprint": kb_fingerprint(kb_dir),
+        "use_metadata": True,
+    }
+    assert [e["type"] for e in card["embeddings"]] == ["characters", "knowledge-features"]
+    embedding = knowledge_embedding_of(load_tagger(str(model / "best-model.pt"), "cpu"))
+    assert embedding is not None and embedding.kb_fingerprint == kb_fingerprint(kb_dir)
+
+    with pytest.raises(InputError, match="knowledge features"):
+        predict(model, notes, tmp_path / "refused", progress=False, workers=1, device="cpu")
+    assert not (tmp_path / "refused").exists()
+    refused = CliRunner().invoke(main, ["predict", str(model), str(notes), "--out", str(tmp_path / "r"), "-q"])
+    assert refused.exit_code != 0 and "--kb" in refused.output and "Traceback" not in refused.output
+
+    report = predict(model, notes, tmp_path / "p", kb=kb_dir, progress=False, workers=1, device="cpu")
+    assert report.documents == SAMPLE_NOTES
+    documents = pd.read_parquet(tmp_path / "p" / "documents.parquet")
+    assert set(documents["status"]) <= {"ok", "empty"}
+    hybrid = predict(model, notes, tmp_path / "h", with_rules=kb_dir, progress=False, workers=1, device="cpu")
+    assert hybrid.hybrid and hybrid.documents == SAMPLE_NOTES
+
+    run(["train", str(weak_dir), "--out", str(tmp_path / "plain"), *TINY, "--no-features", "--quiet"])
+    plain = json.loads((tmp_path / "plain" / "model_card.json").read_text())
+    assert plain["knowledge_features"] is None and [e["type"] for e in plain["embeddings"]] == ["characters"]
+    predict(tmp_path / "plain", notes, tmp_path / "pp", progress=False, workers=1, device="cpu")  # no KB needed
+
+
+@pytest.mark.slow
+def test_predict_warns_on_another_kb_and_strict_refuses(model, notes, kb_dir, tmp_path):
+    import shutil
+
+    from deid_ds.ner.predict import predict
+
+    other = tmp_path / "kb"
+    shutil.copytree(kb_dir, other)
+    manifest = json.loads((other / "manifest.json").read_text())
+    del manifest["tables"]["contacts"]  # a table the features do not read: another KB, that still loads
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    said: list[str] = []
+    predict(model, notes, tmp_path / "p", kb=other, progress=False, workers=1, device="cpu", log=said.append)
+    assert any("not the knowledge base the model was trained with" in line for line in said)
+    with pytest.raises(InputError, match="not the knowledge base"):
+        predict(model, notes, tmp_path / "s", kb=other, progress=False, workers=1, device="cpu", strict_kb=True)
