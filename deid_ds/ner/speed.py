@@ -1,0 +1,136 @@
+"""Tagging faster on CPU with the same Flair tagger: what ``deid-ds predict`` does to a loaded model and its input.
+
+Each trick here is kept because a line of ``benchmarks/predict_cpu.py`` shows what it earns (BENCHMARKS.md,
+"CPU prediction speed"); all but :func:`quantize` leave the output unchanged.
+
+* :func:`tag_sentences` calls ``SequenceTagger.predict`` one mini-batch at a time, on the sentences sorted
+  as Flair sorts them: the same mini-batches, but Flair 0.15 clears the embeddings of *every* sentence it was
+  given after each mini-batch (``store_embeddings(sentences, ...)``), quadratic in the batch's sentences.
+* :class:`BatchedCharacterEmbeddings` computes Flair's character embeddings (a BiLSTM over each token's
+  characters) for all the distinct tokens of a mini-batch in one LSTM call, and remembers them: a token's
+  character embedding depends on its text alone. Flair runs one LSTM call per sentence, for every token.
+* :func:`quantize` (``predict --quantize``): the LSTMs' weights as int8 (torch dynamic quantisation). Not
+  exact: its accuracy cost is measured in BENCHMARKS.md.
+
+Imported only at run time (it imports torch and Flair).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import flair
+import torch
+from flair.data import Sentence
+from flair.embeddings import CharacterEmbeddings
+
+#: Distinct token texts whose character embedding is remembered (50 floats each by default: a few MB).
+CHAR_CACHE_SIZE = 100_000
+
+
+class BatchedCharacterEmbeddings(CharacterEmbeddings):
+    """Flair's ``CharacterEmbeddings``, computed once per distinct token text, a mini-batch in one LSTM call.
+
+    Same weights and same arithmetic as Flair's (the output at each token's last character, both
+    directions): installed on a loaded model by :func:`speed_up`, which changes the instance's class.
+    """
+
+    def _add_embeddings_internal(self, sentences: list[Sentence]):
+        cache: dict[str, torch.Tensor] = self.__dict__.setdefault("_deid_cache", {})
+        missing = list({token.text for sentence in sentences for token in sentence.tokens} - cache.keys())
+        if missing:
+            if len(cache) + len(missing) > CHAR_CACHE_SIZE:
+                cache.clear()
+            cache.update(zip(missing, self._embed_texts(missing)))
+        for sentence in sentences:
+            texts = [token.text for token in sentence.tokens]
+            for token, text in zip(sentence.tokens, _flair_char_order(texts, self._char_indices)):
+                token.set_embedding(self.name, cache[text])
+
+    def _char_indices(self, text: str) -> tuple[int, ...]:
+        known: dict[str, tuple[int, ...]] = self.__dict__.setdefault("_deid_chars", {})
+        key = known.get(text)
+        if key is None:
+            if len(known) > CHAR_CACHE_SIZE:
+                known.clear()
+            index = self.char_dictionary.get_idx_for_item
+            key = known[text] = tuple(index(c) for c in text)
+        return key
+
+    def _embed_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        ordered = sorted(range(len(texts)), key=lambda i: len(texts[i]), reverse=True)  # pack_padded wants this
+        lengths = [len(texts[i]) for i in ordered]
+        chars = torch.zeros((len(texts), lengths[0]), dtype=torch.long)
+        for row, i in enumerate(ordered):
+            chars[row, : lengths[row]] = torch.tensor(self._char_indices(texts[i]), dtype=torch.long)
+        with torch.no_grad():
+            embedded = self.char_embedding(chars.to(flair.device)).transpose(0, 1)
+            packed = torch.nn.utils.rnn.pack_padded_sequence(embedded, lengths)
+            output, _ = self.char_rnn(packed)
+            output, _ = torch.nn.utils.rnn.pad_packed_sequence(output)  # (chars, tokens, 2 * hidden)
+            last = output[torch.tensor(lengths) - 1, torch.arange(len(texts))]
+        result = torch.empty_like(last)
+        result[torch.tensor(ordered)] = last
+        return result
+
+
+def _flair_char_order(texts: list[str], chars: Callable[[str], tuple[int, ...]]) -> list[str]:
+    """Whose character embedding each token gets from Flair 0.15 (its own, but for repeated tokens).
+
+    Flair maps its length-sorted tokens back to their places with a loop that, when a text occurs twice
+    in a sentence (the same character indices: ``chars``), puts the last occurrence's place for both, leaving the first occurrence with the
+    embedding of whichever token sat at its index in the sorted order. Models were trained with that
+    mapping, so it is kept: the output stays Flair's exactly.
+    """
+    keys = [chars(text) for text in texts]
+    if len(set(keys)) == len(keys):
+        return texts
+    order = sorted(range(len(texts)), key=lambda i: len(keys[i]), reverse=True)
+    ordered = [texts[i] for i in order]
+    result = list(ordered)  # Flair starts from a copy of the sorted embeddings
+    place = {}
+    for i, key in enumerate(keys):
+        for j, other in enumerate(order):
+            if key == keys[other]:
+                place[j] = i
+    for j in range(len(texts)):
+        result[place[j]] = ordered[j]
+    return result
+
+
+def speed_up(tagger) -> None:
+    """Install :class:`BatchedCharacterEmbeddings` in place of Flair's in ``tagger`` (output unchanged)."""
+    for embedding in _embeddings(tagger.embeddings):
+        if type(embedding) is CharacterEmbeddings:
+            embedding.__class__ = BatchedCharacterEmbeddings
+
+
+def _embeddings(embeddings):
+    return list(getattr(embeddings, "embeddings", [embeddings]))
+
+
+def quantize(tagger) -> None:
+    """int8 weights for every LSTM of ``tagger`` (the tagger's, the character and language models'), in place.
+
+    torch's dynamic quantisation: weights stored as int8, activations quantised on the fly; CPU only.
+    The tagger's output ``Linear`` stays in float (Flair reads its ``weight.dtype``, which a quantised
+    Linear no longer has as a tensor).
+    """
+    from torch.ao.quantization import quantize_dynamic
+
+    for name, module in list(tagger.named_children()):
+        if name != "linear":
+            setattr(tagger, name, quantize_dynamic(module, {torch.nn.LSTM}, dtype=torch.qint8))
+
+
+def tag_sentences(tagger, sentences: list[Sentence], mini_batch_size: int) -> None:
+    """``tagger.predict(sentences, mini_batch_size)``, the same mini-batches, without Flair's quadratic clean-up.
+
+    Flair sorts the sentences by decreasing length (a stable sort) and cuts them into mini-batches; so does
+    this, then gives Flair one mini-batch at a time. The sentences' context (previous and next sentence)
+    is set first on the whole list, as Flair would.
+    """
+    Sentence.set_context_for_sentences(sentences)
+    ordered = sorted((sentence for sentence in sentences if len(sentence) > 0), key=len, reverse=True)
+    for i in range(0, len(ordered), mini_batch_size):
+        tagger.predict(ordered[i : i + mini_batch_size], mini_batch_size=mini_batch_size, verbose=False)
