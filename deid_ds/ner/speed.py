@@ -1,7 +1,7 @@
 """Tagging faster on CPU with the same Flair tagger: what ``deid-ds predict`` does to a loaded model and its input.
 
 Each trick here is kept because a line of ``benchmarks/predict_cpu.py`` shows what it earns (BENCHMARKS.md,
-"CPU prediction speed"); all but :func:`quantize` leave the output unchanged.
+"CPU prediction speed"); neither changes the output.
 
 * :func:`tag_sentences` calls ``SequenceTagger.predict`` one mini-batch at a time, on the sentences sorted
   as Flair sorts them: the same mini-batches, but Flair 0.15 clears the embeddings of *every* sentence it was
@@ -9,8 +9,7 @@ Each trick here is kept because a line of ``benchmarks/predict_cpu.py`` shows wh
 * :class:`BatchedCharacterEmbeddings` computes Flair's character embeddings (a BiLSTM over each token's
   characters) for all the distinct tokens of a mini-batch in one LSTM call, and remembers them: a token's
   character embedding depends on its text alone. Flair runs one LSTM call per sentence, for every token.
-* :func:`quantize` (``predict --quantize``): the LSTMs' weights as int8 (torch dynamic quantisation). Not
-  exact: its accuracy cost is measured in BENCHMARKS.md.
+* :class:`ListViterbiDecoder` reads the CRF's decoded tags as lists, not tensor element by tensor element.
 
 Imported only at run time (it imports torch and Flair).
 """
@@ -23,6 +22,8 @@ import flair
 import torch
 from flair.data import Sentence
 from flair.embeddings import CharacterEmbeddings
+from flair.models.sequence_tagger_utils.viterbi import ViterbiDecoder
+from torch.nn.functional import softmax
 
 #: Distinct token texts whose character embedding is remembered (50 floats each by default: a few MB).
 CHAR_CACHE_SIZE = 100_000
@@ -74,6 +75,55 @@ class BatchedCharacterEmbeddings(CharacterEmbeddings):
         return result
 
 
+class ListViterbiDecoder(ViterbiDecoder):
+    """Flair's ``ViterbiDecoder.decode``, the same tensor arithmetic, with the sentence lengths and the result
+    read as Python lists: Flair compares a tensor of lengths element by element at every time step and
+    reads each token's tag and confidence as a separate tensor (``.item()``), which costs more than the
+    decoding itself. Installed on a loaded model by :func:`speed_up` (``probabilities_for_all_classes``
+    is left to Flair's own method).
+    """
+
+    def decode(self, features_tuple: tuple, probabilities_for_all_classes: bool, sentences: list[Sentence]):
+        if probabilities_for_all_classes:
+            return super().decode(features_tuple, probabilities_for_all_classes, sentences)
+        features, lengths, transitions = features_tuple
+        lengths = [int(length) for length in lengths]
+        batch_size, seq_len = features.size(0), features.size(1)
+        scores_upto_t = torch.zeros(batch_size, seq_len + 1, self.tagset_size, dtype=features.dtype).to(flair.device)
+        backpointers = (
+            torch.ones((batch_size, seq_len + 1, self.tagset_size), dtype=torch.long, device=flair.device)
+            * self.stop_tag
+        )
+        for t in range(seq_len):
+            batch_size_t = sum(length > t for length in lengths)
+            terminates = [i for i, length in enumerate(lengths) if length == t + 1]
+            if t == 0:
+                scores_upto_t[:batch_size_t, t] = features[:batch_size_t, t, :, self.start_tag]
+                backpointers[:batch_size_t, t, :] = self.start_tag
+            else:
+                scores_upto_t[:batch_size_t, t], backpointers[:batch_size_t, t, :] = torch.max(
+                    features[:batch_size_t, t, :, :] + scores_upto_t[:batch_size_t, t - 1].unsqueeze(1), dim=2
+                )
+            if terminates:
+                scores_upto_t[terminates, t + 1], backpointers[terminates, t + 1, :] = torch.max(
+                    scores_upto_t[terminates, t].unsqueeze(1) + transitions[self.stop_tag].unsqueeze(0), dim=2
+                )
+        decoded = torch.zeros((batch_size, backpointers.size(1)), dtype=torch.long, device=flair.device)
+        pointer = torch.ones((batch_size, 1), dtype=torch.long, device=flair.device) * self.stop_tag
+        for t in reversed(range(backpointers.size(1))):
+            decoded[:, t] = torch.gather(backpointers[:, t, :], 1, pointer).squeeze(1)
+            pointer = decoded[:, t].unsqueeze(1)
+        scores_upto_t = scores_upto_t[:, :-1, :]
+        decoded = decoded[:, 1:]
+        confidences = torch.max(softmax(scores_upto_t, dim=2), dim=2).values
+        item = self.tag_dictionary.get_item_for_index
+        tags = [
+            [(item(tag), confidence) for tag, confidence in zip(tag_row[:length], confidence_row[:length])]
+            for tag_row, confidence_row, length in zip(decoded.tolist(), confidences.tolist(), lengths)
+        ]
+        return tags, []
+
+
 def _flair_char_order(texts: list[str], chars: Callable[[str], tuple[int, ...]]) -> list[str]:
     """Whose character embedding each token gets from Flair 0.15 (its own, but for repeated tokens).
 
@@ -99,7 +149,9 @@ def _flair_char_order(texts: list[str], chars: Callable[[str], tuple[int, ...]])
 
 
 def speed_up(tagger) -> None:
-    """Install :class:`BatchedCharacterEmbeddings` in place of Flair's in ``tagger`` (output unchanged)."""
+    """Install :class:`BatchedCharacterEmbeddings` and :class:`ListViterbiDecoder` in ``tagger`` (output unchanged)."""
+    if type(getattr(tagger, "viterbi_decoder", None)) is ViterbiDecoder:
+        tagger.viterbi_decoder.__class__ = ListViterbiDecoder
     for embedding in _embeddings(tagger.embeddings):
         if type(embedding) is CharacterEmbeddings:
             embedding.__class__ = BatchedCharacterEmbeddings
@@ -107,20 +159,6 @@ def speed_up(tagger) -> None:
 
 def _embeddings(embeddings):
     return list(getattr(embeddings, "embeddings", [embeddings]))
-
-
-def quantize(tagger) -> None:
-    """int8 weights for every LSTM of ``tagger`` (the tagger's, the character and language models'), in place.
-
-    torch's dynamic quantisation: weights stored as int8, activations quantised on the fly; CPU only.
-    The tagger's output ``Linear`` stays in float (Flair reads its ``weight.dtype``, which a quantised
-    Linear no longer has as a tensor).
-    """
-    from torch.ao.quantization import quantize_dynamic
-
-    for name, module in list(tagger.named_children()):
-        if name != "linear":
-            setattr(tagger, name, quantize_dynamic(module, {torch.nn.LSTM}, dtype=torch.qint8))
 
 
 def tag_sentences(tagger, sentences: list[Sentence], mini_batch_size: int) -> None:
