@@ -287,7 +287,7 @@ def main() -> None:
     pq.write_table(pq.read_table(notes).slice(0, 1), one)
     rows = []
     for workers, threads in ((1, 1), (2, 1), (1, 2)):
-        fixed_wall, fixed_cpu = command(model, one, workers, threads, args.repeat)
+        _, fixed_cpu = command(model, one, workers, threads, args.repeat)
         wall, cpu = command(model, notes, workers, threads, args.repeat)
         cores = workers * threads
         rows.append(
@@ -306,7 +306,7 @@ def main() -> None:
         format_table(
             ["deid-ds predict", "wall s", "CPU s", "CPU s, 1 note", "notes/s/core (wall)", "notes/s/CPU s", "marginal"],
             rows,
-            title=f"The command, {len(html)} notes of {size_kb:.2f} KB (best of --repeat; marginal: less the 1-note run)",
+            title=f"The command, {len(html)} notes of {size_kb:.2f} KB (best of --repeat; marginal: less a 1-note run)",
         )
     )
     print(f"\npeak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

@@ -127,9 +127,9 @@ class ListViterbiDecoder(ViterbiDecoder):
 def _flair_char_order(texts: list[str], chars: Callable[[str], tuple[int, ...]]) -> list[str]:
     """Whose character embedding each token gets from Flair 0.15 (its own, but for repeated tokens).
 
-    Flair maps its length-sorted tokens back to their places with a loop that, when a text occurs twice
-    in a sentence (the same character indices: ``chars``), puts the last occurrence's place for both, leaving the first occurrence with the
-    embedding of whichever token sat at its index in the sorted order. Models were trained with that
+    Flair maps its length-sorted tokens back to their places with a loop that, when a sentence holds the
+    same characters (``chars``) twice, sends both occurrences to the last one's place: the first one keeps
+    the embedding of whichever token sat at its index in the sorted order. Models were trained with that
     mapping, so it is kept: the output stays Flair's exactly.
     """
     keys = [chars(text) for text in texts]
