@@ -5,7 +5,7 @@ with the same :class:`~deid_ds.segmentation.segmenter.Segmenter` options), so th
 on: each sentence becomes a ``flair.data.Sentence`` built from *our* token texts (the same
 :func:`~deid_ds.weak_labelling.render.flair_token` rendering as the training files: whitespace inside a
 token becomes ``_``), never re-tokenised by Flair. The sentences of a whole batch of notes are tagged
-together (``SequenceTagger.predict`` with ``mini_batch_size``; Flair sorts them by length), and each
+together (sorted by length, ``mini_batch_size`` at a time: :func:`deid_ds.ner.speed.tag_sentences`), and each
 predicted entity — a Flair span, or a run of BIO/BIOES token tags (:func:`tags_to_spans`) for a model
 that predicts tags — maps back from token indices to text offsets, then to HTML offsets through the
 note's offset map (``parsed.html_span``).
