@@ -131,3 +131,28 @@ def test_threads_and_mini_batch_reach_the_command(tagger, tmp_path):
         main, ["predict", str(model), str(notes), "--out", str(tmp_path / "x"), "--threads", "0"]
     )
     assert refused.exit_code == 2
+
+
+def test_flair_language_models_grouped_by_length_embed_as_flair_does(tagger, monkeypatch):
+    """Sentences given to a Flair LM in groups of similar length in characters: the same embeddings exactly."""
+    import torch
+    from flair.data import Sentence
+    from flair.embeddings import FlairEmbeddings
+    from flair.models import LanguageModel
+
+    from deid_ds.ner.speed import LengthSortedFlairEmbeddings, speed_up
+
+    characters = tagger.embeddings.char_dictionary
+    for forward in (True, False):
+        embedding = FlairEmbeddings(LanguageModel(characters, forward, hidden_size=8, nlayers=1))
+        reference = [Sentence(list(tokens)) for tokens in SENTENCES]
+        embedding.embed(reference)
+        fast = copy.deepcopy(embedding)
+        speed_up(type("Tagger", (), {"embeddings": fast})())
+        assert isinstance(fast, LengthSortedFlairEmbeddings)
+        monkeypatch.setattr(LengthSortedFlairEmbeddings, "group", 2)
+        ours = [Sentence(list(tokens)) for tokens in SENTENCES]
+        fast.embed(ours)
+        for mine, theirs in zip(ours, reference):
+            for a, b in zip(mine.tokens, theirs.tokens):
+                assert torch.equal(a.get_embedding(), b.get_embedding())
