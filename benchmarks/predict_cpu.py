@@ -3,7 +3,8 @@
 Target (issue 20): at least 100 notes of ~3 KB per second per core, the whole command, on CPU.
 
     .venv/bin/python benchmarks/predict_cpu.py --model out/demo/model [--notes data/notes.parquet]
-        [--min-notes 600] [--repeat 2] [--workdir /tmp/deid-predict-bench] [--skip-command]
+        [--min-notes 600] [--repeat 2] [--workdir /tmp/deid-predict-bench] [--skip-command | --only-command]
+        [--runs 1x1,2x1,1x2]
 
 Notes: the notes of ``--notes`` (default: the 300-note sample, ~1.9 KB of HTML each) joined two by two
 within each patient (``weak_label.py``'s :func:`paired`: the same HTML in notes ~1.75 times longer; the
@@ -250,6 +251,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "deid-predict-bench")
     parser.add_argument("--skip-command", action="store_true", help="only the in-process figures")
+    parser.add_argument("--only-command", action="store_true", help="only the command's figures")
+    parser.add_argument(
+        "--runs", default="1x1,2x1,1x2", help="the command's WORKERSxTHREADS runs, comma-separated [1x1,2x1,1x2]"
+    )
     args = parser.parse_args()
 
     import pyarrow.parquet as pq
@@ -264,29 +269,31 @@ def main() -> None:
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores; Python {platform.python_version()}")
     print(f"notes: {len(html)} of {size_kb:.2f} KB of HTML on average ({notes.name}); model {model}\n")
 
-    rows, details = in_process(model, notes, args.repeat)
-    print(f"{details['sentences']} sentences\n")
-    print(
-        format_table(
-            ["in this process, 1 thread", "CPU s", "notes/s", "same spans"],
-            rows,
-            title="Tagging alone (CPU time, best of --repeat)",
+    if not args.only_command:
+        rows, details = in_process(model, notes, args.repeat)
+        print(f"{details['sentences']} sentences\n")
+        print(
+            format_table(
+                ["in this process, 1 thread", "CPU s", "notes/s", "same spans"],
+                rows,
+                title="Tagging alone (CPU time, best of --repeat)",
+            )
         )
-    )
-    print()
-    print(
-        format_table(
-            ["predict_batch, 1 thread, mini-batch 128", "CPU s", "share", "notes/s"],
-            details["breakdown"],
-            title="Where a worker's time goes",
+        print()
+        print(
+            format_table(
+                ["predict_batch, 1 thread, mini-batch 128", "CPU s", "share", "notes/s"],
+                details["breakdown"],
+                title="Where a worker's time goes",
+            )
         )
-    )
     if args.skip_command:
         return
     one = args.workdir / "one-note.parquet"
     pq.write_table(pq.read_table(notes).slice(0, 1), one)
     rows = []
-    for workers, threads in ((1, 1), (2, 1), (1, 2)):
+    for run in args.runs.split(","):
+        workers, threads = (int(n) for n in run.split("x"))
         _, fixed_cpu = command(model, one, workers, threads, args.repeat)
         wall, cpu = command(model, notes, workers, threads, args.repeat)
         cores = workers * threads
