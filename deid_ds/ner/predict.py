@@ -5,7 +5,7 @@ with the same :class:`~deid_ds.segmentation.segmenter.Segmenter` options), so th
 on: each sentence becomes a ``flair.data.Sentence`` built from *our* token texts (the same
 :func:`~deid_ds.weak_labelling.render.flair_token` rendering as the training files: whitespace inside a
 token becomes ``_``), never re-tokenised by Flair. The sentences of a whole batch of notes are tagged
-together (``SequenceTagger.predict`` with ``mini_batch_size``; Flair sorts them by length), and each
+together (sorted by length, ``mini_batch_size`` at a time: :func:`deid_ds.ner.speed.tag_sentences`), and each
 predicted entity — a Flair span, or a run of BIO/BIOES token tags (:func:`tags_to_spans`) for a model
 that predicts tags — maps back from token indices to text offsets, then to HTML offsets through the
 note's offset map (``parsed.html_span``).
@@ -43,7 +43,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS
+from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, DEFAULT_MINI_BATCH
 from deid_ds.errors import InputError
 from deid_ds.label.labeller import LabelConfig
 from deid_ds.model import LABELS, DocumentStatus, DocumentTotals, Note
@@ -52,7 +52,6 @@ from deid_ds.segmentation.notes import SegmentOptions, segment_note, segmenter_f
 
 MODEL_FILES = ("best-model.pt", "final-model.pt")
 MODEL_SOURCE = "model"
-DEFAULT_MINI_BATCH = 32
 
 #: Why a note whose ``id_document`` an earlier note already had is not tagged: spans are keyed by
 #: document id, so the second note's spans would be mixed with the first's (same reason as weak-label).
@@ -140,7 +139,11 @@ _TAGGERS: dict[tuple[str, str], object] = {}
 
 
 def load_tagger(path: str, device: str):
-    """The ``SequenceTagger`` at ``path`` on ``device``, loaded once per process (workers keep theirs)."""
+    """The ``SequenceTagger`` at ``path`` on ``device``, loaded once per process (workers keep theirs).
+
+    Its character embeddings are computed by :class:`deid_ds.ner.speed.BatchedCharacterEmbeddings`:
+    the same output, faster.
+    """
     key = (path, device)
     tagger = _TAGGERS.get(key)
     if tagger is None:
@@ -159,6 +162,9 @@ def load_tagger(path: str, device: str):
         if not isinstance(tagger, SequenceTagger):
             raise InputError(f"{path}: holds a {type(tagger).__name__}, not a SequenceTagger")
         tagger.eval()
+        from deid_ds.ner.speed import speed_up
+
+        speed_up(tagger)
         _TAGGERS[key] = tagger
     return tagger
 
@@ -228,10 +234,9 @@ def predict_batch(job: PredictJob) -> BatchResult:
 
     options = job.options
     if options.threads:
-        import torch
+        from deid_ds.ner.runtime import set_threads
 
-        if torch.get_num_threads() != options.threads:
-            torch.set_num_threads(options.threads)
+        set_threads(options.threads)
     tagger = load_tagger(options.model, options.device)
     segmenter = segmenter_for(options.segment)
     labeller = None
@@ -283,7 +288,9 @@ def predict_batch(job: PredictJob) -> BatchResult:
                 attach_features(sentences[first_sentence:], columns, bounds[:-1])
         started = time.perf_counter()
         if sentences:
-            tagger.predict(sentences, mini_batch_size=options.mini_batch_size, verbose=False)
+            from deid_ds.ner.speed import tag_sentences
+
+            tag_sentences(tagger, sentences, options.mini_batch_size)
         result.seconds_tagging = time.perf_counter() - started
         found: list[list[tuple[int, int, str]]] = [[] for _ in notes]
         ignored: Counter[str] = Counter()
@@ -365,6 +372,7 @@ class PredictReport(DocumentTotals):
     model: str = ""
     device: str = "cpu"
     workers: int = 1
+    threads: int | None = None  # torch threads per process (None: torch's default, one per core)
     hybrid_kb: str | None = None
     hybrid: bool = False
     entities: int = 0
@@ -577,6 +585,7 @@ def predict(
     batch_size: int = DEFAULT_BATCH_SIZE,
     mini_batch_size: int = DEFAULT_MINI_BATCH,
     workers: int = 1,
+    threads: int | None = None,
     device: str = "auto",
     progress: bool = True,
     log: Callable[[str], None] | None = None,
@@ -591,6 +600,8 @@ def predict(
     ``engine="spark"`` tags the batches on Apache Spark (:mod:`deid_ds.engine.spark`, the stage of
     :func:`predict_stage`; the model, the knowledge base and the Punkt file shipped to the executors once)
     with the same outputs; ``workers`` is then Spark's business, and ``device`` is resolved on each executor.
+    ``threads``: torch threads per worker process on CPU (default: the cores shared among the workers,
+    :meth:`~deid_ds.engine.local.LocalRunner.task_threads`).
 
     ``with_rules`` (a ``build-kb`` directory) switches the hybrid mode on: the weak labeller runs on
     the same notes (with their metadata unless ``use_metadata`` is false) and its spans are merged
@@ -607,8 +618,8 @@ def predict(
     from deid_ds.io.output_dir import check_output_dir
 
     log = log or (lambda message: print(message, file=sys.stderr))
-    if batch_size < 1 or workers < 1 or mini_batch_size < 1:
-        raise InputError("batch size, mini-batch size and workers must be at least 1")
+    if batch_size < 1 or workers < 1 or mini_batch_size < 1 or (threads is not None and threads < 1):
+        raise InputError("batch size, mini-batch size, workers and threads must be at least 1")
     runner = engine_for(engine, workers=workers, progress=progress, spark_master=spark_master)
     inputs = (model, notes, with_rules, punkt, kb)
     check_output_dir(out, "predict", inputs, overwrite)  # before the model loads, not after
@@ -650,11 +661,12 @@ def predict(
             source = runner.open("predict", notes, column_map, log)
         if runner.distributed:
             options = replace(options, device=device)
-        options = replace(options, threads=runner.task_threads())
+        options = replace(options, threads=threads or runner.task_threads())
         report = PredictReport(
             model=str(path) if not runner.distributed else options.model,
             device=options.device,
             workers=runner.parallelism,
+            threads=options.threads,
             hybrid_kb=rules.kb_dir if rules else None,
             hybrid=rules is not None,
         )

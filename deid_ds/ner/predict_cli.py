@@ -14,7 +14,7 @@ from deid_ds.cli_common import (
     quiet_option,
     segmentation_options,
 )
-from deid_ds.defaults import DEFAULT_BATCH_SIZE
+from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MINI_BATCH
 
 
 @click.command("predict")
@@ -74,11 +74,16 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     help="Notes per batch (the unit sent to a worker).",
 )
 @click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    help="torch threads per worker on CPU [default: the cores shared among the workers].",
+)
+@click.option(
     "--mini-batch-size",
-    default=32,
+    default=DEFAULT_MINI_BATCH,
     show_default=True,
     type=click.IntRange(min=1),
-    help="Sentences per forward pass of the tagger.",
+    help="Sentences per forward pass of the tagger (sorted by length first).",
 )
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when available), cpu, cuda or cuda:N.")
 @column_option
@@ -100,6 +105,7 @@ def predict_command(
     no_metadata,
     workers,
     batch_size,
+    threads,
     mini_batch_size,
     device,
     column,
@@ -134,6 +140,7 @@ def predict_command(
         batch_size=batch_size,
         mini_batch_size=mini_batch_size,
         workers=workers or os.cpu_count() or 1,
+        threads=threads,
         device=device,
         progress=not quiet,
         log=click.echo,

@@ -51,7 +51,8 @@ def set_threads(threads: int | None) -> int:
     if threads is not None:
         if threads < 1:
             raise InputError(f"--threads {threads}: at least 1")
-        torch.set_num_threads(threads)
+        if torch.get_num_threads() != threads:  # predict calls this for every batch
+            torch.set_num_threads(threads)
     return torch.get_num_threads()
 
 

@@ -1,0 +1,323 @@
+"""Benchmark: ``deid-ds predict`` on CPU, in 3 KB notes per second per core, and where the time goes.
+
+Target (issue 20): at least 100 notes of ~3 KB per second per core, the whole command, on CPU.
+
+    .venv/bin/python benchmarks/predict_cpu.py --model out/demo/model [--notes data/notes.parquet]
+        [--min-notes 600] [--repeat 2] [--workdir /tmp/deid-predict-bench] [--skip-command | --only-command]
+        [--runs 1x1,2x1,1x2]
+
+Notes: the notes of ``--notes`` (default: the 300-note sample, ~1.9 KB of HTML each) joined two by two
+within each patient (``weak_label.py``'s :func:`paired`: the same HTML in notes ~1.75 times longer; the
+mean size is printed), copied under new ids until there are ``--min-notes``.
+
+In this process, one torch thread, CPU time (``time.process_time``: a neighbour's load on the other core
+does not inflate it), best of ``--repeat``, notes in batches of 256 as the command reads them:
+
+* ``tagging, Flair as is``: ``SequenceTagger.predict`` on each batch's sentences, mini-batches of 32, on
+  a tagger loaded by Flair alone: what ``predict`` did before issue 20;
+* ``tagging, deid-ds``: :func:`deid_ds.ner.speed.tag_sentences` on a tagger from
+  :func:`deid_ds.ner.predict.load_tagger`, for several mini-batch sizes (the outputs are compared with
+  Flair's: "same spans" counts the sentences whose spans are identical);
+* ``tagging, int8 LSTMs``: the same with every LSTM quantised (``torch.ao.quantization.quantize_dynamic``);
+* the breakdown of ``predict_batch`` (the worker's whole job on a batch): reading the notes is not in it,
+  parse + segment + Flair ``Sentence`` objects, each embedding alone (fastText, each Flair language
+  model, the character BiLSTM), the tagger's BiLSTM + linear + CRF (``forward``) and Viterbi decoding,
+  and the rest (Flair's bookkeeping, spans back to offsets, the output columns).
+
+Then the command end to end (``python -m deid_ds predict``, ``--quiet``), in a fresh interpreter each time,
+at 1 worker × 1 thread, 2 workers × 1 thread and 1 worker × 2 threads: wall seconds and CPU seconds (its
+own and its workers'), and the fixed cost (imports, loading the model, writing the output) measured on
+a one-note input, so that the per-note figure of a large input can be read off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from machine import cpu_model  # noqa: E402
+from weak_label import paired  # noqa: E402
+
+from deid_ds.report import format_table  # noqa: E402
+
+BATCH = 256
+
+
+def corpus(notes: Path, work: Path, min_notes: int) -> Path:
+    """``paired(notes)`` copied under new ids (``id~k``) until it has at least ``min_notes`` notes."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    out = work / f"{notes.stem}-paired-{min_notes}.parquet"
+    if not out.exists():
+        table = pq.read_table(paired(notes, work / f"{notes.stem}-paired.parquet"))
+        copies = []
+        k = 0
+        while sum(t.num_rows for t in copies) < min_notes:
+            ids = pc.binary_join_element_wise(table["id_document"], pa.scalar(f"~{k}"), "")
+            copies.append(table.set_column(table.schema.get_field_index("id_document"), "id_document", ids))
+            k += 1
+        pq.write_table(pa.concat_tables(copies), out)
+    return out
+
+
+def note_sentences(notes, segmenter):
+    """Parse, segment and build the Flair sentences of ``notes`` as ``predict_batch`` does."""
+    from flair.data import Sentence
+
+    from deid_ds.segmentation.notes import segment_note
+    from deid_ds.weak_labelling.render import flair_token
+
+    sentences = []
+    for note in notes:
+        status, parsed, compact = segment_note(note, segmenter)
+        if status.status != "ok":
+            continue
+        text, bounds = parsed.text, compact.bounds
+        for k in range(len(bounds) - 1):
+            a, b = bounds[k], bounds[k + 1]
+            sentences.append(Sentence([flair_token(text[s:e]) for s, e in zip(compact.starts[a:b], compact.ends[a:b])]))
+    return sentences
+
+
+def spans_of(sentences, label_type: str) -> list[list[tuple[int, int, str]]]:
+    from deid_ds.ner.predict import sentence_entities
+
+    return [sentence_entities(sentence, label_type) for sentence in sentences]
+
+
+class Timer:
+    """CPU seconds spent in wrapped callables, by name (instance attributes: Flair calls them through ``self``)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+
+    def wrap(self, owner, attribute: str, name: str) -> None:
+        inner = getattr(owner, attribute)
+
+        def timed(*args, **kwargs):
+            started = time.process_time()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.seconds[name] = self.seconds.get(name, 0.0) + time.process_time() - started
+
+        setattr(owner, attribute, timed)
+
+
+def embedding_name(embedding) -> str:
+    kind = type(embedding).__name__
+    if kind == "FlairEmbeddings":
+        return f"Flair LM, {'forward' if embedding.is_forward_lm else 'backward'}"
+    return {
+        "FastTextEmbeddings": "fastText",
+        "BatchedCharacterEmbeddings": "characters (BiLSTM)",
+        "CharacterEmbeddings": "characters (BiLSTM)",
+    }.get(kind, kind)
+
+
+def in_process(model_path: str, notes_path: Path, repeat: int) -> tuple[list[list], dict]:
+    import torch
+    from flair.models import SequenceTagger
+    from torch.ao.quantization import quantize_dynamic
+
+    from deid_ds.defaults import DEFAULT_MAX_TOKENS
+    from deid_ds.io.notes import open_notes
+    from deid_ds.ner.predict import PredictJob, PredictOptions, load_tagger, predict_batch
+    from deid_ds.ner.speed import tag_sentences
+    from deid_ds.segmentation.notes import SegmentOptions, segmenter_for
+
+    torch.set_num_threads(1)
+    notes = list(open_notes(notes_path).iter_notes())
+    batches = [notes[i : i + BATCH] for i in range(0, len(notes), BATCH)]
+    segment = SegmentOptions(None, DEFAULT_MAX_TOKENS)
+    segmenter = segmenter_for(segment)
+    flair_tagger = SequenceTagger.load(model_path)
+    flair_tagger.eval()
+    ours = load_tagger(model_path, "cpu")
+    quantized = SequenceTagger.load(model_path)
+    quantized.eval()
+    from deid_ds.ner.speed import speed_up
+
+    speed_up(quantized)
+    for name, module in list(quantized.named_children()):
+        if name != "linear":  # Flair reads linear.weight.dtype, which a quantised Linear has not
+            setattr(quantized, name, quantize_dynamic(module, {torch.nn.LSTM}, dtype=torch.qint8))
+
+    def tag(tagger, mini_batch: int, flair_as_is: bool):
+        """CPU seconds tagging every batch (best of ``repeat``), and the spans of the last run."""
+        best, found = float("inf"), []
+        for _ in range(repeat):
+            found, total = [], 0.0
+            for batch in batches:
+                sentences = note_sentences(batch, segmenter)
+                started = time.process_time()
+                if flair_as_is:
+                    tagger.predict(sentences, mini_batch_size=mini_batch, verbose=False)
+                else:
+                    tag_sentences(tagger, sentences, mini_batch)
+                total += time.process_time() - started
+                found += spans_of(sentences, tagger.label_type)
+            best = min(best, total)
+        return best, found
+
+    n = len(notes)
+    rows = []
+    reference_s, reference = tag(flair_tagger, 32, True)
+    rows.append(["tagging, Flair as is (mini-batch 32)", reference_s, n / reference_s, "reference"])
+    for mini_batch in (32, 64, 128, 256):
+        seconds, found = tag(ours, mini_batch, False)
+        same = sum(a == b for a, b in zip(found, reference))
+        rows.append([f"tagging, deid-ds (mini-batch {mini_batch})", seconds, n / seconds, f"{same}/{len(reference)}"])
+    seconds, found = tag(quantized, 128, False)
+    same = sum(a == b for a, b in zip(found, reference))
+    rows.append(["tagging, deid-ds, int8 LSTMs (128)", seconds, n / seconds, f"{same}/{len(reference)}"])
+
+    # The breakdown of predict_batch, wrapped callables timed inside one run of every batch.
+    timer = Timer()
+    for embedding in ours.embeddings.embeddings:
+        timer.wrap(embedding, "embed", "embedding: " + embedding_name(embedding))
+    timer.wrap(ours, "forward", "BiLSTM + linear + CRF scores")
+    timer.wrap(ours.viterbi_decoder, "decode", "Viterbi decoding")
+    options = PredictOptions(model_path, segment, "cpu")
+    segment_s = 0.0
+    whole = float("inf")
+    for _ in range(repeat):
+        timer.seconds.clear()
+        started = time.process_time()
+        for batch in batches:
+            predict_batch(PredictJob(batch, options))
+        whole = min(whole, time.process_time() - started)
+    parts = dict(timer.seconds)
+    started = time.process_time()
+    for batch in batches:
+        note_sentences(batch, segmenter)
+    segment_s = time.process_time() - started
+    breakdown = [["parse + segment + Flair sentences", segment_s]]
+    breakdown += [[name, seconds] for name, seconds in parts.items()]
+    breakdown.append(["other (Flair bookkeeping, spans, output columns)", whole - segment_s - sum(parts.values())])
+    breakdown.append(["predict_batch, whole", whole])
+    for row in breakdown:
+        row += [f"{100 * row[1] / whole:.0f}%", n / row[1] if row[1] > 0 else float("inf")]
+    sentences = sum(len(note_sentences(batch, segmenter)) for batch in batches)
+    return rows, {"breakdown": breakdown, "sentences": sentences}
+
+
+COMMAND_CODE = (
+    "import resource, subprocess, sys, time, json\n"
+    "started = time.perf_counter()\n"
+    "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(json.dumps([time.perf_counter() - started, usage.ru_utime + usage.ru_stime]))\n"
+)
+
+
+def command(model: str, notes: Path, workers: int, threads: int, repeat: int) -> tuple[float, float]:
+    """Best wall and CPU seconds of ``deid-ds predict`` (all its processes) over ``repeat`` runs."""
+    import json
+
+    best_wall, best_cpu = float("inf"), float("inf")
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            argv = [sys.executable, "-m", "deid_ds", "predict", model, str(notes), "--out", f"{tmp}/out", "--quiet"]
+            argv += ["--device", "cpu", "--workers", str(workers), "--threads", str(threads)]
+            env = {**os.environ, "PYTHONPATH": str(REPO)}
+            done = subprocess.run(
+                [sys.executable, "-c", COMMAND_CODE, *argv], capture_output=True, text=True, check=True, env=env
+            )
+            wall, cpu = json.loads(done.stdout.strip().splitlines()[-1])
+        best_wall, best_cpu = min(best_wall, wall), min(best_cpu, cpu)
+    return best_wall, best_cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", required=True, help="a predict MODEL (directory or .pt)")
+    parser.add_argument("--notes", type=Path, default=REPO / "data" / "notes.parquet")
+    parser.add_argument("--min-notes", type=int, default=600)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "deid-predict-bench")
+    parser.add_argument("--skip-command", action="store_true", help="only the in-process figures")
+    parser.add_argument("--only-command", action="store_true", help="only the command's figures")
+    parser.add_argument(
+        "--runs", default="1x1,2x1,1x2", help="the command's WORKERSxTHREADS runs, comma-separated [1x1,2x1,1x2]"
+    )
+    args = parser.parse_args()
+
+    import pyarrow.parquet as pq
+
+    from deid_ds.ner.predict import model_file
+
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    model = str(model_file(args.model).resolve())
+    notes = corpus(args.notes, args.workdir, args.min_notes)
+    html = [h for h in pq.read_table(notes, columns=["html"])["html"].to_pylist() if h]
+    size_kb = statistics.mean(len(h.encode("utf-8")) for h in html) / 1000
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores; Python {platform.python_version()}")
+    print(f"notes: {len(html)} of {size_kb:.2f} KB of HTML on average ({notes.name}); model {model}\n")
+
+    if not args.only_command:
+        rows, details = in_process(model, notes, args.repeat)
+        print(f"{details['sentences']} sentences\n")
+        print(
+            format_table(
+                ["in this process, 1 thread", "CPU s", "notes/s", "same spans"],
+                rows,
+                title="Tagging alone (CPU time, best of --repeat)",
+            )
+        )
+        print()
+        print(
+            format_table(
+                ["predict_batch, 1 thread, mini-batch 128", "CPU s", "share", "notes/s"],
+                details["breakdown"],
+                title="Where a worker's time goes",
+            )
+        )
+    if args.skip_command:
+        return
+    one = args.workdir / "one-note.parquet"
+    pq.write_table(pq.read_table(notes).slice(0, 1), one)
+    rows = []
+    for run in args.runs.split(","):
+        workers, threads = (int(n) for n in run.split("x"))
+        _, fixed_cpu = command(model, one, workers, threads, args.repeat)
+        wall, cpu = command(model, notes, workers, threads, args.repeat)
+        cores = workers * threads
+        rows.append(
+            [
+                f"{workers} worker(s) x {threads} thread(s)",
+                wall,
+                cpu,
+                fixed_cpu,
+                len(html) / wall / cores,
+                len(html) / cpu,
+                (len(html) - 1) / max(cpu - fixed_cpu, 1e-9),
+            ]
+        )
+    print()
+    print(
+        format_table(
+            ["deid-ds predict", "wall s", "CPU s", "CPU s, 1 note", "notes/s/core (wall)", "notes/s/CPU s", "marginal"],
+            rows,
+            title=f"The command, {len(html)} notes of {size_kb:.2f} KB (best of --repeat; marginal: less a 1-note run)",
+        )
+    )
+    print(f"\npeak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
