@@ -196,6 +196,7 @@ class PredictOptions:
     rules: LabelConfig | None = None  # hybrid: the weak labeller's configuration
     add: float = 0.0  # hybrid: a model-only span's least score (deid_ds.ner.hybrid)
     override: float = 0.0  # hybrid: the least score of a model span that overrides a weak rule span
+    merge: bool = True  # hybrid: False writes the model's and the rules' spans unmerged (for calibrate)
 
 
 @dataclass(frozen=True)
@@ -320,6 +321,8 @@ def _with_rules(spans, note: Note, status: DocumentStatus, parsed, compact, labe
     except Exception as error:
         return [], _failed(status, f"internal error during labelling ({type(error).__name__})")
     rule_spans = [(c.start, c.end, c.label, c.source) for c in rules]
+    if not options.merge:
+        return sorted(spans + [(*span, None) for span in rule_spans], key=lambda span: span[:4]), status
     return merge_scored(spans, rule_spans, add=options.add, override=options.override), status
 
 
@@ -367,6 +370,7 @@ class PredictReport(DocumentTotals):
     workers: int = 1
     hybrid_kb: str | None = None
     hybrid: bool = False
+    thresholds: dict | None = None  # hybrid: add, override and where they came from (deid_ds.ner.calibrate)
     entities: int = 0
     entities_per_label: dict[str, int] = field(default_factory=dict)
     entities_per_source: dict[str, int] = field(default_factory=dict)
@@ -432,6 +436,11 @@ def report_table(report: PredictReport) -> str:
             for source, n in sorted(report.entities_per_source.items(), key=lambda item: (-item[1], item[0]))
         ]
         sections.append(format_table(["source", "spans"], rows))
+        if report.thresholds:
+            thresholds = report.thresholds
+            sections.append(
+                f"thresholds: add {thresholds['add']:g}, override {thresholds['override']:g} ({thresholds['source']})"
+            )
     return "\n\n".join(sections)
 
 
@@ -567,6 +576,10 @@ def predict(
     engine: str = "local",
     spark_master: str | None = None,
     overwrite: bool = False,
+    threshold: float | None = None,
+    override: float | None = None,
+    calibration: str | Path | None = None,
+    merge: bool = True,
 ) -> PredictReport:
     """Tag every note of ``notes`` with the tagger of ``model`` into ``out`` (module docstring).
 
@@ -579,6 +592,11 @@ def predict(
     with the model's (:func:`deid_ds.ner.hybrid.merge_spans`). ``punkt`` and ``max_tokens`` must be
     those ``weak-label`` used, so the model sees the sentences it was trained on. ``out`` is replaced
     only if deid-ds predict wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
+
+    The merge's thresholds (:mod:`deid_ds.ner.hybrid`) are ``threshold`` (``add``) and ``override`` when
+    given, else those of ``calibration`` (a ``deid-ds calibrate`` file), of ``calibration.json`` beside the
+    model, of the model card, or none (:func:`deid_ds.ner.calibrate.resolve_thresholds`); ``report.json``
+    records them and their origin. ``merge=False`` writes the model's and the rules' spans unmerged.
     """
     from deid_ds.engine import engine_for
     from deid_ds.io.output_dir import check_output_dir
@@ -599,6 +617,11 @@ def predict(
         from deid_ds.weak_labelling.pipeline import check_kb
 
         rules = LabelConfig(check_kb(with_rules), use_metadata)
+    thresholds = None
+    if rules is not None:
+        from deid_ds.ner.calibrate import resolve_thresholds
+
+        thresholds = resolve_thresholds(path, threshold=threshold, override=override, calibration=calibration)
     if chosen != "cpu" and workers > 1:
         log(f"predict: one process on {chosen} (--workers {workers} applies to CPU only)")
         workers = runner.workers = 1
@@ -609,6 +632,9 @@ def predict(
         mini_batch_size,
         None,
         rules,
+        thresholds.add if thresholds else 0.0,
+        thresholds.override if thresholds else 0.0,
+        merge,
     )
     segmenter_for(options.segment)  # fail fast on a bad Punkt file, before any output exists
     load_tagger(options.model, chosen)  # ... and on a bad model (workers load their own copy)
@@ -629,6 +655,7 @@ def predict(
             workers=runner.parallelism,
             hybrid_kb=rules.kb_dir if rules else None,
             hybrid=rules is not None,
+            thresholds=thresholds.to_dict() if thresholds else None,
         )
         sink = PredictSink(output.tmp, report)
         try:

@@ -43,6 +43,25 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 )
 @click.option("--no-metadata", is_flag=True, help="Hybrid mode: do not use the patients' metadata columns.")
 @click.option(
+    "--threshold",
+    type=click.FloatRange(0.0, 1.0),
+    help=(
+        "Hybrid mode: least score of a model span the rules did not find (lower: more model spans, toward recall) "
+        "[default: the calibration's, else the model card's, else 0]."
+    ),
+)
+@click.option(
+    "--override",
+    type=click.FloatRange(0.0, 1.0),
+    help="Hybrid mode: least score of a model span that overrides a weak rule span it overlaps [default: as for --threshold].",
+)
+@click.option(
+    "--calibration",
+    type=click.Path(path_type=str),
+    metavar="FILE.json",
+    help="Hybrid mode: thresholds chosen by deid-ds calibrate [default: MODEL/calibration.json when present].",
+)
+@click.option(
     "--workers",
     "-j",
     type=click.IntRange(min=1),
@@ -78,6 +97,9 @@ def predict_command(
     overwrite,
     with_rules,
     no_metadata,
+    threshold,
+    override,
+    calibration,
     workers,
     batch_size,
     mini_batch_size,
@@ -120,6 +142,9 @@ def predict_command(
         engine=engine,
         spark_master=spark_master,
         overwrite=overwrite,
+        threshold=threshold,
+        override=override,
+        calibration=calibration,
     )
     click.echo(report_table(report))
     click.echo(f"written to {out}")
