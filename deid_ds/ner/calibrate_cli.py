@@ -85,7 +85,8 @@ def calibrate_command(
     click.echo(f"rules alone: precision {rules['precision']:.4f}, redaction {rules['redacted_recall']:.4f}")
     for point in written["curve"]:
         click.echo(
-            f"threshold {point['add']:.2f}: precision {point['precision']:.4f}, redaction {point['redacted_recall']:.4f}"
+            f"threshold {point['add']:.2f}: precision {point['precision']:.4f}, "
+            f"redaction {point['redacted_recall']:.4f}"
         )
     met = "" if chosen["constraint_met"] else " (no threshold keeps the rules' precision: the most precise)"
     click.echo(

@@ -53,7 +53,10 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.option(
     "--override",
     type=click.FloatRange(0.0, 1.0),
-    help="Hybrid mode: least score of a model span that overrides a weak rule span it overlaps [default: as for --threshold].",
+    help=(
+        "Hybrid mode: least score of a model span that overrides a weak rule span it overlaps "
+        "[default: as for --threshold]."
+    ),
 )
 @click.option(
     "--calibration",
