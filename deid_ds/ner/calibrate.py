@@ -182,7 +182,7 @@ def _point(scores) -> dict:
         "recall": round(micro.recall, 6),
         "micro_f1": round(micro.f1, 6),
         "redacted_recall": round(scores.redacted_recall, 6),
-        "spans": int(micro.tp + micro.fp),
+        "spans": int(micro.predicted),
     }
 
 
