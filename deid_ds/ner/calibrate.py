@@ -38,99 +38,17 @@ import json
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from deid_ds.errors import InputError
+from deid_ds.ner.thresholds import DEFAULT_OVERRIDE, check_threshold
 
 #: The ``add`` thresholds tried by calibrate and the training proxy.
 GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))
-#: A model span overrides a weak rule span only when at least this sure (not tuned: a documented choice).
-DEFAULT_OVERRIDE = 0.9
 #: The training proxy's target: the share of the model's spans the weak labels back.
 DEFAULT_TARGET = 0.95
 #: How far below the rules' precision the calibrated hybrid may go (issue 20's acceptance rule).
 DEFAULT_TOLERANCE = 0.01
-#: ``calibrate``'s file, read by ``predict`` when it sits in the model's directory.
-CALIBRATION_FILE = "calibration.json"
-CARD_KEY = "hybrid"
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """The hybrid's two thresholds and where they came from (recorded in predict's ``report.json``)."""
-
-    add: float = 0.0
-    override: float = 0.0
-    source: str = "none recorded: every model span counts (the hybrid before thresholds)"
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def _threshold(value, where: str, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        raise InputError(f"{where}: {name} must be a number between 0 and 1")
-    return float(value)
-
-
-def read_calibration(path: str | Path) -> Thresholds:
-    """The thresholds chosen by ``deid-ds calibrate`` in ``path`` (its ``chosen`` entry)."""
-    path = Path(path)
-    try:
-        chosen = json.loads(path.read_text(encoding="utf-8"))["chosen"]
-    except FileNotFoundError:
-        raise InputError(f"{path}: calibration file not found") from None
-    except (OSError, ValueError, KeyError, TypeError):
-        raise InputError(f"{path}: not a deid-ds calibrate file (JSON with a 'chosen' entry)") from None
-    if not isinstance(chosen, dict):
-        raise InputError(f"{path}: not a deid-ds calibrate file (JSON with a 'chosen' entry)")
-    return Thresholds(
-        _threshold(chosen.get("add"), str(path), "add"),
-        _threshold(chosen.get("override"), str(path), "override"),
-        f"calibration {path}",
-    )
-
-
-def _card_thresholds(directory: Path) -> Thresholds | None:
-    try:
-        card = json.loads((directory / "model_card.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    entry = card.get(CARD_KEY) if isinstance(card, dict) else None
-    if not isinstance(entry, dict) or entry.get("add") is None:
-        return None
-    where = f"{directory / 'model_card.json'}"
-    return Thresholds(
-        _threshold(entry.get("add"), where, "hybrid add"),
-        _threshold(entry.get("override", DEFAULT_OVERRIDE), where, "hybrid override"),
-        f"model card {where} ({entry.get('source', 'train')})",
-    )
-
-
-def resolve_thresholds(
-    model: str | Path,
-    *,
-    threshold: float | None = None,
-    override: float | None = None,
-    calibration: str | Path | None = None,
-) -> Thresholds:
-    """The thresholds ``predict`` uses (module docstring: the user's, a calibration file, the model card, none)."""
-    directory = Path(model) if Path(model).is_dir() else Path(model).parent
-    if calibration is not None:
-        base = read_calibration(calibration)
-    elif (directory / CALIBRATION_FILE).is_file():
-        base = read_calibration(directory / CALIBRATION_FILE)
-    else:
-        base = _card_thresholds(directory) or Thresholds()
-    if threshold is None and override is None:
-        return base
-    add = base.add if threshold is None else _threshold(threshold, "--threshold", "the threshold")
-    over = base.override if override is None else _threshold(override, "--override", "the override threshold")
-    given = " and ".join(
-        name for name, value in (("--threshold", threshold), ("--override", override)) if value is not None
-    )
-    return Thresholds(add, over, f"{given}; otherwise {base.source}")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -249,7 +167,7 @@ def calibrate(
     from deid_ds.ner.predict import predict
 
     log = log or (lambda message: print(message, file=sys.stderr))
-    override = _threshold(override, "--override", "the override threshold")
+    override = check_threshold(override, "--override", "the override threshold")
     out = Path(out)
     if out.is_dir():
         raise InputError(f"{out}: is a directory (calibrate writes a JSON file)")

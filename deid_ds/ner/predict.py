@@ -595,7 +595,7 @@ def predict(
 
     The merge's thresholds (:mod:`deid_ds.ner.hybrid`) are ``threshold`` (``add``) and ``override`` when
     given, else those of ``calibration`` (a ``deid-ds calibrate`` file), of ``calibration.json`` beside the
-    model, of the model card, or none (:func:`deid_ds.ner.calibrate.resolve_thresholds`); ``report.json``
+    model, of the model card, or none (:func:`deid_ds.ner.thresholds.resolve_thresholds`); ``report.json``
     records them and their origin. ``merge=False`` writes the model's and the rules' spans unmerged.
     """
     from deid_ds.engine import engine_for
@@ -619,7 +619,7 @@ def predict(
         rules = LabelConfig(check_kb(with_rules), use_metadata)
     thresholds = None
     if rules is not None:
-        from deid_ds.ner.calibrate import resolve_thresholds
+        from deid_ds.ner.thresholds import resolve_thresholds
 
         thresholds = resolve_thresholds(path, threshold=threshold, override=override, calibration=calibration)
     if chosen != "cpu" and workers > 1:

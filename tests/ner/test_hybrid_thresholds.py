@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deid_ds.errors import InputError
-from deid_ds.ner.calibrate import Thresholds, choose, proxy_curve, resolve_thresholds
+from deid_ds.ner.calibrate import choose, proxy_curve
 from deid_ds.ner.hybrid import AGREED_SOURCE, merge_scored, merge_spans
+from deid_ds.ner.thresholds import Thresholds, resolve_thresholds
 
 # "Vu par Dr Yann KERBRAT à Brest le 12/03/2020, Mme Le Goff ..." with made-up offsets
 MODEL = [
