@@ -156,10 +156,10 @@ def test_choose_the_most_redacting_threshold_within_the_rules_precision():
     assert choose(curve, 0.99, 0.01) == {**curve[3], "constraint_met": False}  # none keeps it: the most precise
 
 
-def test_the_training_proxy_counts_the_model_spans_the_weak_labels_back():
+def test_the_training_proxy_counts_the_model_spans_that_are_weak_label_spans():
     pairs = [
-        ([(0, 1, "PATIENT", 0.9), (3, 3, "DATE", 0.4)], [(0, 0, "PATIENT")]),  # backed, not backed
-        ([(2, 2, "VILLE", 0.6)], []),  # not backed
+        ([(0, 1, "PATIENT", 0.9), (3, 3, "DATE", 0.4)], [(0, 1, "PATIENT"), (3, 4, "DATE")]),  # backed, not
+        ([(2, 2, "VILLE", 0.6)], [(2, 2, "ZIP")]),  # not backed: another label
     ]
     curve = {point["add"]: point for point in proxy_curve(pairs, grid=(0.0, 0.5, 0.9, 0.95))}
     assert curve[0.0] == {"add": 0.0, "spans": 3, "backed": round(1 / 3, 6)}
