@@ -119,11 +119,19 @@ def choose(curve: Sequence[dict], rules_precision: float, tolerance: float) -> d
     return {**best, "constraint_met": False}
 
 
-def sweep(gold, predicted, *, grid: Iterable[float] = GRID, override: float = DEFAULT_OVERRIDE) -> dict:
-    """The rules', the model's and the hybrid's scores at each ``add`` of ``grid``, against ``gold`` (frames)."""
+def sweep(
+    gold,
+    predicted,
+    *,
+    documents: Iterable[str] | None = None,
+    grid: Iterable[float] = GRID,
+    override: float = DEFAULT_OVERRIDE,
+) -> dict:
+    """The rules', the model's and the hybrid's scores at each ``add`` of ``grid``, against ``gold`` (frames),
+    on ``documents`` (default: the gold's)."""
     from deid_ds.evaluation.scoring import score_spans
 
-    documents = sorted(set(gold["id_document"]))
+    documents = sorted(set(gold["id_document"]) if documents is None else set(documents))
     model_rows, rule_rows = _split_rows(predicted)
     rules_only = predicted[predicted["source"] != "model"]
     model_only = predicted[predicted["source"] == "model"]
@@ -141,6 +149,23 @@ def sweep(gold, predicted, *, grid: Iterable[float] = GRID, override: float = DE
 
 # --------------------------------------------------------------------------------------------------
 # The command's function
+
+
+KIND = "deid-ds calibrate"
+
+
+def _check_out(out: Path) -> None:
+    """``out`` may be replaced only if it is absent or an earlier calibrate's file (never destroy, e.g. a
+    model card given by mistake)."""
+    if out.is_dir():
+        raise InputError(f"{out}: is a directory (calibrate writes a JSON file)")
+    if out.exists():
+        try:
+            kind = json.loads(out.read_text(encoding="utf-8")).get("kind")
+        except (OSError, ValueError, AttributeError):
+            kind = None
+        if kind != KIND:
+            raise InputError(f"{out}: exists and was not written by deid-ds calibrate; choose another --out")
 
 
 def calibrate(
@@ -172,8 +197,7 @@ def calibrate(
     log = log or (lambda message: print(message, file=sys.stderr))
     override = check_threshold(override, "--override", "the override threshold")
     out = Path(out)
-    if out.is_dir():
-        raise InputError(f"{out}: is a directory (calibrate writes a JSON file)")
+    _check_out(out)
     gold_frame = read_spans(gold, "gold")
     if gold_frame.empty:
         raise InputError(f"{gold}: the gold has no spans to calibrate on")
@@ -194,14 +218,15 @@ def calibrate(
             merge=False,
         )
         predicted = pd.read_parquet(Path(tmp) / "raw" / "spans.parquet")
-    tagged = set(predicted["id_document"])
-    documents = set(gold_frame["id_document"])
-    if not documents & tagged and not predicted.empty:
-        raise InputError(f"{notes}: none of the gold's documents is among these notes")
-    result = sweep(gold_frame, predicted, override=override)
+        status = pd.read_parquet(Path(tmp) / "raw" / "documents.parquet", columns=["id_document", "status"])
+    # the gold's documents that were tagged (a gold note missing from NOTES would count as all missed)
+    documents = set(gold_frame["id_document"]) & set(status.loc[status["status"] == "ok", "id_document"])
+    if not documents:
+        raise InputError(f"{notes}: none of the gold's documents is among these notes (or none could be tagged)")
+    result = sweep(gold_frame, predicted, documents=documents, override=override)
     chosen = choose(result["curve"], result["rules"]["precision"], tolerance)
     written = {
-        "kind": "deid-ds calibrate",
+        "kind": KIND,
         "model": str(Path(model).resolve()),
         "notes": str(notes),
         "gold": str(gold),

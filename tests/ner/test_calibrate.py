@@ -52,6 +52,9 @@ def test_calibrate_then_predict_with_its_threshold(model_dir, notes_file, gold_f
     recalls = [point["redacted_recall"] for point in written["curve"]]
     assert all(a >= b for a, b in itertools.pairwise(recalls))
     assert not (model_dir / "calibration.json").exists()  # the model directory is left as it is
+    args = ["calibrate", model_dir, notes_file, "--gold", tmp_path / "none.parquet", "--kb", kb_dir, "--out", out]
+    again = CliRunner().invoke(main, [str(arg) for arg in args])
+    assert again.exit_code == 1 and json.loads(out.read_text()) == written  # a bad gold: one line, nothing replaced
 
     # predict with the calibration: the thresholds and where they came from, in report.json
     _run(
@@ -102,6 +105,15 @@ def test_merged_frame_looks_up_the_html_offsets_of_the_spans_kept():
     assert frame[["id_document", "label", "html_start", "html_end", "source", "score"]].values.tolist() == [
         ["d1", "DOCTOR", 10, 15, "model", 0.95]
     ]
+
+
+def test_calibrate_never_replaces_a_file_it_did_not_write(tmp_path):
+    card = tmp_path / "model_card.json"
+    card.write_text('{"note": "a model card"}')
+    args = ["calibrate", tmp_path, tmp_path, "--gold", tmp_path, "--kb", tmp_path, "--out", card]
+    result = CliRunner().invoke(main, [str(arg) for arg in args])
+    assert result.exit_code == 1 and "not written by deid-ds calibrate" in result.output
+    assert card.read_text() == '{"note": "a model card"}'
 
 
 def test_a_spans_file_without_the_score_column_still_reads(tmp_path):
