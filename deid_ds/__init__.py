@@ -51,6 +51,8 @@ _API: dict[str, str] = {
     "TrainConfig": "deid_ds.ner.train",
     "predict": "deid_ds.ner.predict",
     "merge_spans": "deid_ds.ner.hybrid",
+    "merge_scored": "deid_ds.ner.hybrid",
+    "calibrate": "deid_ds.ner.calibrate",
     "evaluate": "deid_ds.evaluation.evaluate",
     "deidentify": "deid_ds.deidentification.pipeline",
     "find_leaks": "deid_ds.deidentification.leaks",

@@ -27,6 +27,7 @@ COMMANDS: dict[str, str] = {
     "embeddings": "deid_ds.ner.embeddings_cli:embeddings_group",
     "train": "deid_ds.ner.train_cli:train_command",
     "predict": "deid_ds.ner.predict_cli:predict_command",
+    "calibrate": "deid_ds.ner.calibrate_cli:calibrate_command",
     "evaluate": "deid_ds.evaluation.cli:evaluate_command",
     "deidentify": "deid_ds.deidentification.cli:deidentify_command",
 }

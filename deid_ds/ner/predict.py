@@ -97,22 +97,41 @@ def tags_to_spans(tags: Sequence[str]) -> list[tuple[int, int, str]]:
     return spans
 
 
-def sentence_entities(sentence, label_type: str) -> list[tuple[int, int, str]]:
-    """A tagged ``flair.data.Sentence``'s entities as token ranges ``(first, last inclusive, label)``.
+def sentence_entities(sentence, label_type: str) -> list[tuple[int, int, str, float]]:
+    """A tagged ``flair.data.Sentence``'s entities as token ranges ``(first, last inclusive, label, score)``.
 
-    Flair turns a span tagger's BIOES output into spans itself (``get_spans``); a model predicting
-    plain token tags (or ``force_token_predictions``) leaves labels on the tokens, read with
-    :func:`tags_to_spans`.
+    Flair turns a span tagger's BIOES output into spans itself (``get_spans``), each with its score (the
+    mean of its tokens' scores, Flair's own choice in ``get_spans_from_bio``); a model predicting plain
+    token tags (or ``force_token_predictions``) leaves labels on the tokens, read with
+    :func:`tags_to_spans`, and the span's score is the **mean** of its tokens' scores too — the same
+    definition as Flair's span path, so a threshold means the same on both paths (the minimum would
+    punish long spans, a date or an address, for one hesitant token). Scores are in (0, 1], rounded to
+    :data:`SCORE_DECIMALS` decimals: the last bits of a float depend on the torch thread count and the
+    batch (a run with more workers must write the same file), and a confidence needs no more.
     """
     spans = sentence.get_spans(label_type)
     if spans:
         position = {id(token): i for i, token in enumerate(sentence.tokens)}
-        return [
-            (position[id(span.tokens[0])], position[id(span.tokens[-1])], span.get_label(label_type).value)
-            for span in spans
-        ]
-    tags = [token.get_label(label_type, zero_tag_value="O").value for token in sentence.tokens]
-    return tags_to_spans(tags)
+        entities = []
+        for span in spans:
+            label = span.get_label(label_type)
+            entities.append(
+                (position[id(span.tokens[0])], position[id(span.tokens[-1])], label.value, _rounded(label.score))
+            )
+        return entities
+    labels = [token.get_label(label_type, zero_tag_value="O") for token in sentence.tokens]
+    return [
+        (first, last, label, _rounded(sum(float(labels[i].score) for i in range(first, last + 1)) / (last - first + 1)))
+        for first, last, label in tags_to_spans([label.value for label in labels])
+    ]
+
+
+SCORE_DECIMALS = 4
+
+
+def _rounded(score: float) -> float:
+    """A span's score rounded to :data:`SCORE_DECIMALS` decimals, never 0 (a span predicted has some confidence)."""
+    return max(round(float(score), SCORE_DECIMALS), 10.0**-SCORE_DECIMALS)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -183,6 +202,9 @@ class PredictOptions:
     mini_batch_size: int = DEFAULT_MINI_BATCH
     threads: int | None = None
     rules: LabelConfig | None = None  # hybrid: the weak labeller's configuration
+    add: float = 0.0  # hybrid: a model-only span's least score (deid_ds.ner.hybrid)
+    override: float = 0.0  # hybrid: the least score of a model span that overrides a weak rule span
+    merge: bool = True  # hybrid: False writes the model's and the rules' spans unmerged (for calibrate)
     features: LabelConfig | None = None  # a model with knowledge features: the labeller that computes them
 
 
@@ -292,13 +314,13 @@ def predict_batch(job: PredictJob) -> BatchResult:
 
             tag_sentences(tagger, sentences, options.mini_batch_size)
         result.seconds_tagging = time.perf_counter() - started
-        found: list[list[tuple[int, int, str]]] = [[] for _ in notes]
+        found: list[list[tuple[int, int, str, float]]] = [[] for _ in notes]
         ignored: Counter[str] = Counter()
         label_type = tagger.label_type
         for sentence, (owner, a) in zip(sentences, owners):
-            for first, last, label in sentence_entities(sentence, label_type):
+            for first, last, label, score in sentence_entities(sentence, label_type):
                 if label in LABELS:
-                    found[owner].append((a + first, a + last, label))
+                    found[owner].append((a + first, a + last, label, score))
                 else:
                     ignored[label] += 1
         result.ignored_labels = dict(ignored)
@@ -307,34 +329,36 @@ def predict_batch(job: PredictJob) -> BatchResult:
             spans = []
             if status.status == "ok":
                 spans = [
-                    (compact.starts[first], compact.ends[last], label, MODEL_SOURCE) for first, last, label in entities
+                    (compact.starts[first], compact.ends[last], label, MODEL_SOURCE, score)
+                    for first, last, label, score in entities
                 ]
                 if labeller is not None:
-                    spans, status = _with_rules(
-                        spans, note, status, parsed, compact, labeller, options.rules.use_metadata
-                    )
+                    spans, status = _with_rules(spans, note, status, parsed, compact, labeller, options)
                 result.tokens += status.n_tokens
             _add_note(result, note, status, parsed, spans)
     return result
 
 
-def _with_rules(spans, note: Note, status: DocumentStatus, parsed, compact, labeller, use_metadata: bool):
+def _with_rules(spans, note: Note, status: DocumentStatus, parsed, compact, labeller, options: PredictOptions):
     """The hybrid: the weak labeller on the same tokens, merged with the model's spans by the policy."""
-    from deid_ds.ner.hybrid import merge_spans
+    from deid_ds.ner.hybrid import merge_scored
 
     try:
         rules = labeller.label_offsets(
-            parsed.text, compact.starts, compact.ends, note.patient if use_metadata else None
+            parsed.text, compact.starts, compact.ends, note.patient if options.rules.use_metadata else None
         )
     except Exception as error:
         return [], _failed(status, f"internal error during labelling ({type(error).__name__})")
-    return merge_spans(spans, [(c.start, c.end, c.label, c.source) for c in rules]), status
+    rule_spans = [(c.start, c.end, c.label, c.source) for c in rules]
+    if not options.merge:
+        return sorted(spans + [(*span, None) for span in rule_spans], key=lambda span: span[:4]), status
+    return merge_scored(spans, rule_spans, add=options.add, override=options.override), status
 
 
 def _add_note(result: BatchResult, note: Note, status: DocumentStatus, parsed, spans) -> None:
     text = parsed.text if parsed is not None else ""
     columns = result.spans
-    for start, end, label, source in spans:
+    for start, end, label, source, score in spans:
         html_start, html_end = parsed.html_span(start, end)
         for name, value in (
             ("id_document", note.id_document),
@@ -346,6 +370,7 @@ def _add_note(result: BatchResult, note: Note, status: DocumentStatus, parsed, s
             ("text_end", end),
             ("text", text[start:end]),
             ("source", source),
+            ("score", score),
         ):
             columns[name].append(value)
     row = {
@@ -375,6 +400,7 @@ class PredictReport(DocumentTotals):
     threads: int | None = None  # torch threads per process (None: torch's default, one per core)
     hybrid_kb: str | None = None
     hybrid: bool = False
+    thresholds: dict | None = None  # hybrid: add, override and where they came from (deid_ds.ner.calibrate)
     entities: int = 0
     entities_per_label: dict[str, int] = field(default_factory=dict)
     entities_per_source: dict[str, int] = field(default_factory=dict)
@@ -440,6 +466,11 @@ def report_table(report: PredictReport) -> str:
             for source, n in sorted(report.entities_per_source.items(), key=lambda item: (-item[1], item[0]))
         ]
         sections.append(format_table(["source", "spans"], rows))
+        if report.thresholds:
+            thresholds = report.thresholds
+            sections.append(
+                f"thresholds: add {thresholds['add']:g}, override {thresholds['override']:g} ({thresholds['source']})"
+            )
     return "\n\n".join(sections)
 
 
@@ -594,6 +625,10 @@ def predict(
     overwrite: bool = False,
     kb: str | Path | None = None,
     strict_kb: bool = False,
+    threshold: float | None = None,
+    override: float | None = None,
+    calibration: str | Path | None = None,
+    merge: bool = True,
 ) -> PredictReport:
     """Tag every note of ``notes`` with the tagger of ``model`` into ``out`` (module docstring).
 
@@ -613,6 +648,11 @@ def predict(
     from ``kb`` (else the ``with_rules`` knowledge base; refused without either) and the notes' metadata
     unless ``use_metadata`` is false; a knowledge base other than the model's is warned about (refused
     with ``strict_kb``).
+
+    The merge's thresholds (:mod:`deid_ds.ner.hybrid`) are ``threshold`` (``add``) and ``override`` when
+    given, else those of ``calibration`` (a ``deid-ds calibrate`` file), of ``calibration.json`` beside the
+    model, of the model card, or none (:func:`deid_ds.ner.thresholds.resolve_thresholds`); ``report.json``
+    records them and their origin. ``merge=False`` writes the model's and the rules' spans unmerged.
     """
     from deid_ds.engine import engine_for
     from deid_ds.io.output_dir import check_output_dir
@@ -633,6 +673,11 @@ def predict(
         from deid_ds.weak_labelling.pipeline import check_kb
 
         rules = LabelConfig(check_kb(with_rules), use_metadata)
+    thresholds = None
+    if rules is not None:
+        from deid_ds.ner.thresholds import resolve_thresholds
+
+        thresholds = resolve_thresholds(path, threshold=threshold, override=override, calibration=calibration)
     if chosen != "cpu" and workers > 1:
         log(f"predict: one process on {chosen} (--workers {workers} applies to CPU only)")
         workers = runner.workers = 1
@@ -643,6 +688,9 @@ def predict(
         mini_batch_size,
         None,
         rules,
+        thresholds.add if thresholds else 0.0,
+        thresholds.override if thresholds else 0.0,
+        merge,
     )
     segmenter_for(options.segment)  # fail fast on a bad Punkt file, before any output exists
     tagger = load_tagger(options.model, chosen)  # ... and on a bad model (workers load their own copy)
@@ -669,6 +717,7 @@ def predict(
             threads=options.threads,
             hybrid_kb=rules.kb_dir if rules else None,
             hybrid=rules is not None,
+            thresholds=thresholds.to_dict() if thresholds else None,
         )
         sink = PredictSink(output.tmp, report)
         try:

@@ -61,6 +61,28 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MINI_BATCH
     help="Do not use the patients' metadata columns (hybrid mode, knowledge features).",
 )
 @click.option(
+    "--threshold",
+    type=click.FloatRange(0.0, 1.0),
+    help=(
+        "Hybrid mode: least score of a model span the rules did not find (lower: more model spans, toward recall) "
+        "[default: the calibration's, else the model card's, else 0]."
+    ),
+)
+@click.option(
+    "--override",
+    type=click.FloatRange(0.0, 1.0),
+    help=(
+        "Hybrid mode: least score of a model span that overrides a weak rule span it overlaps "
+        "[default: as for --threshold]."
+    ),
+)
+@click.option(
+    "--calibration",
+    type=click.Path(path_type=str),
+    metavar="FILE.json",
+    help="Hybrid mode: thresholds chosen by deid-ds calibrate [default: MODEL/calibration.json when present].",
+)
+@click.option(
     "--workers",
     "-j",
     type=click.IntRange(min=1),
@@ -103,6 +125,9 @@ def predict_command(
     kb,
     strict_kb,
     no_metadata,
+    threshold,
+    override,
+    calibration,
     workers,
     batch_size,
     threads,
@@ -149,6 +174,9 @@ def predict_command(
         overwrite=overwrite,
         kb=kb,
         strict_kb=strict_kb,
+        threshold=threshold,
+        override=override,
+        calibration=calibration,
     )
     click.echo(report_table(report))
     click.echo(f"written to {out}")

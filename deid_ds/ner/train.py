@@ -253,6 +253,9 @@ def train_tagger(
                     corpus, tag_dictionary, embeddings, tmp, config, statistics, progress=progress, log=log
                 )
                 scores = _final_scores(tmp / MODEL_FILE, corpus, config)
+                from deid_ds.ner.calibrate import proxy_thresholds
+
+                hybrid = proxy_thresholds(tmp / MODEL_FILE, corpus.dev, mini_batch_size=config.eval_batch)
                 for name in ("dev", "test"):
                     if name in scores:
                         log(f"{name}: micro F1 {scores[name]['micro_f1']:.4f} against the weak labels (best model)")
@@ -275,6 +278,7 @@ def train_tagger(
                     "hyperparameters": _hyperparameters(config, statistics),
                     "selection": selection,
                     "scores": scores,
+                    "hybrid": hybrid,  # the hybrid's thresholds: a proxy on the weak dev labels (ner.calibrate)
                     "epochs": history,
                     "epochs_run": len(history),
                     "seconds_per_epoch": round(sum(e["seconds"] for e in history) / len(history), 3)

@@ -253,6 +253,7 @@ class _Batch:
             "text_end": self.candidate_end,
             "text": self.substrings(self.candidate_start + char_base, self.candidate_end + char_base),
             "source": self.source,
+            "score": pa.nulls(len(self.label), pa.float64()),  # the rules have no calibrated confidence
         }
         schema = spans_schema()
         return pa.Table.from_arrays([_as_array(columns[f.name], f.type) for f in schema], schema=schema)

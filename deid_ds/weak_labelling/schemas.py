@@ -8,7 +8,11 @@ from deid_ds.io.schemas import document_schema
 
 
 def spans_schema():
-    """Schema of ``spans.parquet``: one row per entity. ``predict`` writes the same."""
+    """Schema of ``spans.parquet``: one row per entity. ``predict`` writes the same.
+
+    ``score`` is the model's confidence in the span, in (0, 1] (``predict``; the hybrid's model, agreed and
+    widened spans): null for the rules' spans, which have no calibrated confidence. Spans files written
+    before it existed lack the column; every reader selects the columns it needs, so they still read."""
     return pa.schema(
         [
             ("id_document", pa.string()),
@@ -20,6 +24,7 @@ def spans_schema():
             ("text_end", pa.int64()),
             ("text", pa.string()),
             ("source", pa.string()),
+            ("score", pa.float64()),
         ]
     )
 

@@ -62,13 +62,14 @@ def test_sentence_entities_reads_flair_spans_and_token_tags():
     from flair.data import Sentence
 
     spans = Sentence(["Vu", "le", "12/03/2020", "par", "Dr", "Yann", "KERBRAT"])
-    spans[2:3].add_label("ner", "DATE")
-    spans[5:7].add_label("ner", "DOCTOR")
-    assert sentence_entities(spans, "ner") == [(2, 2, "DATE"), (5, 6, "DOCTOR")]
+    spans[2:3].add_label("ner", "DATE", 0.75)
+    spans[5:7].add_label("ner", "DOCTOR")  # Flair's default score: 1.0
+    assert sentence_entities(spans, "ner") == [(2, 2, "DATE", 0.75), (5, 6, "DOCTOR", 1.0)]
     tokens = Sentence(["Dr", "Yann", "KERBRAT", "Brest"])
-    for token, tag in zip(tokens, ["O", "I-DOCTOR", "I-DOCTOR", "B-VILLE"]):
-        token.add_label("ner", tag)
-    assert sentence_entities(tokens, "ner") == [(1, 2, "DOCTOR"), (3, 3, "VILLE")]
+    for token, tag, score in zip(tokens, ["O", "I-DOCTOR", "I-DOCTOR", "B-VILLE"], [0.9, 0.5, 1.0, 0.25]):
+        token.add_label("ner", tag, score)
+    # a run of token tags scores the mean of its tokens' scores (Flair's own rule for its spans)
+    assert sentence_entities(tokens, "ner") == [(1, 2, "DOCTOR", 0.75), (3, 3, "VILLE", 0.25)]
     assert sentence_entities(Sentence(["rien"]), "ner") == []
 
 

@@ -224,6 +224,7 @@ def test_embeddings_and_train_end_to_end(weak_dir, tmp_path):
     assert card["data"]["splits"]["train"]["sentences"] > 0 and card["data"]["splits"]["train"]["labels"]
     assert card["hyperparameters"]["hidden"] == 16 and card["hyperparameters"]["lr"] == 0.1
     assert {"dev", "test"} <= set(card["scores"]) and 0 <= card["scores"]["test"]["micro_f1"] <= 1
+    assert 0 <= card["hybrid"]["add"] <= 1 and card["hybrid"]["curve"]  # the proxy threshold on the weak dev split
     assert len(card["epochs"]) == 1 and card["epochs"][0]["seconds"] > 0
     assert set(card["versions"]) >= {"deid-ds", "flair", "torch", "gensim", "python"}
 
@@ -266,6 +267,7 @@ def test_a_model_is_kept_without_a_dev_split(weak_dir, tmp_path):
     assert (tmp_path / "model" / "best-model.pt").is_file()
     assert card["selection"] == {"rule": "lowest training loss (no dev split)", "epoch": 1}
     assert card["data"]["splits"]["train"]["sentences"] == 40 and card["scores"] == {}
+    assert card["hybrid"] is None  # no dev split: no proxy threshold, predict's hybrid counts every model span
     assert [e["type"] for e in card["embeddings"]] == ["characters"]
 
     # A learning rate below --min-lr: Flair's annealing stops training in the evaluation of the first
