@@ -133,6 +133,26 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     type=int,
     help="Seeds Python, NumPy and torch: a run repeats on the same machine and device.",
 )
+@click.option(
+    "--self-train",
+    "self_train_rounds",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    metavar="ROUNDS",
+    help=(
+        "Self-training rounds after the first training: the model relabels the train split (its confident "
+        "spans merged with the weak ones, hybrid policy), then a new model is trained from scratch on it; "
+        "dev stays the weak labels."
+    ),
+)
+@click.option(
+    "--self-train-threshold",
+    default=0.9,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Least span confidence (mean token probability) for a model span to go into the relabelled train split.",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Show Flair's own log lines.")
 @quiet_option
 @handle_errors
@@ -162,6 +182,8 @@ def train_command(
     device,
     threads,
     seed,
+    self_train_rounds,
+    self_train_threshold,
     verbose,
     quiet,
 ):
@@ -205,17 +227,23 @@ def train_command(
         threads=threads,
         seed=seed,
     )
-    card = train_tagger(
-        weak_dir,
-        out,
-        fasttext=fasttext,
-        flair_lm=flair_lm,
-        config=config,
-        progress=not quiet,
-        verbose=verbose,
-        log=click.echo,
-        overwrite=overwrite,
-    )
+    options = {"fasttext": fasttext, "flair_lm": flair_lm, "config": config, "progress": not quiet, "verbose": verbose}
+    if self_train_rounds:
+        from deid_ds.ner.self_train import self_train
+
+        card = self_train(
+            weak_dir,
+            out,
+            rounds=self_train_rounds,
+            threshold=self_train_threshold,
+            train=train_tagger,
+            log=click.echo,
+            overwrite=overwrite,
+            inputs=(fasttext, flair_lm),
+            **options,
+        )
+    else:
+        card = train_tagger(weak_dir, out, log=click.echo, overwrite=overwrite, **options)
     scores = card["scores"]
     parts = [f"{name} F1 {scores[name]['micro_f1']:.4f}" for name in ("dev", "test") if name in scores]
     click.echo(
