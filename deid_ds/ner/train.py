@@ -85,6 +85,8 @@ class TrainConfig:
     device: str = "auto"
     threads: int | None = None
     seed: int = 0
+    transformer_layers: str = "-1"
+    transformer_fine_tune: bool = False
 
 
 def _no_log(message: str) -> None:
@@ -147,6 +149,7 @@ def train_tagger(
     *,
     fasttext: str | Path | None = None,
     flair_lm: str | Path | None = None,
+    transformer: str | Path | None = None,
     config: TrainConfig | None = None,
     progress: bool = False,
     verbose: bool = False,
@@ -165,7 +168,7 @@ def train_tagger(
     out = Path(out)
     if not (weak_dir / "train.txt").is_file():
         raise InputError(f"{weak_dir}: no train.txt (not an output of `deid-ds weak-label`)")
-    inputs = (weak_dir, fasttext, flair_lm)
+    inputs = (weak_dir, fasttext, flair_lm, transformer)
     check_output_dir(out, "train", inputs, overwrite)  # before hours of training, not after
     started = time.monotonic()
 
@@ -210,7 +213,9 @@ def train_tagger(
                 encoding="utf-8",
             )
             tag_dictionary = corpus.make_label_dictionary(label_type="ner", add_unk=False)
-            embeddings, embedding_info = build_embeddings(corpus, fasttext=fasttext, flair_lm=flair_lm, config=config)
+            embeddings, embedding_info = build_embeddings(
+                corpus, fasttext=fasttext, flair_lm=flair_lm, config=config, transformer=transformer
+            )
             log(
                 "embeddings: "
                 + " + ".join(f"{e['type']} ({e['dim']})" for e in embedding_info)
@@ -300,7 +305,14 @@ def corpus_characters(corpus) -> list[str]:
     return [char for char, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 
-def build_embeddings(corpus, *, fasttext: str | Path | None, flair_lm: str | Path | None, config: TrainConfig):
+def build_embeddings(
+    corpus,
+    *,
+    fasttext: str | Path | None,
+    flair_lm: str | Path | None,
+    config: TrainConfig,
+    transformer: str | Path | None = None,
+):
     """The ``StackedEmbeddings`` of what was given, and a description of each for the model card.
 
     Local files only: FastText through ``FastTextEmbeddings(path, use_local=True)``, language models
@@ -346,6 +358,14 @@ def build_embeddings(corpus, *, fasttext: str | Path | None, flair_lm: str | Pat
                     "lm_layers": lm.nlayers,
                 }
             )
+    if transformer is not None:  # a local Hugging Face checkpoint (deid_ds.ner.transformer), offline
+        from deid_ds.ner.transformer import transformer_embedding
+
+        embedding, description = transformer_embedding(
+            transformer, layers=config.transformer_layers, fine_tune=config.transformer_fine_tune
+        )
+        stack.append(embedding)
+        info.append(description)
     if config.char:
         dictionary = Dictionary(add_unk=True)
         for char in corpus_characters(corpus):
@@ -364,7 +384,7 @@ def build_embeddings(corpus, *, fasttext: str | Path | None, flair_lm: str | Pat
             }
         )
     if not stack:
-        raise InputError("no embeddings: give --fasttext and/or --flair-lm, or keep --char")
+        raise InputError("no embeddings: give --fasttext, --flair-lm and/or --transformer, or keep --char")
     return StackedEmbeddings(stack), info
 
 
@@ -372,6 +392,8 @@ def _storage_mode(config: TrainConfig, statistics: dict) -> str:
     """Where Flair keeps computed embeddings between epochs: memory for small corpora, nowhere for big."""
     if config.embeddings_storage != "auto":
         return config.embeddings_storage
+    if config.transformer_fine_tune:  # fine-tuned embeddings change every batch: never kept
+        return "none"
     return "cpu" if statistics["train"]["sentences"] <= STORAGE_AUTO_LIMIT else "none"
 
 

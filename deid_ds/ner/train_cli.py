@@ -50,6 +50,27 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     ),
 )
 @click.option(
+    "--transformer",
+    type=click.Path(path_type=str),
+    metavar="DIR",
+    help=(
+        "A local Hugging Face checkpoint directory (CamemBERT, DrBERT... saved with save_pretrained), stacked "
+        "through Flair's TransformerWordEmbeddings (first sub-token); loaded offline, never downloaded."
+    ),
+)
+@click.option(
+    "--transformer-layers",
+    default="-1",
+    show_default=True,
+    help='Layers of --transformer to average: "-1" (the last), "-1,-2,-3,-4", or "all".',
+)
+@click.option(
+    "--transformer-fine-tune/--transformer-frozen",
+    default=False,
+    show_default=True,
+    help="Fine-tune --transformer's weights (slow on CPU; SGD at --lr) or keep them frozen (features only).",
+)
+@click.option(
     "--char/--no-char",
     default=True,
     show_default=True,
@@ -162,6 +183,9 @@ def train_command(
     overwrite,
     fasttext,
     flair_lm,
+    transformer,
+    transformer_layers,
+    transformer_fine_tune,
     char,
     hidden,
     rnn_layers,
@@ -226,8 +250,17 @@ def train_command(
         device=device,
         threads=threads,
         seed=seed,
+        transformer_layers=transformer_layers,
+        transformer_fine_tune=transformer_fine_tune,
     )
-    options = {"fasttext": fasttext, "flair_lm": flair_lm, "config": config, "progress": not quiet, "verbose": verbose}
+    options = {
+        "fasttext": fasttext,
+        "flair_lm": flair_lm,
+        "transformer": transformer,
+        "config": config,
+        "progress": not quiet,
+        "verbose": verbose,
+    }
     if self_train_rounds:
         from deid_ds.ner.self_train import self_train
 
@@ -239,7 +272,7 @@ def train_command(
             train=train_tagger,
             log=click.echo,
             overwrite=overwrite,
-            inputs=(fasttext, flair_lm),
+            inputs=(fasttext, flair_lm, transformer),
             **options,
         )
     else:
