@@ -41,6 +41,7 @@ import json
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -235,6 +236,7 @@ def self_train(
         raise InputError(f"{weak_dir}: no train.txt (not an output of `deid-ds weak-label`)")
     inputs = (weak_dir, *inputs)
     check_output_dir(out, "train", inputs, overwrite)
+    started = time.monotonic()
     history: list[dict] = []
     with tempfile.TemporaryDirectory(prefix="deid-ds-self-train-") as scratch:
         scratch = Path(scratch)
@@ -270,6 +272,7 @@ def self_train(
             "dev": "weak labels (unchanged across rounds)",
             "test": "untouched",
             "per_round": history,
+            "total_seconds": round(time.monotonic() - started, 2),
         }
         with output_directory(out, "train", inputs=inputs, overwrite=overwrite) as tmp:
             for item in model_dir.iterdir():

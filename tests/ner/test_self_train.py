@@ -108,3 +108,29 @@ def test_self_train_refuses_a_dir_without_train_txt(tmp_path):
     )
     assert result.exit_code != 0
     assert "train.txt" in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_an_interrupted_self_training_leaves_the_previous_model(tmp_path):
+    """The first training is real; the second is interrupted: OUT still holds the model trained before."""
+    from deid_ds.ner.self_train import self_train
+    from deid_ds.ner.train import TrainConfig, train_tagger
+
+    weak = _tiny_weak_dir(tmp_path)
+    out = tmp_path / "model"
+    config = TrainConfig(hidden=8, char_dim=8, char_hidden=8, max_epochs=1, threads=1)
+    train_tagger(weak, out, config=config)
+    before = (out / "model_card.json").read_bytes()
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(args)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return train_tagger(*args, **kwargs)
+
+    with pytest.raises(KeyboardInterrupt):
+        self_train(weak, out, rounds=1, train=interrupted, log=lambda _: None, config=config)
+    assert len(calls) == 2
+    assert (out / "model_card.json").read_bytes() == before and (out / "best-model.pt").is_file()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".deid-ds-tmp")] == []
