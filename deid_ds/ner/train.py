@@ -88,6 +88,8 @@ class TrainConfig:
     #: Stack the knowledge embedding when the weak files have the feature column (None: yes; deid_ds.ner.knowledge).
     features: bool | None = None
     features_dim: int = 32
+    transformer_layers: str = "-1"
+    transformer_fine_tune: bool = False
 
 
 def _no_log(message: str) -> None:
@@ -165,6 +167,7 @@ def train_tagger(
     *,
     fasttext: str | Path | None = None,
     flair_lm: str | Path | None = None,
+    transformer: str | Path | None = None,
     config: TrainConfig | None = None,
     progress: bool = False,
     verbose: bool = False,
@@ -183,7 +186,7 @@ def train_tagger(
     out = Path(out)
     if not (weak_dir / "train.txt").is_file():
         raise InputError(f"{weak_dir}: no train.txt (not an output of `deid-ds weak-label`)")
-    inputs = (weak_dir, fasttext, flair_lm)
+    inputs = (weak_dir, fasttext, flair_lm, transformer)
     check_output_dir(out, "train", inputs, overwrite)  # before hours of training, not after
     started = time.monotonic()
 
@@ -235,7 +238,12 @@ def train_tagger(
             tag_dictionary = corpus.make_label_dictionary(label_type="ner", add_unk=False)
             knowledge = _knowledge_record(weak_dir) if with_column and config.features is not False else None
             embeddings, embedding_info = build_embeddings(
-                corpus, fasttext=fasttext, flair_lm=flair_lm, config=config, knowledge=knowledge
+                corpus,
+                fasttext=fasttext,
+                flair_lm=flair_lm,
+                config=config,
+                knowledge=knowledge,
+                transformer=transformer,
             )
             log(
                 "embeddings: "
@@ -353,6 +361,7 @@ def build_embeddings(
     flair_lm: str | Path | None,
     config: TrainConfig,
     knowledge: dict | None = None,
+    transformer: str | Path | None = None,
 ):
     """The ``StackedEmbeddings`` of what was given, and a description of each for the model card.
 
@@ -400,6 +409,14 @@ def build_embeddings(
                     "lm_layers": lm.nlayers,
                 }
             )
+    if transformer is not None:  # a local Hugging Face checkpoint (deid_ds.ner.transformer), offline
+        from deid_ds.ner.transformer import transformer_embedding
+
+        embedding, description = transformer_embedding(
+            transformer, layers=config.transformer_layers, fine_tune=config.transformer_fine_tune
+        )
+        stack.append(embedding)
+        info.append(description)
     if config.char:
         dictionary = Dictionary(add_unk=True)
         for char in corpus_characters(corpus):
@@ -429,7 +446,7 @@ def build_embeddings(
         stack.append(embedding)
         info.append({"type": "knowledge-features", "dim": embedding.embedding_length, "features": len(embedding.names)})
     if not stack:
-        raise InputError("no embeddings: give --fasttext and/or --flair-lm, or keep --char")
+        raise InputError("no embeddings: give --fasttext, --flair-lm and/or --transformer, or keep --char")
     return StackedEmbeddings(stack), info
 
 
@@ -437,6 +454,8 @@ def _storage_mode(config: TrainConfig, statistics: dict) -> str:
     """Where Flair keeps computed embeddings between epochs: memory for small corpora, nowhere for big."""
     if config.embeddings_storage != "auto":
         return config.embeddings_storage
+    if config.transformer_fine_tune:  # fine-tuned embeddings change every batch: never kept
+        return "none"
     return "cpu" if statistics["train"]["sentences"] <= STORAGE_AUTO_LIMIT else "none"
 
 

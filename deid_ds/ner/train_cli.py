@@ -51,6 +51,27 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     ),
 )
 @click.option(
+    "--transformer",
+    type=click.Path(path_type=str),
+    metavar="DIR",
+    help=(
+        "A local Hugging Face checkpoint directory (CamemBERT, DrBERT... saved with save_pretrained), stacked "
+        "through Flair's TransformerWordEmbeddings (first sub-token); loaded offline, never downloaded."
+    ),
+)
+@click.option(
+    "--transformer-layers",
+    default="-1",
+    show_default=True,
+    help='Layers of --transformer to average: "-1" (the last), "-1,-2,-3,-4", or "all".',
+)
+@click.option(
+    "--transformer-fine-tune/--transformer-frozen",
+    default=False,
+    show_default=True,
+    help="Fine-tune --transformer's weights (slow on CPU; SGD at --lr) or keep them frozen (features only).",
+)
+@click.option(
     "--char/--no-char",
     default=True,
     show_default=True,
@@ -149,6 +170,26 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     type=int,
     help="Seeds Python, NumPy and torch: a run repeats on the same machine and device.",
 )
+@click.option(
+    "--self-train",
+    "self_train_rounds",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    metavar="ROUNDS",
+    help=(
+        "Self-training rounds after the first training: the model relabels the train split (its confident "
+        "spans merged with the weak ones, hybrid policy), then a new model is trained from scratch on it; "
+        "dev stays the weak labels."
+    ),
+)
+@click.option(
+    "--self-train-threshold",
+    default=0.9,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Least span confidence (mean token probability) for a model span to go into the relabelled train split.",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Show Flair's own log lines.")
 @quiet_option
 @handle_errors
@@ -158,6 +199,9 @@ def train_command(
     overwrite,
     fasttext,
     flair_lm,
+    transformer,
+    transformer_layers,
+    transformer_fine_tune,
     char,
     hidden,
     rnn_layers,
@@ -180,6 +224,8 @@ def train_command(
     device,
     threads,
     seed,
+    self_train_rounds,
+    self_train_threshold,
     verbose,
     quiet,
 ):
@@ -224,18 +270,33 @@ def train_command(
         seed=seed,
         features=features,
         features_dim=features_dim,
+        transformer_layers=transformer_layers,
+        transformer_fine_tune=transformer_fine_tune,
     )
-    card = train_tagger(
-        weak_dir,
-        out,
-        fasttext=fasttext,
-        flair_lm=flair_lm,
-        config=config,
-        progress=not quiet,
-        verbose=verbose,
-        log=click.echo,
-        overwrite=overwrite,
-    )
+    options = {
+        "fasttext": fasttext,
+        "flair_lm": flair_lm,
+        "transformer": transformer,
+        "config": config,
+        "progress": not quiet,
+        "verbose": verbose,
+    }
+    if self_train_rounds:
+        from deid_ds.ner.self_train import self_train
+
+        card = self_train(
+            weak_dir,
+            out,
+            rounds=self_train_rounds,
+            threshold=self_train_threshold,
+            train=train_tagger,
+            log=click.echo,
+            overwrite=overwrite,
+            inputs=(fasttext, flair_lm, transformer),
+            **options,
+        )
+    else:
+        card = train_tagger(weak_dir, out, log=click.echo, overwrite=overwrite, **options)
     scores = card["scores"]
     parts = [f"{name} F1 {scores[name]['micro_f1']:.4f}" for name in ("dev", "test") if name in scores]
     click.echo(
