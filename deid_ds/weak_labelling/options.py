@@ -19,7 +19,7 @@ class WeakLabelOptions:
     keep_empty_test: float = 1.0  # ... and in test
     limits: NoteLimits = NoteLimits()  # a note over them is failed with its reason (--max-note-bytes, --note-timeout)
     sentences_jsonl: bool = True  # render the JSONL lines (weak_label asks for them only with --sentences-jsonl)
-    features: bool = False  # write each token's knowledge features as a middle Flair column (deid_ds.label.features)
+    features: bool = True  # write each token's knowledge features as a middle Flair column (deid_ds.label.features)
 
     def share_for(self, split: str) -> float:
         """The share of sentences without entity kept in ``split``."""

@@ -92,7 +92,7 @@ def weak_label(
     max_note_bytes: int | None = DEFAULT_MAX_NOTE_BYTES,
     note_timeout: float | None = DEFAULT_NOTE_TIMEOUT,
     sentences_jsonl: bool = False,
-    features: bool = False,
+    features: bool = True,
 ) -> WeakLabelReport:
     """Label every note of ``notes`` into training sets in ``out`` (see the module docstring).
 

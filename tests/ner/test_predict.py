@@ -210,7 +210,9 @@ def model_dir(tmp_path_factory, notes_file) -> Path:
     from deid_ds import weak_label
 
     base = tmp_path_factory.mktemp("model")
-    weak_label(notes_file, base / "weak", progress=False, split=(1.0, 0.0, 0.0), workers=1)
+    weak_label(
+        notes_file, base / "weak", progress=False, split=(1.0, 0.0, 0.0), workers=1, features=False
+    )  # two columns
     flair.set_seed(0)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -90,7 +90,9 @@ def read_flair(path: Path) -> list[list[tuple[str, str]]]:
             sentences.append(current)
             current = []
         else:
-            token, tag = line.split(" ")
+            parts = line.split(" ")  # token TAG, or token FEATURES TAG (knowledge features: the default)
+            assert len(parts) in (2, 3), line
+            token, tag = parts[0], parts[-1]
             assert token and not re.search(r"\s", token)
             current.append((token, tag))
     assert not current
