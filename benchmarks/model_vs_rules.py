@@ -220,6 +220,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="predict workers")
     parser.add_argument("--styles", default="unseen", help="test styles: unseen, heldout (comma-separated)")
     parser.add_argument(
+        "--keep-empty",
+        default="0.3",
+        help="weak-label --keep-empty of the training notes: share of the sentences without entity kept",
+    )
+    parser.add_argument(
         "--no-metadata",
         action="store_true",
         help="the patients' metadata used by no system: weak labels, rules, model features and hybrid",
@@ -279,7 +284,7 @@ def main() -> None:
             str(weak),
             *gold_args,
             "--keep-empty",
-            "0.3",
+            args.keep_empty,
             *no_metadata,
             "--quiet",
         ],
