@@ -34,6 +34,11 @@ def _lexicon() -> tuple[frozenset[str], frozenset[str]]:
     return words, frozenset(fold_key(w) for w in words)
 
 
+def load_lexicon() -> None:
+    """Read the lexicon now: a process's first note would otherwise pay for it inside its time limit."""
+    _lexicon()
+
+
 def is_common_word(word: str, *, accents_known: bool = True) -> bool:
     """True when ``word`` (lower case) is a French word of the lexicon or the regular plural of one.
 

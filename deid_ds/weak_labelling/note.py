@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from deid_ds.errors import DocumentError
+from deid_ds.kb.ambiguity import load_lexicon
 from deid_ds.label.labeller import LabelConfig, WeakLabeller
 from deid_ds.model import DocumentStatus, Note
 from deid_ds.segmentation.html_text import ParsedHtml
@@ -25,6 +26,7 @@ def labeller_for(config: LabelConfig) -> WeakLabeller:
     labeller = _LABELLERS.get(config)
     if labeller is None:
         labeller = WeakLabeller.from_kb(config.kb_dir, use_metadata=config.use_metadata, disabled=config.disabled)
+        load_lexicon()  # the rules and the knowledge features read it: loaded here, not in the first note's time
         _LABELLERS[config] = labeller
     return labeller
 

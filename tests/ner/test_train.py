@@ -220,7 +220,13 @@ def test_embeddings_and_train_end_to_end(weak_dir, tmp_path):
     ]
     card = json.loads((model / "model_card.json").read_text())
     assert CARD_FIELDS <= set(card)
-    assert [e["type"] for e in card["embeddings"]] == ["fasttext", "flair-forward", "flair-backward", "characters"]
+    assert [e["type"] for e in card["embeddings"]] == [  # the weak files have the feature column: stacked by default
+        "fasttext",
+        "flair-forward",
+        "flair-backward",
+        "characters",
+        "knowledge-features",
+    ]
     assert card["data"]["splits"]["train"]["sentences"] > 0 and card["data"]["splits"]["train"]["labels"]
     assert card["hyperparameters"]["hidden"] == 16 and card["hyperparameters"]["lr"] == 0.1
     assert {"dev", "test"} <= set(card["scores"]) and 0 <= card["scores"]["test"]["micro_f1"] <= 1
@@ -268,7 +274,7 @@ def test_a_model_is_kept_without_a_dev_split(weak_dir, tmp_path):
     assert card["selection"] == {"rule": "lowest training loss (no dev split)", "epoch": 1}
     assert card["data"]["splits"]["train"]["sentences"] == 40 and card["scores"] == {}
     assert card["hybrid"] is None  # no dev split: no proxy threshold, predict's hybrid counts every model span
-    assert [e["type"] for e in card["embeddings"]] == ["characters"]
+    assert [e["type"] for e in card["embeddings"]] == ["characters", "knowledge-features"]
 
     # A learning rate below --min-lr: Flair's annealing stops training in the evaluation of the first
     # epoch, before it saves the best model; the final one is kept under the same name.
@@ -302,7 +308,18 @@ def test_a_model_is_kept_without_a_dev_split(weak_dir, tmp_path):
 
 def test_train_refuses_without_embeddings(weak_dir, tmp_path):
     result = CliRunner().invoke(
-        main, ["train", str(weak_dir), "--out", str(tmp_path / "m"), "--no-char", "--device", "cpu", "--quiet"]
+        main,
+        [
+            "train",
+            str(weak_dir),
+            "--out",
+            str(tmp_path / "m"),
+            "--no-char",
+            "--no-features",
+            "--device",
+            "cpu",
+            "--quiet",
+        ],
     )
     assert result.exit_code == 1 and "no embeddings" in result.output
     assert not (tmp_path / "m").exists()
