@@ -446,7 +446,9 @@ def build_embeddings(
         stack.append(embedding)
         info.append({"type": "knowledge-features", "dim": embedding.embedding_length, "features": len(embedding.names)})
     if not stack:
-        raise InputError("no embeddings: give --fasttext, --flair-lm and/or --transformer, or keep --char (or the knowledge features)")
+        raise InputError(
+            "no embeddings: give --fasttext, --flair-lm and/or --transformer, or keep --char or the features"
+        )
     return StackedEmbeddings(stack), info
 
 
