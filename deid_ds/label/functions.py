@@ -37,7 +37,7 @@ from deid_ds.label.addresses import (
 from deid_ds.label.candidate import Candidate, split_at_columns
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
-from deid_ds.label.patient import PatientNames, confirm_with_metadata, patient_names
+from deid_ds.label.patient import PatientNames, address_from_metadata, confirm_with_metadata, patient_names
 from deid_ds.label.people import (
     dictation_initials,
     directory_names,
@@ -258,6 +258,14 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         _confirmed_by_metadata,
         needs=(PATIENT,),
         reads=("emails", "phones", "dates", "zips"),
+    ),
+    LabellingFunction(
+        "patient_address",
+        ("STR",),
+        ("metadata:address",),
+        "the patient's own address (street or lieu-dit) from the metadata, case and accents ignored",
+        lambda note: address_from_metadata(note.folded, note.patient),
+        needs=(PATIENT,),
     ),
     LabellingFunction(
         "streets",

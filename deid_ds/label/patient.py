@@ -224,6 +224,36 @@ def _digits(value: str | None) -> str:
     return "".join(_DIGITS.findall(value or ""))
 
 
+#: The patient's address is looked for only when it has this many letters: a shorter one is likely a word.
+MIN_ADDRESS_LETTERS = 5
+_WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=256)
+def _address_pattern(address: str) -> re.Pattern[str] | None:
+    """The patient's address (folded) as a pattern over the note's folded text: its words in order, separated
+    by any spaces or punctuation, at word boundaries."""
+    words = _WORD.findall(fold(address))
+    if sum(c.isalpha() for w in words for c in w) < MIN_ADDRESS_LETTERS:
+        return None
+    return re.compile(r"(?<!\w)" + r"[\s,.'’-]+".join(map(re.escape, words)) + r"(?!\w)")
+
+
+def address_from_metadata(folded: str, patient: PatientMetadata | None) -> list[Candidate]:
+    """The patient's own address (the ``address`` field: street or lieu-dit) written in the note: STR.
+
+    The street rules need a street type, a postcode or an address cue right before a postcode; a lieu-dit
+    in capitals after ``Adresse :`` and before ``à COMMUNE`` has none of them, and the record says what it
+    is. Compared folded (case and accents ignored), word for word.
+    """
+    if patient is None or not patient.address:
+        return []
+    pattern = _address_pattern(patient.address)
+    if pattern is None:
+        return []
+    return [Candidate(m.start(), m.end(), "STR", "metadata:address", 1.0) for m in pattern.finditer(folded)]
+
+
 def confirm_with_metadata(text: str, candidates: list[Candidate], patient: PatientMetadata | None) -> list[Candidate]:
     """Uncertain pattern candidates the metadata confirms, promoted to ``metadata:*`` sources.
 

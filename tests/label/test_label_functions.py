@@ -34,7 +34,7 @@ LETTER = (
 )
 PATIENT = PatientMetadata(
     lastname="LE GALL", firstname="Jeanne", birthdate="1950-05-04", zip="29000", phone="0612345678",
-    email="jeanne.legall@free.fr",
+    email="jeanne.legall@free.fr", address="3 place du Marché",
 )  # fmt: skip
 
 
