@@ -262,7 +262,7 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
     LabellingFunction(
         "patient_address",
         ("STR",),
-        ("metadata:address",),
+        ("patient:address",),
         "the patient's own address (street or lieu-dit) from the metadata, case and accents ignored",
         lambda note: address_from_metadata(note.folded, note.patient),
         needs=(PATIENT,),

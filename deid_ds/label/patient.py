@@ -244,14 +244,16 @@ def address_from_metadata(folded: str, patient: PatientMetadata | None) -> list[
 
     The street rules need a street type, a postcode or an address cue right before a postcode; a lieu-dit
     in capitals after ``Adresse :`` and before ``à COMMUNE`` has none of them, and the record says what it
-    is. Compared folded (case and accents ignored), word for word.
+    is. Compared folded (case and accents ignored), word for word. A ``patient:`` source, below the street
+    rules (:mod:`deid_ds.label.resolve`): where they found the address they keep their boundaries (a building
+    and its street are two spans; the record writes them as one), and the record fills the gaps.
     """
     if patient is None or not patient.address:
         return []
     pattern = _address_pattern(patient.address)
     if pattern is None:
         return []
-    return [Candidate(m.start(), m.end(), "STR", "metadata:address", 1.0) for m in pattern.finditer(folded)]
+    return [Candidate(m.start(), m.end(), "STR", "patient:address", 1.0) for m in pattern.finditer(folded)]
 
 
 def confirm_with_metadata(text: str, candidates: list[Candidate], patient: PatientMetadata | None) -> list[Candidate]:
