@@ -30,11 +30,12 @@ LETTER = (
     "Permanence : 29200 A Brest\n"
     "Rôle\tNom\tPrénom\nIDE\tRIOU\tSoizic\n"
     "Ancienne adresse : 1000 Bruxelles\n"
+    "Domicile : PENMAREC\n"
     "JM/AB\n"
 )
 PATIENT = PatientMetadata(
     lastname="LE GALL", firstname="Jeanne", birthdate="1950-05-04", zip="29000", phone="0612345678",
-    email="jeanne.legall@free.fr", address="3 place du Marché",
+    email="jeanne.legall@free.fr", address="Penmarec",
 )  # fmt: skip
 
 
