@@ -181,26 +181,45 @@ def split_tokens(path: Path) -> list[list[str]]:
 # The model's spans
 
 
-def predict_spans(model_path: Path, sentences: list[list[str]], mini_batch: int = 32) -> list[list[ScoredSpan]]:
-    """The model's entities of each pre-tokenised sentence, with Flair's span score (mean token probability)."""
+def predict_spans(
+    model_path: Path,
+    sentences: list[list[str]],
+    features: list[list[str]] | None = None,
+    mini_batch: int = 32,
+) -> list[list[ScoredSpan]]:
+    """The model's entities of each pre-tokenised sentence, with their score, as ``predict`` reads them
+    (:func:`deid_ds.ner.predict.sentence_entities`). ``features``: each token's knowledge-feature column
+    (the training file's middle column), given to a model trained with them as ``ColumnCorpus`` gives it."""
     from flair.data import Sentence
     from flair.models import SequenceTagger
+
+    from deid_ds.ner.knowledge import attach_features
+    from deid_ds.ner.predict import sentence_entities
 
     tagger = SequenceTagger.load(model_path)
     tagger.eval()
     flair_sentences = [Sentence(tokens) for tokens in sentences]
+    if features is not None:
+        for sentence, columns in zip(flair_sentences, features):
+            attach_features([sentence], columns, [0])
     if flair_sentences:
         tagger.predict(flair_sentences, mini_batch_size=mini_batch, verbose=False)
-    label_type = tagger.label_type
-    result = []
-    for sentence in flair_sentences:
-        position = {id(token): i for i, token in enumerate(sentence.tokens)}
-        spans = []
-        for span in sentence.get_spans(label_type):
-            label = span.get_label(label_type)
-            spans.append((position[id(span.tokens[0])], position[id(span.tokens[-1])] + 1, label.value, label.score))
-        result.append(spans)
-    return result
+    return [
+        [
+            (first, last + 1, label, score)
+            for first, last, label, score in sentence_entities(sentence, tagger.label_type)
+        ]
+        for sentence in flair_sentences
+    ]
+
+
+def split_feature_columns(path: Path) -> list[list[str]] | None:
+    """The knowledge-feature column (the middle one) of every line of each sentence, None for a two-column file."""
+    from deid_ds.ner.knowledge import has_feature_column
+
+    if not has_feature_column(path):
+        return None
+    return [[split_line(line, path)[0].split()[1] for line in block] for block in column_blocks(path)]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -246,10 +265,11 @@ def self_train(
         card = train(weak_dir, model_dir, log=log, **train_options)
         history.append(_round_entry(0, card, None))
         tokens = split_tokens(weak_dir / "train.txt")
+        features = split_feature_columns(weak_dir / "train.txt")
         for number in range(1, rounds + 1):
             data = scratch / f"data-{number}"
             data.mkdir()
-            predictions = predict_spans(model_dir / MODEL_FILE, tokens)
+            predictions = predict_spans(model_dir / MODEL_FILE, tokens, features)
             counts = rewrite_split(weak_dir / "train.txt", data / "train.txt", predictions, threshold)
             for name in SPLITS[1:]:  # dev: the weak labels (documented); test untouched
                 if (weak_dir / f"{name}.txt").is_file():
