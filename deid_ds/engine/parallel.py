@@ -10,10 +10,17 @@ worker asks Linux to send it SIGTERM when its parent dies (``PR_SET_PDEATHSIG``)
 system, watches its parent id in a thread and exits when it changes (:func:`_exit_with_parent`). A
 parent that stops on an exception (Ctrl-C, SIGTERM through :func:`sigterm_as_exit`, a failed batch)
 terminates its workers at once instead of waiting for the batches in flight.
+
+Workers are started with ``spawn``, which runs the parent's main script again in each worker. A user
+script that calls a function with ``workers=2`` at its top level, without ``if __name__ == "__main__":``,
+would start pools from inside its own workers; Python stops that with an error in the workers and the
+parent only sees a ``BrokenProcessPool``. :func:`ordered_map` recognises such a script before it starts
+any worker and says what to do (:class:`MainGuardError`).
 """
 
 from __future__ import annotations
 
+import ast
 import gc
 import multiprocessing
 import os
@@ -25,7 +32,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TypeVar
+
+from deid_ds.errors import DeidError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -35,6 +45,50 @@ PARENT_POLL_SECONDS = 0.5
 #: Exit status of a command stopped by SIGTERM (128 + the signal number, as a shell reports it).
 SIGTERM_EXIT_STATUS = 128 + signal.SIGTERM
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+class MainGuardError(DeidError):
+    """Worker processes could not start because the main script has no ``if __name__ == "__main__":``."""
+
+
+def main_guard_message(script: str) -> str:
+    """The one-line explanation given when ``script`` starts worker processes without the guard."""
+    return (
+        f"{script} starts worker processes (workers > 1) but has no 'if __name__ == \"__main__\":' block: "
+        "each worker runs the script again; put the script's calls under that line, or pass workers=1"
+    )
+
+
+def unguarded_main_script() -> str | None:
+    """The main script's file name when ``spawn`` workers would run it again and it has no guard.
+
+    ``spawn`` runs the parent's main module again in each worker, except an interactive session, a
+    notebook and ``python -m package`` (its ``__main__``), as :mod:`multiprocessing.spawn` decides. The
+    script is read (parsed, never run): one comparing ``__name__`` with ``"__main__"`` anywhere has the
+    guard. ``None`` when the workers can start.
+    """
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name:
+        if spec.name == "__main__" or spec.name.endswith(".__main__"):
+            return None
+        path = spec.origin
+    else:
+        path = getattr(main, "__file__", None)
+    if not path or not str(path).endswith(".py"):
+        return None
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            parts = [node.left, *node.comparators]
+            names = {part.id for part in parts if isinstance(part, ast.Name)}
+            constants = {part.value for part in parts if isinstance(part, ast.Constant)}
+            if "__name__" in names and "__main__" in constants:
+                return None
+    return os.path.basename(path)
 
 
 def _set_parent_death_signal() -> bool:
@@ -117,6 +171,9 @@ def ordered_map(
         for item in items:
             yield fn(item)
         return
+    script = unguarded_main_script()
+    if script is not None:  # checked before any worker starts: each would run the script again, and fail
+        raise MainGuardError(main_guard_message(script))
     prefetch = prefetch or 2 * workers
     context = multiprocessing.get_context("spawn")
     # Workers are started by the thread that submits (this generator's consumer).
