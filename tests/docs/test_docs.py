@@ -1,0 +1,60 @@
+"""The README stays short and points to the reference pages; every command is documented; links hold."""
+
+from __future__ import annotations
+
+import re
+
+from tests.docs.examples import PAGES, REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+DOCS = {page.name: page.read_text(encoding="utf-8") for page in PAGES if page.parent.name == "docs"}
+#: Pages linked from here but written with other parts of the documentation (benchmarks, changelog,
+#: guidelines, reports, annotation tools): a link to them is checked once they exist.
+ELSEWHERE = {"docs/benchmarks.md", "docs/guidelines.md", "docs/reports.md", "docs/annotation-tools.md", "CHANGELOG.md"}
+
+
+def test_readme_is_short():
+    assert len(README.splitlines()) <= 250
+
+
+def test_readme_table_lists_every_command_and_docs_document_it():
+    from deid_ds.cli import COMMANDS
+
+    everything = "\n".join(DOCS.values())
+    for name in COMMANDS:
+        assert re.search(rf"^\| `deid-ds {re.escape(name)}` \|", README, re.MULTILINE), name
+        assert re.search(rf"^#.*`deid-ds {re.escape(name)}`", everything, re.MULTILINE), f"no docs/ heading for {name}"
+
+
+def test_readme_cites_the_reference_study_and_eds_pseudo():
+    text = " ".join(README.split())
+    assert "Azzouzi M., Coatrieux G., Bellafqira R. et al." in text
+    assert "BMC Medical Informatics and Decision Making* 24, 54 (2024)" in text
+    assert "10.1186/s12911-024-02422-5" in text
+    assert "eds-pseudo" in text
+
+
+def test_api_offset_example_is_true():
+    from deid_ds import html_to_text
+
+    parsed = html_to_text("<p>Mme <b>Jeanne</b> LE&nbsp;GALL, n&eacute;e le 12/08/1957</p>")
+    assert parsed.text == "Mme Jeanne LE\xa0GALL, née le 12/08/1957"
+    assert "print(parsed.html_span(4, 18))   # (10, 33)" in DOCS["api.md"]
+    assert parsed.html_span(4, 18) == (10, 33)
+    assert parsed.html[10:33] == "Jeanne</b> LE&nbsp;GALL"
+    assert parsed.text_span(10, 33) == (4, 18)
+
+
+def test_relative_links_point_to_files():
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            path = (page.parent / target).resolve()
+            name = path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else str(path)
+            assert path.exists() or name in ELSEWHERE, f"{page.relative_to(REPO)}: broken link {target}"
+
+
+def test_no_internal_vocabulary():
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for pattern in (r"\bissue \d+", r"\bissues? by issue\b", r"`seeds`", r"\bthe study's seeds\b", r"\bsession\b"):
+            assert not re.search(pattern, text, re.IGNORECASE), f"{page.relative_to(REPO)}: {pattern}"
