@@ -111,16 +111,23 @@ def make_checkout(dest: Path, *, model: bool) -> None:
 
         train_fasttext(demo / "weak", demo / "fasttext", dim=16, epochs=1, bucket=2000)
         train_tagger(
-            demo / "weak", demo / "model", fasttext=demo / "fasttext", config=TrainConfig(hidden=16, max_epochs=1)
+            demo / "weak",
+            demo / "model",
+            fasttext=demo / "fasttext",
+            config=TrainConfig(hidden=16, max_epochs=1, threads=1),
         )
 
 
 def example_env() -> dict[str, str]:
-    """The user's environment: this checkout's ``deid_ds``, the venv's ``deid-ds`` and ``python`` first on PATH."""
+    """The user's environment: this checkout's ``deid_ds``, the venv's ``deid-ds`` and ``python`` first on PATH,
+    and one torch thread per process."""
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("DEID_DS_KEY", None)
+    # One torch thread per process: the suite shares the machine's cores between its workers, and torch's
+    # spinning threads slow tiny models down many times over on busy cores (docs/train.md, --threads).
+    env["OMP_NUM_THREADS"] = "1"
     return env
 
 
