@@ -91,7 +91,7 @@ class PatientMetadata:
 
 @dataclass(slots=True)
 class Note:
-    """One clinical note as read from the notes table (see the README's input contract)."""
+    """One clinical note as read from the notes table (see docs/input.md)."""
 
     id_document: str
     id_patient: str | None

@@ -368,7 +368,7 @@ def test_the_resume_fingerprint_covers_keep_empty_test(subset):
 
 
 def test_sentences_jsonl_is_written_only_on_request_and_holds_the_parquet_rows(kb_dir, subset, tmp_path):
-    """The JSONL is the largest output (README: what each output costs); the Parquet file has the same
+    """The JSONL is the largest output (docs/weak-label.md: what each output costs); the Parquet file has the same
     rows, and the campaign and the embeddings corpus read it."""
     from deid_ds.ner.corpus_text import write_corpus_text
 
