@@ -6,7 +6,7 @@ import json
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors
+from deid_ds.cli_common import column_option, files_argument, handle_errors, quiet_option, seed_option, verbose_option
 
 _FORMATS = ("auto", "prodigy", "doccano", "labelstudio")
 
@@ -34,7 +34,7 @@ dataset_option = click.option(
 
 
 @click.command("agreement")
-@click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=str))
+@files_argument("answers", required=True)
 @format_option
 @annotator_from_option
 @dataset_option
@@ -48,7 +48,7 @@ dataset_option = click.option(
     type=click.IntRange(min=1),
     help="Bootstrap resamples (of documents).",
 )
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
+@seed_option("Seed of the bootstrap.")
 @click.option(
     "--confidence",
     default=0.95,
@@ -56,8 +56,12 @@ dataset_option = click.option(
     type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
     help="Level of the intervals.",
 )
+@quiet_option
+@verbose_option
 @handle_errors
-def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, n_bootstrap, seed, confidence):
+def agreement_command(
+    answers, fmt, annotator_from, dataset, json_path, figure, n_bootstrap, seed, confidence, quiet, verbose
+):
     """Inter-annotator agreement of a correction campaign: token-level Fleiss' kappa with a bootstrap
     interval over documents, per label, per annotator pair (Cohen's kappa, entity F1), per document type.
 
@@ -76,7 +80,8 @@ def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, 
         seed=seed,
         confidence=confidence,
     )
-    click.echo(result.table())
+    if not quiet:  # the tables are the result: printed by default and with -v
+        click.echo(result.table())
     if json_path:
         atomic_write_text(json_path, json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
         click.echo(f"JSON written to {json_path}")
@@ -86,7 +91,7 @@ def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, 
 
 
 @click.command("gold")
-@click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=str))
+@files_argument("answers", required=True)
 @click.option(
     "--out",
     "-o",
@@ -110,8 +115,10 @@ def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, 
 @column_option
 @annotator_from_option
 @dataset_option
+@quiet_option
+@verbose_option
 @handle_errors
-def gold_command(answers, out, fmt, strategy, notes, column, annotator_from, dataset):
+def gold_command(answers, out, fmt, strategy, notes, column, annotator_from, dataset, quiet, verbose):
     """Turn reviewed (or majority-voted) answers into the gold spans table with HTML offsets:
     id_document, label, html_start, html_end, text, id_patient, doc_type, annotators.
 
@@ -130,5 +137,6 @@ def gold_command(answers, out, fmt, strategy, notes, column, annotator_from, dat
         annotator_from=annotator_from,
         dataset=dataset,
     )
-    click.echo(summary.table())
+    if not quiet:  # the summary table is short: printed by default and with -v
+        click.echo(summary.table())
     click.echo(f"{len(frame):,} gold spans written to {out}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option
+from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option, seed_option, verbose_option
 
 
 @click.command("campaign")
@@ -46,10 +46,11 @@ from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option
     metavar="NAMES",
     help="Splits to draw from: test, dev,test… or all (an input without splits, e.g. predictions).",
 )
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the sampling and the assignment.")
+@seed_option("Seed of the sampling and the assignment.")
 @quiet_option
+@verbose_option
 @handle_errors
-def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, split, seed, quiet):
+def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, split, seed, quiet, verbose):
     """Prepare the correction campaign: sample documents per type, assign them, write Prodigy tasks.
 
     WEAK_DIR is a `deid-ds weak-label` output (or any directory of sentences in its format). Writes
@@ -67,10 +68,10 @@ def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, sp
         overlap=overlap,
         splits=split,
         seed=seed,
-        log=click.echo,
+        log=(lambda message: None) if quiet else click.echo,
         overwrite=overwrite,
     )
-    if not quiet:
+    if verbose:
         click.echo(campaign_table(report))
     click.echo(
         f"{report.documents} documents, {report.tasks} sentences, {report.overlap_documents} in the overlap; "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option
+from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option, show_progress
 
 _D = {  # the TrainConfig defaults, repeated here so that --help needs no import of the training module's deps
     "hidden": 256,
@@ -165,6 +165,7 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
 )
 @click.option(
     "--seed",
+    "-s",
     default=0,
     show_default=True,
     type=int,
@@ -278,7 +279,7 @@ def train_command(
         "flair_lm": flair_lm,
         "transformer": transformer,
         "config": config,
-        "progress": not quiet,
+        "progress": show_progress(quiet),
         "verbose": verbose,
     }
     if self_train_rounds:
