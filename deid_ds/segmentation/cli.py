@@ -89,7 +89,8 @@ def segment_command(
         full=report_table(report),
         summary=[
             f"{report.documents:,} documents: {report.ok:,} ok, {report.empty:,} empty, {report.failed:,} failed; "
-            f"{report.sentences:,} sentences, {report.tokens:,} tokens"
+            f"{report.sentences:,} sentences, {report.tokens:,} tokens",
+            *(f"failed: {reason}: {n:,}" for reason, n in sorted(report.failures.items())),
         ],
         more=f"{out}/report.json",
         written=f"written to {out}",

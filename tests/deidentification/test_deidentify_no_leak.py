@@ -203,7 +203,7 @@ def test_fallbacks_are_listed_per_document_and_in_the_summary(write_notes, tmp_p
         str(tmp_path / "spans.parquet"),
         "--out",
         str(tmp_path / "out"),
-        "--quiet",
+        "--verbose",
         "-j",
         "1",
     ]

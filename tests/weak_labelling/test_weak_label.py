@@ -820,7 +820,7 @@ def test_the_command_prints_the_tables_and_refuses_bad_options(kb_dir, subset, t
             str(kb_dir),
             "-o",
             str(tmp_path / "ok"),
-            "-q",
+            "-v",
             "--split",
             "0.5,0.25,0.25",
             "--seed",
