@@ -57,17 +57,17 @@ def print_report(
 ) -> None:
     """The three output levels of a command: ``-q`` one line, by default a short summary, ``-v`` the full tables.
 
+    ``-q -v`` together print the full tables without progress bars (what a log file wants).
     ``written`` is the one line that says where the output went (always printed); ``more`` says where the
     full report is when it is a file (``OUT/report.json``...), so the default output stays short without
     hiding anything.
     """
-    if not quiet:
-        if verbose:
-            click.echo(full)
-        else:
-            for line in summary:
-                click.echo(line)
-            click.echo(f"full report: {more + ', or ' if more else ''}-v for the tables")
+    if verbose:
+        click.echo(full)
+    elif not quiet:
+        for line in summary:
+            click.echo(line)
+        click.echo(f"full report: {more + ', or ' if more else ''}-v for the tables")
     click.echo(written)
 
 

@@ -80,7 +80,7 @@ def agreement_command(
         seed=seed,
         confidence=confidence,
     )
-    if not quiet:  # the tables are the result: printed by default and with -v
+    if verbose or not quiet:  # the tables are the result: printed by default and with -v
         click.echo(result.table())
     if json_path:
         atomic_write_text(json_path, json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
@@ -137,6 +137,6 @@ def gold_command(answers, out, fmt, strategy, notes, column, annotator_from, dat
         annotator_from=annotator_from,
         dataset=dataset,
     )
-    if not quiet:  # the summary table is short: printed by default and with -v
+    if verbose or not quiet:  # the summary table is short: printed by default and with -v
         click.echo(summary.table())
     click.echo(f"{len(frame):,} gold spans written to {out}")

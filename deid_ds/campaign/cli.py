@@ -71,7 +71,7 @@ def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, sp
         log=(lambda message: None) if quiet else click.echo,
         overwrite=overwrite,
     )
-    if not quiet:  # the counts per type and annotator are the summary, and all of it (-v prints the same)
+    if verbose or not quiet:  # the counts per type and annotator are the summary, and all of it (-v prints the same)
         click.echo(campaign_table(report))
     click.echo(
         f"{report.documents} documents, {report.tasks} sentences, {report.overlap_documents} in the overlap; "

@@ -232,12 +232,17 @@ def deidentify_command(
         fail_on_leak=fail_on_leak,
         overwrite=overwrite,
     )
+    if report.documents_with_leaks and not report.kept_aside:
+        warn(
+            f"{report.documents_with_leaks:,} document(s) still hold their patient's metadata after de-identification "
+            f"(residual leaks: {out}/documents.parquet, n_leaks; --fail-on-leak refuses such an output)"
+        )
     if report.documents_not_checked:
         warn(
             f"{report.documents_not_checked:,} document(s) not checked for residual leaks: their patient has no "
             "metadata (names, birth date...) to look for"
         )
-    if not quiet:  # the report table is the summary, and all of it (-v prints the same)
+    if verbose or not quiet:  # the report table is the summary, and all of it (-v prints the same)
         click.echo(report_table(report))
     if report.kept_aside:
         click.echo(

@@ -182,6 +182,6 @@ def predict_command(
         override=override,
         calibration=calibration,
     )
-    if not quiet:  # the report table is the summary, and all of it (-v prints the same)
+    if verbose or not quiet:  # the report table is the summary, and all of it (-v prints the same)
         click.echo(report_table(report))
     click.echo(f"written to {out}")

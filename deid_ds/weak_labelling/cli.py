@@ -202,7 +202,7 @@ def weak_label_command(
     )
     for warning in weak_label_warnings(report):
         warn(warning)
-    if not quiet:  # the report table is the summary; -v adds the spans kept per labelling function
+    if verbose or not quiet:  # the report table is the summary; -v adds the spans kept per labelling function
         click.echo(report_table(report, per_function=verbose))
         if report.gold_table:
             click.echo("")

@@ -241,7 +241,7 @@ def test_cli_fail_on_leak(write_notes, tmp_path):
         str(tmp_path / "out"),
         "--key",
         "k0-test-key-not-secret",
-        "--quiet",
+        "--verbose",
         "-j",
         "1",
     ]
