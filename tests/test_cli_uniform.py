@@ -182,7 +182,7 @@ def test_weak_label_warns_of_an_empty_split_and_of_notes_without_patient_even_qu
     ]
 
 
-def test_deidentify_warns_of_notes_not_checked_for_leaks(tmp_path, write_notes):
+def test_deidentify_warns_of_notes_not_checked_for_leaks_and_only_those(tmp_path, write_notes):
     notes = write_notes([{"id_document": "d1", "id_patient": "p1", "html": "<p>Dr Martin</p>"}])
     spans = tmp_path / "spans.parquet"
     pd.DataFrame({"id_document": ["d1"], "label": ["NAME"], "html_start": [6], "html_end": [12]}).to_parquet(spans)
@@ -190,4 +190,15 @@ def test_deidentify_warns_of_notes_not_checked_for_leaks(tmp_path, write_notes):
     result = CliRunner().invoke(main, [*args, "-j", "1"])
     assert result.exit_code == 0, result.output
     assert "warning: 1 document(s) not checked for residual leaks" in result.output
+    assert "without id_patient" not in result.output and "Martin" not in result.output
+
+
+def test_deidentify_warns_of_notes_without_patient(tmp_path, write_notes):
+    notes = write_notes([{"id_document": "d1", "html": "<p>Dr Martin</p>"}])
+    spans = tmp_path / "spans.parquet"
+    pd.DataFrame({"id_document": ["d1"], "label": ["NAME"], "html_start": [6], "html_end": [12]}).to_parquet(spans)
+    args = ["deidentify", str(notes), "--spans", str(spans), "--mode", "mask", "-o", str(tmp_path / "out"), "-q"]
+    result = CliRunner().invoke(main, [*args, "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "warning: 1 document(s) without id_patient" in result.output
     assert "Martin" not in result.output

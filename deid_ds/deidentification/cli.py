@@ -237,6 +237,16 @@ def deidentify_command(
             f"{report.documents_with_leaks:,} document(s) still hold their patient's metadata after de-identification "
             f"(residual leaks: {out}/documents.parquet, n_leaks; --fail-on-leak refuses such an output)"
         )
+    if report.documents_without_patient:
+        warn(
+            f"{report.documents_without_patient:,} document(s) without id_patient: their surrogates are consistent "
+            "within each note only, not across a patient's notes (map the column with -c id_patient=SOURCE)"
+        )
+    if report.dropped_columns:
+        warn(
+            f"{len(report.dropped_columns)} input column(s) dropped, not de-identified: "
+            f"{', '.join(report.dropped_columns)} (--keep-column keeps one)"
+        )
     if report.documents_not_checked:
         warn(
             f"{report.documents_not_checked:,} document(s) not checked for residual leaks: their patient has no "

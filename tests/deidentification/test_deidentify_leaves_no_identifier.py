@@ -89,7 +89,7 @@ def runs(request, tmp_path_factory) -> dict:
                 "--key",
                 "acceptance-test-key-0001",
                 "--fail-on-leak",
-                "--quiet",
+                "--verbose",
                 "-j",
                 "1",
             ],
