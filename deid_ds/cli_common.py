@@ -71,6 +71,14 @@ def print_report(
     click.echo(written)
 
 
+def failures_warning(failures: dict[str, int], where: str) -> str | None:
+    """One line for the notes a run failed (counted per reason; reasons never quote a note), or None."""
+    if not failures:
+        return None
+    reasons = "; ".join(f"{reason}: {n:,}" for reason, n in sorted(failures.items()))
+    return f"{sum(failures.values()):,} document(s) failed ({reasons}), listed in {where}"
+
+
 _GLOB_CHARACTERS = frozenset("*?[")
 
 

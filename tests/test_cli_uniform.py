@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from deid_ds.cli import main
-from deid_ds.cli_common import ManyValuesOption
+from deid_ds.cli_common import ManyValuesOption, expand_patterns
 from tests.conftest import REPO
 
 SOURCES = REPO / "kb" / "sources"
@@ -202,3 +202,25 @@ def test_deidentify_warns_of_notes_without_patient(tmp_path, write_notes):
     assert result.exit_code == 0, result.output
     assert "warning: 1 document(s) without id_patient" in result.output
     assert "Martin" not in result.output
+
+
+def test_failed_notes_are_a_warning_even_quiet_and_stdout_stays_one_line(tmp_path, write_notes):
+    notes = write_notes([{"id_document": "d1", "html": "<p>Vu.</p>"}, {"id_document": "d2", "html": None}])
+    result = CliRunner().invoke(main, ["segment", str(notes), "-o", str(tmp_path / "seg"), "-q"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [f"written to {tmp_path / 'seg'}"]
+    assert result.stderr.splitlines() == [
+        f"warning: 1 document(s) failed (html is null: 1), listed in {tmp_path / 'seg'}/documents.parquet"
+    ]
+
+
+def test_patterns_expand_sorted_and_urls_are_left_alone(tmp_path):
+    for name in ("b.csv", "a.csv", "c.txt"):
+        (tmp_path / name).write_text("x")
+    url = "https://example.org/extraction?format=zip"
+    assert expand_patterns([str(tmp_path / "*.csv"), url, "plain.csv"], "--ban") == (
+        str(tmp_path / "a.csv"),
+        str(tmp_path / "b.csv"),
+        url,
+        "plain.csv",
+    )

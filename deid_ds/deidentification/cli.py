@@ -9,6 +9,7 @@ import click
 from deid_ds.cli_common import (
     column_option,
     engine_options,
+    failures_warning,
     handle_errors,
     overwrite_option,
     quiet_option,
@@ -237,6 +238,9 @@ def deidentify_command(
             f"{report.documents_with_leaks:,} document(s) still hold their patient's metadata after de-identification "
             f"(residual leaks: {out}/documents.parquet, n_leaks; --fail-on-leak refuses such an output)"
         )
+    failed = failures_warning(report.failures, f"{report.written_to or out}/documents.parquet")
+    if failed:
+        warn(failed)
     if report.documents_without_patient:
         warn(
             f"{report.documents_without_patient:,} document(s) without id_patient: their surrogates are consistent "

@@ -7,6 +7,7 @@ import click
 from deid_ds.cli_common import (
     column_option,
     engine_options,
+    failures_warning,
     handle_errors,
     note_limit_options,
     overwrite_option,
@@ -15,6 +16,7 @@ from deid_ds.cli_common import (
     segmentation_options,
     show_progress,
     verbose_option,
+    warn,
 )
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.io.notes import parse_column_map
@@ -85,12 +87,14 @@ def segment_command(
         engine=engine,
         spark_master=spark_master,
     )
+    failed = failures_warning(report.failures, f"{out}/documents.parquet")
+    if failed:
+        warn(failed)
     print_report(
         full=report_table(report),
         summary=[
             f"{report.documents:,} documents: {report.ok:,} ok, {report.empty:,} empty, {report.failed:,} failed; "
             f"{report.sentences:,} sentences, {report.tokens:,} tokens",
-            *(f"failed: {reason}: {n:,}" for reason, n in sorted(report.failures.items())),
         ],
         more=f"{out}/report.json",
         written=f"written to {out}",

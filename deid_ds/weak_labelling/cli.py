@@ -9,6 +9,7 @@ import click
 from deid_ds.cli_common import (
     column_option,
     engine_options,
+    failures_warning,
     handle_errors,
     note_limit_options,
     overwrite_option,
@@ -200,8 +201,9 @@ def weak_label_command(
         sentences_jsonl=sentences_jsonl,
         features=features,
     )
-    for warning in weak_label_warnings(report):
-        warn(warning)
+    for warning in (*weak_label_warnings(report), failures_warning(report.failures, f"{out}/documents.parquet")):
+        if warning:
+            warn(warning)
     if verbose or not quiet:  # the report table is the summary; -v adds the spans kept per labelling function
         click.echo(report_table(report, per_function=verbose))
         if report.gold_table:
