@@ -224,3 +224,9 @@ def test_patterns_expand_sorted_and_urls_are_left_alone(tmp_path):
         url,
         "plain.csv",
     )
+
+
+def test_build_kb_refuses_to_write_among_its_sources(small_sources):
+    result = _build("--sources", str(small_sources), "--out", str(small_sources))
+    assert result.exit_code == 2 and "not among them" in result.output
+    assert not (small_sources / "manifest.json").exists()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from deid_ds.cli_common import files_option, handle_errors, print_report, quiet_option, show_progress, verbose_option
@@ -47,7 +49,7 @@ def _split_codes(values: tuple[str, ...]) -> list[str]:
     "-o",
     required=True,
     type=click.Path(file_okay=False),
-    help="Gazetteer directory (downloads are kept in OUT/downloads); never the sources folder.",
+    help="Gazetteer directory (downloads are kept in OUT/downloads); not the --sources folder.",
 )
 @click.option(
     "--offline", is_flag=True, help="Never use the network: URLs must already be downloaded in OUT/downloads."
@@ -76,6 +78,8 @@ def build_kb_command(
     if sources:
         from deid_ds.kb.sources_dir import find_sources
 
+        if Path(out).resolve() == Path(sources).resolve():
+            raise click.BadParameter("the gazetteers go beside the sources, not among them", param_hint="--out")
         found = find_sources(sources)
         ban, health_directory = (*ban, *found.ban), (*health_directory, *found.health_directory)
         if not quiet:
@@ -124,7 +128,6 @@ def kb_summary(kb_dir) -> list[str]:
 
 def kb_tables(kb_dir) -> str:
     """The manifest as two tables (sources, gazetteers)."""
-    from pathlib import Path
 
     from deid_ds.kb.build import read_manifest
     from deid_ds.report import format_table
