@@ -282,6 +282,7 @@ def train_command(
         "progress": show_progress(quiet),
         "verbose": verbose,
     }
+    log = (lambda message: None) if quiet else click.echo  # -q: the last line only
     if self_train_rounds:
         from deid_ds.ner.self_train import self_train
 
@@ -291,13 +292,13 @@ def train_command(
             rounds=self_train_rounds,
             threshold=self_train_threshold,
             train=train_tagger,
-            log=click.echo,
+            log=log,
             overwrite=overwrite,
             inputs=(fasttext, flair_lm, transformer),
             **options,
         )
     else:
-        card = train_tagger(weak_dir, out, log=click.echo, overwrite=overwrite, **options)
+        card = train_tagger(weak_dir, out, log=log, overwrite=overwrite, **options)
     scores = card["scores"]
     parts = [f"{name} F1 {scores[name]['micro_f1']:.4f}" for name in ("dev", "test") if name in scores]
     click.echo(
