@@ -230,3 +230,21 @@ def test_build_kb_refuses_to_write_among_its_sources(small_sources):
     result = _build("--sources", str(small_sources), "--out", str(small_sources))
     assert result.exit_code == 2 and "not among them" in result.output
     assert not (small_sources / "manifest.json").exists()
+
+
+def test_evaluate_takes_its_systems_and_their_names_after_one_flag_each(tmp_path):
+    for name in ("weak", "model"):
+        (tmp_path / name).mkdir()
+    args = ["--gold", "g.parquet", "--pred", str(tmp_path / "weak"), str(tmp_path / "model"), "--name", "rules"]
+    context = COMMANDS["evaluate"].make_context("evaluate", [*args, "model", "-q"])
+    assert context.params["predictions"] == (str(tmp_path / "weak"), str(tmp_path / "model"))
+    assert context.params["names"] == ("rules", "model") and context.params["quiet"]
+
+
+def test_answer_files_take_a_quoted_pattern_and_a_missing_file_is_one_line(tmp_path):
+    for name in ("ann2.jsonl", "ann1.jsonl"):
+        (tmp_path / name).write_text("{}\n")
+    context = COMMANDS["agreement"].make_context("agreement", [str(tmp_path / "ann*.jsonl")])
+    assert context.params["answers"] == (str(tmp_path / "ann1.jsonl"), str(tmp_path / "ann2.jsonl"))
+    missing = CliRunner().invoke(main, ["gold", str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "g.parquet")])
+    assert missing.exit_code == 1 and missing.output == f"Error: ANSWERS: {tmp_path / 'nope.jsonl'} is not a file\n"
