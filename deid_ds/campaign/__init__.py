@@ -1,4 +1,4 @@
-"""The manual correction campaign (issue 6, first half): documents chosen per type, assigned to
+"""The manual correction campaign: documents chosen per type, assigned to
 annotators with an overlap for agreement, written as Prodigy tasks; the logic of the Prodigy recipes.
 
 One module per job, pure functions with the I/O at the edges:

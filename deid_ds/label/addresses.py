@@ -10,7 +10,7 @@
   letter's date line (``Brest, le 3 mars 2021``), and the BAN's communes — an ambiguous one (a common
   word such as ``Plaine``) only with a cue or a postcode next to it.
 
-All France and abroad (issue 19, each rule traced to its guideline line in ``tests/label/cases``):
+All France and abroad (each rule traced to its guideline line in ``tests/label/cases``):
 arrondissements (``[Paris] 13e``, ``[LYON] 8``), contracted articles (``né au [Havre]``; with the KB,
 ``au [Havre]`` anywhere), foreign cities after ``né(e) à`` / ``originaire de`` (a country or a region is
 not a city), foreign postcodes (``[1000] [Bruxelles]``); STR for number ranges (``[47-83 boulevard

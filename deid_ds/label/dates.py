@@ -299,7 +299,7 @@ def find_dates(text: str) -> list[Candidate]:
     ``3 FÉVRIER``, ``12MAR2020``, ``12-MAR-2020``, ``12fév``), ``pattern:date_daymonth_num`` (``12/03``;
     confident only after ``le``/``du``/``au`` or a weekday; ``4/10`` only after them),
     ``pattern:date_monthyear_num`` (``03/2021``) and ``pattern:date_year`` (``2015``; confident only after
-    a cue such as ``en``, ``depuis``, ``l'été``). Exports and dictation (issue 19): ``pattern:date_words``
+    a cue such as ``en``, ``depuis``, ``l'été``). Exports and dictation: ``pattern:date_words``
     (``douze mars deux mille vingt``), ``pattern:date_numeric_odd`` (``1er/06``, ``14|7|1931``,
     ``09 . 05 . 1952``, ``1 2 / 0 3 / 2 0 2 0``, ``le 21 / 06``), ``pattern:date_glued`` (``17062019``
     after a date word) and ``pattern:date_range`` (the bare first day of ``du [8] au [10 mars]``). A date
@@ -583,7 +583,7 @@ def _written_matches(text: str) -> Iterator[re.Match[str]]:
     :func:`_month_starts`, and the match is searched for from a few characters before it. That
     finds the leftmost match unless one starts before the window, which would need a weekday, day and
     blanks head covering the whole window: when the window holds a character no head can, there is
-    none; otherwise the search starts from ``pos``, as ``finditer`` would. Worth it (issue 18): 352
+    none; otherwise the search starts from ``pos``, as ``finditer`` would. Worth it: 352
     against 1,479 µs a note for ``_WRITTEN.finditer``, side by side on the notes of ``benchmarks/weak_label.py``.
     """
     pos = 0

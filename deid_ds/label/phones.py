@@ -5,7 +5,7 @@ spaces (often ``&nbsp;``), dots or dashes, or not separated; internationally ``+
 the leading ``0``, sometimes keeping it in brackets (``+33 (0)2 99 28 43 21``). Short numbers (``15``,
 ``3114``) are never phones. The span covers the whole number, ``+`` included, and nothing around it.
 
-As warehouses export them (issue 19): ``(33) 6 12 34 56 78``; a number broken over two lines of a PDF
+As warehouses export them: ``(33) 6 12 34 56 78``; a number broken over two lines of a PDF
 rendering, one span over the line break; internal extensions, DECT and pager numbers, digits only
 (``poste [4567]``, ``bip [5318]``: ``GUIDELINES.md``); a number dictated in words (``zéro deux
 quatre-vingt-dix-neuf ...``), which is ``PHONE`` too.

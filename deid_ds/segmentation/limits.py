@@ -1,5 +1,5 @@
 """Per-note limits: a note far larger than usual, or one that takes too long, is failed with its reason
-instead of stalling its batch (issue 17).
+instead of stalling its batch.
 
 A clinical note is a few kilobytes; an export error (a whole patient file, a PDF in base64, a log
 pasted into a note) can make one of megabytes, and a batch waits for its slowest note. Labelling time
