@@ -30,8 +30,8 @@ model is that sure, it says what the rules say", so its spans at that confidence
 silent are taken as the rules' misses. It is a proxy, and a weak one: the weak labels miss identifiers
 (a model span they lack may be right: the proxy is cautious there) and share the rules' errors (a wrong
 span they back looks right); above all the dev split has the training notes' style, where the model
-agrees with the rules far more than on notes of another style. Measured (BENCHMARKS.md): on the demo
-model it picks 0.7, where calibrating on gold of another style picks 1.0. ``override`` is
+agrees with the rules far more than on notes of another style. Measured (docs/benchmarks.md, "The hybrid's
+thresholds"): on the demo model it picks 0.7, where calibrating on gold of another style picks 1.0. ``override`` is
 :data:`DEFAULT_OVERRIDE`, fixed, not tuned.
 """
 
