@@ -183,7 +183,7 @@ SIGNATURE_PHRASES: tuple[str, ...] = (
 #: Phrases after which a city follows (birthplace, residence, place of signature, hospital of).
 CITY_PHRASES: tuple[str, ...] = (
     r"nee?(?:\(e\))? a",
-    r"nee?(?:\(e\))? aux?",  # "né au [Havre]": the contracted article stays outside (GUIDELINES)
+    r"nee?(?:\(e\))? aux?",  # "né au [Havre]": the contracted article stays outside (guidelines)
     r"nee?(?:\(e\))? le [^\n]{4,30}? a",
     r"nee?(?:\(e\))? le [^\n]{4,30}? aux?",
     r"domicilie(?:e|\(e\))? a",
@@ -196,7 +196,7 @@ CITY_PHRASES: tuple[str, ...] = (
     r"reside aux?",
     r"vit a",
     r"vit aux?",
-    r"originaire (?:de|d'|d’|du|des)",  # "originaire de [Dakar]" (GUIDELINES: a foreign city is VILLE)
+    r"originaire (?:de|d'|d’|du|des)",  # "originaire de [Dakar]" (guidelines: a foreign city is VILLE)
     r"fait a",
     r"lieu de naissance",
     r"ville de naissance",

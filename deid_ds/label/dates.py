@@ -1,6 +1,6 @@
 """DATE labelling functions: numeric, ISO and written French dates, and years that date an event.
 
-What is a date follows ``GUIDELINES.md``: every calendar date or part of one (day-month-year,
+What is a date follows ``docs/guidelines.md``: every calendar date or part of one (day-month-year,
 day-month, month-year, a year standing for when something happened), numeric or written, with the
 weekday inside the span and the preposition outside. Times, ages, durations and relative days are not
 dates, and a month or a season alone is not one (``l'été 2022`` gives only ``2022``).
@@ -205,7 +205,7 @@ _YEAR_WORDS_AFTER = re.compile(
     re.IGNORECASE,
 )
 
-# -- a date range gives one DATE per end (GUIDELINES.md): "du [8] au [10 mars]", "[8]-[10 mars 2020]" --
+# -- a date range gives one DATE per end (docs/guidelines.md): "du [8] au [10 mars]", "[8]-[10 mars 2020]" --
 # The first end is a bare day, a date only because the second end, found on its own, follows it.
 _RANGE_HEAD_BEFORE = re.compile(
     rf"(?<![\w])(?:du|entre)(?:{BLANKS}le)?{BLANKS}(?P<day>1{BLANK}?er|1ᵉʳ|[0-3]?\d){BLANKS}(?:au|et(?:{BLANKS}le)?|à){BLANKS}$",
@@ -535,7 +535,7 @@ def _glued_date(digits: str) -> bool:
 
 def _range_starts(text: str, found: list[Candidate]) -> list[Candidate]:
     """The bare first day of a range whose second end is a date found: ``du [8] au [10 mars]``,
-    ``du [07] au [15/11/2023]``, ``[8]-[10 mars 2020]`` (one DATE per end, ``GUIDELINES.md``)."""
+    ``du [07] au [15/11/2023]``, ``[8]-[10 mars 2020]`` (one DATE per end, ``docs/guidelines.md``)."""
     starts: list[Candidate] = []
     for c in found:
         if c.needs_context or not text[c.start].isdigit() or c.source == "pattern:date_year":
