@@ -5,7 +5,7 @@ doccano (open source, MIT) imports, for a *Sequence Labeling* project, one JSON 
 text, its labels as ``[start, end, "LABEL"]`` and any other field kept as the example's metadata::
 
     {"text": ..., "label": [[0, 6, "PATIENT"]], "id_document": ..., "id_patient": ..., "doc_type": ...,
-     "sentence_index": ..., "annotator": ..., "annotator2": [...], "assigned_to": ..., "tokens": [...]}
+     "sentence_index": ..., "primary_annotator": ..., "other_annotators": [...], "assigned_to": ..., "tokens": [...]}
 
 The exports give the same line back (``label`` as lists, or ``entities`` as ``{"id", "start_offset",
 "end_offset", "label"}`` objects when the project labels relations), the metadata fields beside the text;

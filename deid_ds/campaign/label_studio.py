@@ -4,7 +4,7 @@ configuration of the eight labels.
 Label Studio (open source, Apache 2.0) imports a JSON list of tasks. Each campaign sentence becomes::
 
     {"data": {"text": ..., "id_document": ..., "id_patient": ..., "doc_type": ..., "sentence_index": ...,
-              "annotator": ..., "annotator2": [...], "assigned_to": ..., "tokens": [...]},
+              "primary_annotator": ..., "other_annotators": [...], "assigned_to": ..., "tokens": [...]},
      "predictions": [{"model_version": "deid-ds weak labels",
                       "result": [{"id": "weak-1", "from_name": "label", "to_name": "text", "type": "labels",
                                   "value": {"start": 0, "end": 6, "text": ..., "labels": ["PATIENT"]}}]}]}
