@@ -82,7 +82,7 @@ def detect_format(path: str | Path) -> str:
         raise InputError(f"{path}:1: not a JSON object, cannot detect the format (use --format)")
     if any(key in record for key in ("_annotator_id", "_session_id", "_input_hash", "_task_hash", "answer")):
         return "prodigy"
-    if any(key in record for key in ("label", "entities", "annotations")) and "data" not in record:
+    if any(key in record for key in ("label", "labels", "entities", "annotations")) and "data" not in record:
         return "doccano"
     if "data" in record:
         return "labelstudio"
@@ -306,8 +306,9 @@ def _common_prefix(values: Sequence[str]) -> str:
 
 
 def read_doccano(path: str | Path, report: ReadReport, annotator_from: str = "auto") -> list[Annotation]:
-    """A doccano JSONL export: ``label: [[start, end, LABEL]]``, ``entities: [{start_offset, end_offset,
-    label}]``, or the multi-user ``annotations: [{start_offset, end_offset, label, user}]`` form.
+    """A doccano JSONL export: ``label: [[start, end, LABEL]]`` (``labels`` in doccano 1.0-1.2), ``entities:
+    [{start_offset, end_offset, label}]``, or the multi-user ``annotations: [{start_offset, end_offset, label,
+    user}]`` form.
 
     Every line counts as an annotation (export the confirmed examples only), except lines marked
     ``"is_confirmed": false``, skipped and counted.
@@ -324,9 +325,10 @@ def read_doccano(path: str | Path, report: ReadReport, annotator_from: str = "au
         text = _text_of(record, where)
         by_user: dict[str, list[Span]] = {}
         default_user = _doccano_user(record, path, annotator_from)
-        if "label" in record or "entities" in record:
+        if "label" in record or "entities" in record or "labels" in record:
             spans = []
-            labels = record.get("label") if "label" in record else record.get("entities")
+            key = next(k for k in ("label", "entities", "labels") if k in record)  # labels: doccano 1.0-1.2
+            labels = record.get(key)
             if labels is None:
                 labels = []
             if not isinstance(labels, list):

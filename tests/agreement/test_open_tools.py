@@ -221,3 +221,19 @@ def test_agreement_and_gold_commands_on_the_exports(tmp_path):
     result = runner.invoke(main, ["gold", *map(str, DOCCANO.values()), "--strategy", "majority", "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert "VILLE" in result.output and out.is_file()
+
+
+def test_doccano_older_labels_field_is_read(tmp_path):
+    """doccano 1.0-1.2 exported the labels as ``labels`` with ``meta`` nested."""
+    line = {
+        "id": 7,
+        "text": "Vu par Yann KERBRAT.",
+        "meta": {"id_document": "D9", "sentence_index": 0},
+        "annotation_approver": None,
+        "labels": [[7, 19, "DOCTOR"]],
+    }
+    path = tmp_path / "alice.jsonl"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    assert detect_format(path) == "doccano"
+    (annotation,), _ = read_answers([path])
+    assert (annotation.annotator, annotation.item_key, annotation.spans[0].label) == ("alice", "D9#0", "DOCTOR")
