@@ -8,7 +8,7 @@ import click
 
 from deid_ds.cli_common import column_option, handle_errors
 
-_FORMATS = ("auto", "prodigy", "doccano", "labelstudio")
+_FORMATS = ("auto", "prodigy", "doccano", "labelstudio", "label-studio")
 
 format_option = click.option(
     "--format",

@@ -549,6 +549,7 @@ def read_answers(
     dataset: str | None = None,
 ) -> tuple[list[Annotation], ReadReport]:
     """Read every file of ``paths`` (``fmt`` ``auto`` detects each file's format on its own)."""
+    fmt = "labelstudio" if fmt == "label-studio" else fmt  # the spelling of ``campaign --tool``
     if fmt not in ("auto", *FORMATS):
         raise InputError(f"format '{fmt}': expected auto, {', '.join(FORMATS)}")
     if annotator_from not in ANNOTATOR_SOURCES:

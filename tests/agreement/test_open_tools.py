@@ -135,7 +135,7 @@ def test_label_studio_export_gives_agreement_and_the_corrected_gold_without_the_
 
 
 def test_label_studio_json_min_reads_as_the_full_export():
-    full, _ = read_answers([LS["ann2"]])
+    full, _ = read_answers([LS["ann2"]], "label-studio")  # campaign --tool's spelling, or labelstudio
     short, _ = read_answers([LS_MIN])
     assert [(a.annotator, a.item_key, a.spans, a.tokens, a.html, a.primary) for a in short] == [
         (a.annotator, a.item_key, a.spans, a.tokens, a.html, a.primary) for a in full
