@@ -37,9 +37,10 @@ follows the last ``-``). The open tools (``annotator_from``, ``--annotator-from`
 Label Studio exports read: the full JSON export (a list of tasks with ``data`` and ``annotations``,
 each annotation's ``result`` regions of type ``labels``) and JSON-MIN (one flat object per annotation:
 the data fields, ``annotator``, and the regions under the labels tag's name, ``label`` in the campaign's
-configuration). Label Studio counts offsets in UTF-16 code units (JavaScript's); when a region's
-``text`` is not the text at its offsets but is at the offsets read as UTF-16, those are used (a
-character outside the Basic Multilingual Plane, such as an emoji, before the region).
+configuration; a row without ``annotation_id`` is a task without annotation). Label Studio counts
+offsets in UTF-16 code units (JavaScript's); when a region's ``text`` is not the text at its offsets
+but is at the offsets read as UTF-16, those are used (a character outside the Basic Multilingual Plane,
+such as an emoji, before the region).
 """
 
 from __future__ import annotations
@@ -407,6 +408,8 @@ def read_labelstudio(path: str | Path, report: ReadReport, annotator_from: str =
         if isinstance(task, dict) and "data" not in task and isinstance(task.get("text"), str):
             if task.get("was_cancelled"):
                 report.skip("labelstudio: annotation cancelled")
+            elif task.get("annotation_id") is None:  # JSON-MIN's row of a task nobody annotated
+                report.skip("labelstudio: task without annotation")
             else:
                 out.append(_labelstudio_min(task, path, number, report, annotator_from))
             continue

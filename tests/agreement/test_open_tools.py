@@ -134,9 +134,15 @@ def test_label_studio_export_gives_agreement_and_the_corrected_gold_without_the_
         assert parsed.text[start:end] == row.text
 
 
-def test_label_studio_json_min_reads_as_the_full_export():
+def test_label_studio_json_min_reads_as_the_full_export(tmp_path):
     full, _ = read_answers([LS["ann2"]], "label-studio")  # campaign --tool's spelling, or labelstudio
     short, _ = read_answers([LS_MIN])
+    rows = json.loads(LS_MIN.read_text(encoding="utf-8"))
+    unannotated = {k: v for k, v in rows[0].items() if k not in ("label", "annotator", "annotation_id", "lead_time")}
+    path = tmp_path / "min.json"
+    path.write_text(json.dumps([*rows, {**unannotated, "id": 99, "annotation_id": None}]), encoding="utf-8")
+    again, report = read_answers([path])
+    assert len(again) == len(short) and report.skipped == {"labelstudio: task without annotation": 1}
     assert [(a.annotator, a.item_key, a.spans, a.tokens, a.html, a.primary) for a in short] == [
         (a.annotator, a.item_key, a.spans, a.tokens, a.html, a.primary) for a in full
     ]
