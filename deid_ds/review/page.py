@@ -27,7 +27,7 @@ def _note(item) -> str:
         f"{len(item.original_spans)} entit{'y' if len(item.original_spans) == 1 else 'ies'} in the text",
     ]
     if item.other_views:
-        meta.append(f"{item.other_views} replacement(s) outside the visible text (title, comments, attributes)")
+        meta.append(f"{item.other_views} change(s) outside the visible text (title, comments, attributes, scripts)")
     original = highlighted(item.original, item.original_spans)
     if item.deidentified is None:
         right = (

@@ -48,7 +48,7 @@ class ReviewedNote:
     deidentified: str | None  # None when the note could not be de-identified safely (``error`` says why)
     deidentified_spans: list[tuple[int, int, str]] = field(default_factory=list)
     error: str | None = None
-    other_views: int = 0  # replacements outside the visible text (title, comments, attributes...)
+    other_views: int = 0  # changes outside the visible text (title, comments, attributes, scripts emptied...)
 
 
 @dataclass
