@@ -266,6 +266,10 @@ def evaluate(
         raise InputError("evaluate: give at least one --pred spans file")
     if n_bootstrap < 1:
         raise InputError(f"--bootstrap {n_bootstrap}: at least 1 resample")
+    if html is not None:
+        from deid_ds.io.html_page import check_replaceable
+
+        check_replaceable(html)  # before the work, not after it
     labels = system_names(predictions, names)
     gold_frame = read_spans(gold, "gold")
     frames = {name: read_spans(path, f"predictions of {name}") for name, path in zip(labels, predictions)}

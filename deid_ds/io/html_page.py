@@ -17,8 +17,13 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
+from deid_ds.errors import InputError
 from deid_ds.model import LABELS
+
+#: Marks a page as deid-ds's: such a file may be replaced by the next run, any other is left alone.
+GENERATOR = '<meta name="generator" content="deid-ds">'
 
 #: What a browser may load for the page: nothing but its own inline styles and data: images.
 CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; form-action 'none'"
@@ -122,9 +127,30 @@ def page(title: str, body: str, *, banner: str | None = None, labels: Iterable[s
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">\n'
+        f"{GENERATOR}\n"
         '<meta name="referrer" content="no-referrer">\n'
         '<meta name="robots" content="noindex, nofollow">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{esc(title)}</title>\n<style>{_CSS}\n{label_styles(labels)}\n</style>\n</head>\n<body>\n"
         f"<h1>{esc(title)}</h1>\n{warning}\n{body}\n</body>\n</html>\n"
     )
+
+
+def check_replaceable(path: str | Path, overwrite: bool = False) -> None:
+    """Refuse to write a page over a file that deid-ds did not write, unless ``overwrite``.
+
+    A page of a previous run (it carries :data:`GENERATOR`) is replaced, so that a command can be run
+    again; anything else at ``path`` (a directory, someone's file) is refused with a one-line error.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path} is a directory: give the path of the page to write")
+    if not path.exists() or overwrite:
+        return
+    try:
+        with path.open("rb") as file:
+            head = file.read(2048)
+    except OSError:
+        head = b""
+    if GENERATOR.encode() not in head:
+        raise InputError(f"{path} exists and was not written by deid-ds: choose another path (or --overwrite)")

@@ -44,7 +44,9 @@ from deid_ds.cli_common import column_option, handle_errors
     help="Knowledge base of the surrogate places, as for deidentify.",
 )
 @column_option
-@click.option("--overwrite", is_flag=True, help="Replace OUT if it exists.")
+@click.option(
+    "--overwrite", is_flag=True, help="Replace OUT even when deid-ds did not write it (a page it wrote is replaced)."
+)
 @handle_errors
 def review_command(notes, spans, out, documents, sample, seed, mode, key, allow_short_key, kb, column, overwrite):
     """Write an HTML page of original and de-identified notes side by side, for review before release.

@@ -123,19 +123,17 @@ def review(
     ``spans`` is what ``deidentify --spans`` takes (``weak-label``, ``predict``, gold). ``mode``,
     ``key``, ``kb``, ``mask_format`` and ``hidden`` mean what they mean for ``deidentify``; in surrogate
     mode give the release's key, else the surrogates shown are not the released ones. ``out`` is
-    written atomically and never replaces an existing file unless ``overwrite``.
+    written atomically; it replaces a page deid-ds wrote, any other file only with ``overwrite``.
     """
     from deid_ds.io.files import atomic_write_text
+    from deid_ds.io.html_page import check_replaceable
     from deid_ds.review.page import review_page
     from deid_ds.segmentation.html_text import html_to_text
 
     if mode not in MODES:
         raise InputError(f"--mode {mode}: expected one of {', '.join(MODES)}")
     out = Path(out)
-    if out.exists() and not overwrite:
-        raise InputError(f"{out} exists: choose another path, or --overwrite")
-    if out.is_dir():
-        raise InputError(f"{out} is a directory: give the path of the page to write")
+    check_replaceable(out, overwrite)
     keyring = resolve_key(key, allow_short=allow_short_key)
     source = open_notes(notes, column_map)
     pairs = list(source.iter_identifiers())

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from deid_ds.cli import main
+from deid_ds.errors import InputError
 from deid_ds.evaluation import evaluate
 from deid_ds.evaluation.examples import FALSE_NEGATIVE, FALSE_POSITIVE, error_examples
 from deid_ds.evaluation.figure import axis_floor
@@ -141,3 +142,17 @@ def test_per_label_intervals_contain_the_label_f1_and_are_paired():
     assert data["VILLE"] == [low, high]
     again = compare_systems({"gold": gold, "model": model}, gold, n_bootstrap=200, seed=0)
     assert again.label_ci == comparison.label_ci
+
+
+def test_a_file_deid_ds_did_not_write_is_not_replaced(tmp_path):
+    gold = pd.DataFrame([("d1", "DATE", 0, 5)], columns=["id_document", "label", "html_start", "html_end"])
+    gold.to_parquet(tmp_path / "gold.parquet")
+    theirs = tmp_path / "notes.html"
+    theirs.write_text("someone's page")
+    with pytest.raises(InputError, match="not written by deid-ds"):
+        evaluate(tmp_path / "gold.parquet", [tmp_path / "gold.parquet"], html=theirs, n_bootstrap=5)
+    assert theirs.read_text() == "someone's page"
+    ours = tmp_path / "report.html"
+    for _ in range(2):  # its own page is replaced
+        evaluate(tmp_path / "gold.parquet", [tmp_path / "gold.parquet"], html=ours, n_bootstrap=5)
+    assert "deid-ds evaluation report" in ours.read_text(encoding="utf-8")

@@ -74,12 +74,15 @@ def test_refusals_are_one_line_errors(inputs, tmp_path):
     base = ["review", str(notes), "--spans", str(gold)]
     refused = runner.invoke(main, [*base, "--out", str(tmp_path / "exists.html")])
     assert refused.exit_code == 1 and "exists" in refused.output and "Traceback" not in refused.output
-    assert (tmp_path / "exists.html").read_text() == "mine"  # never replaced without --overwrite
+    assert (tmp_path / "exists.html").read_text() == "mine"  # not deid-ds's: never replaced without --overwrite
     missing = runner.invoke(main, [*base, "--out", str(tmp_path / "x.html"), "--documents", "nope,other"])
     assert missing.exit_code == 1 and "2 id(s) not in the notes" in missing.output
     both = runner.invoke(main, [*base, "--out", str(tmp_path / "x.html"), "--documents", "a", "--sample", "2"])
     assert both.exit_code == 2
     assert not (tmp_path / "x.html").exists()
+    again = [*base, "--out", str(tmp_path / "x.html"), "--sample", "1"]
+    assert runner.invoke(main, again).exit_code == 0
+    assert runner.invoke(main, again).exit_code == 0  # its own page is replaced: a command can be run again
 
 
 @pytest.mark.slow  # a process that imports pandas and pyarrow: seconds on a busy machine
