@@ -45,7 +45,8 @@ def f1_figure_png(comparison, *, title: str | None = None) -> bytes:
 
     Error bars are the bootstrap intervals (``comparison.label_ci`` per label, ``comparison.ci`` on micro).
     Labels absent from both gold and a system's predictions score 1.0 by :mod:`deid_ds.evaluation.scoring`'s
-    convention: each tick shows the label's gold count, so a reader sees when a bar rests on no data.
+    convention: their bars are faded, and each tick shows the label's gold count, so a reader sees when a
+    bar rests on no data.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
@@ -87,7 +88,10 @@ def f1_figure_png(comparison, *, title: str | None = None) -> bytes:
         offsets = x - 0.4 + width * (i + 0.5)
         bottoms = [floor] * len(values)
         heights = [max(0.0, v - floor) for v in values]
-        axes.bar(offsets, heights, width, bottom=bottoms, label=name)
+        container = axes.bar(offsets, heights, width, bottom=bottoms, label=name)
+        for patch, label in zip(container.patches, labels):
+            if label not in scores[name].exact or scores[name].exact[label].empty:
+                patch.set_alpha(0.3)  # no gold and nothing predicted: the 1.0 of the convention, faded
         axes.errorbar(
             offsets,
             values,
