@@ -53,6 +53,22 @@ from deid_ds.defaults import DEFAULT_MAX_TOKENS
 @click.option("--json", "json_out", type=click.Path(path_type=str), help="Write every score to this JSON file.")
 @click.option("--figure", type=click.Path(path_type=str), help="Write a PNG of F1 per label per system.")
 @click.option(
+    "--html",
+    type=click.Path(path_type=str),
+    help=(
+        "Write a self-contained HTML report (tables, figure, error examples). With --notes it shows note text "
+        "around the errors: keep it where the notes may be."
+    ),
+)
+@click.option(
+    "--examples",
+    "examples_per_label",
+    default=3,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Error examples per system, label and kind (false positive, false negative) in --html.",
+)
+@click.option(
     "--bootstrap",
     "n_bootstrap",
     default=1000,
@@ -71,7 +87,21 @@ from deid_ds.defaults import DEFAULT_MAX_TOKENS
 @quiet_option
 @handle_errors
 def evaluate_command(
-    gold, predictions, names, notes, column, punkt, max_tokens, json_out, figure, n_bootstrap, seed, confidence, quiet
+    gold,
+    predictions,
+    names,
+    notes,
+    column,
+    punkt,
+    max_tokens,
+    json_out,
+    figure,
+    html,
+    examples_per_label,
+    n_bootstrap,
+    seed,
+    confidence,
+    quiet,
 ):
     """Score systems' spans against a gold standard, side by side.
 
@@ -94,12 +124,20 @@ def evaluate_command(
         max_tokens=max_tokens,
         json_out=json_out,
         figure=figure,
+        html=html,
+        examples_per_label=examples_per_label,
         n_bootstrap=n_bootstrap,
         seed=seed,
         confidence=confidence,
         progress=not quiet,
     )
     click.echo(result.table())
-    for what, path in (("scores", json_out), ("figure", figure)):
+    for what, path in (("scores", json_out), ("figure", figure), ("report", html)):
         if path:
             click.echo(f"{what} written to {path}")
+    if html and notes:
+        click.echo(
+            f"warning: {html} holds note text (the context of the error examples): keep it where the notes may be, "
+            "do not send or publish it",
+            err=True,
+        )
