@@ -8,7 +8,7 @@ import click
 
 from deid_ds.cli_common import column_option, files_argument, handle_errors, quiet_option, seed_option, verbose_option
 
-_FORMATS = ("auto", "prodigy", "doccano", "labelstudio")
+_FORMATS = ("auto", "prodigy", "doccano", "labelstudio", "label-studio")
 
 format_option = click.option(
     "--format",
@@ -26,7 +26,11 @@ annotator_from_option = click.option(
     type=click.Choice(("auto", "file", "user")),
     default="auto",
     show_default=True,
-    help="doccano: annotator from each line's 'user' field (auto: when present) or from the file name.",
+    help=(
+        "doccano and Label Studio: who gave an answer. auto: doccano's 'user' field when present, else the "
+        "task's assigned_to (deid-ds campaign), else the file name (doccano) or Label Studio's completed_by; "
+        "user: the tool's user only; file: the file name."
+    ),
 )
 dataset_option = click.option(
     "--dataset", help="Prodigy dataset name, stripped from the DATASET-NAME annotator ids (default: guessed)."

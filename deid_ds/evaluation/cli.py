@@ -14,6 +14,7 @@ from deid_ds.cli_common import (
     seed_option,
     show_progress,
     verbose_option,
+    warn,
 )
 from deid_ds.defaults import DEFAULT_MAX_TOKENS
 
@@ -65,6 +66,22 @@ from deid_ds.defaults import DEFAULT_MAX_TOKENS
 @click.option("--json", "json_out", type=click.Path(path_type=str), help="Write every score to this JSON file.")
 @click.option("--figure", type=click.Path(path_type=str), help="Write a PNG of F1 per label per system.")
 @click.option(
+    "--html",
+    type=click.Path(path_type=str),
+    help=(
+        "Write a self-contained HTML report (tables, figure, error examples). With --notes it shows note text "
+        "around the errors: keep it where the notes may be."
+    ),
+)
+@click.option(
+    "--examples",
+    "examples_per_label",
+    default=3,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Error examples per system, label and kind (false positive, false negative) in --html.",
+)
+@click.option(
     "--bootstrap",
     "n_bootstrap",
     default=1000,
@@ -93,6 +110,8 @@ def evaluate_command(
     max_tokens,
     json_out,
     figure,
+    html,
+    examples_per_label,
     n_bootstrap,
     seed,
     confidence,
@@ -120,16 +139,27 @@ def evaluate_command(
         max_tokens=max_tokens,
         json_out=json_out,
         figure=figure,
+        html=html,
+        examples_per_label=examples_per_label,
         n_bootstrap=n_bootstrap,
         seed=seed,
         confidence=confidence,
         progress=show_progress(quiet),
     )
-    written = [f"{what} written to {path}" for what, path in (("scores", json_out), ("figure", figure)) if path]
+    written = [
+        f"{what} written to {path}"
+        for what, path in (("scores", json_out), ("figure", figure), ("report", html))
+        if path
+    ]
+    if html and notes:
+        warn(
+            f"{html} holds note text (the context of the error examples): keep it where the notes may be, "
+            "do not send or publish it"
+        )
     print_report(
         full=result.table(),
         summary=evaluation_summary(result),
-        more=json_out,
+        more=html or json_out,
         written="; ".join(written) or f"{result.documents:,} documents evaluated (--json FILE keeps every score)",
         quiet=quiet,
         verbose=verbose,

@@ -1,6 +1,6 @@
-"""Surrogates that never give the original back and never invent content (issue 17: §2, §3, keys).
+"""Surrogates that never give the original back and never invent content.
 
-Each case of the issue is reproduced: e-mail addresses kept whole or in part, a town glued in an address,
+Each reported case is reproduced: e-mail addresses kept whole or in part, a town glued in an address,
 non-dates labelled DATE rewritten with random digits, given names of the wrong sex, short keys.
 """
 
