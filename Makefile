@@ -47,7 +47,7 @@ DEMO_DEPS := $(VENV)/.installed $(DEMO_CODE)
 DEMO_FILES := $(DEMO_OUT)/kb/manifest.json $(DEMO_OUT)/segment/report.json $(DEMO_OUT)/weak/report.json \
 	$(DEMO_OUT)/fasttext/fasttext.json $(DEMO_OUT)/flair-lm/flair_lm.json $(DEMO_OUT)/model/model_card.json \
 	$(DEMO_OUT)/predict/report.json $(DEMO_OUT)/hybrid/report.json $(DEMO_OUT)/evaluate.json \
-	$(DEMO_OUT)/deidentify/report.json $(DEMO_OUT)/campaign/campaign.json
+	$(DEMO_OUT)/deidentify/report.json $(DEMO_OUT)/review.html $(DEMO_OUT)/campaign/campaign.json
 # `$(TIMED) NAME COMMAND...` runs COMMAND and prints how long it took.
 TIMED = @sh -c 't0=$$(date +%s); "$$@" || exit $$?; echo "demo: $$0 done in $$(( $$(date +%s) - t0 )) s"'
 
@@ -55,12 +55,13 @@ demo: $(VENV)/.installed
 	@t0=$$(date +%s); $(MAKE) --no-print-directory demo-files || exit $$?; \
 	echo "demo: up to date in $(DEMO_OUT), $$(( $$(date +%s) - t0 )) s in all"
 	@echo "To open:"
+	@echo "  $(DEMO_OUT)/evaluate.html               the evaluation report: scores, intervals, figure, error examples"
+	@echo "  $(DEMO_OUT)/review.html                 original and de-identified notes side by side"
 	@echo "  $(DEMO_OUT)/evaluate.png                the rules, the model and the hybrid scored against the gold"
 	@echo "  $(DEMO_OUT)/evaluate.json               every score (deid-ds evaluate -v prints the tables)"
 	@echo "  $(DEMO_OUT)/deidentify/notes.parquet    the de-identified notes (audit.parquet: each replacement)"
 	@echo "  $(DEMO_OUT)/campaign/tasks-ann1.jsonl   an annotator's correction tasks"
 	@echo "  $(DEMO_OUT)/weak/report.json            what the rules found, per label and split"
-# Report pages to open (the evaluation page, the review of de-identified notes) are listed here.
 
 demo-files: $(DEMO_FILES)
 	@:
@@ -104,7 +105,8 @@ $(DEMO_OUT)/evaluate.json: data/gold.parquet data/notes.parquet $(DEMO_OUT)/weak
 		$(DEMO_OUT)/predict/report.json $(DEMO_OUT)/hybrid/report.json $(DEMO_DEPS)
 	$(TIMED) evaluate $(BIN)/deid-ds evaluate --gold data/gold.parquet \
 		--pred $(DEMO_OUT)/weak $(DEMO_OUT)/predict $(DEMO_OUT)/hybrid --name rules model hybrid \
-		--notes data/notes.parquet --json $(DEMO_OUT)/evaluate.json --figure $(DEMO_OUT)/evaluate.png
+		--notes data/notes.parquet --json $(DEMO_OUT)/evaluate.json --figure $(DEMO_OUT)/evaluate.png \
+		--html $(DEMO_OUT)/evaluate.html
 
 # The hybrid's entities replaced by surrogates in the original HTML (a fixed demo key: same output every run).
 $(DEMO_OUT)/deidentify/report.json: \
@@ -112,6 +114,11 @@ $(DEMO_OUT)/deidentify/report.json: \
 	$(TIMED) deidentify env DEID_DS_KEY=demo-key-not-secret-0001 $(BIN)/deid-ds deidentify data/notes.parquet \
 		--spans $(DEMO_OUT)/hybrid --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/deidentify --mode surrogate \
 		--keep-metadata surrogate --quiet
+
+# Ten notes, original and de-identified side by side, for the review before a release (same key and spans).
+$(DEMO_OUT)/review.html: data/notes.parquet $(DEMO_OUT)/hybrid/report.json $(DEMO_OUT)/kb/manifest.json $(DEMO_DEPS)
+	$(TIMED) review env DEID_DS_KEY=demo-key-not-secret-0001 $(BIN)/deid-ds review data/notes.parquet \
+		--spans $(DEMO_OUT)/hybrid --kb $(DEMO_OUT)/kb --mode surrogate --sample 10 --out $(DEMO_OUT)/review.html --quiet
 
 $(DEMO_OUT)/campaign/campaign.json: $(DEMO_OUT)/weak/report.json $(DEMO_DEPS)
 	$(TIMED) campaign $(BIN)/deid-ds campaign $(DEMO_OUT)/weak --out $(DEMO_OUT)/campaign --annotators ann1,ann2,ann3 \
