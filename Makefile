@@ -15,7 +15,7 @@ TORCH_PIP_ARGS ?=
 PYTEST_ARGS ?=
 DEMO_OUT ?= out/demo
 
-.PHONY: all venv install install-dev demo test test-fast bench clean
+.PHONY: all venv install install-dev demo demo-files test test-fast bench clean
 
 all: demo
 
@@ -39,25 +39,90 @@ venv: $(VENV)/.installed
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-# The pipeline on the embedded sample (data/notes.parquet, kb/sources/): the stages that exist so far.
+# The pipeline on the embedded sample (data/notes.parquet, kb/sources/). Each step is a file target: a second
+# `make demo` reruns only what is out of date (an input, an earlier step or the package's code changed), so it
+# takes seconds when nothing did. Each step says how long it took, the whole demo its total.
+DEMO_CODE := $(shell find deid_ds -type f -not -path '*/__pycache__/*' 2>/dev/null)
+DEMO_DEPS := $(VENV)/.installed $(DEMO_CODE)
+DEMO_FILES := $(DEMO_OUT)/kb/manifest.json $(DEMO_OUT)/segment/report.json $(DEMO_OUT)/weak/report.json \
+	$(DEMO_OUT)/fasttext/fasttext.json $(DEMO_OUT)/flair-lm/flair_lm.json $(DEMO_OUT)/model/model_card.json \
+	$(DEMO_OUT)/predict/report.json $(DEMO_OUT)/hybrid/report.json $(DEMO_OUT)/evaluate.json \
+	$(DEMO_OUT)/deidentify/report.json $(DEMO_OUT)/review.html $(DEMO_OUT)/campaign/campaign.json
+# `$(TIMED) NAME COMMAND...` runs COMMAND and prints how long it took.
+TIMED = @sh -c 't0=$$(date +%s); "$$@" || exit $$?; echo "demo: $$0 done in $$(( $$(date +%s) - t0 )) s"'
+
 demo: $(VENV)/.installed
-	$(BIN)/deid-ds build-kb --out $(DEMO_OUT)/kb --quiet \
-		$(foreach f,$(sort $(wildcard kb/sources/adresses-*.csv.gz)),--ban $(f)) \
-		$(foreach f,$(wildcard kb/sources/PS_LibreAcces_Personne_activite_*.txt),--health-directory $(f))
-	$(BIN)/deid-ds segment data/notes.parquet --out $(DEMO_OUT)/segment
-	$(BIN)/deid-ds weak-label data/notes.parquet --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/weak --gold data/gold.parquet --keep-empty 0.3 --quiet
-	# Tiny embeddings and a few epochs, sized for 2 CPU cores (README: "Training" gives real-corpus sizes).
-	$(BIN)/deid-ds embeddings fasttext $(DEMO_OUT)/weak --out $(DEMO_OUT)/fasttext --dim 32 --epochs 5 --bucket 20000 --quiet
-	$(BIN)/deid-ds embeddings flair-lm $(DEMO_OUT)/weak --out $(DEMO_OUT)/flair-lm --hidden 64 --epochs 2 --seq-len 50 --batch 16 --threads 1 --quiet
-	$(BIN)/deid-ds train $(DEMO_OUT)/weak --out $(DEMO_OUT)/model --fasttext $(DEMO_OUT)/fasttext --flair-lm $(DEMO_OUT)/flair-lm --hidden 64 --max-epochs 3 --quiet
-	# The model, the model merged with the rules, and the rules, scored side by side against the sample's gold.
-	$(BIN)/deid-ds predict $(DEMO_OUT)/model data/notes.parquet --out $(DEMO_OUT)/predict --kb $(DEMO_OUT)/kb --quiet
-	$(BIN)/deid-ds predict $(DEMO_OUT)/model data/notes.parquet --out $(DEMO_OUT)/hybrid --with-rules $(DEMO_OUT)/kb --quiet
-	$(BIN)/deid-ds evaluate --gold data/gold.parquet --pred $(DEMO_OUT)/weak --pred $(DEMO_OUT)/predict --pred $(DEMO_OUT)/hybrid \
-		--name rules --name model --name hybrid --notes data/notes.parquet --json $(DEMO_OUT)/evaluate.json --figure $(DEMO_OUT)/evaluate.png --quiet
-	# The hybrid's entities replaced by surrogates in the original HTML (a fixed demo key: same output every run).
-	DEID_DS_KEY=demo-key-not-secret-0001 $(BIN)/deid-ds deidentify data/notes.parquet --spans $(DEMO_OUT)/hybrid --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/deidentify --mode surrogate --keep-metadata surrogate --quiet
-	$(BIN)/deid-ds campaign $(DEMO_OUT)/weak --out $(DEMO_OUT)/campaign --annotators ann1,ann2,ann3 --per-type 5 --quiet
+	@t0=$$(date +%s); $(MAKE) --no-print-directory demo-files || exit $$?; \
+	echo "demo: up to date in $(DEMO_OUT), $$(( $$(date +%s) - t0 )) s in all"
+	@echo "To open:"
+	@echo "  $(DEMO_OUT)/evaluate.html               the evaluation report: scores, intervals, figure, error examples"
+	@echo "  $(DEMO_OUT)/review.html                 original and de-identified notes side by side"
+	@echo "  $(DEMO_OUT)/evaluate.png                the rules, the model and the hybrid scored against the gold"
+	@echo "  $(DEMO_OUT)/evaluate.json               every score (deid-ds evaluate -v prints the tables)"
+	@echo "  $(DEMO_OUT)/deidentify/notes.parquet    the de-identified notes (audit.parquet: each replacement)"
+	@echo "  $(DEMO_OUT)/campaign/tasks-ann1.jsonl   an annotator's correction tasks"
+	@echo "  $(DEMO_OUT)/weak/report.json            what the rules found, per label and split"
+
+demo-files: $(DEMO_FILES)
+	@:
+
+$(DEMO_OUT)/kb/manifest.json: $(wildcard kb/sources/*) $(DEMO_DEPS)
+	$(TIMED) build-kb $(BIN)/deid-ds build-kb --sources kb/sources --out $(DEMO_OUT)/kb --quiet
+
+$(DEMO_OUT)/segment/report.json: data/notes.parquet $(DEMO_DEPS)
+	$(TIMED) segment $(BIN)/deid-ds segment data/notes.parquet --out $(DEMO_OUT)/segment --quiet
+
+$(DEMO_OUT)/weak/report.json: data/notes.parquet data/gold.parquet $(DEMO_OUT)/kb/manifest.json $(DEMO_DEPS)
+	$(TIMED) weak-label $(BIN)/deid-ds weak-label data/notes.parquet --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/weak \
+		--gold data/gold.parquet --keep-empty 0.3 --quiet
+
+# Tiny embeddings and a few epochs, sized for 2 CPU cores (the training documentation gives real-corpus sizes).
+$(DEMO_OUT)/fasttext/fasttext.json: $(DEMO_OUT)/weak/report.json $(DEMO_DEPS)
+	$(TIMED) fasttext $(BIN)/deid-ds embeddings fasttext $(DEMO_OUT)/weak --out $(DEMO_OUT)/fasttext --dim 32 --epochs 5 \
+		--bucket 20000 --quiet
+
+$(DEMO_OUT)/flair-lm/flair_lm.json: $(DEMO_OUT)/weak/report.json $(DEMO_DEPS)
+	$(TIMED) flair-lm $(BIN)/deid-ds embeddings flair-lm $(DEMO_OUT)/weak --out $(DEMO_OUT)/flair-lm --hidden 64 --epochs 2 \
+		--seq-len 50 --batch 16 --threads 1 --quiet
+
+$(DEMO_OUT)/model/model_card.json: $(DEMO_OUT)/weak/report.json $(DEMO_OUT)/fasttext/fasttext.json \
+		$(DEMO_OUT)/flair-lm/flair_lm.json $(DEMO_DEPS)
+	$(TIMED) train $(BIN)/deid-ds train $(DEMO_OUT)/weak --out $(DEMO_OUT)/model --fasttext $(DEMO_OUT)/fasttext \
+		--flair-lm $(DEMO_OUT)/flair-lm --hidden 64 --max-epochs 3 --quiet
+
+# The model, the model merged with the rules, and the rules, scored side by side against the sample's gold.
+$(DEMO_OUT)/predict/report.json: \
+		$(DEMO_OUT)/model/model_card.json $(DEMO_OUT)/kb/manifest.json data/notes.parquet $(DEMO_DEPS)
+	$(TIMED) predict $(BIN)/deid-ds predict $(DEMO_OUT)/model data/notes.parquet --out $(DEMO_OUT)/predict \
+		--kb $(DEMO_OUT)/kb --quiet
+
+$(DEMO_OUT)/hybrid/report.json: \
+		$(DEMO_OUT)/model/model_card.json $(DEMO_OUT)/kb/manifest.json data/notes.parquet $(DEMO_DEPS)
+	$(TIMED) hybrid $(BIN)/deid-ds predict $(DEMO_OUT)/model data/notes.parquet --out $(DEMO_OUT)/hybrid \
+		--with-rules $(DEMO_OUT)/kb --quiet
+
+$(DEMO_OUT)/evaluate.json: data/gold.parquet data/notes.parquet $(DEMO_OUT)/weak/report.json \
+		$(DEMO_OUT)/predict/report.json $(DEMO_OUT)/hybrid/report.json $(DEMO_DEPS)
+	$(TIMED) evaluate $(BIN)/deid-ds evaluate --gold data/gold.parquet \
+		--pred $(DEMO_OUT)/weak $(DEMO_OUT)/predict $(DEMO_OUT)/hybrid --name rules model hybrid \
+		--notes data/notes.parquet --json $(DEMO_OUT)/evaluate.json --figure $(DEMO_OUT)/evaluate.png \
+		--html $(DEMO_OUT)/evaluate.html
+
+# The hybrid's entities replaced by surrogates in the original HTML (a fixed demo key: same output every run).
+$(DEMO_OUT)/deidentify/report.json: \
+		data/notes.parquet $(DEMO_OUT)/hybrid/report.json $(DEMO_OUT)/kb/manifest.json $(DEMO_DEPS)
+	$(TIMED) deidentify env DEID_DS_KEY=demo-key-not-secret-0001 $(BIN)/deid-ds deidentify data/notes.parquet \
+		--spans $(DEMO_OUT)/hybrid --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/deidentify --mode surrogate \
+		--keep-metadata surrogate --quiet
+
+# Ten notes, original and de-identified side by side, for the review before a release (same key and spans).
+$(DEMO_OUT)/review.html: data/notes.parquet $(DEMO_OUT)/hybrid/report.json $(DEMO_OUT)/kb/manifest.json $(DEMO_DEPS)
+	$(TIMED) review env DEID_DS_KEY=demo-key-not-secret-0001 $(BIN)/deid-ds review data/notes.parquet \
+		--spans $(DEMO_OUT)/hybrid --kb $(DEMO_OUT)/kb --mode surrogate --sample 10 --out $(DEMO_OUT)/review.html --quiet
+
+$(DEMO_OUT)/campaign/campaign.json: $(DEMO_OUT)/weak/report.json $(DEMO_DEPS)
+	$(TIMED) campaign $(BIN)/deid-ds campaign $(DEMO_OUT)/weak --out $(DEMO_OUT)/campaign --annotators ann1,ann2,ann3 \
+		--per-type 5 --quiet
 
 # pytest exits 5 when it collects no test: that is not a failure of the code under test.
 test: $(VENV)/.installed-dev

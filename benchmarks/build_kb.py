@@ -1,6 +1,6 @@
 """Benchmark: build-kb on national-size files, and loading the compiled national matcher.
 
-Targets (issue 4), on a 2-core machine: the whole of France in under 10 minutes with peak memory under
+Targets, on a 2-core machine: the whole of France in under 10 minutes with peak memory under
 3 GB; loading the compiled national matcher in under 5 seconds and under 1.5 GB resident.
 
     .venv/bin/python benchmarks/build_kb.py [--scale 1.0] [--workdir /tmp/deid-kb-bench] [--keep]

@@ -1,4 +1,4 @@
-"""Benchmark: seconds to parse, segment and label one large note dense with entities, by size (issue 17).
+"""Benchmark: seconds to parse, segment and label one large note dense with entities, by size.
 
     .venv/bin/python benchmarks/large_note.py [--sizes 0.25,0.5,1,2,4] [--repeat 2] [--kb DIR] [--workdir DIR]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 
 def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``), for the machine line of BENCHMARKS.md."""
+    """The CPU's model name (``/proc/cpuinfo``), for the machine line of docs/benchmarks.md."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):

@@ -1,6 +1,6 @@
 """Experiment: does the model trained on the rules' weak labels beat the rules on a style neither has seen?
 
-Issue 7's last acceptance criterion ("on the generator's held-out style the model must beat the rules'
+The acceptance criterion ("on the generator's held-out style the model must beat the rules'
 micro F1"), made fair: the test notes are written in ``synth --phrasing unseen`` (family 2), a house style
 written without looking at the rules, so that the rules were not tuned on it and the model never trained
 on it. The paper's comparison is the same on real notes (model 0.9696 vs rules 0.9365 micro F1).

@@ -1,6 +1,6 @@
 """Benchmark: ``deid-ds predict`` on CPU, in 3 KB notes per second per core, and where the time goes.
 
-Target (issue 20): at least 100 notes of ~3 KB per second per core, the whole command, on CPU.
+Target: at least 100 notes of ~3 KB per second per core, the whole command, on CPU.
 
     .venv/bin/python benchmarks/predict_cpu.py --model out/demo/model [--notes data/notes.parquet]
         [--min-notes 600] [--repeat 2] [--workdir /tmp/deid-predict-bench] [--skip-command | --only-command]
@@ -14,7 +14,7 @@ In this process, one torch thread, CPU time (``time.process_time``: a neighbour'
 does not inflate it), best of ``--repeat``, notes in batches of 256 as the command reads them:
 
 * ``tagging, Flair as is``: ``SequenceTagger.predict`` on each batch's sentences, mini-batches of 32, on
-  a tagger loaded by Flair alone: what ``predict`` did before issue 20;
+  a tagger loaded by Flair alone: what ``predict`` did before its own tagging loop;
 * ``tagging, deid-ds``: :func:`deid_ds.ner.speed.tag_sentences` on a tagger from
   :func:`deid_ds.ner.predict.load_tagger`, for several mini-batch sizes (the outputs are compared with
   Flair's: "same spans" counts the sentences whose spans are identical);

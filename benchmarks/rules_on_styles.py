@@ -1,6 +1,6 @@
 """Benchmark: the weak labeller's accuracy on each generated style, with and without the notes' metadata.
 
-Issue 19's acceptance: on a corpus of the export styles in their held-out phrasing (``synth --phrasing
+The acceptance check: on a corpus of the export styles in their held-out phrasing (``synth --phrasing
 exports-heldout``), generated with a seed never used while the rules were written, with its own generated
 knowledge base, micro F1 >= 0.95 with every label >= 0.92, and >= 0.92 with ``--no-metadata``; on the
 older families nothing drops by more than 0.005 (compare two revisions' JSON outputs).

@@ -1,6 +1,6 @@
 """Benchmark: HTML parsing and segmentation throughput, in MB of HTML per second per core.
 
-Target (issue 2): at least 2 MB/s per core for parse + segment.
+Target: at least 2 MB/s per core for parse + segment.
 
     .venv/bin/python benchmarks/segment.py [--notes data/notes.parquet] [--min-notes 3000] [--repeat 3]
 

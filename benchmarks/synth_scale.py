@@ -1,4 +1,4 @@
-"""Benchmark: ``deid-ds synth`` at the study's scale (issue 17): notes per second and peak memory.
+"""Benchmark: ``deid-ds synth`` at the study's scale: notes per second and peak memory.
 
 The study's corpus has 878,217 notes. ``synth`` streams notes and gold to disk in row groups, so what it
 holds in memory is one chunk of notes plus the world (patients, streets, professionals the knowledge-base

@@ -1,6 +1,6 @@
 """Benchmark: weak labelling throughput (notes per second per core) and memory with a national-size matcher.
 
-Target (issue 5): at least 250 notes/s per core for ~3 KB notes, so that the paper's 878,217 discharge
+Target: at least 250 notes/s per core for ~3 KB notes, so that the paper's 878,217 discharge
 summaries take under 30 minutes on 2 cores.
 
     .venv/bin/python benchmarks/weak_label.py [--scale 1.0] [--workdir /tmp/deid-wl-bench] [--kb DIR]

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "calibrate": "deid_ds.ner.calibrate_cli:calibrate_command",
     "evaluate": "deid_ds.evaluation.cli:evaluate_command",
     "deidentify": "deid_ds.deidentification.cli:deidentify_command",
+    "review": "deid_ds.review.cli:review_command",
 }
 
 

@@ -7,5 +7,5 @@ DEFAULT_MAX_TOKENS = 200
 DEFAULT_BATCH_SIZE = 256
 
 #: Sentences per forward pass of ``predict``'s tagger, sorted by length: 128 cost a third less CPU time than 32
-#: on the demo-sized model, same output (BENCHMARKS.md, "CPU prediction speed").
+#: on the demo-sized model, same output (docs/benchmarks.md, "Prediction: `predict` on CPU").
 DEFAULT_MINI_BATCH = 128

@@ -111,7 +111,7 @@ def test_punkt_train_then_segment_with_the_trained_parameters(tmp_path, write_no
     notes = write_notes(rows)
     params = tmp_path / "punkt.json"
     runner = CliRunner()
-    result = runner.invoke(main, ["punkt-train", str(notes), "--out", str(params), "-q"])
+    result = runner.invoke(main, ["punkt-train", str(notes), "--out", str(params), "-v"])
     assert result.exit_code == 0, result.output
     assert "notes_used" in result.output
     result = runner.invoke(main, ["segment", str(notes), "--out", str(tmp_path / "seg"), "--punkt", str(params), "-q"])

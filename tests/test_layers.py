@@ -27,6 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("weak_labelling",),
     ("ner", "campaign", "agreement"),
     ("deidentification",),
+    ("review",),
     ("cli",),
 )
 LAYER_OF = {part: level for level, parts in enumerate(LAYERS) for part in parts}

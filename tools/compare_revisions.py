@@ -1,6 +1,6 @@
 """Behaviour unchanged? Run two revisions of deid-ds on the same inputs and compare their outputs byte for byte.
 
-Issue 18 (the reorganisation) accepts a change only if every command's output is unchanged and ``weak-label``
+A change that reorganises the code is accepted only if every command's output is unchanged and ``weak-label``
 is not slower. This script checks both, for any two revisions:
 
     python tools/compare_revisions.py --before 6854cef --workdir /tmp/deid-compare

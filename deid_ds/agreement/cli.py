@@ -6,9 +6,9 @@ import json
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors
+from deid_ds.cli_common import column_option, files_argument, handle_errors, quiet_option, seed_option, verbose_option
 
-_FORMATS = ("auto", "prodigy", "doccano", "labelstudio")
+_FORMATS = ("auto", "prodigy", "doccano", "labelstudio", "label-studio")
 
 format_option = click.option(
     "--format",
@@ -26,7 +26,11 @@ annotator_from_option = click.option(
     type=click.Choice(("auto", "file", "user")),
     default="auto",
     show_default=True,
-    help="doccano: annotator from each line's 'user' field (auto: when present) or from the file name.",
+    help=(
+        "doccano and Label Studio: who gave an answer. auto: doccano's 'user' field when present, else the "
+        "task's assigned_to (deid-ds campaign), else the file name (doccano) or Label Studio's completed_by; "
+        "user: the tool's user only; file: the file name."
+    ),
 )
 dataset_option = click.option(
     "--dataset", help="Prodigy dataset name, stripped from the DATASET-NAME annotator ids (default: guessed)."
@@ -34,7 +38,7 @@ dataset_option = click.option(
 
 
 @click.command("agreement")
-@click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=str))
+@files_argument("answers", required=True)
 @format_option
 @annotator_from_option
 @dataset_option
@@ -48,7 +52,7 @@ dataset_option = click.option(
     type=click.IntRange(min=1),
     help="Bootstrap resamples (of documents).",
 )
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
+@seed_option("Seed of the bootstrap.")
 @click.option(
     "--confidence",
     default=0.95,
@@ -56,8 +60,12 @@ dataset_option = click.option(
     type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
     help="Level of the intervals.",
 )
+@quiet_option
+@verbose_option
 @handle_errors
-def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, n_bootstrap, seed, confidence):
+def agreement_command(
+    answers, fmt, annotator_from, dataset, json_path, figure, n_bootstrap, seed, confidence, quiet, verbose
+):
     """Inter-annotator agreement of a correction campaign: token-level Fleiss' kappa with a bootstrap
     interval over documents, per label, per annotator pair (Cohen's kappa, entity F1), per document type.
 
@@ -76,7 +84,8 @@ def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, 
         seed=seed,
         confidence=confidence,
     )
-    click.echo(result.table())
+    if verbose or not quiet:  # the tables are the result: printed by default and with -v
+        click.echo(result.table())
     if json_path:
         atomic_write_text(json_path, json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
         click.echo(f"JSON written to {json_path}")
@@ -86,7 +95,7 @@ def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, 
 
 
 @click.command("gold")
-@click.argument("answers", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=str))
+@files_argument("answers", required=True)
 @click.option(
     "--out",
     "-o",
@@ -110,8 +119,10 @@ def agreement_command(answers, fmt, annotator_from, dataset, json_path, figure, 
 @column_option
 @annotator_from_option
 @dataset_option
+@quiet_option
+@verbose_option
 @handle_errors
-def gold_command(answers, out, fmt, strategy, notes, column, annotator_from, dataset):
+def gold_command(answers, out, fmt, strategy, notes, column, annotator_from, dataset, quiet, verbose):
     """Turn reviewed (or majority-voted) answers into the gold spans table with HTML offsets:
     id_document, label, html_start, html_end, text, id_patient, doc_type, annotators.
 
@@ -130,5 +141,6 @@ def gold_command(answers, out, fmt, strategy, notes, column, annotator_from, dat
         annotator_from=annotator_from,
         dataset=dataset,
     )
-    click.echo(summary.table())
+    if verbose or not quiet:  # the summary table is short: printed by default and with -v
+        click.echo(summary.table())
     click.echo(f"{len(frame):,} gold spans written to {out}")

@@ -21,13 +21,31 @@ Each reader turns its format into :class:`~deid_ds.agreement.model.Annotation` o
 Annotators: Prodigy's ``_annotator_id`` (else ``_session_id``) has the form ``DATASET-NAME``; the
 ``DATASET-`` prefix is stripped (``dataset`` when given; else the longest prefix ending in ``-`` shared
 by all the ids read, when there are several; else the file name's stem followed by ``-``; else what
-follows the last ``-``). doccano: the ``user`` field of a line when present (``annotator_from="auto"``
-or ``"user"``), else the file name's stem. Label Studio: ``completed_by`` (its ``email`` when it is an
-object).
+follows the last ``-``). The open tools (``annotator_from``, ``--annotator-from``):
+
+* ``auto`` (default): doccano: the ``user`` field of a line or of each of its annotations (the export of a
+  project with collaborative annotation) when present, else ``assigned_to`` (the annotator whose file
+  ``deid-ds campaign --tool doccano`` put the line in), else the file name's stem (doccano names each
+  per-account export file after the account). Label Studio: ``assigned_to`` of the task's data (``deid-ds
+  campaign --tool label-studio``: each annotator imports their own file in their own project), else
+  ``completed_by``.
+* ``user``: the tool's own user only: doccano's ``user`` field (an error when a line has none), Label
+  Studio's ``completed_by`` (its ``email``, else ``username``, when it is an object; else the user id).
+  For a shared project where annotators answer each other's tasks.
+* ``file``: the file name's stem, for both.
+
+Label Studio exports read: the full JSON export (a list of tasks with ``data`` and ``annotations``,
+each annotation's ``result`` regions of type ``labels``) and JSON-MIN (one flat object per annotation:
+the data fields, ``annotator``, and the regions under the labels tag's name, ``label`` in the campaign's
+configuration; a row without ``annotation_id`` is a task without annotation). Label Studio counts
+offsets in UTF-16 code units (JavaScript's); when a region's ``text`` is not the text at its offsets
+but is at the offsets read as UTF-16, those are used (a character outside the Basic Multilingual Plane,
+such as an emoji, before the region).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
@@ -65,7 +83,7 @@ def detect_format(path: str | Path) -> str:
         raise InputError(f"{path}:1: not a JSON object, cannot detect the format (use --format)")
     if any(key in record for key in ("_annotator_id", "_session_id", "_input_hash", "_task_hash", "answer")):
         return "prodigy"
-    if any(key in record for key in ("label", "entities", "annotations")) and "data" not in record:
+    if any(key in record for key in ("label", "labels", "entities", "annotations")) and "data" not in record:
         return "doccano"
     if "data" in record:
         return "labelstudio"
@@ -189,7 +207,7 @@ def _fill_meta(annotation: Annotation, meta: dict, where: str) -> None:
     index = meta.get("sentence_index")
     if index is not None:
         annotation.sentence_index = _int(index, where, "meta.sentence_index")
-    primary = meta.get("annotator")
+    primary = meta.get("primary_annotator", meta.get("annotator"))  # Label Studio, doccano; Prodigy
     annotation.primary = str(primary) if primary is not None else None
     for key in ("sentence_start", "text_start"):
         if meta.get(key) is not None:
@@ -289,8 +307,9 @@ def _common_prefix(values: Sequence[str]) -> str:
 
 
 def read_doccano(path: str | Path, report: ReadReport, annotator_from: str = "auto") -> list[Annotation]:
-    """A doccano JSONL export: ``label: [[start, end, LABEL]]``, ``entities: [{start_offset, end_offset,
-    label}]``, or the multi-user ``annotations: [{start_offset, end_offset, label, user}]`` form.
+    """A doccano JSONL export: ``label: [[start, end, LABEL]]`` (``labels`` in doccano 1.0-1.2), ``entities:
+    [{start_offset, end_offset, label}]``, or the multi-user ``annotations: [{start_offset, end_offset, label,
+    user}]`` form.
 
     Every line counts as an annotation (export the confirmed examples only), except lines marked
     ``"is_confirmed": false``, skipped and counted.
@@ -307,9 +326,10 @@ def read_doccano(path: str | Path, report: ReadReport, annotator_from: str = "au
         text = _text_of(record, where)
         by_user: dict[str, list[Span]] = {}
         default_user = _doccano_user(record, path, annotator_from)
-        if "label" in record or "entities" in record:
+        if "label" in record or "entities" in record or "labels" in record:
             spans = []
-            labels = record.get("label") if "label" in record else record.get("entities")
+            key = next(k for k in ("label", "entities", "labels") if k in record)  # labels: doccano 1.0-1.2
+            labels = record.get(key)
             if labels is None:
                 labels = []
             if not isinstance(labels, list):
@@ -355,6 +375,8 @@ def _doccano_user(record: dict, path: Path, annotator_from: str) -> str:
         return str(record["user"])
     if annotator_from == "user":
         raise InputError(f"{path}: --annotator-from user, but a line has no 'user' field")
+    if annotator_from == "auto" and _meta(record).get("assigned_to") is not None:
+        return str(_meta(record)["assigned_to"])
     return path.stem
 
 
@@ -362,8 +384,9 @@ def _doccano_user(record: dict, path: Path, annotator_from: str) -> str:
 # Label Studio
 
 
-def read_labelstudio(path: str | Path, report: ReadReport) -> list[Annotation]:
-    """A Label Studio JSON export: a list of tasks, each with ``data`` and ``annotations``."""
+def read_labelstudio(path: str | Path, report: ReadReport, annotator_from: str = "auto") -> list[Annotation]:
+    """A Label Studio export: the full JSON export (tasks with ``data`` and ``annotations``) or JSON-MIN
+    (one flat object per annotation); the annotator by ``annotator_from`` (module docstring)."""
     path = Path(path)
     report.files += 1
     try:
@@ -382,6 +405,14 @@ def read_labelstudio(path: str | Path, report: ReadReport) -> list[Annotation]:
     for number, task in enumerate(tasks, 1):
         report.lines += 1
         where = f"{path}: task {number}"
+        if isinstance(task, dict) and "data" not in task and isinstance(task.get("text"), str):
+            if task.get("was_cancelled"):
+                report.skip("labelstudio: annotation cancelled")
+            elif task.get("annotation_id") is None:  # JSON-MIN's row of a task nobody annotated
+                report.skip("labelstudio: task without annotation")
+            else:
+                out.append(_labelstudio_min(task, path, number, report, annotator_from))
+            continue
         if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
             raise InputError(f"{where}: not a task object with 'data'")
         data = task["data"]
@@ -401,28 +432,104 @@ def read_labelstudio(path: str | Path, report: ReadReport) -> list[Annotation]:
             if entry.get("was_cancelled"):
                 report.skip("labelstudio: annotation cancelled")
                 continue
+            results = entry.get("result") or []
+            if not isinstance(results, list):
+                raise InputError(f"{where}: annotation {annotation_number}: 'result' is not a list")
             spans = []
-            for result in entry.get("result") or []:
+            for result in results:
                 if not isinstance(result, dict):
                     raise InputError(f"{where}: annotation {annotation_number}: a result is not an object")
                 if result.get("type") != "labels":
                     report.skip(f"labelstudio: result of type '{result.get('type')}' ignored")
                     continue
-                value = result.get("value") or {}
-                labels = value.get("labels") or []
-                if not labels:
-                    raise InputError(f"{where}: annotation {annotation_number}: a region without label")
-                if len(labels) > 1:
-                    report.skip("labelstudio: region with several labels (first kept)")
-                spans.append(_span(value.get("start"), value.get("end"), labels[0], text, where))
-            annotation = Annotation(
-                _ls_user(entry.get("completed_by")), "", text, spans, tokens, html, order=float(number), source=where
-            )
+                span = _ls_region(result.get("value"), text, f"{where}: annotation {annotation_number}", report)
+                spans.append(span)
+            user = _ls_annotator(meta, entry.get("completed_by"), path, annotator_from)
+            annotation = Annotation(user, "", text, spans, tokens, html, order=_ls_order(entry, number), source=where)
             _fill_meta(annotation, meta, where)
             annotation.item_key = _item_key(annotation, task.get("id"))
             report.accepted += 1
             out.append(annotation)
     return out
+
+
+def _labelstudio_min(record: dict, path: Path, number: int, report: ReadReport, annotator_from: str) -> Annotation:
+    """One JSON-MIN record: the data fields flat, ``annotator``, and the regions under the tag's name."""
+    where = f"{path}: task {number}"
+    text = record["text"]
+    spans = []
+    for value in record.values():
+        if isinstance(value, list) and value and all(isinstance(v, dict) and "labels" in v for v in value):
+            spans.extend(_ls_region(v, text, where, report) for v in value)
+    tokens, html = _tokens(record, text, where)
+    meta = _meta(record)
+    annotation = Annotation(
+        _ls_annotator(meta, record.get("annotator"), path, annotator_from),
+        "",
+        text,
+        spans,
+        tokens,
+        html,
+        order=_ls_order(record, number),
+        source=where,
+    )
+    _fill_meta(annotation, meta, where)
+    annotation.item_key = _item_key(annotation, record.get("id"))
+    report.accepted += 1
+    return annotation
+
+
+def _ls_region(value: Any, text: str, where: str, report: ReadReport) -> Span:
+    """A ``labels`` region's span; offsets read as UTF-16 when only that reading gives its ``text``."""
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: a region without 'value'")
+    labels = value.get("labels") or []
+    if isinstance(labels, str):
+        labels = [labels]
+    if not isinstance(labels, list) or not labels:
+        raise InputError(f"{where}: a region without label")
+    if len(labels) > 1:
+        report.skip("labelstudio: region with several labels (first kept)")
+    start, end = value.get("start"), value.get("end")
+    shown = value.get("text")
+    if isinstance(shown, str) and isinstance(start, int) and isinstance(end, int) and text[start:end] != shown:
+        start16, end16 = _from_utf16(text, start), _from_utf16(text, end)
+        if start16 is not None and end16 is not None and text[start16:end16] == shown:
+            start, end = start16, end16
+            report.skip("labelstudio: region offsets in UTF-16 code units (converted)")
+    return _span(start, end, labels[0], text, where)
+
+
+def _from_utf16(text: str, offset: int) -> int | None:
+    """The character index of a UTF-16 code-unit ``offset`` of ``text`` (None inside a surrogate pair)."""
+    units = 0
+    for index, char in enumerate(text):
+        if units == offset:
+            return index
+        if units > offset:
+            return None
+        units += 2 if ord(char) > 0xFFFF else 1
+    return len(text) if units == offset else None
+
+
+def _ls_order(entry: dict, number: int) -> float:
+    """When the annotation was last saved (``updated_at``, else ``created_at``), else its position."""
+    for key in ("updated_at", "created_at"):
+        value = entry.get(key)
+        if isinstance(value, str):
+            try:
+                return dt.datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                continue
+    return float(number)
+
+
+def _ls_annotator(meta: dict, completed_by: object, path: Path, annotator_from: str) -> str:
+    if annotator_from == "file":
+        return path.stem
+    if annotator_from == "auto" and meta.get("assigned_to") is not None:
+        return str(meta["assigned_to"])
+    return _ls_user(completed_by)
 
 
 def _ls_user(value: object) -> str:
@@ -445,6 +552,7 @@ def read_answers(
     dataset: str | None = None,
 ) -> tuple[list[Annotation], ReadReport]:
     """Read every file of ``paths`` (``fmt`` ``auto`` detects each file's format on its own)."""
+    fmt = "labelstudio" if fmt == "label-studio" else fmt  # the spelling of ``campaign --tool``
     if fmt not in ("auto", *FORMATS):
         raise InputError(f"format '{fmt}': expected auto, {', '.join(FORMATS)}")
     if annotator_from not in ANNOTATOR_SOURCES:
@@ -464,7 +572,7 @@ def read_answers(
         elif kind == "doccano":
             annotations.extend(read_doccano(path, report, annotator_from))
         else:
-            annotations.extend(read_labelstudio(path, report))
+            annotations.extend(read_labelstudio(path, report, annotator_from))
     if prodigy:
         names = strip_dataset((raw for _, raw in prodigy), dataset, stems)
         for annotation, raw in prodigy:

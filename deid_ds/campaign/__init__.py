@@ -1,11 +1,12 @@
-"""The manual correction campaign (issue 6, first half): documents chosen per type, assigned to
-annotators with an overlap for agreement, written as Prodigy tasks; the logic of the Prodigy recipes.
+"""The manual correction campaign: documents chosen per type, assigned to annotators with an overlap
+for agreement, written as Prodigy, Label Studio or doccano tasks; the logic of the Prodigy recipes.
 
 One module per job, pure functions with the I/O at the edges:
 
 * :mod:`.source` reads a weak-label-format directory; :mod:`.sampling` chooses documents per type;
   :mod:`.assignment` assigns them (primary share and overlap); :mod:`.tasks` builds and checks tasks;
-  :mod:`.build` writes the campaign (``deid-ds campaign``, :mod:`.cli`);
+  :mod:`.build` writes the campaign (``deid-ds campaign``, :mod:`.cli`); :mod:`.label_studio` and
+  :mod:`.doccano` write the open tools' import files;
 * :mod:`.components` and :mod:`.review` are what the ``deid.correct`` and ``deid.review`` recipes
   (``recipes/``) run. Nothing here imports Prodigy.
 """

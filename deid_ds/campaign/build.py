@@ -11,6 +11,15 @@ builds and checks one task per sentence (:mod:`~deid_ds.campaign.tasks`) and wri
 * ``assignments.csv``: ``id_document``, ``doc_type``, ``annotator``, ``role`` (``primary``/``overlap``),
   ``n_sentences``;
 * ``campaign.json``: the options and the counts (per document type and per annotator).
+
+These are the Prodigy files (``tool="prodigy"``, the default). For the open tools, the two ``tasks``
+files are replaced by a folder of import files, one per annotator, with the same sentences in the same
+order and the weak labels as pre-annotations (:mod:`~deid_ds.campaign.label_studio`,
+:mod:`~deid_ds.campaign.doccano`):
+
+* ``tool="label-studio"``: ``label-studio/NAME.json``, ``label-studio/label_config.xml`` (the eight
+  labels) and ``label-studio/README.md`` (how to import and export);
+* ``tool="doccano"``: ``doccano/NAME.jsonl``, ``doccano/labels.json`` and ``doccano/README.md``.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from deid_ds.campaign import doccano, label_studio
 from deid_ds.campaign.assignment import OVERLAP, PRIMARY, annotators_of, assign_documents, parse_annotators
 from deid_ds.campaign.sampling import NO_TYPE, sample_documents
 from deid_ds.campaign.source import read_pool, read_sentences
@@ -31,6 +41,8 @@ from deid_ds.io.output_dir import check_output_dir, output_directory
 from deid_ds.report import format_table
 
 CAMPAIGN_FORMAT = "deid-ds-campaign/1"
+#: The annotation tools a campaign is written for (``--tool``).
+TOOLS: tuple[str, ...] = ("prodigy", label_studio.FOLDER, doccano.FOLDER)
 
 
 @dataclass
@@ -76,14 +88,18 @@ def prepare_campaign(
     seed: int = 0,
     log: Callable[[str], None] | None = None,
     overwrite: bool = False,
+    tool: str = "prodigy",
 ) -> CampaignReport:
     """Prepare the campaign of ``weak_dir`` into ``out``; see the module docstring for the files.
 
     ``per_type=None`` takes every document of the chosen splits. A type with fewer documents than
     ``per_type`` is taken whole and listed in ``short_doc_types`` (and logged, counts only). ``out`` is
     replaced only if deid-ds campaign wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
+    ``tool``: ``prodigy``, ``label-studio`` or ``doccano``, the format of the task files.
     """
     try:
+        if tool not in TOOLS:
+            raise ValueError(f"--tool {tool}: expected one of {', '.join(TOOLS)}")
         names = parse_annotators(annotators)
         if not 0.0 <= overlap <= 1.0:
             raise ValueError("--overlap must be a share between 0 and 1")
@@ -125,6 +141,7 @@ def prepare_campaign(
             "overlap": overlap,
             "splits": list(wanted) if wanted else "all",
             "seed": seed,
+            "tool": tool,
         },
         documents=len(chosen),
         tasks=sum(len(t) for t in tasks.values()),
@@ -152,10 +169,22 @@ def prepare_campaign(
         report.per_annotator_doc_type[name] = dict(sorted(Counter(a.doc_type for a in mine).items()))
 
     with output_directory(out, "campaign", inputs=(weak_dir,), overwrite=overwrite) as tmp:
-        _write_jsonl(tmp / "tasks.jsonl", (task for document in sorted(tasks) for task in tasks[document]))
-        for name in names:
-            mine = sorted({a.id_document for a in assignments if a.annotator == name})
-            _write_jsonl(tmp / f"tasks-{name}.jsonl", (task for document in mine for task in tasks[document]))
+        per_annotator = {
+            name: [
+                task
+                for document in sorted({a.id_document for a in assignments if a.annotator == name})
+                for task in tasks[document]
+            ]
+            for name in names
+        }
+        if tool == label_studio.FOLDER:
+            label_studio.write_files(tmp / label_studio.FOLDER, names, per_annotator)
+        elif tool == doccano.FOLDER:
+            doccano.write_files(tmp / doccano.FOLDER, names, per_annotator)
+        else:
+            _write_jsonl(tmp / "tasks.jsonl", (task for document in sorted(tasks) for task in tasks[document]))
+            for name in names:
+                _write_jsonl(tmp / f"tasks-{name}.jsonl", per_annotator[name])
         with (tmp / "assignments.csv").open("w", encoding="utf-8", newline="") as handle:
             writer = csv.writer(handle)
             writer.writerow(["id_document", "doc_type", "annotator", "role", "n_sentences"])

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option
+from deid_ds.campaign.build import TOOLS
+from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option, seed_option, verbose_option
 
 
 @click.command("campaign")
@@ -46,16 +47,27 @@ from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option
     metavar="NAMES",
     help="Splits to draw from: test, dev,test… or all (an input without splits, e.g. predictions).",
 )
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the sampling and the assignment.")
+@seed_option("Seed of the sampling and the assignment.")
+@click.option(
+    "--tool",
+    type=click.Choice(TOOLS),
+    default="prodigy",
+    show_default=True,
+    help="Annotation tool the tasks are written for: Prodigy, or the open Label Studio and doccano "
+    "(OUT/label-studio/, OUT/doccano/: one import file per annotator, with the tool's import instructions).",
+)
 @quiet_option
+@verbose_option
 @handle_errors
-def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, split, seed, quiet):
-    """Prepare the correction campaign: sample documents per type, assign them, write Prodigy tasks.
+def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, split, seed, tool, quiet, verbose):
+    """Prepare the correction campaign: sample documents per type, assign them, write the annotation tasks.
 
     WEAK_DIR is a `deid-ds weak-label` output (or any directory of sentences in its format). Writes
     OUT/tasks.jsonl (every task once), OUT/tasks-NAME.jsonl per annotator, OUT/assignments.csv and
-    OUT/campaign.json, then prints the counts per document type and per annotator. An existing OUT
-    not written by deid-ds campaign is refused (exit status 2) unless --overwrite.
+    OUT/campaign.json, then prints the counts per document type and per annotator. With --tool
+    label-studio or doccano, a folder OUT/TOOL/ of import files (one per annotator) and instructions
+    replaces the tasks files. An existing OUT not written by deid-ds campaign is refused (exit
+    status 2) unless --overwrite.
     """
     from deid_ds.campaign.build import campaign_table, prepare_campaign
 
@@ -67,10 +79,11 @@ def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, sp
         overlap=overlap,
         splits=split,
         seed=seed,
-        log=click.echo,
+        log=(lambda message: None) if quiet else click.echo,
         overwrite=overwrite,
+        tool=tool,
     )
-    if not quiet:
+    if verbose or not quiet:  # the counts per type and annotator are the summary, and all of it (-v prints the same)
         click.echo(campaign_table(report))
     click.echo(
         f"{report.documents} documents, {report.tasks} sentences, {report.overlap_documents} in the overlap; "

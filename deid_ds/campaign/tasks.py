@@ -169,3 +169,40 @@ def span_html_offsets(task: Mapping[str, Any]) -> list[dict[str, Any]]:
                 span["html_start"], span["html_end"] = html_start, html_end
         spans.append(span)
     return spans
+
+
+#: The fields a task keeps in Label Studio's ``data`` and on a doccano line, beside the text: the
+#: campaign's ``meta`` (so the answers name their document and sentence; the assignment renamed, see
+#: :func:`tool_fields`), ``assigned_to`` and the tokens.
+TOOL_FIELDS: tuple[str, ...] = (
+    *META_KEYS[:4],
+    "primary_annotator",
+    "other_annotators",
+    "assigned_to",
+    "tokens",
+)
+
+
+def tool_fields(task: Mapping[str, Any], assigned_to: str) -> dict[str, Any]:
+    """What a Label Studio or doccano task carries beside its text and pre-annotations, flat.
+
+    The assignment's ``annotator`` and ``annotator2`` are named ``primary_annotator`` and
+    ``other_annotators``: Label Studio's JSON-MIN export writes its own ``annotator`` (the user id) over a
+    data field of that name, and both tools show their own annotator beside these fields. ``assigned_to``
+    is the annotator whose file holds the task (an overlap sentence is in several files, with the same
+    primary annotator): the exports are read back per annotator from it. ``tokens`` keep only their
+    offsets in the sentence and in the HTML (``start``, ``end``, ``html_start``, ``html_end``): the answers
+    then map to the HTML exactly as Prodigy's do (:func:`span_html_offsets`, :mod:`deid_ds.agreement.gold`),
+    without the notes. Flat, because both tools show and filter a task's top-level fields, and both export
+    them back unchanged.
+    """
+    meta = task.get("meta") or {}
+    fields: dict[str, Any] = {key: meta.get(key) for key in META_KEYS[:4]}
+    fields["primary_annotator"] = meta.get("annotator")
+    fields["other_annotators"] = list(meta.get("annotator2") or [])
+    fields["assigned_to"] = assigned_to
+    fields["tokens"] = [
+        {key: token.get(key) for key in ("start", "end", "html_start", "html_end")}
+        for token in task.get("tokens") or []
+    ]
+    return fields

@@ -6,7 +6,17 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, engine_options, handle_errors, overwrite_option, quiet_option
+from deid_ds.cli_common import (
+    column_option,
+    engine_options,
+    failures_warning,
+    handle_errors,
+    overwrite_option,
+    quiet_option,
+    show_progress,
+    verbose_option,
+    warn,
+)
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 
 
@@ -14,7 +24,6 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.argument("notes", type=click.Path(path_type=str))
 @click.option(
     "--spans",
-    "-s",
     type=click.Path(path_type=str),
     help=(
         "Entities to replace: spans.parquet of weak-label or predict, a gold table (Parquet/JSONL), or their directory."
@@ -143,6 +152,7 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
 @click.option("--device", default="auto", show_default=True, help="With --model: auto, cpu, cuda or cuda:N.")
 @engine_options
 @quiet_option
+@verbose_option
 @handle_errors
 def deidentify_command(
     notes,
@@ -169,6 +179,7 @@ def deidentify_command(
     engine,
     spark_master,
     quiet,
+    verbose,
 ):
     """Mask or replace the entities of HTML notes in the original HTML, and check nothing is left.
 
@@ -213,7 +224,7 @@ def deidentify_command(
         batch_size=batch_size,
         workers=workers or os.cpu_count() or 1,
         device=device,
-        progress=not quiet,
+        progress=show_progress(quiet),
         log=click.echo,
         engine=engine,
         spark_master=spark_master,
@@ -222,7 +233,31 @@ def deidentify_command(
         fail_on_leak=fail_on_leak,
         overwrite=overwrite,
     )
-    click.echo(report_table(report))
+    if report.documents_with_leaks and not report.kept_aside:
+        warn(
+            f"{report.documents_with_leaks:,} document(s) still hold their patient's metadata after de-identification "
+            f"(residual leaks: {out}/documents.parquet, n_leaks; --fail-on-leak refuses such an output)"
+        )
+    failed = failures_warning(report.failures, f"{report.written_to or out}/documents.parquet")
+    if failed:
+        warn(failed)
+    if report.documents_without_patient:
+        warn(
+            f"{report.documents_without_patient:,} document(s) without id_patient: their surrogates are consistent "
+            "within each note only, not across a patient's notes (map the column with -c id_patient=SOURCE)"
+        )
+    if report.dropped_columns:
+        warn(
+            f"{len(report.dropped_columns)} input column(s) dropped, not de-identified: "
+            f"{', '.join(report.dropped_columns)} (--keep-column keeps one)"
+        )
+    if report.documents_not_checked:
+        warn(
+            f"{report.documents_not_checked:,} document(s) not checked for residual leaks: their patient has no "
+            "metadata (names, birth date...) to look for"
+        )
+    if verbose or not quiet:  # the report table is the summary, and all of it (-v prints the same)
+        click.echo(report_table(report))
     if report.kept_aside:
         click.echo(
             f"--fail-on-leak: {report.leak_total} residual leak(s) found: {out} left as it was, "

@@ -91,6 +91,7 @@ class DeidentifyReport:
     spans_for_unknown_documents: int = 0
     documents_with_leaks: int = 0
     documents_not_checked: int = 0  # written, but their patient has no metadata to look for
+    documents_without_patient: int = 0  # no id_patient: surrogates consistent within the note only
     leaks: dict = field(default_factory=dict)
     hidden: str = "deidentify"
     replacements_per_view: dict[str, int] = field(default_factory=dict)  # outside the visible text
@@ -131,6 +132,8 @@ class DeidentifyReport:
             self.documents_with_leaks += (n_leaks or 0) > 0
             self.documents_not_checked += check == "no metadata"
             self.documents_without_spans += status == "ok" and n == 0
+        patients = batch.documents.get("id_patient", ())
+        self.documents_without_patient += sum(patient is None for patient in patients)
         add_counts(self.replacements_per_label, batch.per_label)
         self.replacements += sum(batch.per_label.values())
         add_counts(self.fallbacks, batch.fallbacks)

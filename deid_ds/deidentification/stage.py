@@ -340,4 +340,11 @@ class DeidSink:
 
 _WRITTEN = ("notes", "documents", "audit")
 #: What the report reads of a batch's documents.
-_NO_DOCUMENTS: dict[str, list] = {"status": [], "error": [], "n_leaks": [], "leak_check": [], "n_replacements": []}
+_NO_DOCUMENTS: dict[str, list] = {
+    "status": [],
+    "error": [],
+    "n_leaks": [],
+    "leak_check": [],
+    "n_replacements": [],
+    "id_patient": [],
+}

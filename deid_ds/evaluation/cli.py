@@ -4,7 +4,18 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors, quiet_option
+from deid_ds.cli_common import (
+    ManyValuesOption,
+    column_option,
+    files_option,
+    handle_errors,
+    print_report,
+    quiet_option,
+    seed_option,
+    show_progress,
+    verbose_option,
+    warn,
+)
 from deid_ds.defaults import DEFAULT_MAX_TOKENS
 
 
@@ -15,19 +26,21 @@ from deid_ds.defaults import DEFAULT_MAX_TOKENS
     type=click.Path(path_type=str),
     help="Gold spans: Parquet or JSONL (id_document, label, html_start, html_end), or a directory holding one.",
 )
-@click.option(
+@files_option(
     "--pred",
     "predictions",
     required=True,
-    multiple=True,
-    type=click.Path(path_type=str),
     help=(
-        "A system's spans.parquet (weak-label, predict) or its directory. Repeatable; the first is the reference "
-        "of the F1 differences."
+        "Systems' spans.parquet (weak-label, predict) or their directories; the first is the reference of the F1 "
+        "differences."
     ),
 )
 @click.option(
-    "--name", "names", multiple=True, help="Name of each --pred system, in order [default: the directory names]."
+    "--name",
+    "names",
+    cls=ManyValuesOption,
+    multiple=True,
+    help="Name of each --pred system, in order (several after one --name) [default: the directory names].",
 )
 @click.option(
     "--notes",
@@ -53,6 +66,22 @@ from deid_ds.defaults import DEFAULT_MAX_TOKENS
 @click.option("--json", "json_out", type=click.Path(path_type=str), help="Write every score to this JSON file.")
 @click.option("--figure", type=click.Path(path_type=str), help="Write a PNG of F1 per label per system.")
 @click.option(
+    "--html",
+    type=click.Path(path_type=str),
+    help=(
+        "Write a self-contained HTML report (tables, figure, error examples). With --notes it shows note text "
+        "around the errors: keep it where the notes may be."
+    ),
+)
+@click.option(
+    "--examples",
+    "examples_per_label",
+    default=3,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Error examples per system, label and kind (false positive, false negative) in --html.",
+)
+@click.option(
     "--bootstrap",
     "n_bootstrap",
     default=1000,
@@ -60,7 +89,7 @@ from deid_ds.defaults import DEFAULT_MAX_TOKENS
     type=click.IntRange(min=1),
     help="Bootstrap resamples of documents for the micro F1 intervals.",
 )
-@click.option("--seed", default=0, show_default=True, type=int, help="Seed of the bootstrap.")
+@seed_option("Seed of the bootstrap.")
 @click.option(
     "--confidence",
     default=0.95,
@@ -69,9 +98,25 @@ from deid_ds.defaults import DEFAULT_MAX_TOKENS
     help="Level of the intervals.",
 )
 @quiet_option
+@verbose_option
 @handle_errors
 def evaluate_command(
-    gold, predictions, names, notes, column, punkt, max_tokens, json_out, figure, n_bootstrap, seed, confidence, quiet
+    gold,
+    predictions,
+    names,
+    notes,
+    column,
+    punkt,
+    max_tokens,
+    json_out,
+    figure,
+    html,
+    examples_per_label,
+    n_bootstrap,
+    seed,
+    confidence,
+    quiet,
+    verbose,
 ):
     """Score systems' spans against a gold standard, side by side.
 
@@ -94,12 +139,38 @@ def evaluate_command(
         max_tokens=max_tokens,
         json_out=json_out,
         figure=figure,
+        html=html,
+        examples_per_label=examples_per_label,
         n_bootstrap=n_bootstrap,
         seed=seed,
         confidence=confidence,
-        progress=not quiet,
+        progress=show_progress(quiet),
     )
-    click.echo(result.table())
-    for what, path in (("scores", json_out), ("figure", figure)):
-        if path:
-            click.echo(f"{what} written to {path}")
+    written = [
+        f"{what} written to {path}"
+        for what, path in (("scores", json_out), ("figure", figure), ("report", html))
+        if path
+    ]
+    if html and notes:
+        warn(
+            f"{html} holds note text (the context of the error examples): keep it where the notes may be, "
+            "do not send or publish it"
+        )
+    print_report(
+        full=result.table(),
+        summary=evaluation_summary(result),
+        more=html or json_out,
+        written="; ".join(written) or f"{result.documents:,} documents evaluated (--json FILE keeps every score)",
+        quiet=quiet,
+        verbose=verbose,
+    )
+
+
+def evaluation_summary(result) -> list[str]:
+    """One line per system: exact micro F1 (the paper's metric) and the redaction recall."""
+    scores = result.comparison.scores
+    lines = [f"{result.documents:,} documents evaluated"]
+    width = max((len(name) for name in scores), default=0)
+    for name, score in scores.items():
+        lines.append(f"  {name:<{width}}  micro F1 {score.micro.f1:.3f}  redaction recall {score.redacted_recall:.3f}")
+    return lines

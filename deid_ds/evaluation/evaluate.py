@@ -243,6 +243,8 @@ def evaluate(
     max_tokens: int | None = None,
     json_out: str | Path | None = None,
     figure: str | Path | None = None,
+    html: str | Path | None = None,
+    examples_per_label: int = 3,
     n_bootstrap: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
@@ -250,8 +252,13 @@ def evaluate(
 ) -> Evaluation:
     """Score each spans file of ``predictions`` against ``gold`` on the gold's documents (module docstring).
 
-    The first system is the reference of the paired F1 differences. ``json_out`` and ``figure`` are
-    written atomically when given; ``progress`` shows a bar while the notes are segmented.
+    The first system is the reference of the paired F1 differences. ``json_out``, ``figure`` and ``html``
+    are written atomically when given; ``progress`` shows a bar while the notes are segmented.
+
+    ``html`` is the page of :mod:`deid_ds.evaluation.html_report`, with at most ``examples_per_label``
+    false positives and negatives per system and label; with ``notes`` they show the note's text around
+    them, so the page holds note text: written only when asked, it warns in a banner (and the command on
+    stderr).
     """
     from deid_ds.evaluation.scoring import compare_systems
 
@@ -259,6 +266,10 @@ def evaluate(
         raise InputError("evaluate: give at least one --pred spans file")
     if n_bootstrap < 1:
         raise InputError(f"--bootstrap {n_bootstrap}: at least 1 resample")
+    if html is not None:
+        from deid_ds.io.html_page import check_replaceable
+
+        check_replaceable(html)  # before the work, not after it
     labels = system_names(predictions, names)
     gold_frame = read_spans(gold, "gold")
     frames = {name: read_spans(path, f"predictions of {name}") for name, path in zip(labels, predictions)}
@@ -303,4 +314,24 @@ def evaluate(
         from deid_ds.evaluation.figure import f1_figure
 
         f1_figure(comparison, figure)
+    if html is not None:
+        _write_html(result, html, gold_frame, frames, documents, notes, column_map, examples_per_label, seed)
     return result
+
+
+def _write_html(result, html, gold_frame, frames, documents, notes, column_map, per_label, seed) -> None:
+    """The ``html`` page: the figure inline, error examples with their context when the notes are given."""
+    from deid_ds.evaluation.examples import add_context, error_examples, read_notes_html
+    from deid_ds.evaluation.html_report import write_html_report
+
+    try:
+        from deid_ds.evaluation.figure import f1_figure_png
+
+        png = f1_figure_png(result.comparison)
+    except ImportError:  # matplotlib missing: the page without its figure
+        png = None
+    examples = error_examples(gold_frame, frames, documents, per_label=per_label, seed=seed)
+    if notes is not None:
+        wanted = {e.id_document for items in examples.values() for e in items}
+        examples = add_context(examples, read_notes_html(notes, wanted, column_map))
+    write_html_report(html, result, figure_png=png, examples=examples, per_label=per_label)

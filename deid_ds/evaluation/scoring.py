@@ -202,6 +202,8 @@ class SpanScores:
     # Per evaluated document, exact TP / predicted / gold (for bootstrap resampling over documents).
     doc_ids: tuple[str, ...] = field(repr=False, default=())
     doc_counts: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+    # The same per document and per label of ``exact`` (documents × labels × 3), for per-label intervals.
+    doc_label_counts: np.ndarray = field(repr=False, default_factory=lambda: np.zeros((0, 0, 3), dtype=np.int64))
 
     @property
     def micro(self) -> Counts:
@@ -572,8 +574,14 @@ def score_spans(
         hits.groupby("label").size(), pred_u.groupby("label").size(), gold_u.groupby("label").size(), labels
     )
     doc_counts = np.zeros((n_docs, 3), dtype=np.int64)  # tp, predicted, gold
+    doc_label_counts = np.zeros((n_docs, len(labels), 3), dtype=np.int64)
     for column, frame in enumerate((hits, pred_u, gold_u)):
         doc_counts[:, column] = np.bincount(frame["doc"].to_numpy(dtype=np.int64), minlength=n_docs)[:n_docs]
+        cell = frame["doc"].to_numpy(dtype=np.int64) * len(labels) + frame["label"].map(label_code).to_numpy(
+            dtype=np.int64
+        )
+        size = n_docs * len(labels)
+        doc_label_counts[:, :, column] = np.bincount(cell, minlength=size)[:size].reshape(n_docs, len(labels))
 
     # Lenient: same label, overlapping, one-to-one greedy by overlap.
     n_labels = len(labels)
@@ -677,6 +685,7 @@ def score_spans(
         per_doc_type=per_doc_type,
         doc_ids=tuple(doc_ids),
         doc_counts=doc_counts,
+        doc_label_counts=doc_label_counts,
     )
 
 
@@ -750,12 +759,15 @@ class SystemComparison:
 
     ``delta_ci[name]`` is the interval of ``F1(name) - F1(first system)`` over the same resamples: when it
     excludes 0, the difference is not a matter of which documents happened to be evaluated.
+    ``label_ci[name][label]`` is the interval of the label's exact F1 over the same resamples again (the
+    figure's error bars): a label with few gold entities gets a wide one, which a bare F1 hides.
     """
 
     scores: dict[str, SpanScores]
     ci: dict[str, tuple[float, float]]
     delta_ci: dict[str, tuple[float, float]]
     confidence: float
+    label_ci: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
 
     def table(self) -> str:
         """Side-by-side summary, then per-label exact F1 per system."""
@@ -808,7 +820,12 @@ class SystemComparison:
         return {
             "confidence": self.confidence,
             "systems": {
-                name: {**s.to_dict(), "micro_f1_ci": list(self.ci[name]), "delta_f1_ci": list(self.delta_ci[name])}
+                name: {
+                    **s.to_dict(),
+                    "micro_f1_ci": list(self.ci[name]),
+                    "delta_f1_ci": list(self.delta_ci[name]),
+                    "per_label_f1_ci": {label: list(ci) for label, ci in self.label_ci.get(name, {}).items()},
+                }
                 for name, s in self.scores.items()
             },
         }
@@ -850,4 +867,10 @@ def compare_systems(
     names = list(scores)
     ci = {name: interval(f1[i]) for i, name in enumerate(names)}
     delta_ci = {name: interval(f1[i] - f1[0]) for i, name in enumerate(names)}
-    return SystemComparison(scores, ci, delta_ci, confidence)
+    label_ci: dict[str, dict[str, tuple[float, float]]] = {}
+    for name, s in scores.items():
+        # Each label as a system of its own, over the same resamples (same seed, same number of documents).
+        per_label = np.moveaxis(s.doc_label_counts, 1, 0)  # labels × documents × 3
+        label_f1 = _bootstrap_f1(per_label, n_bootstrap, seed)
+        label_ci[name] = {label: interval(label_f1[j]) for j, label in enumerate(s.exact)}
+    return SystemComparison(scores, ci, delta_ci, confidence, label_ci)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
-from deid_ds.cli_common import handle_errors, quiet_option
+from deid_ds.cli_common import files_option, handle_errors, print_report, quiet_option, show_progress, verbose_option
 
 
 def _split_codes(values: tuple[str, ...]) -> list[str]:
@@ -12,11 +14,10 @@ def _split_codes(values: tuple[str, ...]) -> list[str]:
 
 
 @click.command("build-kb")
-@click.option(
+@files_option(
     "--ban",
-    multiple=True,
     metavar="PATH_OR_URL",
-    help="A BAN file adresses-XX.csv.gz (or adresses-france.csv.gz), local or by URL. Repeatable.",
+    help="BAN files adresses-XX.csv.gz (or adresses-france.csv.gz), local or by URL.",
 )
 @click.option(
     "--ban-departements",
@@ -24,11 +25,19 @@ def _split_codes(values: tuple[str, ...]) -> list[str]:
     metavar="CODES",
     help="Département codes to download from the official BAN URL pattern, e.g. 35,29,22,56 (or 'france').",
 )
-@click.option(
+@files_option(
     "--health-directory",
-    multiple=True,
     metavar="PATH_OR_URL",
     help="The Annuaire Santé PS_LibreAcces zip or PS_LibreAcces_Personne_activite_*.txt, local or by URL.",
+)
+@click.option(
+    "--sources",
+    type=click.Path(exists=True, file_okay=False),
+    help=(
+        "A folder of downloaded sources: its files with the official names (adresses-*.csv.gz, adresses-*.csv, "
+        "PS_LibreAcces_Personne_activite*.txt, else the PS_LibreAcces*.zip) are read, added to --ban and "
+        "--health-directory."
+    ),
 )
 @click.option(
     "--ca-bundle",
@@ -38,10 +47,9 @@ def _split_codes(values: tuple[str, ...]) -> list[str]:
 @click.option(
     "--out",
     "-o",
-    default="kb",
-    show_default=True,
+    required=True,
     type=click.Path(file_okay=False),
-    help="Gazetteer directory (downloads are kept in OUT/downloads).",
+    help="Gazetteer directory (downloads are kept in OUT/downloads); not the --sources folder.",
 )
 @click.option(
     "--offline", is_flag=True, help="Never use the network: URLs must already be downloaded in OUT/downloads."
@@ -49,19 +57,33 @@ def _split_codes(values: tuple[str, ...]) -> list[str]:
 @click.option("--refresh", is_flag=True, help="Ask the servers whether downloaded files changed (conditional GET).")
 @click.option("--no-matcher", is_flag=True, help="Do not compile the matcher now (it is compiled on first use).")
 @quiet_option
+@verbose_option
 @handle_errors
-def build_kb_command(ban, ban_departements, health_directory, ca_bundle, out, offline, refresh, no_matcher, quiet):
+def build_kb_command(
+    ban, ban_departements, health_directory, sources, ca_bundle, out, offline, refresh, no_matcher, quiet, verbose
+):
     """Build gazetteers from the BAN and the Annuaire Santé, and compile the matcher.
 
     \b
+    Offline, from the files of a folder (found by their official names):
+      deid-ds build-kb --sources kb/sources --out kb/built
     Offline, from local files:
-      deid-ds build-kb --ban kb/sources/adresses-35.csv.gz --health-directory kb/sources/PS_LibreAcces_Personne_activite_202401150830.txt
+      deid-ds build-kb --out kb/built --ban kb/sources/adresses-35.csv.gz --health-directory kb/sources/PS_LibreAcces_Personne_activite_202401150830.txt
     Downloading:
-      deid-ds build-kb --ban-departements 35,29,22,56 --health-directory https://service.annuaire.sante.fr/annuaire-sante-webservices/V300/services/extraction/PS_LibreAcces --ca-bundle igc-sante.pem
+      deid-ds build-kb --out kb/built --ban-departements 35,29,22,56 --health-directory https://service.annuaire.sante.fr/annuaire-sante-webservices/V300/services/extraction/PS_LibreAcces --ca-bundle igc-sante.pem
     """  # noqa: E501 -- --help prints the \b example lines verbatim (one carries the Annuaire Santé URL): not wrappable
     from deid_ds.kb.build import build_kb
     from deid_ds.kb.matcher import load_matcher
 
+    if sources:
+        from deid_ds.kb.sources_dir import find_sources
+
+        if Path(out).resolve() == Path(sources).resolve():
+            raise click.BadParameter("the gazetteers go beside the sources, not among them", param_hint="--out")
+        found = find_sources(sources)
+        ban, health_directory = (*ban, *found.ban), (*health_directory, *found.health_directory)
+        if not quiet:
+            click.echo(f"{sources}: {found.describe()}")
     report = build_kb(
         out,
         ban=ban,
@@ -70,12 +92,18 @@ def build_kb_command(ban, ban_departements, health_directory, ca_bundle, out, of
         ca_bundle=ca_bundle,
         offline=offline,
         refresh=refresh,
-        progress=not quiet,
+        progress=show_progress(quiet),
     )
     if not no_matcher:
         load_matcher(out)
-    click.echo(kb_tables(out))
-    click.echo(f"written to {out} in {report.seconds:.1f} s")
+    print_report(
+        full=kb_tables(out),
+        summary=kb_summary(out),
+        more=f"deid-ds kb-info {out}",
+        written=f"written to {out} in {report.seconds:.1f} s",
+        quiet=quiet,
+        verbose=verbose,
+    )
 
 
 @click.command("kb-info")
@@ -86,9 +114,20 @@ def kb_info_command(kb_dir):
     click.echo(kb_tables(kb_dir))
 
 
+def kb_summary(kb_dir) -> list[str]:
+    """Two lines: the sources read, and the gazetteers' sizes."""
+    from deid_ds.kb.build import read_manifest
+
+    manifest = read_manifest(kb_dir)
+    sources = manifest["sources"]
+    kept = sum(source["rows_kept"] for source in sources)
+    rejected = sum(sum(source["rejected"].values()) for source in sources)
+    tables = ", ".join(f"{name} {info['rows']:,}" for name, info in manifest["tables"].items())
+    return [f"{len(sources)} source file(s): {kept:,} rows kept, {rejected:,} rejected", f"gazetteers: {tables}"]
+
+
 def kb_tables(kb_dir) -> str:
     """The manifest as two tables (sources, gazetteers)."""
-    from pathlib import Path
 
     from deid_ds.kb.build import read_manifest
     from deid_ds.report import format_table

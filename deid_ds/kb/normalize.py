@@ -49,7 +49,7 @@ def fold(text: str) -> str:
     """Lower case, accents removed, apostrophes/hyphens/spaces unified; same length as ``text``.
 
     Plain ``str.translate`` on purpose: a numpy fold of long texts saved ~1 % of a weak-label worker (about
-    90 µs of a note's ~2.7 ms), not worth its code (issue 18).
+    90 µs of a note's ~2.7 ms), not worth its code.
     """
     return text.translate(_FOLD)
 

@@ -1,7 +1,7 @@
 """French numbers written in words (``douze``, ``trente et un``, ``deux mille vingt``, ``quatre-vingt-dix-neuf``).
 
 Dictated reports are transcribed as spoken: a date reads ``le douze mars deux mille vingt`` and a phone
-number ``zéro deux quatre-vingt-dix-neuf vingt-huit ...`` (``GUIDELINES.md``: a date in any format,
+number ``zéro deux quatre-vingt-dix-neuf vingt-huit ...`` (``docs/guidelines.md``: a date in any format,
 numeric or written; a number dictated in words is ``PHONE``). The date and phone rules find such runs
 with :data:`NUMBER_WORDS` next to a month name or after ``zéro``, and read their value with
 :func:`value`. The vocabulary is small and closed, so a regex alternation is enough.

@@ -1,6 +1,6 @@
 """Places abroad: the countries and regions a place cue may announce, and the cities of the foreign postcodes.
 
-GUIDELINES: a foreign city is ``VILLE`` (a birthplace abroad, a former address); the country is not
+guidelines: a foreign city is ``VILLE`` (a birthplace abroad, a former address); the country is not
 annotated; ``ZIP`` is the postal code. Words only, folded (lower case, no accents), for the address
 rules (:mod:`deid_ds.label.addresses`) and the postcode patterns (:mod:`deid_ds.label.zips`).
 """
@@ -8,7 +8,7 @@ rules (:mod:`deid_ds.label.addresses`) and the postcode patterns (:mod:`deid_ds.
 from __future__ import annotations
 
 #: Countries and regions (folded), which a place cue also announces (``né au Maroc``, ``originaire de
-#: Bretagne``) and which are not annotated (GUIDELINES: a country is not annotated). City-states that are
+#: Bretagne``) and which are not annotated (guidelines: a country is not annotated). City-states that are
 #: also cities (Monaco, Luxembourg, Singapour, Djibouti) are left out.
 COUNTRIES_AND_REGIONS = frozenset(
     """afghanistan afrique albanie algerie allemagne amerique andorre angleterre angola antilles arabie argentine

@@ -10,7 +10,7 @@
   letter's date line (``Brest, le 3 mars 2021``), and the BAN's communes — an ambiguous one (a common
   word such as ``Plaine``) only with a cue or a postcode next to it.
 
-All France and abroad (issue 19, each rule traced to its guideline line in ``tests/label/cases``):
+All France and abroad (each rule traced to its guideline line in ``tests/label/cases``):
 arrondissements (``[Paris] 13e``, ``[LYON] 8``), contracted articles (``né au [Havre]``; with the KB,
 ``au [Havre]`` anywhere), foreign cities after ``né(e) à`` / ``originaire de`` (a country or a region is
 not a city), foreign postcodes (``[1000] [Bruxelles]``); STR for number ranges (``[47-83 boulevard
@@ -83,7 +83,7 @@ _STREET_STOP = frozenset(
 )
 MAX_STREET_TOKENS = 10
 _RANGE_DASHES = frozenset({"-", "–", "/"})
-#: Named places written on an address line, each its own STR (GUIDELINES: building and staircase,
+#: Named places written on an address line, each its own STR (guidelines: building and staircase,
 #: ``[Bâtiment C]``, ``[Escalier 2]``; overseas sections ``[Section Morne-Rouge]``; a building's name).
 #: Capitalised only: ``le bâtiment B de l'hôpital`` in prose is part of an institution, not an address.
 _PLACE_WORDS = frozenset({"batiment", "bat", "escalier", "esc", "immeuble", "section"})
@@ -161,7 +161,7 @@ def _street_name_end(view: NoteView, i: int) -> int:
 def _next_line_end(view: NoteView, i: int, end: int, kind) -> int:
     """``end``, or the end of the street name's continuation on the next line (a PDF export's line break).
 
-    GUIDELINES: an address broken over two lines of a PDF export is one span. The next line continues
+    guidelines: an address broken over two lines of a PDF export is one span. The next line continues
     the name only where the name is visibly unfinished: the line ends on particles
     (``12 rue de la`` / ``République``), on the street type itself (``47 boulevard`` / ``Pasteur``), or
     the next line starts with a lower-case particle before a capitalised word (``12 rue du Général`` /
@@ -207,7 +207,7 @@ def _house_number_start(view: NoteView, i: int) -> int:
     if k >= 0 and _HOUSE_NUMBER.fullmatch(view.words[k]):
         between = view.text[view.ends[k] : view.starts[i]]
         if "\n" not in between and "\t" not in between:
-            # "47-83 boulevard Pasteur": a range of numbers is one STR (GUIDELINES: street number ranges)
+            # "47-83 boulevard Pasteur": a range of numbers is one STR (guidelines: street number ranges)
             if (
                 k >= 2
                 and view.words[k - 1] in _RANGE_DASHES
@@ -277,7 +277,7 @@ _SEPARATORS_BEFORE_ZIP = frozenset({"-", ",", "–", "—"})
 def places_before_zip(view: NoteView, zips: list[Candidate]) -> list[Candidate]:
     """STR for a lieu-dit written without a street type between an address cue and a postcode.
 
-    GUIDELINES: a lieu-dit is STR. ``Domicile : Le Haut Bourg - 22700 Perros-Guirec``, ``Résidant au
+    guidelines: a lieu-dit is STR. ``Domicile : Le Haut Bourg - 22700 Perros-Guirec``, ``Résidant au
     LANHERVÉ - 29100 DOUARNENEZ``: the capitalised words between the cue (``Adresse :``, ``Domicile :``,
     ``résidant au``...) and a dash or comma before the postcode, on one line. Read from each postcode back,
     so it costs nothing on the notes without one.
@@ -357,7 +357,7 @@ def _inside_institution(view: NoteView, i: int) -> bool:
     """Whether the line of token ``i``, or the line before or after it, names a hospital's own places.
 
     A letterhead writes ``Centre Hospitalier Universitaire de Brest`` / ``Bâtiment B`` / ``Service
-    d'Urologie`` on three lines: the building is the institution's (GUIDELINES: hospital and department
+    d'Urologie`` on three lines: the building is the institution's (guidelines: hospital and department
     names are not annotated). At most 40 tokens each way.
     """
     folded = view.folded
@@ -513,7 +513,7 @@ _WINDOW_ABROAD = 8
 
 
 def foreign_postcodes(view: NoteView) -> list[Candidate]:
-    """Foreign postcodes in a foreign address (GUIDELINES: ZIP = postal codes; a foreign city is VILLE).
+    """Foreign postcodes in a foreign address (guidelines: ZIP = postal codes; a foreign city is VILLE).
 
     ``1000 Bruxelles``, ``4000-123 Porto``, ``1211 Genève (Suisse)``, ``00100 Rome, Italie``: anchored on the
     words of places abroad (a set lookup per token, a C-level scan), then the postcode before the city: four
@@ -559,7 +559,7 @@ def _postcode_before(view: NoteView, k: int, *, five: bool) -> tuple[int, int] |
     return view.starts[d], view.ends[d]
 
 
-#: The communes written with an arrondissement number (GUIDELINES: ``[Paris] 13e``, ``[LYON] 8``,
+#: The communes written with an arrondissement number (guidelines: ``[Paris] 13e``, ``[LYON] 8``,
 #: ``[Marseille] 5e``), and how many arrondissements each has.
 ARRONDISSEMENTS = {"paris": 20, "lyon": 9, "marseille": 16}
 _ORDINAL = frozenset({"e", "er", "eme", "ème", "è", "°", "ieme", "ième"})
@@ -638,7 +638,7 @@ INSTITUTION_HEADS = frozenset(
 _SAINTS = ("saint", "sainte", "st-", "ste-", "st ", "ste ")
 _PLACE_KINDS = frozenset({"commune", "ancienne_commune", "acheminement", "site"})
 _CITY_CONTEXT_BEFORE = frozenset({"a", "à", "de", "d'", "d’", "sur", "(", "vers", "pres", "près"})
-# a hospital named by its town with no "de" ("CH Vannes", "CHU Rennes"): the town is VILLE (GUIDELINES)
+# a hospital named by its town with no "de" ("CH Vannes", "CHU Rennes"): the town is VILLE (guidelines)
 _CITY_CONTEXT_BEFORE |= frozenset({"ch", "chu", "chr", "chru", "chi", "chic", "chs"})
 
 
@@ -668,7 +668,7 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
         if i >= 2 and view.folded[i - 1] in ("de", "d'", "d’") and view.folded[i - 2] in EPONYM_HEADS:
             continue  # "drain de Redon", "signe de Lasègue": an eponym, not a place
         if i >= 1 and view.folded[i - 1] in INSTITUTION_HEADS and view.folded[i].startswith(_SAINTS):
-            continue  # "Hôpital Saint-Louis" is named after the saint, not the town (institution names: GUIDELINES)
+            continue  # "Hôpital Saint-Louis" is named after the saint, not the town (institution names: guidelines)
         ambiguous = all(c.ambiguous for c in match.categories if c.table == "places")
         if ambiguous:
             before = view.folded[i - 1] if i > 0 else ""
@@ -696,7 +696,7 @@ _CONTRACTED_ARTICLES = frozenset({"au", "aux", "du", "des"})
 def _contracted_commune(view: NoteView, match) -> list[Candidate]:
     """VILLE for a commune named without its article after a contracted one (``au [Havre]``, ``du [Mans]``).
 
-    GUIDELINES: in a contracted article the article stays outside when it is not part of the commune's
+    guidelines: in a contracted article the article stays outside when it is not part of the commune's
     name as written. Only right after ``au``/``aux``/``du``/``des`` in lower case on the same line, and
     capitalised: the name alone is often a common word (``Havre``, ``Port``), which this context makes a
     place again (``sortie du port`` stays prose).

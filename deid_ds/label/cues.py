@@ -183,7 +183,7 @@ SIGNATURE_PHRASES: tuple[str, ...] = (
 #: Phrases after which a city follows (birthplace, residence, place of signature, hospital of).
 CITY_PHRASES: tuple[str, ...] = (
     r"nee?(?:\(e\))? a",
-    r"nee?(?:\(e\))? aux?",  # "né au [Havre]": the contracted article stays outside (GUIDELINES)
+    r"nee?(?:\(e\))? aux?",  # "né au [Havre]": the contracted article stays outside (guidelines)
     r"nee?(?:\(e\))? le [^\n]{4,30}? a",
     r"nee?(?:\(e\))? le [^\n]{4,30}? aux?",
     r"domicilie(?:e|\(e\))? a",
@@ -196,7 +196,7 @@ CITY_PHRASES: tuple[str, ...] = (
     r"reside aux?",
     r"vit a",
     r"vit aux?",
-    r"originaire (?:de|d'|d’|du|des)",  # "originaire de [Dakar]" (GUIDELINES: a foreign city is VILLE)
+    r"originaire (?:de|d'|d’|du|des)",  # "originaire de [Dakar]" (guidelines: a foreign city is VILLE)
     r"fait a",
     r"lieu de naissance",
     r"ville de naissance",
@@ -344,7 +344,7 @@ def cue_matches(pattern: re.Pattern[str], folded: str, text: str) -> Iterator[tu
     one's separator. Folding turns line breaks and tabs into spaces (gazetteer keys must match across
     them), so the line structure is checked on the original text: a cue phrase never spans two lines,
     and its trailing separator stops at a line break (``end`` is then the end of the line). The cue
-    regexes grouped by first letter (:func:`cue_regex`) are worth it (issue 18): the five cues of the notes
+    regexes grouped by first letter (:func:`cue_regex`) are worth it: the five cues of the notes
     of ``benchmarks/weak_label.py`` in 1,015 µs a note against 2,351 for the plain regexes, side by side.
     """
     hits = _known_cue_hits(folded)[pattern] if pattern in _KNOWN_CUES else _cue_hits(pattern, " " + folded, None)

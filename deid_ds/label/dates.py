@@ -1,6 +1,6 @@
 """DATE labelling functions: numeric, ISO and written French dates, and years that date an event.
 
-What is a date follows ``GUIDELINES.md``: every calendar date or part of one (day-month-year,
+What is a date follows ``docs/guidelines.md``: every calendar date or part of one (day-month-year,
 day-month, month-year, a year standing for when something happened), numeric or written, with the
 weekday inside the span and the preposition outside. Times, ages, durations and relative days are not
 dates, and a month or a season alone is not one (``l'été 2022`` gives only ``2022``).
@@ -205,7 +205,7 @@ _YEAR_WORDS_AFTER = re.compile(
     re.IGNORECASE,
 )
 
-# -- a date range gives one DATE per end (GUIDELINES.md): "du [8] au [10 mars]", "[8]-[10 mars 2020]" --
+# -- a date range gives one DATE per end (docs/guidelines.md): "du [8] au [10 mars]", "[8]-[10 mars 2020]" --
 # The first end is a bare day, a date only because the second end, found on its own, follows it.
 _RANGE_HEAD_BEFORE = re.compile(
     rf"(?<![\w])(?:du|entre)(?:{BLANKS}le)?{BLANKS}(?P<day>1{BLANK}?er|1ᵉʳ|[0-3]?\d){BLANKS}(?:au|et(?:{BLANKS}le)?|à){BLANKS}$",
@@ -299,7 +299,7 @@ def find_dates(text: str) -> list[Candidate]:
     ``3 FÉVRIER``, ``12MAR2020``, ``12-MAR-2020``, ``12fév``), ``pattern:date_daymonth_num`` (``12/03``;
     confident only after ``le``/``du``/``au`` or a weekday; ``4/10`` only after them),
     ``pattern:date_monthyear_num`` (``03/2021``) and ``pattern:date_year`` (``2015``; confident only after
-    a cue such as ``en``, ``depuis``, ``l'été``). Exports and dictation (issue 19): ``pattern:date_words``
+    a cue such as ``en``, ``depuis``, ``l'été``). Exports and dictation: ``pattern:date_words``
     (``douze mars deux mille vingt``), ``pattern:date_numeric_odd`` (``1er/06``, ``14|7|1931``,
     ``09 . 05 . 1952``, ``1 2 / 0 3 / 2 0 2 0``, ``le 21 / 06``), ``pattern:date_glued`` (``17062019``
     after a date word) and ``pattern:date_range`` (the bare first day of ``du [8] au [10 mars]``). A date
@@ -535,7 +535,7 @@ def _glued_date(digits: str) -> bool:
 
 def _range_starts(text: str, found: list[Candidate]) -> list[Candidate]:
     """The bare first day of a range whose second end is a date found: ``du [8] au [10 mars]``,
-    ``du [07] au [15/11/2023]``, ``[8]-[10 mars 2020]`` (one DATE per end, ``GUIDELINES.md``)."""
+    ``du [07] au [15/11/2023]``, ``[8]-[10 mars 2020]`` (one DATE per end, ``docs/guidelines.md``)."""
     starts: list[Candidate] = []
     for c in found:
         if c.needs_context or not text[c.start].isdigit() or c.source == "pattern:date_year":
@@ -583,7 +583,7 @@ def _written_matches(text: str) -> Iterator[re.Match[str]]:
     :func:`_month_starts`, and the match is searched for from a few characters before it. That
     finds the leftmost match unless one starts before the window, which would need a weekday, day and
     blanks head covering the whole window: when the window holds a character no head can, there is
-    none; otherwise the search starts from ``pos``, as ``finditer`` would. Worth it (issue 18): 352
+    none; otherwise the search starts from ``pos``, as ``finditer`` would. Worth it: 352
     against 1,479 µs a note for ``_WRITTEN.finditer``, side by side on the notes of ``benchmarks/weak_label.py``.
     """
     pos = 0

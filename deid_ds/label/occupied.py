@@ -2,7 +2,7 @@
 span that overlaps none kept before it" loop, in time linear in the note.
 
 Those loops compared each span with every span kept before it, a quadratic cost that a note of a few
-kilobytes never shows and a note of megabytes dense with dates or phones pays in minutes (issue 17).
+kilobytes never shows and a note of megabytes dense with dates or phones pays in minutes.
 A byte per character of the note answers the same question by looking at the span's own characters
 only (``bytearray.find``, a ``memchr``).
 """

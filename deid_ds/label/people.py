@@ -20,7 +20,7 @@ A name run (:mod:`deid_ds.label.names`) becomes a person by what surrounds it:
 * in lower case (dictation), after a title (DOCTOR) or a civility (PATIENT), with evidence that the
   words are names (:func:`lower_case_names`).
 
-Names are as export styles write them (issue 19): an initial after the surname (``LE GOFF P.``) and a
+Names are as export styles write them: an initial after the surname (``LE GOFF P.``) and a
 surname broken onto the next PDF line after a title belong to the name; a name in two columns of a
 fixed-width table is two (:func:`deid_ds.label.candidate.split_at_columns`).
 

@@ -5,9 +5,9 @@ spaces (often ``&nbsp;``), dots or dashes, or not separated; internationally ``+
 the leading ``0``, sometimes keeping it in brackets (``+33 (0)2 99 28 43 21``). Short numbers (``15``,
 ``3114``) are never phones. The span covers the whole number, ``+`` included, and nothing around it.
 
-As warehouses export them (issue 19): ``(33) 6 12 34 56 78``; a number broken over two lines of a PDF
+As warehouses export them: ``(33) 6 12 34 56 78``; a number broken over two lines of a PDF
 rendering, one span over the line break; internal extensions, DECT and pager numbers, digits only
-(``poste [4567]``, ``bip [5318]``: ``GUIDELINES.md``); a number dictated in words (``zéro deux
+(``poste [4567]``, ``bip [5318]``: ``docs/guidelines.md``); a number dictated in words (``zéro deux
 quatre-vingt-dix-neuf ...``), which is ``PHONE`` too.
 """
 
@@ -52,7 +52,7 @@ _BROKEN = (
     re.compile(rf"{_PLUS}33{_SEP}?(?:\(0\){_SEP}?)?[1-9]{_BROKEN_REST}"),
 )
 # Internal extensions, DECT and pager numbers are PHONE, digits only: "poste [4567]", "DECT [2345]",
-# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "p. [4567]" after a number (GUIDELINES.md).
+# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "p. [4567]" after a number (docs/guidelines.md).
 # Matched only where the folded note holds the start of a cue word (see _extension_matches).
 # (in the folded note "Tél" reads "tel", in the lowered one "tél")
 _EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne")

@@ -59,7 +59,7 @@ class WordMemo(dict):
     The view asks its functions of every token (or gap) of every note, with ``map(memo.__getitem__,
     words)``: a hit is then a plain dict lookup in C, twice as fast as a ``functools.lru_cache`` hit
     (shapes of the benchmark's notes, ``benchmarks/weak_label.py``'s 1000: 26-35 µs a note against 52-73
-    with ``lru_cache``; the three memos, ~80 µs of a worker's ~2.7 ms a note, issue 18). Words repeat
+    with ``lru_cache``; the three memos, ~80 µs of a worker's ~2.7 ms a note). Words repeat
     across notes, so most tokens are hits; emptying a full memo bounds it in a long run.
     """
 

@@ -4,7 +4,7 @@ A postcode is five digits whose first two name a département (``01``–``95``, 
 overseas territory (``971``–``976``, ``984``–``988``). Five-digit numbers are common in notes
 (``plaquettes 25000``, ``12000 UI``), so the digits alone never decide: what does is the address
 around them, a city or ``CEDEX`` after (``35033 RENNES CEDEX 9``, ``29200 Brest``) or a street, ``BP`` or
-``CS`` line just before. ``CEDEX`` and its number are not part of the span (``GUIDELINES.md``).
+``CS`` line just before. ``CEDEX`` and its number are not part of the span (``docs/guidelines.md``).
 """
 
 from __future__ import annotations

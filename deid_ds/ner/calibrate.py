@@ -18,7 +18,7 @@ overlaps when its score reaches it). Where they come from, strongest first (:fun
 :data:`GRID` (``override`` fixed), and each result is scored against the gold by
 :func:`deid_ds.evaluation.scoring.score_spans` (character-level label-blind redaction recall, exact micro
 precision). The choice is the ``add`` of highest redaction whose precision is at most ``tolerance``
-(0.01, issue 20's acceptance rule) below the rules' alone; ties go to the highest ``add`` (fewer model
+(0.01 by default) below the rules' alone; ties go to the highest ``add`` (fewer model
 spans). When no ``add`` keeps the precision, the most precise one is chosen and ``constraint_met`` is
 false. The curve and the choice go to a JSON file written atomically; the model card is never rewritten
 (never destroy what ``train`` recorded).
@@ -30,8 +30,8 @@ model is that sure, it says what the rules say", so its spans at that confidence
 silent are taken as the rules' misses. It is a proxy, and a weak one: the weak labels miss identifiers
 (a model span they lack may be right: the proxy is cautious there) and share the rules' errors (a wrong
 span they back looks right); above all the dev split has the training notes' style, where the model
-agrees with the rules far more than on notes of another style. Measured (BENCHMARKS.md): on the demo
-model it picks 0.7, where calibrating on gold of another style picks 1.0. ``override`` is
+agrees with the rules far more than on notes of another style. Measured (docs/benchmarks.md, "The hybrid's
+thresholds"): on the demo model it picks 0.7, where calibrating on gold of another style picks 1.0. ``override`` is
 :data:`DEFAULT_OVERRIDE`, fixed, not tuned.
 """
 
@@ -50,7 +50,7 @@ from deid_ds.ner.thresholds import DEFAULT_OVERRIDE, check_threshold
 GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))
 #: The training proxy's target: the share of the model's spans that are exactly weak-label spans.
 DEFAULT_TARGET = 0.98
-#: How far below the rules' precision the calibrated hybrid may go (issue 20's acceptance rule).
+#: How far below the rules' precision the calibrated hybrid may go.
 DEFAULT_TOLERANCE = 0.01
 
 

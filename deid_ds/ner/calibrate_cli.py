@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors, segmentation_options
+from deid_ds.cli_common import (
+    column_option,
+    handle_errors,
+    print_report,
+    quiet_option,
+    segmentation_options,
+    verbose_option,
+)
 
 
 @click.command("calibrate")
@@ -49,9 +56,25 @@ from deid_ds.cli_common import column_option, handle_errors, segmentation_option
     punkt_help="Punkt parameters, as given to weak-label (default: the shipped ones).",
     max_tokens_help="Longest sentence, in tokens, as for weak-label.",
 )
+@quiet_option
+@verbose_option
 @handle_errors
 def calibrate_command(
-    model, notes, gold, kb, out, override, tolerance, no_metadata, workers, device, column, punkt, max_tokens
+    model,
+    notes,
+    gold,
+    kb,
+    out,
+    override,
+    tolerance,
+    no_metadata,
+    workers,
+    device,
+    column,
+    punkt,
+    max_tokens,
+    quiet,
+    verbose,
 ):
     """Choose the hybrid's threshold on gold-annotated dev notes (e.g. a campaign's corrected notes).
 
@@ -79,18 +102,24 @@ def calibrate_command(
         max_tokens=max_tokens,
         workers=workers,
         device=device,
-        log=click.echo,
+        log=(lambda message: None) if quiet else click.echo,
     )
     rules, chosen = written["rules"], written["chosen"]
-    click.echo(f"rules alone: precision {rules['precision']:.4f}, redaction {rules['redacted_recall']:.4f}")
-    for point in written["curve"]:
-        click.echo(
-            f"threshold {point['add']:.2f}: precision {point['precision']:.4f}, "
-            f"redaction {point['redacted_recall']:.4f}"
-        )
+    first = f"rules alone: precision {rules['precision']:.4f}, redaction {rules['redacted_recall']:.4f}"
+    curve = [
+        f"threshold {point['add']:.2f}: precision {point['precision']:.4f}, redaction {point['redacted_recall']:.4f}"
+        for point in written["curve"]
+    ]
     met = "" if chosen["constraint_met"] else " (no threshold keeps the rules' precision: the most precise)"
-    click.echo(
+    last = (
         f"chosen threshold {chosen['add']:.2f}{met}: precision {chosen['precision']:.4f}, "
         f"redaction {chosen['redacted_recall']:.4f}"
     )
-    click.echo(f"written to {out}")
+    print_report(
+        full="\n".join([first, *curve, last]),
+        summary=[first, last],
+        more=f"the curve in {out}",
+        written=f"written to {out}",
+        quiet=quiet,
+        verbose=verbose,
+    )

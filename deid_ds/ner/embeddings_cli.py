@@ -10,7 +10,15 @@ import os
 
 import click
 
-from deid_ds.cli_common import column_option, handle_errors, overwrite_option, quiet_option
+from deid_ds.cli_common import (
+    column_option,
+    handle_errors,
+    overwrite_option,
+    quiet_option,
+    seed_option,
+    show_progress,
+    verbose_option,
+)
 from deid_ds.defaults import DEFAULT_MAX_TOKENS
 
 splits_option = click.option(
@@ -106,14 +114,13 @@ def embeddings_group() -> None:
         "is 800 MB at dim 100)."
     ),
 )
-@click.option(
-    "--seed", default=0, show_default=True, type=int, help="Random seed (vectors repeat exactly with --workers 1)."
-)
+@seed_option("Random seed (vectors repeat exactly with --workers 1).")
 @workers_option
 @splits_option
 @column_option
 @max_tokens_option
 @quiet_option
+@verbose_option
 @handle_errors
 def fasttext_command(
     corpus,
@@ -134,6 +141,7 @@ def fasttext_command(
     column,
     max_tokens,
     quiet,
+    verbose,
 ):
     """Train FastText vectors (skip-gram with character n-grams) on the notes' tokens, for `deid-ds train --fasttext`.
 
@@ -168,10 +176,14 @@ def fasttext_command(
         column_map=parse_column_map(column),
         splits=_splits(splits),
         max_tokens=max_tokens,
-        progress=not quiet,
+        progress=show_progress(quiet),
         log=log,
         overwrite=overwrite,
     )
+    if verbose:  # every parameter and corpus count, as in OUT/fasttext.json
+        import json
+
+        click.echo(json.dumps(manifest, indent=1, ensure_ascii=False, default=str))
     click.echo(
         f"fasttext: {manifest['vocab_size']:,} words, dim {manifest['dim']}, {manifest['seconds']:.1f} s -> {out}"
     )
@@ -248,7 +260,7 @@ def fasttext_command(
     type=click.IntRange(min=1),
     help="torch CPU threads [default: one per core]; 1 is faster for tiny models or on a busy machine.",
 )
-@click.option("--seed", default=0, show_default=True, type=int)
+@seed_option("Random seed.")
 @click.option("--verbose", "-v", is_flag=True, help="Show Flair's own log lines.")
 @workers_option
 @splits_option
@@ -319,7 +331,7 @@ def flair_lm_command(
         column_map=parse_column_map(column),
         splits=_splits(splits),
         max_tokens=max_tokens,
-        progress=not quiet,
+        progress=show_progress(quiet),
         verbose=verbose,
         log=log,
         overwrite=overwrite,

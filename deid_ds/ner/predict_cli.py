@@ -13,6 +13,8 @@ from deid_ds.cli_common import (
     overwrite_option,
     quiet_option,
     segmentation_options,
+    show_progress,
+    verbose_option,
 )
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MINI_BATCH
 
@@ -115,6 +117,7 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MINI_BATCH
 )
 @engine_options
 @quiet_option
+@verbose_option
 @handle_errors
 def predict_command(
     model,
@@ -139,6 +142,7 @@ def predict_command(
     engine,
     spark_master,
     quiet,
+    verbose,
 ):
     """Tag HTML notes with a trained tagger (`deid-ds train`) into the weak labeller's spans.parquet.
 
@@ -167,7 +171,7 @@ def predict_command(
         workers=workers or os.cpu_count() or 1,
         threads=threads,
         device=device,
-        progress=not quiet,
+        progress=show_progress(quiet),
         log=click.echo,
         engine=engine,
         spark_master=spark_master,
@@ -178,5 +182,6 @@ def predict_command(
         override=override,
         calibration=calibration,
     )
-    click.echo(report_table(report))
+    if verbose or not quiet:  # the report table is the summary, and all of it (-v prints the same)
+        click.echo(report_table(report))
     click.echo(f"written to {out}")

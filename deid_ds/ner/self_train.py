@@ -24,7 +24,7 @@ re-uses :func:`deid_ds.ner.train.train_tagger` unchanged (same embeddings built 
 
 Default threshold :data:`DEFAULT_THRESHOLD` (0.9): errors a round adds are learnt by the next student
 and compound, so only spans the model is nearly sure of go back into training. Measured on a demo-sized
-model (BENCHMARKS.md, "Self-training"): its spans scoring 0.8–0.9 equal a weak span 99 % of the time,
+model (docs/benchmarks.md, "Self-training"): its spans scoring 0.8–0.9 equal a weak span 99 % of the time,
 those below 0.5 only 36 %; but such an under-trained model scores almost nothing above 0.9, and round 1
 then changes nothing (the student is the teacher again) — lower the threshold (0.7) for small models.
 

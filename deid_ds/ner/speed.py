@@ -1,7 +1,7 @@
 """Tagging faster on CPU with the same Flair tagger: what ``deid-ds predict`` does to a loaded model and its input.
 
-Each trick here is kept because a line of ``benchmarks/predict_cpu.py`` shows what it earns (BENCHMARKS.md,
-"CPU prediction speed"); neither changes the output.
+Each trick here is kept because a line of ``benchmarks/predict_cpu.py`` shows what it earns (docs/benchmarks.md,
+"Prediction: `predict` on CPU"); neither changes the output.
 
 * :func:`tag_sentences` calls ``SequenceTagger.predict`` one mini-batch at a time, on the sentences sorted
   as Flair sorts them: the same mini-batches, but Flair 0.15 clears the embeddings of *every* sentence it was

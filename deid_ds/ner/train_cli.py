@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option
+from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option, show_progress
 
 _D = {  # the TrainConfig defaults, repeated here so that --help needs no import of the training module's deps
     "hidden": 256,
@@ -165,6 +165,7 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
 )
 @click.option(
     "--seed",
+    "-s",
     default=0,
     show_default=True,
     type=int,
@@ -278,9 +279,10 @@ def train_command(
         "flair_lm": flair_lm,
         "transformer": transformer,
         "config": config,
-        "progress": not quiet,
+        "progress": show_progress(quiet),
         "verbose": verbose,
     }
+    log = (lambda message: None) if quiet else click.echo  # -q: the last line only
     if self_train_rounds:
         from deid_ds.ner.self_train import self_train
 
@@ -290,13 +292,13 @@ def train_command(
             rounds=self_train_rounds,
             threshold=self_train_threshold,
             train=train_tagger,
-            log=click.echo,
+            log=log,
             overwrite=overwrite,
             inputs=(fasttext, flair_lm, transformer),
             **options,
         )
     else:
-        card = train_tagger(weak_dir, out, log=click.echo, overwrite=overwrite, **options)
+        card = train_tagger(weak_dir, out, log=log, overwrite=overwrite, **options)
     scores = card["scores"]
     parts = [f"{name} F1 {scores[name]['micro_f1']:.4f}" for name in ("dev", "test") if name in scores]
     click.echo(

@@ -7,11 +7,16 @@ import click
 from deid_ds.cli_common import (
     column_option,
     engine_options,
+    failures_warning,
     handle_errors,
     note_limit_options,
     overwrite_option,
+    print_report,
     quiet_option,
     segmentation_options,
+    show_progress,
+    verbose_option,
+    warn,
 )
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.io.notes import parse_column_map
@@ -40,6 +45,7 @@ from deid_ds.io.notes import parse_column_map
 @note_limit_options("segmented")
 @engine_options
 @quiet_option
+@verbose_option
 @handle_errors
 def segment_command(
     notes,
@@ -55,6 +61,7 @@ def segment_command(
     engine,
     spark_master,
     quiet,
+    verbose,
 ):
     """Split HTML notes into sentences and tokens with offsets in the text and in the HTML.
 
@@ -73,15 +80,27 @@ def segment_command(
         max_tokens=max_tokens,
         batch_size=batch_size,
         workers=workers,
-        progress=not quiet,
+        progress=show_progress(quiet),
         overwrite=overwrite,
         max_note_bytes=max_note_bytes,
         note_timeout=note_timeout,
         engine=engine,
         spark_master=spark_master,
     )
-    click.echo(report_table(report))
-    click.echo(f"written to {out}")
+    failed = failures_warning(report.failures, f"{out}/documents.parquet")
+    if failed:
+        warn(failed)
+    print_report(
+        full=report_table(report),
+        summary=[
+            f"{report.documents:,} documents: {report.ok:,} ok, {report.empty:,} empty, {report.failed:,} failed; "
+            f"{report.sentences:,} sentences, {report.tokens:,} tokens",
+        ],
+        more=f"{out}/report.json",
+        written=f"written to {out}",
+        quiet=quiet,
+        verbose=verbose,
+    )
 
 
 @click.command("punkt-train")
@@ -92,8 +111,9 @@ def segment_command(
 @column_option
 @click.option("--limit", type=click.IntRange(min=1), help="Train on the first N notes only.")
 @quiet_option
+@verbose_option
 @handle_errors
-def punkt_train_command(notes, out, column, limit, quiet):
+def punkt_train_command(notes, out, column, limit, quiet, verbose):
     """Train NLTK Punkt sentence-splitting parameters on the text of your notes.
 
     Punkt is unsupervised: it learns abbreviations, collocations and sentence starters from raw text.
@@ -102,6 +122,11 @@ def punkt_train_command(notes, out, column, limit, quiet):
     from deid_ds.report import format_table
     from deid_ds.segmentation.notes import punkt_train
 
-    counts = punkt_train(notes, out, column_map=parse_column_map(column), limit=limit, progress=not quiet)
-    click.echo(format_table(["punkt-train", "count"], [[k, v] for k, v in counts.items()]))
-    click.echo(f"written to {out}")
+    counts = punkt_train(notes, out, column_map=parse_column_map(column), limit=limit, progress=show_progress(quiet))
+    print_report(
+        full=format_table(["punkt-train", "count"], [[k, v] for k, v in counts.items()]),
+        summary=[", ".join(f"{k} {v:,}" for k, v in counts.items())],
+        written=f"written to {out}",
+        quiet=quiet,
+        verbose=verbose,
+    )

@@ -1,5 +1,5 @@
 """Per-note limits: a note far larger than usual, or one that takes too long, is failed with its reason
-instead of stalling its batch (issue 17).
+instead of stalling its batch.
 
 A clinical note is a few kilobytes; an export error (a whole patient file, a PDF in base64, a log
 pasted into a note) can make one of megabytes, and a batch waits for its slowest note. Labelling time
@@ -23,7 +23,7 @@ R = TypeVar("R")
 #: Default of ``--max-note-bytes``: some thousand times a usual note, far above any clinical note.
 DEFAULT_MAX_NOTE_BYTES = 5_000_000
 #: Default of ``--note-timeout`` (seconds): a note of the largest size allowed labels in under 20 s
-#: on one core of a loaded 2-core VM (BENCHMARKS.md, "one large note").
+#: on one core of a loaded 2-core VM (docs/benchmarks.md, "One large note").
 DEFAULT_NOTE_TIMEOUT = 60.0
 
 

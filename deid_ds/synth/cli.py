@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.cli_common import handle_errors, quiet_option
+from deid_ds.cli_common import handle_errors, print_report, quiet_option, seed_option, show_progress, verbose_option
 from deid_ds.synth.config import GEOGRAPHIES, PHRASINGS
 
 _SHARE = click.FloatRange(0.0, 1.0)
@@ -15,9 +15,7 @@ _SHARE = click.FloatRange(0.0, 1.0)
 @click.option(
     "--patients", "-p", type=click.IntRange(min=1), help="Number of patients (default: notes / 4). At most --notes."
 )
-@click.option(
-    "--seed", "-s", default=1, show_default=True, type=int, help="Random seed: same options and seed, same bytes."
-)
+@seed_option("Random seed: same options and seed, same bytes.", default=1)
 @click.option(
     "--out",
     "-o",
@@ -91,6 +89,7 @@ _SHARE = click.FloatRange(0.0, 1.0)
     help="BAN streets per commune (on average) no note mentions.",
 )
 @quiet_option
+@verbose_option
 @handle_errors
 def synth_command(
     notes,
@@ -107,6 +106,7 @@ def synth_command(
     distractor_professionals,
     distractor_streets,
     quiet,
+    verbose,
 ):
     """Generate a synthetic sample: French clinical HTML notes with patient metadata, gold annotations,
     and BAN / Annuaire Santé source files in their official formats.
@@ -142,8 +142,14 @@ def synth_command(
         out,
         kb_dir=kb_dir,
         command=canonical_command(config, out, kb_dir),
-        progress=not quiet,
+        progress=show_progress(quiet),
         overwrite=overwrite,
     )
-    click.echo(summary_table(counts))
-    click.echo(f"written to {out}" + (f" (knowledge bases in {kb_dir})" if kb_dir else ""))
+    full = summary_table(counts)
+    print_report(
+        full=full,
+        summary=[full.split("\n\n")[-1]],
+        written=f"written to {out}" + (f" (knowledge bases in {kb_dir})" if kb_dir else ""),
+        quiet=quiet,
+        verbose=verbose,
+    )

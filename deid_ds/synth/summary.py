@@ -163,8 +163,9 @@ Regenerate it byte for byte (same versions of deid-ds and pyarrow) with:
   address, missing fields.
 - `gold.parquet` / `gold.jsonl`: one row per entity, `id_document`, `label`, `html_start`, `html_end` (offsets
   into `html`, end exclusive), `text` (the entity as it reads once tags are removed, references decoded and
-  whitespace collapsed; a `&nbsp;` inside an entity reads as U+00A0). Annotations follow `GUIDELINES.md`;
-  dictation initials `YK/CL` are two DOCTOR spans.
+  whitespace collapsed; a `&nbsp;` inside an entity reads as U+00A0). Annotations follow the annotation
+  guidelines of deid-ds ([`docs/guidelines.md`](../docs/guidelines.md) in its repository); dictation initials
+  `YK/CL` are two DOCTOR spans.
 - Knowledge-base sources in `{kb_location}`, in the official formats (BAN `adresses-XX.csv.gz`, Annuaire Santé
   `PS_LibreAcces_Personne_activite_*.txt`), with thousands of entries no note mentions, as in the national files:
 

@@ -13,7 +13,7 @@ roles after the name (``Karine LE GALL (IDE)``), ``Rédigé par`` / ``Validé pa
 or ``GSM`` (``+33 (0)6 …``), e-mails in ``mailto:`` links, relatives written ``sa fille Mme X``,
 administrative identifiers (IPP, stay numbers, UF codes) that are not entities.
 
-What is an entity and where it starts and ends follows ``GUIDELINES.md`` exactly, as for the other
+What is an entity and where it starts and ends follows ``docs/guidelines.md`` exactly, as for the other
 families. The module is only reached for family-2 notes, with its own random generator, so the notes of
 families 0 and 1 are byte for byte what they were before it existed.
 """

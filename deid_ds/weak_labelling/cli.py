@@ -9,11 +9,15 @@ import click
 from deid_ds.cli_common import (
     column_option,
     engine_options,
+    failures_warning,
     handle_errors,
     note_limit_options,
     overwrite_option,
     quiet_option,
+    seed_option,
     segmentation_options,
+    show_progress,
+    warn,
 )
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.io.notes import parse_column_map
@@ -83,9 +87,7 @@ def _print_rules(context: click.Context, _parameter, value: bool) -> None:
     metavar="TRAIN,DEV,TEST",
     help="Shares of patients in train, dev and test (all of a patient's notes in one split).",
 )
-@click.option(
-    "--seed", default=0, show_default=True, type=int, help="Key of the hash that orders patients for the split."
-)
+@seed_option("Key of the hash that orders patients for the split.")
 @click.option("--no-metadata", is_flag=True, help="Do not use the patients' metadata columns.")
 @click.option(
     "--disable-rule",
@@ -189,7 +191,7 @@ def weak_label_command(
         gold=gold,
         use_metadata=not no_metadata,
         disabled_rules=disabled_rules,
-        progress=not quiet,
+        progress=show_progress(quiet),
         log=click.echo,
         engine=engine,
         spark_master=spark_master,
@@ -199,8 +201,29 @@ def weak_label_command(
         sentences_jsonl=sentences_jsonl,
         features=features,
     )
-    click.echo(report_table(report, per_function=verbose))
-    if report.gold_table:
-        click.echo("")
-        click.echo(report.gold_table)
+    for warning in (*weak_label_warnings(report), failures_warning(report.failures, f"{out}/documents.parquet")):
+        if warning:
+            warn(warning)
+    if verbose or not quiet:  # the report table is the summary; -v adds the spans kept per labelling function
+        click.echo(report_table(report, per_function=verbose))
+        if report.gold_table:
+            click.echo("")
+            click.echo(report.gold_table)
     click.echo(f"written to {out}")
+
+
+def weak_label_warnings(report) -> list[str]:
+    """What a user must not miss in a weak-label run: an empty split, notes without a patient."""
+    from deid_ds.weak_labelling.split import SPLITS
+
+    warnings = [
+        f"the {name} split got no document (share {share:g}): too few patients, or change --split"
+        for name, share in zip(SPLITS, report.split_shares)
+        if share > 0 and not report.splits.get(name, {}).get("documents", 0)
+    ]
+    if report.documents_without_patient:
+        warnings.append(
+            f"{report.documents_without_patient:,} document(s) without id_patient: each is its own patient "
+            "(no per-patient consistency; map the column with -c id_patient=SOURCE)"
+        )
+    return warnings

@@ -7,6 +7,7 @@ import csv
 import json
 from collections import Counter
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pyarrow.parquet as pq
 import pytest
@@ -20,7 +21,7 @@ from deid_ds.campaign.assignment import (
     overlap_size,
     parse_annotators,
 )
-from deid_ds.campaign.build import prepare_campaign
+from deid_ds.campaign.build import TOOLS, prepare_campaign
 from deid_ds.campaign.components import (
     LABEL_COLOURS,
     answer_validator,
@@ -375,6 +376,118 @@ def test_campaign_refuses_bad_input_with_a_message(weak_dir, tmp_path):
     assert report.tasks == 30
     with pytest.raises(InputError, match=r"no sentences\.parquet or sentences\.jsonl"):
         prepare_campaign(tmp_path, tmp_path / "x", "a,b")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Label Studio and doccano
+
+
+@pytest.fixture(scope="module")
+def three_tools(weak_dir, tmp_path_factory) -> dict[str, Path]:
+    """One campaign written for each tool, with the same options."""
+    base = tmp_path_factory.mktemp("tools")
+    for tool in TOOLS:
+        prepare_campaign(weak_dir, base / tool, "alice,bob", per_type=2, overlap=0.5, splits="test,train", tool=tool)
+    return {tool: base / tool for tool in TOOLS}
+
+
+def test_label_studio_campaign_has_each_annotators_sentences_with_the_weak_labels_as_predictions(three_tools):
+    prodigy, out = three_tools["prodigy"], three_tools["label-studio"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".deid-ds.json",
+        "assignments.csv",
+        "campaign.json",
+        "label-studio",
+    ]
+    assert sorted(p.name for p in (out / "label-studio").iterdir()) == [
+        "README.md",
+        "alice.json",
+        "bob.json",
+        "label_config.xml",
+    ]
+    for name in ("assignments.csv",):
+        assert (out / name).read_bytes() == (prodigy / name).read_bytes()
+    assert json.loads((out / "campaign.json").read_text())["options"]["tool"] == "label-studio"
+    config = ElementTree.fromstring((out / "label-studio" / "label_config.xml").read_text())
+    labels = config.find("Labels")
+    assert (labels.get("name"), labels.get("toName"), config.find("Text").get("name")) == ("label", "text", "text")
+    assert [label.get("value") for label in labels] == list(LABELS)
+    assert config.find("Text").get("value") == "$text"
+    for name in ("alice", "bob"):
+        tasks = read_jsonl(prodigy / f"tasks-{name}.jsonl")
+        imported = json.loads((out / "label-studio" / f"{name}.json").read_text(encoding="utf-8"))
+        assert len(imported) == len(tasks) > 0  # the same sentences, in the same order
+        for task, ls in zip(tasks, imported):
+            data = ls["data"]
+            assert data["text"] == task["text"] and data["assigned_to"] == name
+            assert {key: data[key] for key in META_KEYS[:4]} == {key: task["meta"][key] for key in META_KEYS[:4]}
+            assert (data["primary_annotator"], data["other_annotators"]) == (
+                task["meta"]["annotator"],
+                task["meta"]["annotator2"],
+            )
+            assert data["tokens"] == [
+                {k: t[k] for k in ("start", "end", "html_start", "html_end")} for t in task["tokens"]
+            ]
+            (prediction,) = ls["predictions"]
+            assert prediction["model_version"] == "deid-ds weak labels"
+            result = prediction["result"]
+            assert [(r["value"]["start"], r["value"]["end"], r["value"]["labels"]) for r in result] == [
+                (s["start"], s["end"], [s["label"]]) for s in task["spans"]
+            ]
+            assert all(r["value"]["text"] == task["text"][r["value"]["start"] : r["value"]["end"]] for r in result)
+            assert all((r["from_name"], r["to_name"], r["type"]) == ("label", "text", "labels") for r in result)
+            assert len({r["id"] for r in result}) == len(result)
+    readme = (out / "label-studio" / "README.md").read_text()
+    assert "label_config.xml" in readme and "deid-ds agreement" in readme and "deid-ds gold" in readme
+
+
+def test_doccano_campaign_has_each_annotators_sentences_with_the_weak_labels(three_tools):
+    prodigy, out = three_tools["prodigy"], three_tools["doccano"]
+    assert sorted(p.name for p in (out / "doccano").iterdir()) == [
+        "README.md",
+        "alice.jsonl",
+        "bob.jsonl",
+        "labels.json",
+    ]
+    labels = json.loads((out / "doccano" / "labels.json").read_text())
+    assert [label["text"] for label in labels] == list(LABELS)
+    assert len({label["suffix_key"] for label in labels}) == len(LABELS)
+    for name in ("alice", "bob"):
+        tasks = read_jsonl(prodigy / f"tasks-{name}.jsonl")
+        lines = read_jsonl(out / "doccano" / f"{name}.jsonl")
+        assert len(lines) == len(tasks) > 0
+        for task, line in zip(tasks, lines):
+            assert line["text"] == task["text"] and line["assigned_to"] == name
+            assert line["label"] == [[s["start"], s["end"], s["label"]] for s in task["spans"]]
+            assert line["id_document"] == task["meta"]["id_document"]
+            assert line["sentence_index"] == task["meta"]["sentence_index"]
+            assert line["primary_annotator"] == task["meta"]["annotator"]
+
+
+def test_the_open_tools_import_files_read_back_as_unanswered_or_as_the_pre_annotations(three_tools):
+    """Label Studio's import file holds predictions only (no answer yet: nothing counted); a doccano line
+    reads as the pre-annotations, with the annotator the campaign assigned and HTML offsets."""
+    from deid_ds.agreement.readers import read_answers
+
+    annotations, report = read_answers([three_tools["label-studio"] / "label-studio" / "alice.json"])
+    assert annotations == [] and set(report.skipped) == {"labelstudio: task without annotation"}
+    path = three_tools["doccano"] / "doccano" / "bob.jsonl"
+    annotations, report = read_answers([path])
+    tasks = read_jsonl(three_tools["prodigy"] / "tasks-bob.jsonl")
+    assert [a.annotator for a in annotations] == ["bob"] * len(tasks)
+    assert [[(s.start, s.end, s.label) for s in a.spans] for a in annotations] == [
+        [(s["start"], s["end"], s["label"]) for s in t["spans"]] for t in tasks
+    ]
+    assert all(a.html is not None and len(a.html) == len(a.tokens) for a in annotations)
+
+
+def test_campaign_tool_is_checked(weak_dir, tmp_path):
+    with pytest.raises(InputError, match="--tool brat: expected one of prodigy, label-studio, doccano"):
+        prepare_campaign(weak_dir, tmp_path / "c", "a,b", tool="brat")
+    result = CliRunner().invoke(
+        main, ["campaign", str(weak_dir), "-o", str(tmp_path / "c"), "-a", "a,b", "--tool", "x"]
+    )
+    assert result.exit_code == 2 and "--tool" in result.output
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -241,7 +241,7 @@ def test_cli_fail_on_leak(write_notes, tmp_path):
         str(tmp_path / "out"),
         "--key",
         "k0-test-key-not-secret",
-        "--quiet",
+        "--verbose",
         "-j",
         "1",
     ]
@@ -290,7 +290,7 @@ def test_cli_end_to_end_with_column_mapping_and_workers(sample, surrogate_run, t
             "2",
             "--batch-size",
             "20",
-            "--quiet",
+            "--verbose",
         ],
         env={"DEID_DS_KEY": "k1-test-key-not-secret"},
     )

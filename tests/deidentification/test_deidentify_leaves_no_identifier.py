@@ -1,4 +1,4 @@
-"""Acceptance (issue 17): ``deid-ds deidentify`` with gold spans leaves no identifier in any view of the file.
+"""``deid-ds deidentify`` with gold spans leaves no identifier in any view of the file.
 
 On the embedded sample and on generated corpora of every phrasing family (``deid-ds synth``: train,
 heldout, unseen), each note also given identifiers of its patient in views a reader never sees (title,
@@ -89,7 +89,7 @@ def runs(request, tmp_path_factory) -> dict:
                 "--key",
                 "acceptance-test-key-0001",
                 "--fail-on-leak",
-                "--quiet",
+                "--verbose",
                 "-j",
                 "1",
             ],

@@ -1,6 +1,6 @@
-"""Surrogates that never give the original back and never invent content (issue 17: §2, §3, keys).
+"""Surrogates that never give the original back and never invent content.
 
-Each case of the issue is reproduced: e-mail addresses kept whole or in part, a town glued in an address,
+Each reported case is reproduced: e-mail addresses kept whole or in part, a town glued in an address,
 non-dates labelled DATE rewritten with random digits, given names of the wrong sex, short keys.
 """
 
@@ -203,7 +203,7 @@ def test_fallbacks_are_listed_per_document_and_in_the_summary(write_notes, tmp_p
         str(tmp_path / "spans.parquet"),
         "--out",
         str(tmp_path / "out"),
-        "--quiet",
+        "--verbose",
         "-j",
         "1",
     ]

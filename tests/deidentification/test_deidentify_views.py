@@ -228,7 +228,7 @@ def _run(notes, spans, out, *args):
             str(out),
             "--key",
             "k-test-key-not-secret",
-            "--quiet",
+            "--verbose",
             "-j",
             "1",
             *args,

@@ -132,7 +132,7 @@ def test_output_on_a_hadoop_uri_is_replaced_atomically_and_a_failed_run_leaves_i
             str(kb_dir),
             "--engine",
             "spark",
-            "--quiet",
+            "--verbose",
             "--overwrite",
             "--sentences-jsonl",
         ],

@@ -167,7 +167,7 @@ def test_cli_prints_the_side_by_side_table(inputs, tmp_path):
             str(tmp_path / "e.json"),
             "--figure",
             str(tmp_path / "e.png"),
-            "--quiet",
+            "--verbose",
         ],
     )
     assert result.exit_code == 0, result.output

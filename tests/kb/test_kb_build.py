@@ -140,7 +140,7 @@ def test_a_refused_source_leaves_the_previous_knowledge_base_untouched(tmp_path)
 def test_build_kb_and_kb_info_through_the_cli(tmp_path):
     out = tmp_path / "kb"
     runner = CliRunner()
-    args = ["build-kb", "--out", str(out), "--quiet", "--health-directory", DIRECTORY]
+    args = ["build-kb", "--out", str(out), "--verbose", "--health-directory", DIRECTORY]
     for path in BAN_FILES:
         args += ["--ban", path]
     result = runner.invoke(main, args)

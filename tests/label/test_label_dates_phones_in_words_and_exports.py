@@ -1,7 +1,7 @@
-"""Dates and phones as real exports and dictation write them (issue 19), beyond the single examples of
+"""Dates and phones as real exports and dictation write them, beyond the single examples of
 ``cases/date.txt`` and ``cases/phone.txt``: every date written in words and every number dictated in
 words is found whole; a phone broken over two lines of a PDF rendering is one span from its first to its
-last digit in the HTML, markup between them included (``GUIDELINES.md``: an entity broken over two lines
+last digit in the HTML, markup between them included (``docs/guidelines.md``: an entity broken over two lines
 of a PDF export is one span)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Places in the HTML of real exports: spans run over markup from their first to their last character.
 
-GUIDELINES: an address broken over two lines of a PDF export is one span, and offsets run from the
+guidelines: an address broken over two lines of a PDF export is one span, and offsets run from the
 entity's first to its last character in the source (never starting or ending on a tag). The PDF-to-HTML
 conversions put one absolutely positioned ``<div>`` per line; the labeller reads the extracted text and
 its spans are mapped back to the HTML, as ``weak-label`` does.

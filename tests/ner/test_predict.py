@@ -249,7 +249,7 @@ def model_dir(tmp_path_factory, notes_file) -> Path:
 
 
 def _predict(args) -> str:
-    result = CliRunner().invoke(main, ["predict", *map(str, args), "--quiet", "--device", "cpu"])
+    result = CliRunner().invoke(main, ["predict", *map(str, args), "--verbose", "--device", "cpu"])
     assert result.exit_code == 0, result.output
     return result.output
 

@@ -207,7 +207,6 @@ def test_embeddings_and_train_end_to_end(weak_dir, tmp_path):
             "1",
             "--device",
             "cpu",
-            "--quiet",
         ]
     )
     assert "epoch 1/1" in out and "dev F1" in out

@@ -1,4 +1,4 @@
-"""Large notes (issue 17): labelling work grows linearly with a note's size, and a note over
+"""Large notes: labelling work grows linearly with a note's size, and a note over
 ``--max-note-bytes`` or ``--note-timeout`` is failed with its reason while the others are labelled.
 
 No test here measures seconds: the work is counted in function calls, and the time limit is

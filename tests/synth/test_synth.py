@@ -286,7 +286,7 @@ def test_synth_command_is_deterministic_and_prints_only_counts(tmp_path):
     outputs = []
     for name in ("a", "b"):
         result = runner.invoke(
-            main, ["synth", "--notes", "300", "--seed", "1", "--out", str(tmp_path / name), "--quiet"]
+            main, ["synth", "--notes", "300", "--seed", "1", "--out", str(tmp_path / name), "--verbose"]
         )
         assert result.exit_code == 0, result.output
         outputs.append(result.output)

@@ -1,4 +1,4 @@
-"""``deid-ds synth`` at the study's scale (issue 17): no patient without a day for a note, and a sample written
+"""``deid-ds synth`` at the study's scale: no patient without a day for a note, and a sample written
 as it is generated (row groups of ``chunk_notes`` notes) that is the same sample whatever the chunk size."""
 
 from __future__ import annotations

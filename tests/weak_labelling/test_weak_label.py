@@ -820,7 +820,7 @@ def test_the_command_prints_the_tables_and_refuses_bad_options(kb_dir, subset, t
             str(kb_dir),
             "-o",
             str(tmp_path / "ok"),
-            "-q",
+            "-v",
             "--split",
             "0.5,0.25,0.25",
             "--seed",
@@ -926,7 +926,7 @@ def test_gold_gets_every_token_of_the_evaluated_notes_and_its_scores_are_reporte
             str(kb_dir),
             "-o",
             str(out),
-            "-q",
+            "-v",
             "-j",
             "1",
             "--gold",
@@ -960,7 +960,7 @@ def test_gold_scores_are_printed_and_reported(kb_dir, tmp_path):
     """With the real deid_ds.evaluation.scoring: every gold entity and every prediction of the sample is scored."""
     out = tmp_path / "out"
     result = CliRunner().invoke(
-        main, ["weak-label", str(NOTES), "--kb", str(kb_dir), "-o", str(out), "-q", "-j", "1", "--gold", str(GOLD)]
+        main, ["weak-label", str(NOTES), "--kb", str(kb_dir), "-o", str(out), "-v", "-j", "1", "--gold", str(GOLD)]
     )
     assert result.exit_code == 0, result.output
     report = json.loads((out / "report.json").read_text())

@@ -1,6 +1,6 @@
 """``weak-label --no-metadata`` end to end: a generated corpus labelled with and without its metadata columns.
 
-Issue 19: a warehouse may export notes without the patient's metadata, and the setting must be honest
+A warehouse may export notes without the patient's metadata, and the setting must be honest
 (the metadata is really ignored) and recorded (``report.json``, the resume fingerprint). Without it the
 labeller finds the patients and professionals from context and the knowledge base: the scores on the
 corpus's gold show how much it keeps.
