@@ -26,6 +26,9 @@ import pyarrow.parquet as pq
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+#: Pages of measurements: their commands run benchmarks for minutes or hours on large generated corpora,
+#: to be run again by hand (tests/test_benchmarks_doc.py checks that they name existing scripts and options).
+MEASUREMENTS = {REPO / "docs" / "benchmarks.md"}
 RUN = {"bash", "python"}
 SHOWN = {"text", "console", "json"}
 NOT_RUN = re.compile(r"^<!-- example: not run \((?P<reason>[^)]*)\) -->$")
@@ -33,8 +36,8 @@ NOT_RUN = re.compile(r"^<!-- example: not run \((?P<reason>[^)]*)\) -->$")
 #: 2/1/1 into train/dev/test so that every split has a patient.
 PATIENTS = ["P1-00001", "P1-00002", "P1-00003", "P1-00004"]
 SPLIT = "0.5,0.25,0.25"
-#: The demo's output that only training makes: a page whose examples use it gets a checkout with a model.
-MODEL = "out/demo/model"
+#: The demo's outputs that only a model makes: a page whose examples use one gets a checkout with them.
+MODEL_OUTPUTS = ("out/demo/model", "out/demo/predict", "out/demo/hybrid")
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class Block:
 
     @property
     def runs(self) -> bool:
-        return self.language in RUN and self.not_run is None
+        return self.language in RUN and self.not_run is None and self.page not in MEASUREMENTS
 
     def where(self) -> str:
         return f"{self.page.relative_to(REPO)}:{self.line}"
@@ -73,12 +76,13 @@ def blocks(page: Path) -> list[Block]:
 
 
 def needs_model(page: Path) -> bool:
-    return any(MODEL in block.code for block in blocks(page) if block.runs)
+    return any(path in block.code for block in blocks(page) if block.runs for path in MODEL_OUTPUTS)
 
 
 def make_checkout(dest: Path, *, model: bool) -> None:
     """A checkout after ``make demo``, small: 14 notes of 4 patients, the sample's sources, ``out/demo/kb`` and
-    ``out/demo/weak``; with ``model``, a tiny ``out/demo/model`` (FastText and 1 epoch: seconds, not a model)."""
+    ``out/demo/weak``; with ``model``, a tiny ``out/demo/model`` (FastText and 1 epoch: seconds, not a model),
+    its predictions ``out/demo/predict`` and the hybrid's ``out/demo/hybrid``."""
     from deid_ds import build_kb, weak_label
 
     (dest / "data").mkdir(parents=True)
@@ -107,7 +111,7 @@ def make_checkout(dest: Path, *, model: bool) -> None:
         log=lambda line: None,
     )
     if model:
-        from deid_ds import TrainConfig, train_fasttext, train_tagger
+        from deid_ds import TrainConfig, predict, train_fasttext, train_tagger
 
         train_fasttext(demo / "weak", demo / "fasttext", dim=16, epochs=1, bucket=2000)
         train_tagger(
@@ -116,6 +120,10 @@ def make_checkout(dest: Path, *, model: bool) -> None:
             fasttext=demo / "fasttext",
             config=TrainConfig(hidden=16, max_epochs=1, threads=1),
         )
+        quiet = {"progress": False, "log": lambda line: None, "threads": 1}
+        notes_path = dest / "data" / "notes.parquet"
+        predict(demo / "model", notes_path, demo / "predict", kb=demo / "kb", **quiet)
+        predict(demo / "model", notes_path, demo / "hybrid", with_rules=demo / "kb", **quiet)
 
 
 def example_env() -> dict[str, str]:

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tests.docs.examples import PAGES, REPO, RUN, SHOWN, blocks, make_checkout, needs_model, run_block
+from tests.docs.examples import MEASUREMENTS, PAGES, REPO, RUN, SHOWN, blocks, make_checkout, needs_model, run_block
 
 #: At most this many examples may be marked not run, each with its reason.
 MAX_NOT_RUN = 6
@@ -30,11 +30,13 @@ def checkouts(tmp_path_factory):
 
 def test_every_block_says_what_it_is():
     for page in PAGES:
+        if page in MEASUREMENTS:  # shell recipes of measurements, never run here
+            continue
         for block in blocks(page):
             assert block.language in RUN | SHOWN, f"{block.where()}: a fence needs a language ({sorted(RUN | SHOWN)})"
 
 
-def test_examples_not_run_are_few_and_say_why():
+def test_examples_not_run_are_few_and_say_why():  # the pages of measurements aside (examples.MEASUREMENTS)
     not_run = [block for page in PAGES for block in blocks(page) if block.not_run is not None]
     for block in not_run:
         assert block.not_run.strip(), f"{block.where()}: say why the example is not run"
