@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tests.docs.examples import PAGES, REPO
+from tests.docs.examples import MEASUREMENTS, PAGES, REPO, blocks
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 DOCS = {page.name: page.read_text(encoding="utf-8") for page in PAGES if page.parent.name == "docs"}
@@ -55,3 +55,44 @@ def test_no_internal_vocabulary():
         text = page.read_text(encoding="utf-8")
         for pattern in (r"\bissue \d+", r"\bissues? by issue\b", r"`seeds`", r"\bthe study's seeds\b"):
             assert not re.search(pattern, text, re.IGNORECASE), f"{page.relative_to(REPO)}: {pattern}"
+
+
+def _documented_commands() -> list[tuple[str, list[str], str]]:
+    """``(where, command words, its options)`` of every ``deid-ds`` command line or synopsis in a block,
+    continuation lines (indented, or after a backslash) included."""
+    found = []
+    for page in PAGES:
+        for block in blocks(page):
+            if page in MEASUREMENTS or block.language not in {"bash", "text", "console"}:
+                continue
+            current = None
+            for line in block.code.splitlines():
+                code = line.split(" #")[0]
+                words = code.split()
+                if words and words[0] == "deid-ds":
+                    current = [block.where(), words[1:3], ""]
+                    found.append(current)
+                elif not (line.startswith(" ") and current is not None):
+                    current = None
+                if current is not None:
+                    current[2] += " " + code
+    return [tuple(entry) for entry in found]
+
+
+def test_the_documented_options_exist():
+    import click
+
+    from deid_ds.cli import main
+
+    ctx = click.Context(main)
+    checked = 0
+    for where, words, line in _documented_commands():
+        command = main.get_command(ctx, words[0])
+        assert command is not None, f"{where}: no command {words[0]}"
+        if isinstance(command, click.Group):
+            command = command.get_command(ctx, words[1])
+        known = {opt for param in command.params for opt in (*param.opts, *param.secondary_opts)}
+        for option in set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", line)):
+            assert option in known, f"{where}: deid-ds {words[0]} has no {option}"
+            checked += 1
+    assert checked > 100
