@@ -6,7 +6,7 @@ surrogates are drawn from), :mod:`~.context` (scopes and what is never drawn), :
 (mask or surrogate per label), :mod:`~.metadata` (metadata columns), :mod:`~.html_replace` (replacing
 inside the HTML), :mod:`~.regions` (the views of a file besides its text), :mod:`~.other_views`
 (de-identifying them), :mod:`~.document` (one note), :mod:`~.leaks` (the residual-leak check),
-:mod:`~.pipeline` (reading and writing) and :mod:`~.cli`. The policies are in the README.
+:mod:`~.pipeline` (reading and writing) and :mod:`~.cli`. The policies are in docs/deidentify.md.
 """
 
 from __future__ import annotations

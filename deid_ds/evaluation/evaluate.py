@@ -179,7 +179,7 @@ class Evaluation:
     seed: int = 0
 
     def to_dict(self) -> dict:
-        """The JSON of ``--json``: inputs, choices, then each system's scores (see the README)."""
+        """The JSON of ``--json``: inputs, choices, then each system's scores (see docs/predict-evaluate.md)."""
         compared = self.comparison.to_dict()
         systems = {name: {"spans": self.systems[name], **scores} for name, scores in compared["systems"].items()}
         return {

@@ -1,4 +1,4 @@
-"""Reading the notes table (the README's input contract) in batches, never whole into memory.
+"""Reading the notes table (docs/input.md) in batches, never whole into memory.
 
 Accepted inputs:
 

@@ -1,7 +1,7 @@
 """PATIENT from the patient's own metadata, and the metadata's confirmation of other entities.
 
 The warehouse knows the note's patient: that is the distant supervision at the heart of the Rennes
-study. The metadata is a hint, not truth (README's input contract): it may hold the birth name where
+study. The metadata is a hint, not truth (docs/input.md): it may hold the birth name where
 the note uses the married one, several given names, capitals without accents, or a typo. So names
 are compared token by token, folded, with compound names split (``LE GALL-PRIGENT``, ``Jean-Pierre``),
 initials accepted for given names, and one typo allowed in words of five letters or more (rapidfuzz).

@@ -40,7 +40,7 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MINI_BATCH
     metavar="KB",
     help=(
         "Hybrid mode: also run the weak labeller with this knowledge base (`deid-ds build-kb`) and merge its spans "
-        "with the model's (policy: README)."
+        "with the model's (policy: docs/predict-evaluate.md)."
     ),
 )
 @click.option(

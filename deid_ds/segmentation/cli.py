@@ -65,7 +65,7 @@ def segment_command(
 ):
     """Split HTML notes into sentences and tokens with offsets in the text and in the HTML.
 
-    NOTES is a Parquet file or directory (the notes table of the README), or HTML/text files (with
+    NOTES is a Parquet file or directory (the notes table of docs/input.md), or HTML/text files (with
     --engine spark, any Parquet path Spark reads: hdfs://, s3a://, local).
     Writes OUT/sentences.parquet, OUT/documents.parquet (one row per input note) and OUT/report.json.
     An existing OUT not written by deid-ds segment is refused (exit status 2) unless --overwrite.

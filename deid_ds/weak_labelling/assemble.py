@@ -86,7 +86,7 @@ class Assembly:
     ) -> None:
         """``sentences_jsonl``: also write ``sentences.jsonl``. Off by default: every kept sentence again,
         as JSON with each token's offsets, is the largest output by far (2.15 GB per 100,000 generated
-        notes of 1.9 KB of HTML: 11 times the HTML, 10 times ``sentences.parquet``; README, "What each
+        notes of 1.9 KB of HTML: 11 times the HTML, 10 times ``sentences.parquet``; docs/weak-label.md, "What each
         output costs"), and ``sentences.parquet`` holds the same rows for every reader of this package.
         """
         self.tmp = tmp

@@ -162,7 +162,7 @@ def weak_label_command(
 ):
     """Label the eight entity types in HTML notes by distant supervision, into BIO training sets.
 
-    NOTES is a Parquet file or directory (the notes table of the README; with --engine spark, any path
+    NOTES is a Parquet file or directory (the notes table of docs/input.md; with --engine spark, any path
     Spark reads: hdfs://, s3a://, local). Writes OUT/spans.parquet,
     OUT/sentences.parquet (and .jsonl with --sentences-jsonl), OUT/train.txt, dev.txt, test.txt (Flair,
     split by patient), OUT/documents.parquet (one row per input note) and OUT/report.json. An
