@@ -1,4 +1,4 @@
-"""Shared fixtures: paths to the shared format samples, a writer of small notes tables, and the
+"""Shared fixtures: the path to the official format samples, a writer of small notes tables, and the
 generated name-like notes of the labeller's property tests."""
 
 from __future__ import annotations
@@ -9,14 +9,10 @@ import pytest
 from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
 
-#: Tests on the verbatim official sample rows of ``../shared/formats`` (kept beside the checkout, not
-#: copied into it). CI has them; a checkout elsewhere skips these tests with this reason, visibly.
-requires_shared_formats = pytest.mark.skipif(
-    not (SHARED / "formats").is_dir(),
-    reason="official format samples not found at ../shared/formats beside this checkout",
-)
+#: Verbatim official sample rows of the BAN and of the Annuaire Santé, shipped with the tests
+#: (``tests/data/formats/README.md`` says where they come from and under which licence).
+FORMATS = Path(__file__).resolve().parent / "data" / "formats"
 
 
 #: Words and separators of :func:`name_notes`: names in every casing, particles, initials, titles,

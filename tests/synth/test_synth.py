@@ -24,9 +24,7 @@ from deid_ds.synth.corpus import NOTE_COLUMNS
 from deid_ds.synth.documents import DOCUMENT_TYPES
 from deid_ds.synth.kb import ANNUAIRE_HEADER, BAN_HEADER
 from deid_ds.synth.pools import strip_accents
-from tests.conftest import requires_shared_formats
-
-SHARED_FORMATS = Path(__file__).resolve().parents[2].parent / "shared" / "formats"
+from tests.conftest import FORMATS
 
 
 @pytest.fixture(scope="module")
@@ -197,11 +195,8 @@ def test_several_notes_per_patient():
 # -- knowledge-base files ----------------------------------------------------------------------------------
 
 
-@requires_shared_formats
 def test_ban_files_parse_with_the_official_23_column_header(written, corpus):
-    official = (
-        (SHARED_FORMATS / "ban_csv_sample_StreetWorks-SDK.csv").read_text(encoding="utf-8").splitlines()[0].split(";")
-    )
+    official = (FORMATS / "ban_csv_sample_StreetWorks-SDK.csv").read_text(encoding="utf-8").splitlines()[0].split(";")
     assert list(BAN_HEADER) == official
     pairs = set()
     for dep in pools.DEPARTEMENTS:
@@ -220,9 +215,8 @@ def test_ban_files_parse_with_the_official_23_column_header(written, corpus):
             assert (note["zip"], note["city"]) in pairs, (note["zip"], note["city"])
 
 
-@requires_shared_formats
 def test_annuaire_file_has_the_official_header_trailing_bar_and_52_columns(written):
-    official_header = (SHARED_FORMATS / "rpps_small.txt").read_text(encoding="utf-8-sig").splitlines()[0]
+    official_header = (FORMATS / "rpps_small.txt").read_text(encoding="utf-8-sig").splitlines()[0]
     [path] = (written / "kb").glob("PS_LibreAcces_Personne_activite_*.txt")
     lines = path.read_text(encoding="utf-8").splitlines()
     assert lines[0] == official_header == "|".join(ANNUAIRE_HEADER) + "|"
