@@ -15,6 +15,49 @@ REPO = Path(__file__).resolve().parents[1]
 FORMATS = Path(__file__).resolve().parent / "data" / "formats"
 
 
+#: The longest test files, with the seconds each took alone (the sum of ``pytest --durations`` per file, run
+#: package by package on 2 cores shared with other work, November 2026): they run first. ``make test`` hands
+#: whole files to its two workers (``--dist loadfile`` in pyproject.toml, so that a file's module fixtures are
+#: built once), in collection order; a long file left for the end would keep one worker busy while the other
+#: waits. Out-of-date figures only change the order, never what runs.
+LONGEST_FILES = {
+    "tests/engine/test_spark_engine.py": 515,
+    "tests/weak_labelling/test_weak_label.py": 176,
+    "tests/synth/test_synth.py": 72,
+    "tests/deidentification/test_deidentify_leaves_no_identifier.py": 71,
+    "tests/io/test_output_dir.py": 58,
+    "tests/deidentification/test_deidentify_model.py": 49,
+    "tests/synth/test_exports_genres.py": 43,
+    "tests/segmentation/test_tokens.py": 42,
+    "tests/ner/test_predict.py": 37,
+    "tests/evaluation/test_scoring.py": 35,
+    "tests/engine/test_stage.py": 34,
+    "tests/test_cli.py": 33,
+    "tests/label/test_label_name_shortcuts_equal_token_walk.py": 26,
+    "tests/ner/test_calibrate.py": 25,
+    "tests/ner/test_train.py": 21,
+    "tests/segmentation/test_offsets_exact_on_any_html.py": 19,
+    "tests/synth/test_exports_layout.py": 19,
+    "tests/ner/test_knowledge_features.py": 18,
+    "tests/ner/test_transformer.py": 18,
+    "tests/label/test_label_regexes_match_plain_forms.py": 17,
+    "tests/evaluation/test_evaluate.py": 16,
+    "tests/synth/test_synth_geography.py": 15,
+    "tests/kb/test_kb_build.py": 15,
+    "tests/recipes/test_recipes.py": 14,
+    "tests/label/test_label_patterns.py": 12,
+    "tests/label/test_label_spans_resolved_and_aligned.py": 11,
+    "tests/ner/test_hybrid_thresholds.py": 10,
+    "tests/agreement/test_agreement.py": 10,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest files first (:data:`LONGEST_FILES`); the other files, and the tests within each file, keep
+    their order."""
+    items.sort(key=lambda item: -LONGEST_FILES.get(item.nodeid.split("::", 1)[0], 0))
+
+
 #: Words and separators of :func:`name_notes`: names in every casing, particles, initials, titles,
 #: words that stop a name run, digits and punctuation, joined by blanks, line breaks and tabs.
 NAME_WORDS = [
