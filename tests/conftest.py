@@ -1,5 +1,6 @@
-"""Shared fixtures: the path to the official format samples, a writer of small notes tables, and the
-generated name-like notes of the labeller's property tests."""
+"""Shared fixtures and the order of the test files: the path to the official format samples, a writer of small
+notes tables, the generated name-like notes of the labeller's property tests, the knowledge base and the tiny
+tagger built once per test session, and the longest test files run first."""
 
 from __future__ import annotations
 
