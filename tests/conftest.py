@@ -1,5 +1,6 @@
-"""Shared fixtures: paths to the shared format samples, a writer of small notes tables, and the
-generated name-like notes of the labeller's property tests."""
+"""Shared fixtures and the order of the test files: the path to the official format samples, a writer of small
+notes tables, the generated name-like notes of the labeller's property tests, the knowledge base and the tiny
+tagger built once per test session, and the longest test files run first."""
 
 from __future__ import annotations
 
@@ -9,14 +10,53 @@ import pytest
 from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
 
-#: Tests on the verbatim official sample rows of ``../shared/formats`` (kept beside the checkout, not
-#: copied into it). CI has them; a checkout elsewhere skips these tests with this reason, visibly.
-requires_shared_formats = pytest.mark.skipif(
-    not (SHARED / "formats").is_dir(),
-    reason="official format samples not found at ../shared/formats beside this checkout",
-)
+#: Verbatim official sample rows of the BAN and of the Annuaire Santé, shipped with the tests
+#: (``tests/data/formats/README.md`` says where they come from and under which licence).
+FORMATS = Path(__file__).resolve().parent / "data" / "formats"
+
+
+#: The longest test files, with the seconds each took alone (the sum of ``pytest --durations`` per file, run
+#: package by package on 2 cores shared with other work, November 2026): they run first. ``make test`` hands
+#: whole files to its two workers (``--dist loadfile`` in pyproject.toml, so that a file's module fixtures are
+#: built once), in collection order; a long file left for the end would keep one worker busy while the other
+#: waits. Out-of-date figures only change the order, never what runs.
+LONGEST_FILES = {
+    "tests/engine/test_spark_engine.py": 515,
+    "tests/weak_labelling/test_weak_label.py": 176,
+    "tests/synth/test_synth.py": 72,
+    "tests/deidentification/test_deidentify_leaves_no_identifier.py": 71,
+    "tests/io/test_output_dir.py": 58,
+    "tests/deidentification/test_deidentify_model.py": 49,
+    "tests/synth/test_exports_genres.py": 43,
+    "tests/segmentation/test_tokens.py": 42,
+    "tests/ner/test_predict.py": 37,
+    "tests/evaluation/test_scoring.py": 35,
+    "tests/engine/test_stage.py": 34,
+    "tests/test_cli.py": 33,
+    "tests/label/test_label_name_shortcuts_equal_token_walk.py": 26,
+    "tests/ner/test_calibrate.py": 25,
+    "tests/ner/test_train.py": 21,
+    "tests/segmentation/test_offsets_exact_on_any_html.py": 19,
+    "tests/synth/test_exports_layout.py": 19,
+    "tests/ner/test_knowledge_features.py": 18,
+    "tests/ner/test_transformer.py": 18,
+    "tests/label/test_label_regexes_match_plain_forms.py": 17,
+    "tests/evaluation/test_evaluate.py": 16,
+    "tests/synth/test_synth_geography.py": 15,
+    "tests/kb/test_kb_build.py": 15,
+    "tests/recipes/test_recipes.py": 14,
+    "tests/label/test_label_patterns.py": 12,
+    "tests/label/test_label_spans_resolved_and_aligned.py": 11,
+    "tests/ner/test_hybrid_thresholds.py": 10,
+    "tests/agreement/test_agreement.py": 10,
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest files first (:data:`LONGEST_FILES`); the other files, and the tests within each file, keep
+    their order."""
+    items.sort(key=lambda item: -LONGEST_FILES.get(item.nodeid.split("::", 1)[0], 0))
 
 
 #: Words and separators of :func:`name_notes`: names in every casing, particles, initials, titles,
@@ -116,4 +156,82 @@ def kb_dir(tmp_path_factory) -> Path:
         health_directory=sorted(str(p) for p in sources.glob("PS_LibreAcces_Personne_activite_*.txt")),
         progress=False,
     )
+    return out
+
+
+# ------------------------------------------------------------------------------------ the tiny tagger
+# One tagger per test session (per xdist worker), shared by the predict, calibrate, deidentify and Spark
+# tests: each module used to train its own, identical one.
+
+#: Sample notes the tiny tagger is trained on and predicts (``notes_file`` adds three odd notes after them).
+MODEL_NOTES = 12
+
+
+@pytest.fixture(scope="session")
+def notes_file(tmp_path_factory) -> Path:
+    """The first sample notes, then a note with no HTML, an empty one and a duplicated id."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(REPO / "data" / "notes.parquet").slice(0, MODEL_NOTES).to_pandas()
+    extra = table.iloc[:3].copy()
+    extra["id_document"] = ["no-html", "blank", table["id_document"].iloc[0]]
+    extra["html"] = [None, "<p> </p>", "<p>Vu le 12/03/2021.</p>"]
+    path = tmp_path_factory.mktemp("notes") / "notes.parquet"
+    pd.concat([table, extra], ignore_index=True).to_parquet(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory, notes_file) -> Path:
+    """A real Flair SequenceTagger (CRF, characters only, hidden 8) trained a few epochs on weak labels."""
+    import json
+    import shutil
+
+    import flair
+    import torch
+    from flair.data import Dictionary
+    from flair.datasets import ColumnCorpus
+    from flair.embeddings import CharacterEmbeddings
+    from flair.models import SequenceTagger
+    from flair.trainers import ModelTrainer
+
+    from deid_ds import weak_label
+
+    base = tmp_path_factory.mktemp("model")
+    weak_label(
+        notes_file, base / "weak", progress=False, split=(1.0, 0.0, 0.0), workers=1, features=False
+    )  # two columns
+    flair.set_seed(0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        corpus = ColumnCorpus(base / "weak", {0: "text", 1: "ner"}, train_file="train.txt", sample_missing_splits=False)
+        corpus._train = torch.utils.data.Subset(corpus.train, range(min(60, len(corpus.train))))
+        characters = Dictionary(add_unk=True)
+        for sentence in corpus.train:
+            for token in sentence:
+                for char in token.text:
+                    characters.add_item(char)
+        tagger = SequenceTagger(
+            hidden_size=8,
+            embeddings=CharacterEmbeddings(characters, char_embedding_dim=8, hidden_size_char=8),
+            tag_dictionary=corpus.make_label_dictionary("ner", add_unk=False),
+            tag_type="ner",
+            use_crf=True,
+        )
+        ModelTrainer(tagger, corpus).train(
+            base / "flair",
+            max_epochs=5,
+            mini_batch_size=8,
+            learning_rate=0.5,
+            save_final_model=True,
+            create_file_logs=False,
+        )
+    finally:
+        torch.set_num_threads(threads)
+    out = base / "modeldir"
+    out.mkdir()
+    shutil.copy(base / "flair" / "final-model.pt", out / "best-model.pt")
+    (out / "model_card.json").write_text(json.dumps({"note": "tiny test model"}))
     return out

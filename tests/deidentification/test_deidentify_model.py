@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from deid_ds.cli import main
-from tests.ner.test_predict import model_dir, no_network, notes_file  # noqa: F401 - fixtures shared with the predict tests
+from tests.ner.test_predict import no_network  # noqa: F401 - the network cut, as in the predict tests
 
 
 @pytest.mark.slow
-def test_deidentify_with_a_model(model_dir, notes_file, tmp_path):  # noqa: F811
+def test_deidentify_with_a_model(model_dir, notes_file, tmp_path):
     out = tmp_path / "out"
     result = CliRunner().invoke(
         main,

@@ -20,7 +20,6 @@ from deid_ds.cli import main
 from deid_ds.errors import DeidError
 from deid_ds.weak_labelling import weak_label
 from tests.conftest import REPO
-from tests.ner.test_predict import model_dir, notes_file  # noqa: F401 - the tiny tagger trained offline, and its notes
 from tests.weak_labelling.test_weak_label import GOLD, NOTES, same_outputs
 
 needs_spark = pytest.mark.skipif(importlib.util.find_spec("pyspark") is None, reason="pyspark not installed")
@@ -187,7 +186,7 @@ def test_segment_gives_the_local_engines_outputs(spark, notes_dir, tmp_path):
 
 @pytest.mark.slow
 @needs_spark
-def test_predict_gives_the_local_engines_spans(spark, model_dir, notes_file, kb_dir, tmp_path):  # noqa: F811 - fixtures
+def test_predict_gives_the_local_engines_spans(spark, model_dir, notes_file, kb_dir, tmp_path):
     from deid_ds.ner.predict import predict
 
     def both(name, **options):

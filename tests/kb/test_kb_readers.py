@@ -10,10 +10,8 @@ import pytest
 from deid_ds.kb.annuaire import read_directory
 from deid_ds.kb.ban import read_ban
 from deid_ds.kb.source_files import SourceError
-from tests.conftest import SHARED, requires_shared_formats
+from tests.conftest import FORMATS
 
-pytestmark = requires_shared_formats
-FORMATS = SHARED / "formats"
 BAN_SAMPLE = FORMATS / "ban_csv_sample_StreetWorks-SDK.csv"
 RPPS_SAMPLE = FORMATS / "rpps_small.txt"
 

@@ -15,7 +15,7 @@ from deid_ds.cli import main
 from deid_ds.ner.calibrate import GRID, merged_frame
 from deid_ds.ner.hybrid import AGREED_SOURCE
 from tests.conftest import REPO
-from tests.ner.test_predict import model_dir, no_network, notes_file  # noqa: F401 (fixtures)
+from tests.ner.test_predict import no_network  # noqa: F401 - the network cut, as in the predict tests
 
 
 def _run(args) -> str:
@@ -25,7 +25,7 @@ def _run(args) -> str:
 
 
 @pytest.fixture(scope="module")
-def gold_file(tmp_path_factory, notes_file):  # noqa: F811
+def gold_file(tmp_path_factory, notes_file):
     """The sample's gold spans of the notes of ``notes_file``."""
     notes = pd.read_parquet(notes_file)
     gold = pd.read_parquet(REPO / "data" / "gold.parquet")
@@ -35,7 +35,7 @@ def gold_file(tmp_path_factory, notes_file):  # noqa: F811
 
 
 @pytest.mark.slow
-def test_calibrate_then_predict_with_its_threshold(model_dir, notes_file, gold_file, kb_dir, tmp_path):  # noqa: F811
+def test_calibrate_then_predict_with_its_threshold(model_dir, notes_file, gold_file, kb_dir, tmp_path):
     out = tmp_path / "calibration.json"
     output = _run(["calibrate", model_dir, notes_file, "--gold", gold_file, "--kb", kb_dir, "--out", out])
     assert "chosen threshold" in output
@@ -91,7 +91,7 @@ def test_calibrate_then_predict_with_its_threshold(model_dir, notes_file, gold_f
 
 
 @pytest.mark.slow
-def test_model_spans_carry_a_score(model_dir, notes_file, tmp_path):  # noqa: F811
+def test_model_spans_carry_a_score(model_dir, notes_file, tmp_path):
     _run(["predict", model_dir, notes_file, "--out", tmp_path / "out", "--quiet", "--device", "cpu", "--workers", "1"])
     spans = pd.read_parquet(tmp_path / "out" / "spans.parquet")
     assert len(spans) and ((spans["score"] > 0) & (spans["score"] <= 1)).all()

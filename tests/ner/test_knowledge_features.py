@@ -67,10 +67,11 @@ def test_weak_label_writes_the_features_as_a_middle_column(weak_dir, kb_dir):
 
 @pytest.mark.slow
 def test_no_features_gives_two_columns_and_no_metadata_no_metadata_feature(notes, kb_dir, tmp_path):
-    run(["weak-label", str(notes), "--kb", str(kb_dir), "--out", str(tmp_path / "two"), "-q", "--no-features"])
+    options = ["--kb", str(kb_dir), "-q", "-j", "1"]  # one process: the workers are tested in weak_labelling
+    run(["weak-label", str(notes), "--out", str(tmp_path / "two"), *options, "--no-features"])
     assert all(len(columns) == 2 for columns in flair_lines(tmp_path / "two" / "train.txt"))
     assert json.loads((tmp_path / "two" / "report.json").read_text())["knowledge_features"] is None
-    run(["weak-label", str(notes), "--kb", str(kb_dir), "--out", str(tmp_path / "blind"), "-q", "--no-metadata"])
+    run(["weak-label", str(notes), "--out", str(tmp_path / "blind"), *options, "--no-metadata"])
     lines = flair_lines(tmp_path / "blind" / "train.txt")
     assert lines and not any("meta:" in features for _, features, _ in lines)
     assert json.loads((tmp_path / "blind" / "report.json").read_text())["knowledge_features"]["use_metadata"] is False

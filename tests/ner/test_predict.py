@@ -23,9 +23,8 @@ from deid_ds.model import LABELS
 from deid_ds.ner.hybrid import AGREED_SOURCE, merge_spans, rule_wins
 from deid_ds.ner.predict import model_file, sentence_entities, tags_to_spans
 from deid_ds.segmentation.html_text import html_to_text
+from tests.conftest import MODEL_NOTES as N_NOTES
 from tests.conftest import REPO
-
-N_NOTES = 12
 
 
 @pytest.fixture(autouse=True)
@@ -182,70 +181,6 @@ def test_merge_is_independent_of_input_order_and_never_overlaps():
 
 
 # ----------------------------------------------------------------------------- the tiny model
-
-
-@pytest.fixture(scope="module")
-def notes_file(tmp_path_factory) -> Path:
-    """The first sample notes, then a note with no HTML, an empty one and a duplicated id."""
-    table = pq.read_table(REPO / "data" / "notes.parquet").slice(0, N_NOTES).to_pandas()
-    extra = table.iloc[:3].copy()
-    extra["id_document"] = ["no-html", "blank", table["id_document"].iloc[0]]
-    extra["html"] = [None, "<p> </p>", "<p>Vu le 12/03/2021.</p>"]
-    path = tmp_path_factory.mktemp("notes") / "notes.parquet"
-    pd.concat([table, extra], ignore_index=True).to_parquet(path)
-    return path
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory, notes_file) -> Path:
-    """A real Flair SequenceTagger (CRF, characters only, hidden 8) trained a few epochs on weak labels."""
-    import flair
-    import torch
-    from flair.data import Dictionary
-    from flair.datasets import ColumnCorpus
-    from flair.embeddings import CharacterEmbeddings
-    from flair.models import SequenceTagger
-    from flair.trainers import ModelTrainer
-
-    from deid_ds import weak_label
-
-    base = tmp_path_factory.mktemp("model")
-    weak_label(
-        notes_file, base / "weak", progress=False, split=(1.0, 0.0, 0.0), workers=1, features=False
-    )  # two columns
-    flair.set_seed(0)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        corpus = ColumnCorpus(base / "weak", {0: "text", 1: "ner"}, train_file="train.txt", sample_missing_splits=False)
-        corpus._train = torch.utils.data.Subset(corpus.train, range(min(60, len(corpus.train))))
-        characters = Dictionary(add_unk=True)
-        for sentence in corpus.train:
-            for token in sentence:
-                for char in token.text:
-                    characters.add_item(char)
-        tagger = SequenceTagger(
-            hidden_size=8,
-            embeddings=CharacterEmbeddings(characters, char_embedding_dim=8, hidden_size_char=8),
-            tag_dictionary=corpus.make_label_dictionary("ner", add_unk=False),
-            tag_type="ner",
-            use_crf=True,
-        )
-        ModelTrainer(tagger, corpus).train(
-            base / "flair",
-            max_epochs=5,
-            mini_batch_size=8,
-            learning_rate=0.5,
-            save_final_model=True,
-            create_file_logs=False,
-        )
-    finally:
-        torch.set_num_threads(threads)
-    out = base / "modeldir"
-    out.mkdir()
-    shutil.copy(base / "flair" / "final-model.pt", out / "best-model.pt")
-    (out / "model_card.json").write_text(json.dumps({"note": "tiny test model"}))
-    return out
 
 
 def _predict(args) -> str:

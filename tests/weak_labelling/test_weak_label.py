@@ -993,7 +993,7 @@ def test_rules_lists_the_labelling_functions_and_disable_rule_switches_one_off(k
     outputs = {}
     for name, extra in (("all", []), ("without", ["-v", "--disable-rule", "dates", "--disable-rule", "streets"])):
         result = runner.invoke(
-            main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / name), "-q", *extra]
+            main, ["weak-label", str(notes), "--kb", str(kb_dir), "-o", str(tmp_path / name), "-q", "-j", "1", *extra]
         )
         assert result.exit_code == 0, result.output
         # the spans per function are printed with -v only: the default summary stays short
