@@ -1,6 +1,6 @@
 """How the BAN's commune names are written in notes: whole cities for arrondissements, names without their article.
 
-Two facts of the real BAN that the commune gazetteer must undo (``../shared/formats/README.md``):
+Two facts of the real BAN that the commune gazetteer must undo:
 
 * Paris, Lyon and Marseille appear only as their arrondissements (``nom_commune`` ``Paris 13e
   Arrondissement``, ``code_insee`` 75113, postcode 75013). Notes write ``Paris 13e``, ``LYON 8`` or ``75013

@@ -1,5 +1,5 @@
 """Knowledge-base source files in the exact official formats: BAN ``adresses-XX.csv.gz`` and the Annuaire
-Santé ``PS_LibreAcces_Personne_activite_*.txt`` (see ``../shared/formats/README.md``).
+Santé ``PS_LibreAcces_Personne_activite_*.txt`` (samples in ``tests/data/formats``).
 
 The point is that the project's loaders are exercised on the real formats, so the details matter: the
 BAN is a ``;``-separated CSV with the 23-column header, gzip-compressed, values kept as strings

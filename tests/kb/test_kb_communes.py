@@ -1,7 +1,7 @@
 """The commune gazetteer of all France: Paris, Lyon and Marseille from their arrondissements, names without article.
 
 The real BAN lists Paris only as ``Paris 13e Arrondissement`` (INSEE 75113, postcode 75013) and so on
-(``../shared/formats/README.md``); notes write ``Paris 13e`` or ``75013 PARIS``, and the guidelines
+(as the BAN publishes it); notes write ``Paris 13e`` or ``75013 PARIS``, and the guidelines
 annotate the city alone (``[Paris] 13e``). ``Le Havre`` is written ``au Havre`` (``au [Havre]``). The
 fixture ``fixtures/adresses-all-france.csv`` holds rows in the BAN's 23-column format for these cases
 and for an overseas and a Corsican commune.
