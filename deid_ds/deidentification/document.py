@@ -61,6 +61,17 @@ def _normalised(text: str) -> str:
     return " ".join(text.split())
 
 
+#: Dictation initials: two or three capitals (``SL``), next to the slash of ``SL/LL``.
+_INITIALS = re.compile(r"[A-Z]{2,3}")
+
+
+def _dictation_initials(text: str, start: int, end: int) -> bool:
+    """Whether the name span ``text[start:end]`` is one side of dictation initials (``SL/LL``: the
+    guidelines make each side its own span), so that its surrogate is initials too, not a surname."""
+    beside = text[max(0, start - 1) : start] + text[end : end + 1]
+    return "/" in beside and _INITIALS.fullmatch(text[start:end]) is not None
+
+
 def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[int, str]:
     """For each ZIP span (by index), the text of the VILLE span written right next to it."""
     cities = [(located[i].text_start, located[i].text_end) for i, s in enumerate(spans) if s.label == "VILLE"]
@@ -122,9 +133,10 @@ def deidentify_document(
         if mode == "mask":
             replacements.append(mask(span.label, mask_format))
             continue
-        key = (span.label, original, pairs.get(i))
+        initials = span.label in ("PATIENT", "DOCTOR") and _dictation_initials(text, where.text_start, where.text_end)
+        key = (span.label, original, pairs.get(i), initials)
         if key not in seen:
-            seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format)
+            seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format, initials)
         replacements.append(seen[key])
     originals = [text[where.text_start : where.text_end] for where in located]
     replacer = Replacer(

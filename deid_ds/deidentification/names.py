@@ -234,12 +234,13 @@ def remember(ctx: Context, text: str, label: str, sex: str | None = None) -> Non
 def surrogate_name(ctx: Context, text: str, label: str = "PATIENT", role: str | None = None) -> str:
     """The surrogate of a whole name span (separators and layout kept, each part mapped on its own).
 
-    ``role`` forces every group to ``first`` or ``last`` (metadata columns).
+    ``role`` forces every group to ``first`` or ``last`` (metadata columns), or reads the span as dictation
+    initials (``initials``: ``SL`` of ``SL/LL``, each side its own span), mapped letter by letter.
     """
     groups = _groups(text)
     if not groups:
         return text
-    if _is_dictation(text, groups):
+    if role == "initials" or _is_dictation(text, groups):
         return _replace(
             text,
             [(w.start, w.end, "".join(initial(ctx, c, label, None) for c in w.text)) for g in groups for w in g.words],

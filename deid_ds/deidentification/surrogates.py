@@ -70,10 +70,11 @@ def readable(label: str, text: str) -> bool:
     return True
 
 
-def _draw(ctx: Context, label: str, text: str, paired_city: str | None) -> str:
+def _draw(ctx: Context, label: str, text: str, paired_city: str | None, initials: bool = False) -> str:
+    role = "initials" if initials else None
     draws: dict[str, Callable[[], str]] = {
-        "PATIENT": lambda: surrogate_name(ctx, text, label),
-        "DOCTOR": lambda: surrogate_name(ctx, text, label),
+        "PATIENT": lambda: surrogate_name(ctx, text, label, role),
+        "DOCTOR": lambda: surrogate_name(ctx, text, label, role),
         "PHONE": lambda: surrogate_phone(ctx, text),
         "EMAIL": lambda: surrogate_email(ctx, text),
         "ZIP": lambda: surrogate_zip(ctx, text, paired_city),
@@ -93,9 +94,15 @@ def guard(ctx: Context, label: str, original: str, draw: Callable[[Context], str
 
 
 def surrogate(
-    ctx: Context, label: str, text: str, paired_city: str | None = None, mask_format: str = DEFAULT_MASK
+    ctx: Context,
+    label: str,
+    text: str,
+    paired_city: str | None = None,
+    mask_format: str = DEFAULT_MASK,
+    initials: bool = False,
 ) -> Replacement:
-    """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP).
+    """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP;
+    ``initials``: a name span that is dictation initials, replaced by initials).
 
     A span that cannot be given a surrogate safely is masked with ``mask_format`` (module docstring).
     """
@@ -110,5 +117,5 @@ def surrogate(
         return _masked(label, mask_format, UNKNOWN_LABEL)
     if not readable(label, text):
         return _masked(label, mask_format, UNREADABLE.format(label=label.lower()))
-    new = guard(ctx, label, text, lambda c: _draw(c, label, text, paired_city))
+    new = guard(ctx, label, text, lambda c: _draw(c, label, text, paired_city, initials))
     return Replacement(new) if new is not None else _masked(label, mask_format, KEPT_ORIGINAL)

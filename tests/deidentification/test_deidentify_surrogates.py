@@ -76,6 +76,26 @@ def test_doctors_keep_their_surrogate_across_patients_and_dictation_initials_sta
     assert re.fullmatch(r"[A-Z]{2}/[A-Z]{2}", surrogate_name(context(), "YK/CL", "DOCTOR"))
 
 
+def test_dictation_initials_written_as_two_spans_get_initials_not_surnames():
+    """The guidelines make ``SL/LL`` two DOCTOR spans: each side is replaced by initials, as ``YK/CL`` is whole."""
+    from deid_ds.deidentification.document import SpanIn, deidentify_document
+    from deid_ds.segmentation.html_text import html_to_text
+
+    html = "<p>Dr Yann KERBRAT</p><p>SL/LL</p><p>Revu avec le Dr LL.</p>"
+    spans = [
+        SpanIn("DOCTOR", html.index("Yann"), html.index("Yann") + len("Yann KERBRAT")),
+        SpanIn("DOCTOR", html.index("SL"), html.index("SL") + 2),
+        SpanIn("DOCTOR", html.index("/LL") + 1, html.index("/LL") + 3),
+        SpanIn("DOCTOR", html.rindex("LL"), html.rindex("LL") + 2),
+    ]
+    outcome = deidentify_document(html_to_text(html), spans, context(patient=PatientMetadata()), "surrogate")
+    dictated = re.search(r"<p>([^<]*)/([^<]*)</p>", outcome.html)
+    assert dictated and re.fullmatch(r"[A-Z]{2}", dictated[1]) and re.fullmatch(r"[A-Z]{2}", dictated[2])
+    assert (dictated[1], dictated[2]) != ("SL", "LL")
+    # "Dr LL." with no slash beside it reads as a surname, as before
+    assert "Dr LL." not in outcome.html
+
+
 def test_a_surrogate_is_never_one_of_the_patients_own_names():
     pools = load_pools(None)
     for first in pools.first_names["*"][:60]:
