@@ -71,7 +71,7 @@ def generate_ban(path: Path, rows: int, communes: int, streets: int, rng: random
 
 
 def generate_directory(path: Path, lines: int, people: int, rng: random.Random) -> None:
-    header = (REPO.parent / "shared" / "formats" / "rpps_small.txt").read_text(encoding="utf-8").splitlines()[0]
+    header = (REPO / "tests" / "data" / "formats" / "rpps_small.txt").read_text(encoding="utf-8").splitlines()[0]
     surnames = [word(rng, rng.randint(2, 4)).upper() for _ in range(250_000)]
     professions = [
         "Médecin",
