@@ -298,7 +298,7 @@ def deidentify(
     from deid_ds.deidentification.pools import load_pools
 
     load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
-    source = runner.open("deidentify", notes, column_map, log)
+    source = runner.open("deidentify", notes, column_map, log, batch_size=batch_size)
     own = own_columns(dict(column_map or {}))
     dropped = check_keep_columns(keep_columns, list(source.columns), own, str(notes))
     with tempfile.TemporaryDirectory(prefix="deid-ds-predict-") as scratch:

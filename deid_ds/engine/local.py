@@ -182,9 +182,17 @@ class LocalEngine:
         log: Callable[[str], None],
         *,
         group: Callable[[str, str | None], str] | None = None,
+        batch_size: int | None = None,
     ) -> LocalInput:
-        """Open the notes (columns checked, nothing read yet; the groups are read by :meth:`groups`)."""
+        """Open the notes (columns checked, nothing read yet; the groups are read by :meth:`groups`).
+
+        With ``batch_size``, the engine keeps no more workers than the notes make batches: a worker
+        process costs seconds to start (it imports the stage's libraries again), more than a small
+        input's whole batch, and one batch runs in this process.
+        """
         source = open_notes(notes, column_map)
+        if batch_size is not None:
+            self.workers = max(1, min(self.workers, len(source.batch_lengths(batch_size))))
         columns = () if source.kind == "files" else tuple(pq.read_schema(source.files[0]).names)
         return LocalInput(source, source.num_notes, columns)
 

@@ -581,9 +581,11 @@ class SparkEngine:
         log: Callable[[str], None],
         *,
         group: Callable[[str, str | None], str] | None = None,
+        batch_size: int | None = None,
     ) -> Input:
         """The session and the notes (:func:`open_input`, the input's other columns kept for
-        :attr:`Stage.keep`); with ``group``, the set of ``group(id_document, id_patient)`` of the notes."""
+        :attr:`Stage.keep`); with ``group``, the set of ``group(id_document, id_patient)`` of the notes.
+        ``batch_size`` is the local engine's business (the cluster sizes its own parallelism)."""
         read = open_input(command, notes, column_map, self.master, log, group=group, others=True)
         self.spark = read.spark
         return read

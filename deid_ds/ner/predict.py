@@ -665,7 +665,7 @@ def predict(
     check_output_dir(out, "predict", inputs, overwrite)  # before the model loads, not after
     path = model_file(model)
     # Spark starts (and reads the notes' ids) once the model and options are checked, in the block below.
-    source = None if runner.distributed else runner.open("predict", notes, column_map, log)
+    source = None if runner.distributed else runner.open("predict", notes, column_map, log, batch_size=batch_size)
     # Where the batches run elsewhere, the device is theirs (resolved there); the driver checks the model on its own.
     chosen = resolve_device(device if not runner.distributed or not device.startswith("cuda") else "auto")
     rules = None

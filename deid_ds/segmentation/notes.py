@@ -379,7 +379,7 @@ def segment_notes(
 
     runner = engine_for(engine, workers=workers, progress=progress, spark_master=spark_master)
     log = (lambda message: print(message, file=sys.stderr)) if progress else (lambda message: None)
-    source = runner.open("segment", notes, column_map, log)
+    source = runner.open("segment", notes, column_map, log, batch_size=batch_size)
     options = SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens)
     segmenter_for(options)  # fail fast on a bad Punkt file, before any output exists
     report = SegmentReport()

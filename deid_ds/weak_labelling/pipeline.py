@@ -129,7 +129,7 @@ def weak_label(
     disabled = check_names(disabled_rules)
     inputs = (notes, kb, gold, punkt)
     check_output_dir(out, "weak-label", inputs, overwrite)  # before hours of labelling, not after
-    source = runner.open("weak-label", notes, column_map, log, group=patient_group)
+    source = runner.open("weak-label", notes, column_map, log, group=patient_group, batch_size=batch_size)
     options = WeakLabelOptions(
         SegmentOptions(str(Path(punkt).resolve()) if punkt else None, max_tokens),
         LabelConfig(check_kb(kb), use_metadata, disabled),
