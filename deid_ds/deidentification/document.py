@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.html_replace import Edit, SpanError, apply_all, locate
-from deid_ds.deidentification.names import remember, sex_cue
+from deid_ds.deidentification.names import is_dictation_side, remember, sex_cue
 from deid_ds.deidentification.other_views import Replacer, view_edits
 from deid_ds.deidentification.overlap import NoteOriginals
 from deid_ds.deidentification.places import remember_town
@@ -61,15 +61,11 @@ def _normalised(text: str) -> str:
     return " ".join(text.split())
 
 
-#: Dictation initials: two or three capitals (``SL``), next to the slash of ``SL/LL``.
-_INITIALS = re.compile(r"[A-Z]{2,3}")
-
-
 def _dictation_initials(text: str, start: int, end: int) -> bool:
     """Whether the name span ``text[start:end]`` is one side of dictation initials (``SL/LL``: the
     guidelines make each side its own span), so that its surrogate is initials too, not a surname."""
     beside = text[max(0, start - 1) : start] + text[end : end + 1]
-    return "/" in beside and _INITIALS.fullmatch(text[start:end]) is not None
+    return "/" in beside and is_dictation_side(text[start:end])
 
 
 def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[int, str]:

@@ -128,8 +128,18 @@ def _groups(text: str) -> list[_Group]:
     return groups
 
 
+def _initials_word(word: str) -> bool:
+    """A word of dictation initials: at most three capitals (``YK``, ``CL``)."""
+    return len(word) <= 3 and word.isupper()
+
+
 def _is_dictation(text: str, groups: list[_Group]) -> bool:
-    return "/" in text and all(len(w.text) <= 3 and w.text.isupper() for g in groups for w in g.words)
+    return "/" in text and all(_initials_word(w.text) for g in groups for w in g.words)
+
+
+def is_dictation_side(word: str) -> bool:
+    """Whether a name span standing next to a ``/`` is one side of dictation initials (``SL`` of ``SL/LL``)."""
+    return len(word) >= 2 and _TOKEN.fullmatch(word) is not None and _initials_word(word)
 
 
 def _assign_roles(groups: list[_Group], ctx: Context, label: str, forced: str | None) -> None:

@@ -114,6 +114,7 @@ class NotesInfo:
     doc_types: dict[str, str | None] = field(default_factory=dict)
     found: int = 0
     failed: int = 0
+    html: dict[str, str | bytes] = field(default_factory=dict)  # the gold notes' HTML (the report's context)
 
 
 def notes_info(
@@ -145,6 +146,8 @@ def notes_info(
                     seen.add(note.id_document)
                     info.doc_types[note.id_document] = note.doc_type
                     info.found += 1
+                    if isinstance(note.html, (str, bytes)):
+                        info.html[note.id_document] = note.html
                     status, parsed, compact = segment_note(note, segmenter)
                     if status.status == "failed":
                         info.failed += 1
@@ -269,7 +272,7 @@ def evaluate(
     if html is not None:
         from deid_ds.io.html_page import check_replaceable
 
-        check_replaceable(html)  # before the work, not after it
+        check_replaceable(html, overwrite=None)  # before the work, not after it (evaluate has no --overwrite)
     labels = system_names(predictions, names)
     gold_frame = read_spans(gold, "gold")
     frames = {name: read_spans(path, f"predictions of {name}") for name, path in zip(labels, predictions)}
@@ -278,9 +281,10 @@ def evaluate(
     doc_types: dict[str, str | None] | None = None
     doc_types_from = None
     found = failed = None
+    notes_html = None
     if notes is not None:
         info = notes_info(notes, set(documents), column_map, punkt, max_tokens, progress)
-        tokens, found, failed = info.tokens, info.found, info.failed
+        tokens, found, failed, notes_html = info.tokens, info.found, info.failed, info.html
         if any(v is not None for v in info.doc_types.values()):
             doc_types, doc_types_from = info.doc_types, "notes"
     if doc_types is None and "doc_type" in gold_frame.columns and gold_frame["doc_type"].notna().any():
@@ -310,28 +314,31 @@ def evaluate(
     )
     if json_out is not None:
         atomic_write_text(json_out, json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n")
+    png = None
     if figure is not None:
-        from deid_ds.evaluation.figure import f1_figure
+        from deid_ds.evaluation.figure import f1_figure, f1_figure_png
 
-        f1_figure(comparison, figure)
+        png = f1_figure_png(comparison)  # drawn once: the file and the page's inline copy
+        f1_figure(comparison, figure, png=png)
     if html is not None:
-        _write_html(result, html, gold_frame, frames, documents, notes, column_map, examples_per_label, seed)
+        _write_html(result, html, gold_frame, frames, documents, notes_html, examples_per_label, seed, png)
     return result
 
 
-def _write_html(result, html, gold_frame, frames, documents, notes, column_map, per_label, seed) -> None:
-    """The ``html`` page: the figure inline, error examples with their context when the notes are given."""
-    from deid_ds.evaluation.examples import add_context, error_examples, read_notes_html
+def _write_html(result, html, gold_frame, frames, documents, notes_html, per_label, seed, png) -> None:
+    """The ``html`` page: the figure inline, error examples with their context when the notes are given
+    (``notes_html``: the gold notes' HTML, read while the notes were segmented)."""
+    from deid_ds.evaluation.examples import add_context, error_examples
     from deid_ds.evaluation.html_report import write_html_report
 
-    try:
-        from deid_ds.evaluation.figure import f1_figure_png
+    if png is None:
+        try:
+            from deid_ds.evaluation.figure import f1_figure_png
 
-        png = f1_figure_png(result.comparison)
-    except ImportError:  # matplotlib missing: the page without its figure
-        png = None
+            png = f1_figure_png(result.comparison)
+        except ImportError:  # matplotlib missing: the page without its figure
+            png = None
     examples = error_examples(gold_frame, frames, documents, per_label=per_label, seed=seed)
-    if notes is not None:
-        wanted = {e.id_document for items in examples.values() for e in items}
-        examples = add_context(examples, read_notes_html(notes, wanted, column_map))
+    if notes_html is not None:
+        examples = add_context(examples, notes_html)
     write_html_report(html, result, figure_png=png, examples=examples, per_label=per_label)

@@ -131,7 +131,7 @@ def add_context(
         done = []
         for example in items:
             source = notes_html.get(example.id_document)
-            if source is None:
+            if not isinstance(source, (str, bytes)):  # no note, or no HTML in it: no context
                 done.append(example)
                 continue
             if example.id_document not in parsed_cache:
@@ -156,17 +156,3 @@ def add_context(
 def _one_line(text: str) -> str:
     """Line breaks and tabs as single spaces: a context fits a table cell."""
     return _BLANKS.sub(" ", text)
-
-
-def read_notes_html(notes, documents: set[str], column_map: Mapping[str, str] | None = None) -> dict[str, str | bytes]:
-    """The HTML of ``documents`` from the notes table (only those: a warehouse export is read in batches)."""
-    from deid_ds.io.notes import open_notes
-
-    found: dict[str, str | bytes] = {}
-    for batch in open_notes(notes, column_map).iter_batches():
-        for note in batch:
-            if note.id_document in documents and note.id_document not in found and note.html is not None:
-                found[note.id_document] = note.html
-        if len(found) == len(documents):
-            break
-    return found

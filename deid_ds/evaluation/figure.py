@@ -31,10 +31,10 @@ def axis_floor(values) -> float:
     return max(0.0, min(0.9, math.floor((lowest - 0.05) * 10 + 1e-9) / 10))
 
 
-def f1_figure(comparison, path: str | Path, *, title: str | None = None) -> Path:
-    """Write :func:`f1_figure_png` to ``path`` atomically."""
+def f1_figure(comparison, path: str | Path, *, title: str | None = None, png: bytes | None = None) -> Path:
+    """Write :func:`f1_figure_png` to ``path`` atomically (``png``: the figure already drawn)."""
     path = Path(path)
-    data = f1_figure_png(comparison, title=title)
+    data = png if png is not None else f1_figure_png(comparison, title=title)
     with atomic_path(path) as tmp:
         tmp.write_bytes(data)
     return path

@@ -136,8 +136,9 @@ def page(title: str, body: str, *, banner: str | None = None, labels: Iterable[s
     )
 
 
-def check_replaceable(path: str | Path, overwrite: bool = False) -> None:
-    """Refuse to write a page over a file that deid-ds did not write, unless ``overwrite``.
+def check_replaceable(path: str | Path, overwrite: bool | None = False) -> None:
+    """Refuse to write a page over a file that deid-ds did not write, unless ``overwrite`` (``None``: the
+    caller has no such option, and the message does not offer one).
 
     A page of a previous run (it carries :data:`GENERATOR`) is replaced, so that a command can be run
     again; anything else at ``path`` (a directory, someone's file) is refused with a one-line error.
@@ -153,4 +154,5 @@ def check_replaceable(path: str | Path, overwrite: bool = False) -> None:
     except OSError:
         head = b""
     if GENERATOR.encode() not in head:
-        raise InputError(f"{path} exists and was not written by deid-ds: choose another path (or --overwrite)")
+        offer = "" if overwrite is None else " (or --overwrite)"
+        raise InputError(f"{path} exists and was not written by deid-ds: choose another path{offer}")

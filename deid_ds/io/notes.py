@@ -57,6 +57,7 @@ class NotesSource:
     num_notes: int
     columns: dict[str, str]  # our column name -> source column name (present ones only)
     files: tuple[Path, ...]
+    file_rows: tuple[int, ...] = ()  # notes per Parquet file, read from the footers when the input is opened
 
     def iter_batches(self, batch_size: int = DEFAULT_BATCH_SIZE) -> Iterator[list[Note]]:
         """Notes in input order, ``batch_size`` at a time."""
@@ -74,7 +75,7 @@ class NotesSource:
         if self.kind == "files":
             counts = [self.num_notes]
         else:
-            counts = [pq.read_metadata(file).num_rows for file in self.files]
+            counts = list(self.file_rows) or [pq.read_metadata(file).num_rows for file in self.files]
         lengths: list[int] = []
         for count in counts:
             full, rest = divmod(count, batch_size)
@@ -136,7 +137,7 @@ def open_notes(path: str | Path, column_map: Mapping[str, str] | None = None) ->
 
 
 def _open_parquet(root: Path, files: tuple[Path, ...], column_map: dict[str, str]) -> NotesSource:
-    num_rows = 0
+    rows: list[int] = []
     schema_names: list[str] | None = None
     for file in files:
         with file.open("rb") as handle:
@@ -152,7 +153,7 @@ def _open_parquet(root: Path, files: tuple[Path, ...], column_map: dict[str, str
         names = metadata.schema.to_arrow_schema().names
         if schema_names is None:
             schema_names = names
-        num_rows += metadata.num_rows
+        rows.append(metadata.num_rows)
         _check_columns(file, names, column_map)
     assert schema_names is not None
     columns = {}
@@ -160,7 +161,7 @@ def _open_parquet(root: Path, files: tuple[Path, ...], column_map: dict[str, str
         theirs = column_map.get(ours, ours)
         if theirs in schema_names:
             columns[ours] = theirs
-    return NotesSource(root, "parquet", num_rows, columns, files)
+    return NotesSource(root, "parquet", sum(rows), columns, files, tuple(rows))
 
 
 def _check_columns(file: Path, names: list[str], column_map: Mapping[str, str]) -> None:

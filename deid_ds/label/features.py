@@ -161,10 +161,11 @@ def _metadata_features(
 ) -> None:
     """The ``meta:*`` features, with the patient rule's name matching (:class:`PatientNames`)."""
     names = PatientNames.from_metadata(patient)
+    folded = [fold(word) for word in words]  # once per word, for the names and the address below
     if names is not None:
         for k, word in enumerate(words):
             if word[:1].isalpha():
-                kind = names.kind(fold(word).strip(".-'’"))
+                kind = names.kind(folded[k].strip(".-'’"))
                 if kind is not None:
                     found[k].add("meta:" + kind)
     place_words = {fold(w) for w in _WORDS.findall(" ".join(filter(None, (patient.address, patient.city))))}
@@ -173,7 +174,7 @@ def _metadata_features(
     birth = patient.birthdate or ""
     year, month, day = birth[:4], birth[5:7], birth[8:10]
     for k, word in enumerate(words):
-        if (zip_code and word == zip_code) or fold(word) in place_words:
+        if (zip_code and word == zip_code) or folded[k] in place_words:
             found[k].add("meta:address")
         if year.isdigit() and word == year:
             found[k].add("meta:birth")

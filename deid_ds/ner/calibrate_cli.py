@@ -12,6 +12,8 @@ from deid_ds.cli_common import (
     segmentation_options,
     verbose_option,
 )
+from deid_ds.ner.calibrate import DEFAULT_TOLERANCE
+from deid_ds.ner.thresholds import DEFAULT_OVERRIDE
 
 
 @click.command("calibrate")
@@ -36,14 +38,14 @@ from deid_ds.cli_common import (
 )
 @click.option(
     "--override",
-    default=0.9,
+    default=DEFAULT_OVERRIDE,
     show_default=True,
     type=click.FloatRange(0.0, 1.0),
     help="Least score of a model span that overrides a weak rule span (fixed during the sweep).",
 )
 @click.option(
     "--tolerance",
-    default=0.01,
+    default=DEFAULT_TOLERANCE,
     show_default=True,
     type=click.FloatRange(0.0, 1.0),
     help="How far below the rules' precision the hybrid may go.",

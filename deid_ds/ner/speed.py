@@ -160,13 +160,9 @@ def _flair_char_order(texts: list[str], chars: Callable[[str], tuple[int, ...]])
     order = sorted(range(len(texts)), key=lambda i: len(keys[i]), reverse=True)
     ordered = [texts[i] for i in order]
     result = list(ordered)  # Flair starts from a copy of the sorted embeddings
-    place = {}
-    for i, key in enumerate(keys):
-        for j, other in enumerate(order):
-            if key == keys[other]:
-                place[j] = i
-    for j in range(len(texts)):
-        result[place[j]] = ordered[j]
+    last = {key: i for i, key in enumerate(keys)}  # Flair's loop sends each token to its key's last place
+    for j, other in enumerate(order):
+        result[last[keys[other]]] = ordered[j]
     return result
 
 

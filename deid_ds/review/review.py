@@ -180,7 +180,7 @@ def review(
         audit_by_document.setdefault(id_document, []).append((start, end, label, view))
     reviewed = []
     for position, note in enumerate(selected):
-        original = html_to_text(note.html) if note.html is not None else None
+        original = html_to_text(note.html) if isinstance(note.html, (str, bytes)) else None
         original_text = original.text if original is not None else ""
         original_spans = (
             _text_spans(

@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from deid_ds.label.features import NO_FEATURE
 from deid_ds.model import Note
 from deid_ds.segmentation.segmenter import SPACES
 from deid_ds.weak_labelling.note import LabelledNote
@@ -91,7 +92,7 @@ class BatchColumns:
         self._token_ends.extend(compact.ends)
         self._n_tokens.append(len(compact.starts))
         if self._features is not None:
-            self._features.extend(labelled.features or ["-"] * len(compact.starts))
+            self._features.extend(labelled.features or [NO_FEATURE] * len(compact.starts))
         self._bounds.extend(compact.bounds)
         self._n_bounds.append(len(compact.bounds))
         candidate = self._candidate
