@@ -20,6 +20,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from deid_ds.errors import InputError
+from deid_ds.io.output_dir import Inputs, OutputRefused, forbidden_file_reason
 from deid_ds.model import LABELS
 
 #: Marks a page as deid-ds's: such a file may be replaced by the next run, any other is left alone.
@@ -136,14 +137,21 @@ def page(title: str, body: str, *, banner: str | None = None, labels: Iterable[s
     )
 
 
-def check_replaceable(path: str | Path, overwrite: bool | None = False) -> None:
+def check_replaceable(path: str | Path, overwrite: bool | None = False, inputs: Inputs = ()) -> None:
     """Refuse to write a page over a file that deid-ds did not write, unless ``overwrite`` (``None``: the
     caller has no such option, and the message does not offer one).
 
     A page of a previous run (it carries :data:`GENERATOR`) is replaced, so that a command can be run
     again; anything else at ``path`` (a directory, someone's file) is refused with a one-line error.
+    An input of the run (``inputs``: files or directories, ``None`` for an option not given) or a file
+    inside one is refused even with ``overwrite`` (:func:`deid_ds.io.output_dir.forbidden_file_reason`).
     """
     path = Path(path)
+    if path.is_symlink():
+        raise OutputRefused(f"{path}: is a symbolic link; give the file it points to, or another path")
+    reason = forbidden_file_reason(path, inputs)
+    if reason is not None:
+        raise OutputRefused(f"{path}: refused, {reason} (never replaced, even with --overwrite); choose another path")
     if path.is_dir():
         raise InputError(f"{path} is a directory: give the path of the page to write")
     if not path.exists() or overwrite:

@@ -97,6 +97,24 @@ def forbidden_reason(out: Path, inputs: Inputs = ()) -> str | None:
     return None
 
 
+def forbidden_file_reason(out: Path, inputs: Inputs = ()) -> str | None:
+    """Why the file ``out`` (a page) may never be written, even with ``--overwrite`` (``None`` when it may be).
+
+    A file that is an input of the run, or an existing file inside an input directory (a KB's table, a
+    weak-label output's spans), is part of what the run reads: replacing it would destroy it.
+    """
+    target = out.resolve()
+    for item in inputs:
+        if item is None or _is_remote(item):
+            continue
+        source = _local(item).resolve()
+        if target == source:
+            return f"it is an input of this run ({item})"
+        if source in target.parents and target.exists():
+            return f"it is a file of an input of this run ({item})"
+    return None
+
+
 def read_marker(out: Path) -> dict | None:
     """The marker of a directory deid-ds wrote, or ``None`` (absent, unreadable, not ours)."""
     try:

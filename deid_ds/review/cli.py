@@ -45,7 +45,12 @@ from deid_ds.cli_common import column_option, handle_errors, quiet_option, seed_
 )
 @column_option
 @click.option(
-    "--overwrite", is_flag=True, help="Replace OUT even when deid-ds did not write it (a page it wrote is replaced)."
+    "--overwrite",
+    is_flag=True,
+    help=(
+        "Replace OUT even when deid-ds did not write it (a page it wrote is replaced). Never allowed: an input "
+        "of the run (the notes, the spans, the KB) or a file inside one."
+    ),
 )
 @quiet_option
 @verbose_option

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from deid_ds.io.html_page import esc, highlighted, legend, page
+from deid_ds.io.html_page import esc, highlighted, label_class, legend, page
 from deid_ds.model import LABELS
 
 TITLE = "deid-ds review"
@@ -23,7 +23,7 @@ BANNER = (
 def _note(item) -> str:
     head = f'<h2 id="{esc("note-" + item.id_document)}">{esc(item.id_document)}</h2>'
     meta = [
-        f"type {esc(item.doc_type)}" if item.doc_type else "no document type",
+        f"type {item.doc_type}" if item.doc_type else "no document type",  # escaped once, below
         f"{len(item.original_spans)} entit{'y' if len(item.original_spans) == 1 else 'ies'} in the text",
     ]
     if item.other_views:
@@ -40,8 +40,25 @@ def _note(item) -> str:
         '<div class="pair">'
         f'<div><h3>Original</h3><div class="note original">{original}</div></div>'
         f"<div><h3>De-identified</h3>{right}</div>"
-        "</div></section>"
+        f"</div>{_other_changes(item.other_changes)}</section>"
     )
+
+
+#: An original longer than this (a script emptied) is cut on the page: the list says what changed, not all of it.
+SHOWN_ORIGINAL = 120
+
+
+def _other_changes(changes) -> str:
+    """The changes outside the visible text, one line each: view, label, what was there → what is now."""
+    if not changes:
+        return ""
+    items = []
+    for view, label, original, replacement in changes:
+        shown = original if len(original) <= SHOWN_ORIGINAL else original[:SHOWN_ORIGINAL] + "…"
+        what = f'<mark class="{label_class(label)}">{esc(label)}</mark>' if label else "emptied"
+        now = f"<ins>{esc(replacement)}</ins>" if replacement else "<i>(nothing)</i>"
+        items.append(f"<li>{esc(view)} · {what}: <del>{esc(shown)}</del> → {now}</li>")
+    return f'<div class="other-views"><h3>Outside the visible text</h3><ul class="meta">{"".join(items)}</ul></div>'
 
 
 def review_page(notes: Sequence, *, mode: str, key_origin: str, spans: str) -> str:

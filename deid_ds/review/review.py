@@ -10,7 +10,8 @@ what the labeller and the model read), with the entities highlighted at their po
 rather than as the notes' own HTML: a note's markup may hold scripts, remote images or styles that
 would run, load or break the page, and sanitising it would lose the exact correspondence between the
 spans and what is shown. What the text does not show (a title, a comment, an attribute) is handled by
-``deidentify`` under its ``hidden`` policy and counted on the page.
+``deidentify`` under its ``hidden`` policy and listed under each note: where, the label, what was there
+and what replaced it.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class ReviewedNote:
     deidentified_spans: list[tuple[int, int, str]] = field(default_factory=list)
     error: str | None = None
     other_views: int = 0  # changes outside the visible text (title, comments, attributes, scripts emptied...)
+    #: Those changes, to be seen too: ``(view, label or None for blanked content, original, replacement)``.
+    other_changes: list[tuple[str, str | None, str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -123,7 +126,8 @@ def review(
     ``spans`` is what ``deidentify --spans`` takes (``weak-label``, ``predict``, gold). ``mode``,
     ``key``, ``kb``, ``mask_format`` and ``hidden`` mean what they mean for ``deidentify``; in surrogate
     mode give the release's key, else the surrogates shown are not the released ones. ``out`` is
-    written atomically; it replaces a page deid-ds wrote, any other file only with ``overwrite``.
+    written atomically; it replaces a page deid-ds wrote, any other file only with ``overwrite``, and
+    never an input of the run (``notes``, ``spans``, ``kb`` or a file inside one of them).
     """
     from deid_ds.io.files import atomic_write_text
     from deid_ds.io.html_page import check_replaceable
@@ -133,7 +137,7 @@ def review(
     if mode not in MODES:
         raise InputError(f"--mode {mode}: expected one of {', '.join(MODES)}")
     out = Path(out)
-    check_replaceable(out, overwrite)
+    check_replaceable(out, overwrite, inputs=(notes, spans, kb))
     keyring = resolve_key(key, allow_short=allow_short_key)
     source = open_notes(notes, column_map)
     pairs = list(source.iter_identifiers())
@@ -151,7 +155,12 @@ def review(
                 picked[note.id_document] = note
     selected = [picked[d] for d in chosen if d in picked]
     options = DeidOptions(
-        mode=mode, keyring=keyring, kb=str(kb) if kb else None, mask_format=mask_format, hidden=hidden
+        mode=mode,
+        keyring=keyring,
+        kb=str(kb) if kb else None,
+        mask_format=mask_format,
+        hidden=hidden,
+        audit_originals=True,  # the page shows what was replaced outside the text (it holds the originals anyway)
     )
     entities = {}
     for note in selected:
@@ -169,15 +178,17 @@ def review(
     result = deidentify_batch(job)
     written = dict(zip(result.ok, result.html))
     errors = dict(zip(result.documents["id_document"], result.documents["error"]))
-    audit_by_document: dict[str, list[tuple[int, int, str, str]]] = {}
-    for id_document, start, end, label, view in zip(
+    audit_by_document: dict[str, list[tuple]] = {}
+    for row in zip(
         result.audit["id_document"],
         result.audit["out_start"],
         result.audit["out_end"],
         result.audit["label"],
         result.audit["view"],
+        result.audit["original"],
+        result.audit["replacement"],
     ):
-        audit_by_document.setdefault(id_document, []).append((start, end, label, view))
+        audit_by_document.setdefault(row[0], []).append(row[1:])
     reviewed = []
     for position, note in enumerate(selected):
         original = html_to_text(note.html) if isinstance(note.html, (str, bytes)) else None
@@ -195,9 +206,14 @@ def review(
             rows = audit_by_document.get(note.id_document, [])
             item.deidentified = parsed.text
             item.deidentified_spans = _text_spans(
-                parsed, [(s, e, label) for s, e, label, view in rows if view == "text"]
+                parsed, [(s, e, label) for s, e, label, view, *_ in rows if view == "text"]
             )
-            item.other_views = sum(view != "text" for *_, view in rows)
+            item.other_changes = [
+                (view, label, original or "", replacement or "")
+                for _, _, label, view, original, replacement in rows
+                if view != "text"
+            ]
+            item.other_views = len(item.other_changes)
         else:
             item.error = errors.get(note.id_document) or "not de-identified"
         reviewed.append(item)

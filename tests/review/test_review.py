@@ -99,3 +99,40 @@ def test_the_command_writes_the_page_and_warns(inputs, tmp_path):
     )
     assert "2 note(s) reviewed" in done.stdout and "holds the original notes" in done.stderr
     assert out.read_text(encoding="utf-8").count('<section class="reviewed">') == 2
+
+
+def test_the_page_never_replaces_an_input_even_with_overwrite(inputs, tmp_path):
+    notes, gold, _ = inputs
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "names.parquet").write_bytes(b"a table")
+    runner = CliRunner()
+    base = ["review", str(notes), "--spans", str(gold), "--kb", str(kb), "--sample", "1", "--overwrite"]
+    before = {path: path.read_bytes() for path in (notes, gold, kb / "names.parquet")}
+    for target in before:
+        refused = runner.invoke(main, [*base, "--out", str(target)])
+        assert refused.exit_code == 2, refused.output
+        assert "input of this run" in refused.output and "Traceback" not in refused.output
+        assert len(refused.output.strip().splitlines()) == 1
+    assert {path: path.read_bytes() for path in before} == before
+    beside = ["review", str(notes), "--spans", str(gold), "--sample", "1", "--out", str(gold.parent / "r.html")]
+    assert runner.invoke(main, beside).exit_code == 0  # a new page beside the inputs: allowed
+
+
+def test_the_page_escapes_the_document_type_once_and_lists_the_changes_outside_the_text(inputs, tmp_path):
+    notes, gold, _ = inputs
+    frame = pd.read_parquet(notes)
+    frame.loc[frame["id_document"] == HOSTILE_ID, "doc_type"] = "CR <urgences> & suivi"
+    frame.to_parquet(tmp_path / "notes.parquet")
+    out = tmp_path / "p.html"
+    done = CliRunner().invoke(
+        main,
+        ["review", str(tmp_path / "notes.parquet"), "--spans", str(gold), "--documents", HOSTILE_ID]
+        + ["--out", str(out)],
+    )
+    assert done.exit_code == 0, done.output
+    page = out.read_text(encoding="utf-8")
+    assert "type CR &lt;urgences&gt; &amp; suivi" in page and "&amp;lt;" not in page and "&amp;amp;" not in page
+    (changes,) = re.findall(r'<div class="other-views">.*?</div>', page)
+    assert "DOCTOR</mark>: <del>Jean DUPONT</del> → <ins>" in changes  # the name in the <title>, and its mask
+    assert "DUPONT</ins>" not in changes and "emptied" in changes  # the name replaced; the script emptied
