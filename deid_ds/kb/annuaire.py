@@ -24,11 +24,11 @@ import pyarrow.csv as pacsv
 from deid_ds.kb.ban import SourceStats
 from deid_ds.kb.source_files import (
     SourceError,
+    StoppableFile,
     check_has_rows,
     check_separator,
     first_line,
     guarded_batches,
-    open_guarded,
     sniff,
 )
 from deid_ds.kb.tables import DistinctCounter
@@ -120,7 +120,7 @@ def read_directory(path: str | Path, tables: DirectoryTables | None = None) -> t
     else:
         try:
             with zipfile.ZipFile(path) as archive, archive.open(member) as handle:
-                _read_into(handle, path, columns, invalid_row, pending, stats)
+                _read_into(StoppableFile(handle), path, columns, invalid_row, pending, stats)
         except zipfile.BadZipFile as error:
             raise SourceError(f"{path}: corrupt zip archive after {stats.rows_read:,} lines ({error})") from None
     check_has_rows(path, stats.rows_read, sum(stats.rejected.values()))
@@ -133,8 +133,9 @@ def _read_into(
     source, path: Path, columns: list[str], invalid_row, pending: DirectoryTables, stats: SourceStats
 ) -> None:
     wanted = [c for c in [*REQUIRED_COLUMNS, CIVILITE_EXERCICE, CIVILITE, *SITE_COLUMNS.values()] if c in columns]
-    reader = open_guarded(
-        lambda: pacsv.open_csv(
+
+    def open_reader():
+        return pacsv.open_csv(
             source,
             read_options=pacsv.ReadOptions(
                 column_names=columns, skip_rows=1, block_size=BLOCK_SIZE, encoding="utf-8", use_threads=False
@@ -145,10 +146,10 @@ def _read_into(
             convert_options=pacsv.ConvertOptions(
                 column_types={c: pa.string() for c in columns}, include_columns=wanted, strings_can_be_null=True
             ),
-        ),
-        path,
-    )
-    for batch in guarded_batches(reader, path, lambda: stats.rows_read):
+        )
+
+    stoppable = source if isinstance(source, StoppableFile) else None
+    for batch in guarded_batches(open_reader, path, lambda: stats.rows_read, stoppable):
         columns_of_batch = {name: batch.column(name) for name in batch.schema.names}
         for name in [CIVILITE_EXERCICE, CIVILITE, *SITE_COLUMNS.values()]:
             columns_of_batch.setdefault(name, pa.nulls(batch.num_rows, pa.string()))

@@ -27,7 +27,6 @@ from deid_ds.kb.source_files import (
     check_separator,
     first_line,
     guarded_batches,
-    open_guarded,
 )
 from deid_ds.kb.tables import DistinctCounter
 
@@ -109,8 +108,8 @@ def read_ban(path: str | Path, tables: BanTables | None = None) -> tuple[BanTabl
 def _read_into(
     path: Path, names: list[str], wanted: list[str], invalid_row, pending: BanTables, stats: SourceStats
 ) -> None:
-    reader = open_guarded(
-        lambda: pacsv.open_csv(
+    def open_reader():
+        return pacsv.open_csv(
             path,
             read_options=pacsv.ReadOptions(block_size=BLOCK_SIZE, use_threads=False),  # exact line numbers in messages
             parse_options=pacsv.ParseOptions(delimiter=";", invalid_row_handler=invalid_row),
@@ -119,10 +118,9 @@ def _read_into(
                 include_columns=wanted,
                 strings_can_be_null=True,
             ),
-        ),
-        path,
-    )
-    for batch in guarded_batches(reader, path, lambda: stats.rows_read):
+        )
+
+    for batch in guarded_batches(open_reader, path, lambda: stats.rows_read):
         table = pa.Table.from_batches([batch])
         for name in OPTIONAL_COLUMNS:
             if name not in table.column_names:

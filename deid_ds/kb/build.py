@@ -25,7 +25,6 @@ moved into place and the manifest last, so a failed build never leaves a half-wr
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
 import os
 import shutil
@@ -43,17 +42,26 @@ from tqdm import tqdm
 
 from deid_ds import __version__
 from deid_ds.errors import InputError
-from deid_ds.io.files import TMP_PREFIX, atomic_write_text
+from deid_ds.io.files import TMP_PREFIX
 from deid_ds.kb.ambiguity import LEXICON_DESCRIPTION, ambiguity_reason
 from deid_ds.kb.annuaire import DirectoryTables, read_directory
 from deid_ds.kb.ban import BanTables, SourceStats, read_ban
 from deid_ds.kb.communes import CONTRACTED, whole_city, without_article
+from deid_ds.kb.manifest import (
+    MANIFEST,
+    MANIFEST_FORMAT,
+    TABLES,
+    is_knowledge_base,
+    read_manifest,
+    read_table,
+    sha256_of,
+    verify_tables,
+)
+from deid_ds.kb.matcher import MATCHER_FILE, MATCHER_META, compile_matcher
 from deid_ds.kb.normalize import fold_key, name_parts
 
-MANIFEST = "manifest.json"
-MANIFEST_FORMAT = "deid-ds/kb/1"
-TABLES = ("streets", "places", "postcodes", "professionals", "names", "contacts")
 DOWNLOADS = "downloads"
+COMMAND = "build-kb"
 
 
 @dataclass
@@ -299,14 +307,6 @@ def contact_table(directory: DirectoryTables) -> pa.Table:
 # -- the build ------------------------------------------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def resolve_sources(
     ban: Sequence[str],
     ban_departements: Sequence[str],
@@ -355,20 +355,35 @@ def build_kb(
     offline: bool = False,
     refresh: bool = False,
     progress: bool = True,
+    matcher: bool = True,
+    inputs: Iterable[str | Path | None] = (),
+    overwrite: bool = False,
 ) -> BuildReport:
     """Build the gazetteers of ``out`` from the given sources (see the module docstring).
 
-    ``out`` is written into, not replaced (it keeps the downloads); a run holds its lock, so that a
-    second build into it refuses at once, and removes the temporary directories a killed run left in it.
+    ``out`` is written into, not replaced (it keeps the downloads), under the output policy of the
+    other commands (:mod:`deid_ds.io.output_dir`): it must be new, empty, a knowledge base (one deid-ds
+    wrote: the marker, or an earlier version's ``manifest.json``), or ``overwrite`` given; never ``/``,
+    the home or current directory, a source or other input (``inputs``: what the command line read
+    besides the sources, e.g. the ``--sources`` folder) or a directory holding one. A run holds its
+    lock, so that a second build into it refuses at once, and removes the temporary directories a
+    killed run left in it. ``matcher``: compile the matcher now, recorded in the manifest.
+
+    An ``OSError`` while writing the knowledge base (a full disk) becomes one line
+    (:class:`deid_ds.io.output_dir.OutputError`); what was there is left as it was.
     """
     from deid_ds.io.output_dir import OutputError, describe_os_error, output_lock, remove_stale_inside
 
     out = Path(out)
+    ban, health_directory = list(ban), list(health_directory)
+    inputs = [*inputs, ca_bundle, *ban, *health_directory]
+    _check_out(out, inputs, overwrite)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:  # a file of that name, a read-only parent...
         raise OutputError(describe_os_error(out, error)) from None
     with output_lock(out):
+        _check_out(out, inputs, overwrite)  # again, now that no other run can change it
         remove_stale_inside(out)
         return _build_kb(
             out,
@@ -379,7 +394,32 @@ def build_kb(
             offline=offline,
             refresh=refresh,
             progress=progress,
+            matcher=matcher,
         )
+
+
+def _check_out(out: Path, inputs: list, overwrite: bool) -> None:
+    """:func:`deid_ds.io.output_dir.check_output_dir` for ``build-kb``, which also recognises a knowledge base
+    of an earlier deid-ds (written without the marker) by its manifest, or a directory that holds only
+    what a killed build left; the files build-kb downloaded
+    into ``OUT/downloads`` may be given as sources (they are not replaced)."""
+    from deid_ds.io.output_dir import check_output_dir, read_marker
+
+    downloads = (out / DOWNLOADS).resolve()
+    inputs = [i for i in inputs if i is None or "://" in str(i) or downloads not in Path(i).resolve().parents]
+    earlier = out.is_dir() and not out.is_symlink() and read_marker(out) is None and _earlier_build(out)
+    check_output_dir(out, COMMAND, inputs, overwrite or earlier)
+
+
+def _earlier_build(out: Path) -> bool:
+    """A knowledge base an earlier deid-ds wrote (its manifest), or only what a killed build left (temporaries)."""
+    if is_knowledge_base(out):
+        return True
+    try:
+        entries = list(out.iterdir())
+    except OSError:
+        return False
+    return bool(entries) and all(entry.name.startswith(TMP_PREFIX) for entry in entries)
 
 
 def _build_kb(
@@ -392,10 +432,15 @@ def _build_kb(
     offline: bool,
     refresh: bool,
     progress: bool,
+    matcher: bool,
 ) -> BuildReport:
+    from deid_ds.io.output_dir import read_marker, write_marker
+
     started = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    if read_marker(out) is None:
+        write_marker(out, COMMAND)  # from now on a knowledge base in the making: a rerun may write into it
     fetched = resolve_sources(
         list(ban),
         list(ban_departements),
@@ -427,69 +472,61 @@ def _build_kb(
         "names": name_table(professionals),
         "contacts": contact_table(directory_tables),
     }
-    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=out))
-    try:
-        for name, table in tables.items():
-            path = tmp / f"{name}.parquet"
-            pq.write_table(table, path, compression="zstd")
-            report.tables[name] = {"rows": table.num_rows, "sha256": _sha256(path)}
-        for name in tables:
-            os.replace(tmp / f"{name}.parquet", out / f"{name}.parquet")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    report.seconds = round(time.perf_counter() - started, 3)
-    manifest = {
-        "format": MANIFEST_FORMAT,
-        "deid_ds_version": __version__,
-        "built_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "seconds": report.seconds,
-        "sources": report.sources,
-        "tables": report.tables,
-        "methods": {
-            "keys": (
-                "lower case, accents removed, apostrophes/hyphens/whitespace unified (deid_ds.kb.normalize.fold_key)"
-            ),
-            "compound_names": "whole name and its parts; particles kept with the name they introduce",
-            "ambiguity": LEXICON_DESCRIPTION + "; entries of at most two letters",
-        },
-    }
-    atomic_write_text(out / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1) + "\n")
+    _write(out, tables, report, matcher, started)
     return report
 
 
-# -- reading a built knowledge base -----------------------------------------------------------------------
+def _write(out: Path, tables: dict[str, pa.Table], report: BuildReport, matcher: bool, started: float) -> None:
+    """Write the tables, the matcher and the manifest into ``out``: all built in a temporary directory first,
+    then moved in, the manifest last.
 
+    The previous manifest is removed before the first file is moved: a build stopped during the moves
+    leaves no manifest, so that its mix of old and new files is refused as "not a built knowledge base"
+    rather than used. An ``OSError`` (a full disk) becomes one line; when it happens before the moves
+    (where all the volume is written) the previous knowledge base is left whole.
+    """
+    from deid_ds.io.output_dir import OutputError, describe_os_error
 
-def read_manifest(kb_dir: str | Path) -> dict:
-    """The manifest of a built knowledge base, checked against the tables it describes."""
-    kb_dir = Path(kb_dir)
-    path = kb_dir / MANIFEST
-    if not path.is_file():
-        raise InputError(f"{kb_dir}: not a built knowledge base (no {MANIFEST}; run deid-ds build-kb --out {kb_dir})")
+    tmp = None
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path}: not valid JSON (line {error.lineno})") from None
-    if manifest.get("format") != MANIFEST_FORMAT:
-        raise InputError(f"{path}: unknown format {manifest.get('format')!r} (expected {MANIFEST_FORMAT!r})")
-    return manifest
+        tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX, dir=out))
+        for name, table in tables.items():
+            path = tmp / f"{name}.parquet"
+            pq.write_table(table, path, compression="zstd")
+            report.tables[name] = {"rows": table.num_rows, "sha256": sha256_of(path)}
+        files = [f"{name}.parquet" for name in tables]
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            "deid_ds_version": __version__,
+            "built_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "seconds": 0.0,
+            "sources": report.sources,
+            "tables": report.tables,
+            "methods": {
+                "keys": (
+                    "lower case, accents removed, apostrophes/hyphens/whitespace unified "
+                    "(deid_ds.kb.normalize.fold_key)"
+                ),
+                "compound_names": "whole name and its parts; particles kept with the name they introduce",
+                "ambiguity": LEXICON_DESCRIPTION + "; entries of at most two letters",
+            },
+        }
+        if matcher:
+            manifest["matcher"] = {"file": MATCHER_FILE, **compile_matcher(tmp, manifest)}
+            files += [MATCHER_FILE, MATCHER_META]
+        report.seconds = manifest["seconds"] = round(time.perf_counter() - started, 3)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        (out / MANIFEST).unlink(missing_ok=True)
+        for name in files:
+            os.replace(tmp / name, out / name)
+        os.replace(tmp / MANIFEST, out / MANIFEST)
+    except OSError as error:
+        raise OutputError(describe_os_error(out, error)) from None
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
-def verify_tables(kb_dir: str | Path) -> dict:
-    """Check every table against the manifest's sha256 (an interrupted build is refused, not half-used)."""
-    kb_dir = Path(kb_dir)
-    manifest = read_manifest(kb_dir)
-    for name, info in manifest["tables"].items():
-        path = kb_dir / f"{name}.parquet"
-        if not path.is_file():
-            raise InputError(f"{path}: missing (the knowledge base is incomplete; rebuild it)")
-        if _sha256(path) != info["sha256"]:
-            raise InputError(f"{path}: does not match {MANIFEST} (an interrupted or mixed build; rebuild it)")
-    return manifest
+# -- reading a built knowledge base: deid_ds.kb.manifest (kept importable from here) -----------------------
 
-
-def read_table(kb_dir: str | Path, name: str) -> pa.Table:
-    """One gazetteer table of a built knowledge base."""
-    if name not in TABLES:
-        raise ValueError(f"unknown table {name!r} (one of {', '.join(TABLES)})")
-    return pq.read_table(Path(kb_dir) / f"{name}.parquet")
+__all__ = ["MANIFEST", "TABLES", "BuildReport", "build_kb", "read_manifest", "read_table", "verify_tables"]

@@ -56,11 +56,31 @@ def _split_codes(values: tuple[str, ...]) -> list[str]:
 )
 @click.option("--refresh", is_flag=True, help="Ask the servers whether downloaded files changed (conditional GET).")
 @click.option("--no-matcher", is_flag=True, help="Do not compile the matcher now (it is compiled on first use).")
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help=(
+        "Write into OUT even when it is neither empty nor a knowledge base deid-ds wrote (its tables, matcher and "
+        "manifest are replaced, nothing else). Never allowed: /, the home or current directory, a source or the "
+        "--sources folder, or a directory holding one."
+    ),
+)
 @quiet_option
 @verbose_option
 @handle_errors
 def build_kb_command(
-    ban, ban_departements, health_directory, sources, ca_bundle, out, offline, refresh, no_matcher, quiet, verbose
+    ban,
+    ban_departements,
+    health_directory,
+    sources,
+    ca_bundle,
+    out,
+    offline,
+    refresh,
+    no_matcher,
+    overwrite,
+    quiet,
+    verbose,
 ):
     """Build gazetteers from the BAN and the Annuaire Santé, and compile the matcher.
 
@@ -73,7 +93,6 @@ def build_kb_command(
       deid-ds build-kb --out kb/built --ban-departements 35,29,22,56 --health-directory https://service.annuaire.sante.fr/annuaire-sante-webservices/V300/services/extraction/PS_LibreAcces --ca-bundle igc-sante.pem
     """  # noqa: E501 -- --help prints the \b example lines verbatim (one carries the Annuaire Santé URL): not wrappable
     from deid_ds.kb.build import build_kb
-    from deid_ds.kb.matcher import load_matcher
 
     if sources:
         from deid_ds.kb.sources_dir import find_sources
@@ -93,9 +112,10 @@ def build_kb_command(
         offline=offline,
         refresh=refresh,
         progress=show_progress(quiet),
+        matcher=not no_matcher,
+        inputs=(sources,),
+        overwrite=overwrite,
     )
-    if not no_matcher:
-        load_matcher(out)
     print_report(
         full=kb_tables(out),
         summary=kb_summary(out),

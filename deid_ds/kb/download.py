@@ -66,6 +66,10 @@ GZIP_MAGIC = b"\x1f\x8b"
 ZIP_MAGIC = b"PK\x03\x04"
 CHUNK_SIZE = 1 << 20  # bytes read from the socket / the file at a time
 _MAX_INFLATE = 1 << 22  # cap on the bytes one zlib call may produce: constant memory on any input
+#: A compressed source that inflates more than this many times its size is refused (a "zip bomb"): real BAN
+#: and Annuaire Santé files inflate 4 to 10 times; a run of zeros, a thousand times.
+MAX_INFLATE_RATIO = 100
+_INFLATE_FLOOR = 1 << 26  # below 64 MiB inflated, no ratio is refused (a small file may compress very well)
 _EXPECTED = ("gzip", "zip", "text")
 
 DEPARTEMENTS: tuple[str, ...] = (
@@ -241,13 +245,15 @@ def _hash_file(path: Path, gunzip: bool, label: str, bar: Any) -> str:
     digest = hashlib.sha256()
     inflater = zlib.decompressobj(wbits=31) if gunzip else None
     between_members = False
-    position = 0
+    position = inflated = 0
     with path.open("rb") as handle:
         while chunk := handle.read(CHUNK_SIZE):
             digest.update(chunk)
             bar.update(len(chunk))
             if inflater is not None:
-                inflater, between_members = _inflate(inflater, chunk, between_members, label, position)
+                inflater, between_members, more = _inflate(inflater, chunk, between_members, label, position)
+                inflated += more
+                check_inflation(label, inflated, position + len(chunk))
             position += len(chunk)
     if inflater is not None and not between_members:
         raise DownloadError(
@@ -257,9 +263,24 @@ def _hash_file(path: Path, gunzip: bool, label: str, bar: Any) -> str:
     return digest.hexdigest()
 
 
-def _inflate(inflater: Any, data: bytes, between_members: bool, label: str, position: int) -> tuple[Any, bool]:
-    """Feed one chunk to the gzip decompressor; a new member may start after one ends (multi-member gzip)."""
+def check_inflation(label: str, inflated: int, compressed: int, member: str | None = None) -> None:
+    """Refuse a compressed source that inflates beyond :data:`MAX_INFLATE_RATIO` times its size (a zip bomb)."""
+    if inflated > _INFLATE_FLOOR and inflated > MAX_INFLATE_RATIO * max(compressed, 1):
+        where = f" (member {member!r})" if member else ""
+        raise DownloadError(
+            f"{label}{where}: inflates to more than {MAX_INFLATE_RATIO} times its compressed size "
+            f"({inflated:,} bytes from {compressed:,}): a zip bomb or a damaged file, not a BAN or Annuaire Santé "
+            "extraction; refused"
+        )
+
+
+def _inflate(inflater: Any, data: bytes, between_members: bool, label: str, position: int) -> tuple[Any, bool, int]:
+    """Feed one chunk to the gzip decompressor; a new member may start after one ends (multi-member gzip).
+
+    Returns the decompressor, whether the data ended between members, and the bytes inflated.
+    """
     later_member = False
+    inflated = 0
     try:
         while data:
             if between_members:
@@ -267,7 +288,7 @@ def _inflate(inflater: Any, data: bytes, between_members: bool, label: str, posi
                 if not data:
                     break
                 inflater, between_members, later_member = zlib.decompressobj(wbits=31), False, True
-            inflater.decompress(data, _MAX_INFLATE)
+            inflated += len(inflater.decompress(data, _MAX_INFLATE))
             if inflater.eof:
                 data, between_members = inflater.unused_data, True
             else:
@@ -283,7 +304,7 @@ def _inflate(inflater: Any, data: bytes, between_members: bool, label: str, posi
         else:
             what = f"corrupt data ({reason})"
         raise DownloadError(f"{label}: corrupt gzip — {what}, near byte {position}") from None
-    return inflater, between_members
+    return inflater, between_members, inflated
 
 
 def _check_zip(path: Path, label: str) -> None:
@@ -292,6 +313,8 @@ def _check_zip(path: Path, label: str) -> None:
         with zipfile.ZipFile(path) as archive:
             if not archive.namelist():
                 raise DownloadError(f"{label}: empty zip archive (no member)")
+            for info in archive.infolist():  # the sizes the archive declares: zipfile reads no more than these
+                check_inflation(label, info.file_size, info.compress_size, info.filename)
             bad = archive.testzip()
     except zipfile.BadZipFile as error:
         raise DownloadError(f"{label}: not a readable zip archive ({error}) — truncated download?") from None

@@ -27,6 +27,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
+import zipfile
 from dataclasses import dataclass
 from itertools import accumulate, compress
 from pathlib import Path
@@ -35,6 +37,7 @@ import numpy as np
 
 from deid_ds.errors import InputError
 from deid_ds.io.files import atomic_path, atomic_write_text
+from deid_ds.kb.manifest import file_entry, matches_entry, read_manifest, read_table, verify_tables
 from deid_ds.kb.normalize import fold
 
 MATCHER_FILE = "matcher.npz"
@@ -47,6 +50,9 @@ _JOINER = re.compile(r"[\s'-]+")  # what may separate the tokens of a key in a t
 _PRIME = np.uint64(0x100000001B3)  # FNV-1a's 64-bit prime: an odd multiplier for the polynomial hash
 _PRIME_INT = int(_PRIME)
 _MASK = (1 << 64) - 1
+_FIXED_DATE = (1980, 1, 1, 0, 0, 0)  # the archive's member dates: the same matcher, the same bytes
+#: What reading a damaged ``matcher.npz`` can raise (a truncated or altered archive, a bad array header).
+_DAMAGED = (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,17 +256,23 @@ class GazetteerMatcher:
         return kept
 
     def save(self, path: Path) -> list:
-        """Write the index (numpy ``.npz``); returns the category sets, for the JSON side file."""
+        """Write the index (numpy ``.npz``); returns the category sets, for the JSON side file.
+
+        The same matcher gives the same bytes (the archive's dates are fixed): a matcher compiled again
+        from the same tables still matches the sha256 the manifest recorded.
+        """
         vocabulary = np.array(sorted(self._vocabulary, key=self._vocabulary.__getitem__), dtype=object)
+        arrays = {
+            "hashes": self._hashes,
+            "lengths": self._lengths,
+            "set_ids": self._set_ids,
+            "vocabulary": np.asarray("\n".join(vocabulary)),
+        }
         with atomic_path(path) as tmp:
-            with tmp.open("wb") as handle:
-                np.savez(
-                    handle,
-                    hashes=self._hashes,
-                    lengths=self._lengths,
-                    set_ids=self._set_ids,
-                    vocabulary="\n".join(vocabulary),
-                )
+            with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+                for name, array in arrays.items():
+                    with archive.open(zipfile.ZipInfo(f"{name}.npy", date_time=_FIXED_DATE), "w") as member:
+                        np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
         return [[[c.table, c.kind, c.part, c.ambiguous] for c in s] for s in self._category_sets]
 
     @classmethod
@@ -282,8 +294,6 @@ class GazetteerMatcher:
 
 def kb_entries(kb_dir: Path):
     """``(key, Category)`` of the name, place and street gazetteers of a built knowledge base."""
-    from deid_ds.kb.build import read_table
-
     names = read_table(kb_dir, "names").to_pydict()
     for key, kind, part, ambiguous in zip(names["key"], names["kind"], names["part"], names["ambiguous"]):
         yield key, Category("names", kind, bool(part), ambiguous)
@@ -300,19 +310,51 @@ def _fingerprint(manifest: dict) -> str:
     return hashlib.sha256(f"{MATCHER_FORMAT}\n{tables}".encode()).hexdigest()
 
 
-def _current_cache_meta(kb_dir: Path, fingerprint: str) -> dict | None:
-    """The matcher cache's metadata when the cache is there and was compiled from the tables of
-    ``fingerprint`` (see :func:`_fingerprint`), else None."""
+def _current_cache_meta(kb_dir: Path, manifest: dict) -> dict | None:
+    """The matcher cache's metadata when the cache is there, was compiled from the tables of ``manifest``
+    (see :func:`_fingerprint`) and is the file recorded (its size and sha256: in the manifest when
+    ``build-kb`` compiled it, else in ``matcher.json``), else None: the cache is compiled again."""
     meta_path, index_path = kb_dir / MATCHER_META, kb_dir / MATCHER_FILE
     if not (meta_path.is_file() and index_path.is_file()):
         return None
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
+    except (OSError, ValueError):
         return None
-    if meta.get("format") != MATCHER_FORMAT or meta.get("fingerprint") != fingerprint:
+    if not isinstance(meta, dict) or meta.get("format") != MATCHER_FORMAT:
+        return None
+    if meta.get("fingerprint") != _fingerprint(manifest):
+        return None
+    recorded = manifest.get("matcher") or meta.get("file")
+    if not isinstance(recorded, dict) or not matches_entry(index_path, recorded):
         return None
     return meta
+
+
+def compile_matcher(kb_dir: str | Path, manifest: dict) -> dict:
+    """Compile the matcher of the tables in ``kb_dir`` (those ``manifest`` describes) and cache it there.
+
+    Returns what the manifest records of ``matcher.npz`` (:func:`deid_ds.kb.manifest.file_entry`).
+    ``build-kb`` calls it on the tables it has just written, before its manifest exists.
+    """
+    kb_dir = Path(kb_dir)
+    matcher = GazetteerMatcher.build(kb_entries(kb_dir))
+    return _save_cache(kb_dir, matcher, manifest)
+
+
+def _save_cache(kb_dir: Path, matcher: GazetteerMatcher, manifest: dict) -> dict:
+    index_path = kb_dir / MATCHER_FILE
+    category_sets = matcher.save(index_path)
+    entry = file_entry(index_path)
+    meta = {
+        "format": MATCHER_FORMAT,
+        "fingerprint": _fingerprint(manifest),
+        "keys": len(matcher),
+        "file": entry,
+        "category_sets": category_sets,
+    }
+    atomic_write_text(kb_dir / MATCHER_META, json.dumps(meta, ensure_ascii=False) + "\n")
+    return entry
 
 
 def ensure_matcher_cache(kb_dir: str | Path) -> None:
@@ -322,33 +364,60 @@ def ensure_matcher_cache(kb_dir: str | Path) -> None:
     load the cache instead of all compiling it at once — and the parent does not hold a national-size
     matcher (~200 MB, most of a second to load) it never uses.
     """
-    from deid_ds.kb.build import read_manifest
-
     kb_dir = Path(kb_dir)
-    if _current_cache_meta(kb_dir, _fingerprint(read_manifest(kb_dir))) is None:
+    manifest = read_manifest(kb_dir)
+    if _current_cache_meta(kb_dir, manifest) is None:
+        _say_if_altered(kb_dir, manifest)
         load_matcher(kb_dir, rebuild=True)
 
 
-def load_matcher(kb_dir: str | Path, *, rebuild: bool = False) -> GazetteerMatcher:
-    """The compiled matcher of a built knowledge base: from its cache, or built (and cached) once."""
-    from deid_ds.kb.build import read_manifest, verify_tables
+def _say_if_altered(kb_dir: Path, manifest: dict) -> None:
+    """One line on stderr when the matcher ``build-kb`` recorded is there but is not the file recorded."""
+    index_path = kb_dir / MATCHER_FILE
+    if manifest.get("matcher") and index_path.exists():
+        print(
+            f"deid-ds: {index_path} does not match {kb_dir / 'manifest.json'} (altered or damaged): "
+            "compiled again from the gazetteers",
+            file=sys.stderr,
+        )
 
+
+def load_matcher(kb_dir: str | Path, *, rebuild: bool = False) -> GazetteerMatcher:
+    """The compiled matcher of a built knowledge base: from its cache, or built (and cached) once.
+
+    The cache is used only when it is the file recorded (size and sha256, see :func:`_current_cache_meta`):
+    a matcher altered or damaged after the build would find other keys than the tables hold, or none.
+    Such a cache is compiled again from the tables (checked against the manifest: a table that does not
+    match is refused with one line), with a line on stderr; when the knowledge base cannot be written
+    (read-only), the matcher compiled is used without being cached.
+    """
     kb_dir = Path(kb_dir)
     manifest = read_manifest(kb_dir)
-    fingerprint = _fingerprint(manifest)
-    meta_path, index_path = kb_dir / MATCHER_META, kb_dir / MATCHER_FILE
-    meta = None if rebuild else _current_cache_meta(kb_dir, fingerprint)
+    index_path = kb_dir / MATCHER_FILE
+    meta = None if rebuild else _current_cache_meta(kb_dir, manifest)
     if meta is not None:
         try:
             return GazetteerMatcher.load(index_path, meta["category_sets"])
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged cache is rebuilt
+        except _DAMAGED:
+            meta = None
+    if not rebuild:
+        _say_if_altered(kb_dir, manifest)
     verify_tables(kb_dir)
     matcher = GazetteerMatcher.build(kb_entries(kb_dir))
-    category_sets = matcher.save(index_path)
-    meta = {"format": MATCHER_FORMAT, "fingerprint": fingerprint, "keys": len(matcher), "category_sets": category_sets}
-    atomic_write_text(meta_path, json.dumps(meta, ensure_ascii=False) + "\n")
+    try:
+        _save_cache(kb_dir, matcher, manifest)
+    except OSError:  # a read-only knowledge base: use the matcher without caching it
+        pass
     return matcher
 
 
-__all__ = ["Category", "GazetteerMatcher", "InputError", "Match", "ensure_matcher_cache", "key_tokens", "load_matcher"]
+__all__ = [
+    "Category",
+    "GazetteerMatcher",
+    "InputError",
+    "Match",
+    "compile_matcher",
+    "ensure_matcher_cache",
+    "key_tokens",
+    "load_matcher",
+]

@@ -8,6 +8,7 @@ file. These checks read only the beginning of the file.
 from __future__ import annotations
 
 import gzip
+import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -87,23 +88,77 @@ def check_has_rows(path: Path, rows_read: int, rejected: int) -> None:
     raise SourceError(f"{path}: a header and no data rows (an empty extraction or a truncated file?)")
 
 
-def guarded_batches(reader, path: Path, rows_read) -> Iterator:
-    """Iterate a pyarrow CSV reader, turning a read failure into a :class:`SourceError` naming the file.
+class StoppableFile:
+    """A Python file handed to pyarrow (a zip member) that can be stopped, and waited for, from this thread.
+
+    pyarrow's CSV reader reads a Python file from a read-ahead thread of its own. When reading stops on
+    an error, that thread may still be inside ``read()``; if the interpreter shuts down meanwhile, the
+    process aborts (exit 134, after the error message). :meth:`stop` makes every later ``read()`` return
+    end-of-file and waits for the one in progress, so that nothing of ours runs in that thread any more.
+    """
+
+    def __init__(self, handle) -> None:
+        self._handle = handle
+        self._stopped = False
+        self._idle = threading.Condition()
+        self._reading = 0
+
+    closed = property(lambda self: self._handle.closed)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def read(self, size: int = -1) -> bytes:
+        with self._idle:
+            if self._stopped:
+                return b""
+            self._reading += 1
+        try:
+            return self._handle.read(size)
+        finally:
+            with self._idle:
+                self._reading -= 1
+                self._idle.notify_all()
+
+    def stop(self) -> None:
+        with self._idle:
+            self._stopped = True
+            self._idle.wait_for(lambda: self._reading == 0)
+
+
+def guarded_batches(open_reader, path: Path, rows_read, source: StoppableFile | None = None) -> Iterator:
+    """Open a pyarrow CSV reader (``open_reader()``, see :func:`open_guarded`) and iterate it, turning a read
+    failure into a :class:`SourceError` naming the file.
 
     ``rows_read`` is a callable giving how many rows were read so far (for the message). Only the
     reading is guarded: an error in the caller's processing of a batch stays what it is (a bug).
+
+    This generator alone holds the reader, and lets go of it before raising: a reader over a Python file
+    (a zip member) has a read-ahead thread that calls back into Python, and a reader kept alive by the
+    error's traceback until the interpreter shuts down makes that thread abort the process (exit 134).
+    ``source``, the :class:`StoppableFile` the reader reads if any, is stopped when reading ends, whatever
+    ends it, before the reader is let go.
     """
-    while True:
-        try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            return
-        except (OSError, ValueError) as error:  # pyarrow.ArrowInvalid is a ValueError
-            message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise SourceError(
-                f"{path}: unreadable after {rows_read():,} rows ({message}): truncated or corrupt file"
-            ) from None
-        yield batch
+    try:
+        reader = open_guarded(open_reader, path)
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                return
+            except (OSError, ValueError) as error:  # pyarrow.ArrowInvalid is a ValueError
+                message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+                del reader, error  # now, not at exit (docstring)
+                raise SourceError(
+                    f"{path}: unreadable after {rows_read():,} rows ({message}): truncated or corrupt file"
+                ) from None
+            yield batch
+    finally:
+        if source is not None:
+            source.stop()
 
 
 def open_guarded(open_reader, path: Path):
