@@ -89,15 +89,32 @@ class PatientMetadata:
     email: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class InvalidText:
+    """The value of a text column of the notes table that is not valid UTF-8 (a damaged export).
+
+    Read in place of the note's ``html``: the note is failed with :attr:`reason` (no byte of it quoted),
+    the rest of the run goes on.
+    """
+
+    column: str
+
+    @property
+    def reason(self) -> str:
+        return f"{self.column} is not valid UTF-8 (a damaged export?)"
+
+
 @dataclass(slots=True)
 class Note:
     """One clinical note as read from the notes table (see docs/input.md)."""
 
     id_document: str
     id_patient: str | None
-    html: str | bytes | None  # as read; bytes are decoded by html_to_text, None is reported as an error
+    html: str | bytes | InvalidText | None  # as read; bytes are decoded by html_to_text; None, InvalidText: failed
     doc_type: str | None = None
     patient: PatientMetadata = field(default_factory=PatientMetadata)
+    #: The table gave no id (null, NaN): ``id_document`` is then ``FILE#rowN``, a name no spans table uses.
+    id_missing: bool = False
 
 
 @dataclass(slots=True)

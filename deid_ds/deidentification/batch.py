@@ -8,6 +8,7 @@ processes or Spark executors, the pipeline (:mod:`.pipeline`) reads and writes a
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,10 +21,12 @@ from deid_ds.deidentification.keyed import Keyring
 from deid_ds.deidentification.leaks import LeakCounts, find_leaks
 from deid_ds.deidentification.surrogates import DEFAULT_MASK
 from deid_ds.errors import InputError
-from deid_ds.model import PATIENT_FIELDS, Note
+from deid_ds.model import PATIENT_FIELDS, InvalidText, Note
 from deid_ds.report import add_counts
 
 DUPLICATE_REASON = "duplicate id_document (an earlier note of the input has the same id)"
+#: A note with no id: no spans table can name it, so it would be written with nothing replaced.
+MISSING_ID_REASON = "id_document is null (no spans can name the note: not de-identified)"
 
 
 @dataclass(frozen=True)
@@ -126,8 +129,12 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
         error, outcome, leaks = None, None, LeakCounts()
         if position in job.duplicates:
             error = DUPLICATE_REASON
+        elif note.id_missing:
+            error = MISSING_ID_REASON
         elif note.html is None:
             error = "html is null"
+        elif isinstance(note.html, InvalidText):
+            error = note.html.reason
         else:
             scope = scope_of(note.id_patient, note.id_document)
             ctx = Context(options.keyring, pools, scope, note.patient, options.birthdate_year)
@@ -209,6 +216,9 @@ def read_spans_by_document(path: str | Path) -> dict[str, list[SpanIn]]:
         values = frame[name]
         if values.isna().any():
             raise InputError(f"{path}: column {name} has missing values (row {int(values.isna().to_numpy().argmax())})")
+        _refuse_rows(path, [not _integral(v) for v in values], f"column {name} holds offsets that are not integers")
+    _refuse_rows(path, [not isinstance(label, str) or not label for label in frame["label"]], "span(s) without a label")
+    _refuse_rows(path, [d is None for d in frame["id_document"]], "span(s) without an id_document")
     sources = frame["source"].tolist() if "source" in frame.columns else [None] * len(frame)
     texts = frame["text"].tolist() if "text" in frame.columns else [None] * len(frame)
     by_document: dict[str, list[SpanIn]] = {}
@@ -216,10 +226,25 @@ def read_spans_by_document(path: str | Path) -> dict[str, list[SpanIn]]:
     for id_document, label, start, end, source, text in rows:
         text = text if isinstance(text, str) else None
         source = source if isinstance(source, str) else None
-        if not isinstance(label, str) or (isinstance(start, float) and math.isnan(start)):
-            continue
         by_document.setdefault(id_document, []).append(SpanIn(label, int(start), int(end), source, text))
     return by_document
+
+
+def _integral(value: object) -> bool:
+    """An offset: an integer, or a float that is one (``12.0``: a column pandas made float)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return math.isfinite(value) and value.is_integer()
+    return isinstance(value, numbers.Integral)
+
+
+def _refuse_rows(path, bad: list[bool], what: str) -> None:
+    """One line naming how many rows are ``what`` and the first one (no span text): a span silently
+    skipped or moved would leave an entity in the released note."""
+    count = sum(bad)
+    if count:
+        raise InputError(f"{path}: {count} {what} (first at row {bad.index(True)}); fix the spans table")
 
 
 def documents_by_scope(source) -> dict[str, list[str]]:

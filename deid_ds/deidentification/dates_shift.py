@@ -13,7 +13,8 @@ themselves no longer match the record. Each date is re-rendered as it was writte
 
 With ``birthdate_year``, a date equal to the patient's metadata birthdate is written as its (shifted)
 year only. A span these forms do not read returns ``None``: a time (``01:15``), a score (``15/15``), a
-measurement (``11,6``, ``11.6``), an exam number; the caller masks it rather than invent digits.
+measurement (``11,6``, ``11.6``), an exam number, or a date the shift would take out of the calendar
+(``01/01/0001``); the caller masks it rather than invent digits.
 """
 
 from __future__ import annotations
@@ -193,7 +194,10 @@ def shift_date_text(ctx: Context, text: str) -> str | None:
     parsed = parse_date(body)
     if parsed is None:
         return None
-    new = _shift(ctx, parsed.date)
+    try:
+        new = _shift(ctx, parsed.date)
+    except OverflowError:  # 01/01/0001 shifted back, 31/12/9999 forward: no date to write, masked
+        return None
     if ctx.birthdate_year and parsed.kind == "full" and _is_birthdate(ctx, parsed.date):
         return str(new.year)
     rendered = _render(parsed, new)

@@ -23,6 +23,7 @@ import hmac
 import os
 import random
 import secrets
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -100,7 +101,17 @@ class Keyring:
 
 
 def _checked(key: str, where: str, allow_short: bool) -> bytes:
-    raw = key.encode("utf-8")
+    stripped = key.strip()
+    if key and not stripped:
+        raise DeidError(f"{where} holds only whitespace: give a secret key of at least {MIN_KEY_BYTES} bytes")
+    if stripped != key:
+        # A key read from a file (DEID_DS_KEY=$(<file) keeps no newline, but an editor's file read otherwise
+        # does) would give other surrogates than the same key typed: the surrounding whitespace is dropped.
+        print(
+            f"warning: {where} began or ended with whitespace or a newline: ignored (the key is what lies between)",
+            file=sys.stderr,
+        )
+    raw = stripped.encode("utf-8")
     if not raw:
         raise DeidError(f"{where} is empty: give a secret key of at least {MIN_KEY_BYTES} bytes")
     if len(raw) < MIN_KEY_BYTES and not allow_short:
@@ -115,7 +126,9 @@ def resolve_key(key: str | None, environ: dict[str, str] | None = None, allow_sh
     """The run's key: ``key`` if given, else :data:`KEY_ENV`, else a random one (never written).
 
     An empty key (``--key ""`` or an empty variable) is refused: it usually means a variable that was
-    not set, and would give a mapping anyone can rebuild. A short key is refused unless ``allow_short``.
+    not set, and would give a mapping anyone can rebuild; so is a key of whitespace only. Whitespace and
+    newlines around a key are dropped, with a line on stderr: a key read from a file with its final
+    newline is the same key. A short key is refused unless ``allow_short``.
     """
     environ = os.environ if environ is None else environ
     if key is not None:

@@ -41,7 +41,7 @@ from deid_ds.deidentification.batch import BatchResult, DeidOptions
 from deid_ds.deidentification.keyed import resolve_key
 from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts
 from deid_ds.deidentification.other_views import HIDDEN_POLICIES
-from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES
+from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES, check_mask_format
 from deid_ds.errors import InputError
 from deid_ds.model import LABELS, PATIENT_FIELDS
 from deid_ds.report import add_counts
@@ -257,6 +257,7 @@ def deidentify(
         raise InputError(f"--keep-metadata {keep_metadata}: expected one of {', '.join(KEEP_METADATA)}")
     if hidden not in HIDDEN_POLICIES:
         raise InputError(f"--hidden {hidden}: expected one of {', '.join(HIDDEN_POLICIES)}")
+    check_mask_format(mask_format)
     keep_columns = tuple(dict.fromkeys(keep_columns))
     if (spans is None) == (model is None):
         raise InputError("give the entities to replace with exactly one of --spans SPANS or --model MODELDIR")

@@ -9,8 +9,8 @@ joined on each note (:class:`SpanJoin`, on either engine), and the sink that wri
   on Spark, read by Spark (Parquet, a directory holding ``spans.parquet``, or JSONL), grouped by
   ``id_document`` (in the spans table's row order, as the local reader lists them) and left-joined to
   the notes: each note travels to its executor with its own spans, and no process ever holds the
-  whole spans table. Rows without a label or start offset are skipped and missing offsets refused on
-  both. One difference, an edge case: a note *without* an id is named ``FILE#rowN`` by the reader,
+  whole spans table. A span without a label or an id, or with a missing or fractional offset, is
+  refused on both. One difference, an edge case: a note *without* an id is named ``FILE#rowN`` by the reader,
   and locally spans under that name would reach it; on Spark the join is on the id column, so it gets none.
 * **The entities of each note's patient** (the (label, text) of every span of the patient's notes:
   what no surrogate may be) are joined the same way (``surrogate`` mode).
@@ -230,6 +230,24 @@ def read_spans(spark, path: str | Path):
     for name in ("html_start", "html_end"):
         if nulls[name]:
             raise InputError(f"{path}: column {name} has missing values")
+    # what the local reader refuses too (batch.read_spans_by_document): a span skipped or moved is an entity left
+    label = F.col("label").cast("string")
+    bad = frame.select(
+        *(
+            F.count_if(F.col(name).cast("double") != F.floor(F.col(name).cast("double"))).alias(name)
+            for name in ("html_start", "html_end")
+        ),
+        F.count_if(label.isNull() | (label == "")).alias("label"),
+        F.count_if(F.col("id_document").isNull()).alias("id_document"),
+    ).first()
+    for name, what in (
+        ("html_start", "column html_start holds offsets that are not integers"),
+        ("html_end", "column html_end holds offsets that are not integers"),
+        ("label", "span(s) without a label"),
+        ("id_document", "span(s) without an id_document"),
+    ):
+        if bad[name]:
+            raise InputError(f"{path}: {bad[name]} {what}; fix the spans table")
     # a JSON file has no row index: its splits are read in file order, which the increasing id keeps
     row = F.monotonically_increasing_id() if jsonl else F.col("_metadata.row_index")
     optional = {
@@ -245,7 +263,7 @@ def read_spans(spark, path: str | Path):
         optional["text"].alias("text"),
         F.col("_metadata.file_path").alias(engine.FILE),
         row.alias(engine.ROW),
-    ).where(F.col("label").isNotNull())
+    )
 
 
 def with_scope_entities(notes, spans):

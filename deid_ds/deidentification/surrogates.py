@@ -28,6 +28,7 @@ from deid_ds.deidentification.dates_shift import shift_date_text
 from deid_ds.deidentification.names import surrogate_name
 from deid_ds.deidentification.overlap import keeps_original
 from deid_ds.deidentification.places import is_postcode, surrogate_city, surrogate_street, surrogate_zip
+from deid_ds.errors import InputError
 
 DEFAULT_MASK = "[{label}]"
 MODES = ("mask", "surrogate")
@@ -47,6 +48,15 @@ KEPT_ORIGINAL = "kept_original->mask"
 class Replacement:
     text: str
     fallback: str | None = None  # why the span was masked instead of given a surrogate, when it was
+
+
+def check_mask_format(mask_format: str) -> None:
+    """Refuse a ``--mask-format`` that renders to nothing visible: masked entities would vanish without a trace."""
+    if "{label}" not in mask_format and not mask_format.strip():
+        raise InputError(
+            f"--mask-format {mask_format!r}: renders to an empty or blank text, so masked entities would be deleted "
+            "without a trace; give a visible text such as '[{label}]' or 'XXXX'"
+        )
 
 
 def mask(label: str, mask_format: str = DEFAULT_MASK) -> Replacement:

@@ -9,7 +9,9 @@ pool down, and orphaned workers would go on labelling for nobody, holding memory
 worker asks Linux to send it SIGTERM when its parent dies (``PR_SET_PDEATHSIG``) and, on every
 system, watches its parent id in a thread and exits when it changes (:func:`_exit_with_parent`). A
 parent that stops on an exception (Ctrl-C, SIGTERM through :func:`sigterm_as_exit`, a failed batch)
-terminates its workers at once instead of waiting for the batches in flight.
+terminates its workers at once instead of waiting for the batches in flight. A worker that dies (the
+OOM killer's SIGKILL) stops the run with one line, :class:`WorkerDied`, instead of a traceback: the
+commands publish their output only at the end, so nothing half-done is published.
 
 Workers are started with ``spawn``, which runs the parent's main script again in each worker. A user
 script that calls a function with ``workers=2`` at its top level, without ``if __name__ == "__main__":``,
@@ -31,6 +33,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
@@ -45,6 +48,17 @@ PARENT_POLL_SECONDS = 0.5
 #: Exit status of a command stopped by SIGTERM (128 + the signal number, as a shell reports it).
 SIGTERM_EXIT_STATUS = 128 + signal.SIGTERM
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+class WorkerDied(DeidError):
+    """A worker process ended without a result: killed by the system (out of memory) or crashed."""
+
+
+#: What the command says when a worker died (no note content: the pool does not know which note it was).
+WORKER_DIED = (
+    "a worker process died before finishing its batch (killed by the system, most often for lack of memory): "
+    "nothing was published; run again with fewer --workers or a smaller --batch-size"
+)
 
 
 class MainGuardError(DeidError):
@@ -189,14 +203,24 @@ def ordered_map(
         for item in items:
             pending.append(pool.submit(fn, item))
             if len(pending) >= prefetch:
-                yield pending.popleft().result()
+                yield _result(pending.popleft())
         while pending:
-            yield pending.popleft().result()
+            yield _result(pending.popleft())
+    except BrokenProcessPool:  # (submit raises it too, once the pool knows)
+        raise WorkerDied(WORKER_DIED) from None
     finally:
         if pending:  # an error, an interruption, or a consumer that stopped early: work still in flight
             _terminate_workers(pool)
         else:  # every result delivered (a consumer that knows the count may close before the end)
             pool.shutdown(wait=True)
+
+
+def _result(future: Future[R]) -> R:
+    """The batch's result; a worker that died (SIGKILL from the OOM killer) is one line, not a traceback."""
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise WorkerDied(WORKER_DIED) from None
 
 
 @contextmanager

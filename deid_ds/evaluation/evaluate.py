@@ -272,7 +272,8 @@ def evaluate(
     if html is not None:
         from deid_ds.io.html_page import check_replaceable
 
-        check_replaceable(html, overwrite=None, inputs=(gold, *predictions, notes))  # before the work, not after it (evaluate has no --overwrite)
+        # before the work, not after it (evaluate has no --overwrite); never over an input
+        check_replaceable(html, overwrite=None, inputs=(gold, *predictions, notes))
     labels = system_names(predictions, names)
     gold_frame = read_spans(gold, "gold")
     frames = {name: read_spans(path, f"predictions of {name}") for name, path in zip(labels, predictions)}

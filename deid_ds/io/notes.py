@@ -18,10 +18,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePath
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from deid_ds.errors import InputError
-from deid_ds.model import PATIENT_FIELDS, Note, PatientMetadata
+from deid_ds.model import PATIENT_FIELDS, InvalidText, Note, PatientMetadata
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("id_document", "html")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("id_patient", "doc_type", *PATIENT_FIELDS)
@@ -99,7 +100,7 @@ class NotesSource:
             for record_batch in pq.ParquetFile(file).iter_batches(
                 batch_size=batch_size, columns=list(dict.fromkeys(wanted))
             ):
-                data = record_batch.to_pydict()
+                data = batch_values(record_batch)
                 documents = data[self.columns["id_document"]]
                 patients = data[self.columns["id_patient"]] if "id_patient" in self.columns else [None] * len(documents)
                 for i, (document, patient) in enumerate(zip(documents, patients)):
@@ -181,9 +182,40 @@ def _parquet_batches(source: NotesSource, batch_size: int) -> Iterator[list[Note
         parquet = pq.ParquetFile(file)
         row = 0
         for record_batch in parquet.iter_batches(batch_size=batch_size, columns=wanted):
-            data = record_batch.to_pydict()
+            data = batch_values(record_batch, source.columns.get("html"))
             yield notes_from_columns({ours: data[theirs] for ours, theirs in source.columns.items()}, file, row)
             row += record_batch.num_rows
+
+
+def batch_values(record_batch: pa.RecordBatch, html: str | None = None) -> dict[str, list]:
+    """The batch's columns as Python lists; a text value that is not valid UTF-8 does not stop the run.
+
+    Parquet promises UTF-8 in a string column, but a damaged export can break the promise, and pyarrow
+    then raises for the whole batch. Such a column is read again as bytes and decoded value by value:
+    in the ``html`` column (its name in the file) an invalid value becomes :class:`InvalidText` (that
+    note is failed with the reason), in any other column its invalid bytes are written ``\\xNN``
+    (``backslashreplace``: two different ids stay different).
+    """
+    data = {}
+    for name, column in zip(record_batch.schema.names, record_batch.columns):
+        try:
+            data[name] = column.to_pylist()
+        except UnicodeDecodeError:
+            data[name] = _decoded(column.cast(pa.binary()).to_pylist(), name, name == html)
+    return data
+
+
+def _decoded(values: list[bytes | None], name: str, html: bool) -> list:
+    decoded: list = []
+    for value in values:
+        if value is None:
+            decoded.append(None)
+            continue
+        try:
+            decoded.append(value.decode("utf-8"))
+        except UnicodeDecodeError:
+            decoded.append(InvalidText("html") if html else value.decode("utf-8", "backslashreplace"))
+    return decoded
 
 
 def notes_from_columns(get: Mapping[str, list], file: PurePath, first_row: int) -> list[Note]:
@@ -200,15 +232,17 @@ def _document_id(value: object, file: PurePath, row: int) -> str:
 
 
 def _note_from_row(get: Mapping[str, list], i: int, file: PurePath, row: int) -> Note:
+    id_missing = as_identifier(get["id_document"][i]) is None
     id_document = _document_id(get["id_document"][i], file, row)
     html = get["html"][i]
     patient = PatientMetadata(**{name: _as_text(get[name][i]) for name in PATIENT_FIELDS if name in get})
     return Note(
         id_document=id_document,
         id_patient=as_identifier(get["id_patient"][i]) if "id_patient" in get else None,
-        html=html,  # may be None or bytes: the processing stage reports it
+        html=html,  # may be None, bytes or InvalidText: the processing stage reports it
         doc_type=_as_text(get["doc_type"][i]) if "doc_type" in get else None,
         patient=patient,
+        id_missing=id_missing,
     )
 
 

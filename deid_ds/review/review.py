@@ -30,7 +30,7 @@ from deid_ds.deidentification.batch import (
 )
 from deid_ds.deidentification.context import scope_of
 from deid_ds.deidentification.keyed import resolve_key
-from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES
+from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES, check_mask_format
 from deid_ds.errors import InputError
 from deid_ds.io.notes import open_notes
 
@@ -136,6 +136,7 @@ def review(
 
     if mode not in MODES:
         raise InputError(f"--mode {mode}: expected one of {', '.join(MODES)}")
+    check_mask_format(mask_format)
     out = Path(out)
     check_replaceable(out, overwrite, inputs=(notes, spans, kb))
     keyring = resolve_key(key, allow_short=allow_short_key)

@@ -29,7 +29,7 @@ from deid_ds.engine.parallel import relaxed_gc
 from deid_ds.errors import DocumentError
 from deid_ds.io.notes import DEFAULT_BATCH_SIZE, open_notes
 from deid_ds.io.schemas import document_schema
-from deid_ds.model import DocumentStatus, DocumentTotals, Note
+from deid_ds.model import DocumentStatus, DocumentTotals, InvalidText, Note
 from deid_ds.segmentation.html_text import ParsedHtml, html_to_text
 from deid_ds.segmentation.limits import (
     DEFAULT_MAX_NOTE_BYTES,
@@ -74,6 +74,8 @@ def note_html(note: Note) -> str | bytes:
     html = note.html
     if html is None:
         raise DocumentError("html is null")
+    if isinstance(html, InvalidText):
+        raise DocumentError(html.reason)
     if not isinstance(html, (str, bytes)):
         raise DocumentError(f"html is of type {type(html).__name__}, expected text")
     return html
