@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 from deid_ds.campaign.sampling import rank_key, stratified_order
 
+#: Longest annotator name (UTF-8 bytes): ``tasks-NAME.jsonl`` must fit a file name (255 bytes).
+MAX_ANNOTATOR_BYTES = 200
 PRIMARY = "primary"
 OVERLAP = "overlap"
 
@@ -56,6 +58,10 @@ def parse_annotators(value: str | Sequence[str]) -> list[str]:
     bad = [name for name in names if not all(c.isalnum() or c in "_.-" for c in name) or name.startswith((".", "-"))]
     if bad:
         raise ValueError(f"annotator names must be letters, digits, '_', '.' or '-': {', '.join(bad)}")
+    long = [name for name in names if len(name.encode("utf-8")) > MAX_ANNOTATOR_BYTES]
+    if long:
+        shown = ", ".join(f"{name[:20]}... ({len(name.encode('utf-8'))} bytes)" for name in long)
+        raise ValueError(f"annotator names must be at most {MAX_ANNOTATOR_BYTES} bytes (they name files): {shown}")
     return names
 
 

@@ -15,6 +15,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+_MAX_KEY = 64  # bytes: BLAKE2b's longest key (a longer one is hashed first; a shorter one kept, as before)
 #: Stratum of a document without a type.
 NO_TYPE = "(none)"
 
@@ -26,7 +27,10 @@ def rank_key(identifier: str, seed: int, purpose: str) -> tuple[int, str]:
     implementations, or ``hash``), and independent of the other identifiers; ties (never in practice)
     fall back on the identifier itself.
     """
-    digest = hashlib.blake2b(identifier.encode("utf-8"), digest_size=8, key=f"{purpose}:{seed}".encode()).digest()
+    key = f"{purpose}:{seed}".encode()
+    if len(key) > _MAX_KEY:  # a long annotator name or document type: BLAKE2b takes at most 64 bytes of key
+        key = hashlib.sha256(key).digest()
+    digest = hashlib.blake2b(identifier.encode("utf-8"), digest_size=8, key=key).digest()
     return int.from_bytes(digest, "big"), identifier
 
 

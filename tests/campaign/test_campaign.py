@@ -606,3 +606,15 @@ def test_review_skips_agreement_single_answers_and_keeps_the_latest_answer():
     assert task["spans"] == [] and "PATIENT" in task["meta"]["review_differences"]
     (rejected,) = review_tasks([answer_of("alice", [DOCTOR]), answer_of("bob", [DOCTOR], answer="reject")])
     assert "rejected by bob" in rejected["meta"]["review_differences"]
+
+
+def test_a_long_annotator_name_gets_its_tasks_and_one_too_long_for_a_file_name_is_one_line(weak_dir, tmp_path):
+    long = "é" * 40  # 80 bytes: more than BLAKE2b's 64-byte key, where the name is part of the draw's key
+    runner = CliRunner()
+    base = ["campaign", str(weak_dir), "--quiet"]
+    result = runner.invoke(main, [*base, "--out", str(tmp_path / "c"), "--annotators", f"{long},bob"])
+    assert result.exit_code == 0, result.output
+    assert read_jsonl(tmp_path / "c" / f"tasks-{long}.jsonl") and read_jsonl(tmp_path / "c" / "tasks-bob.jsonl")
+    refused = runner.invoke(main, [*base, "--out", str(tmp_path / "d"), "--annotators", f"{'a' * 300},bob"])
+    assert refused.exit_code == 1 and "at most 200 bytes" in refused.output and "Traceback" not in refused.output
+    assert len(refused.output.strip().splitlines()) == 1 and not (tmp_path / "d").exists()
