@@ -218,7 +218,7 @@ def read_spans_by_document(path: str | Path) -> dict[str, list[SpanIn]]:
             raise InputError(f"{path}: column {name} has missing values (row {int(values.isna().to_numpy().argmax())})")
         _refuse_rows(path, [not _integral(v) for v in values], f"column {name} holds offsets that are not integers")
     _refuse_rows(path, [not isinstance(label, str) or not label for label in frame["label"]], "span(s) without a label")
-    _refuse_rows(path, [d is None for d in frame["id_document"]], "span(s) without an id_document")
+    _refuse_rows(path, [not isinstance(d, str) for d in frame["id_document"]], "span(s) without an id_document")
     sources = frame["source"].tolist() if "source" in frame.columns else [None] * len(frame)
     texts = frame["text"].tolist() if "text" in frame.columns else [None] * len(frame)
     by_document: dict[str, list[SpanIn]] = {}
