@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from deid_ds.cli import main
+from deid_ds.deidentification.batch import MISSING_ID_REASON
 from deid_ds.errors import DeidError
 from deid_ds.weak_labelling import weak_label
 from tests.conftest import REPO
@@ -319,7 +320,8 @@ def test_deidentify_gives_the_local_engines_outputs(spark, notes_dir, kb_dir, tm
         report["failures"]["html is null"] == 1
         and sum(n for e, n in report["failures"].items() if e.startswith("duplicate")) == 1
     )
-    assert report["failed"] == 3  # no HTML, duplicated id, the bad span
+    assert report["failures"][MISSING_ID_REASON] == 1
+    assert report["failed"] == 4  # no HTML, duplicated id, no id (no spans can name it), the bad span
     written = pd.read_parquet(tmp_path / "spark" / "notes.parquet")
     assert list(written.columns[-2:]) == ["stay", "ward"] and bad["id_document"] not in set(written["id_document"])
     assert not Path(str(tmp_path / "spark") + ".spark-partial").exists()
