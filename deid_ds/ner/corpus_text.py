@@ -89,7 +89,7 @@ def _segment_batch(args: tuple[list[str | None], int]) -> tuple[int, list[list[s
     out: list[list[str]] = []
     with relaxed_gc():
         for html in htmls:
-            if not html:
+            if not html or not isinstance(html, (str, bytes)):  # null, empty, or not UTF-8 (io.notes.InvalidText)
                 continue
             note = segmenter.segment_html(html)
             out.extend([token_text(t.text) for t in sentence.tokens] for sentence in note.sentences if sentence.tokens)
