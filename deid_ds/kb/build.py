@@ -25,6 +25,7 @@ moved into place and the manifest last, so a failed build never leaves a half-wr
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import shutil
@@ -441,27 +442,30 @@ def _build_kb(
     out.mkdir(parents=True, exist_ok=True)
     if read_marker(out) is None:
         write_marker(out, COMMAND)  # from now on a knowledge base in the making: a rerun may write into it
-    fetched = resolve_sources(
-        list(ban),
-        list(ban_departements),
-        list(health_directory),
-        out,
-        ca_bundle=ca_bundle,
-        offline=offline,
-        refresh=refresh,
-        progress=progress,
-    )
     ban_tables, directory_tables = BanTables(), DirectoryTables()
     report = BuildReport(str(out))
-    for kind, source in tqdm(fetched, desc="build-kb", unit="file", disable=not progress):
-        stats: SourceStats
-        if kind == "ban":
-            _, stats = read_ban(source.path, ban_tables)
-        else:
-            _, stats = read_directory(source.path, directory_tables)
-        report.sources.append(
-            {"base": kind, **source.to_dict(), **{k: v for k, v in asdict(stats).items() if k != "path"}}
+    try:
+        fetched = resolve_sources(
+            list(ban),
+            list(ban_departements),
+            list(health_directory),
+            out,
+            ca_bundle=ca_bundle,
+            offline=offline,
+            refresh=refresh,
+            progress=progress,
         )
+        for kind, source in tqdm(fetched, desc="build-kb", unit="file", disable=not progress):
+            stats: SourceStats
+            if kind == "ban":
+                _, stats = read_ban(source.path, ban_tables)
+            else:
+                _, stats = read_directory(source.path, directory_tables)
+            report.sources.append(
+                {"base": kind, **source.to_dict(), **{k: v for k, v in asdict(stats).items() if k != "path"}}
+            )
+    except OSError as error:  # a download onto a full disk, a source that cannot be read: one line
+        raise _source_os_error(out, error) from None
 
     professionals = professional_table(directory_tables)
     tables = {
@@ -474,6 +478,17 @@ def _build_kb(
     }
     _write(out, tables, report, matcher, started)
     return report
+
+
+def _source_os_error(out: Path, error: OSError) -> Exception:
+    """One line for an ``OSError`` while fetching or reading the sources: a write failure (a full disk under
+    ``OUT/downloads``) is an output error, anything else (a source that cannot be read) an input error."""
+    from deid_ds.io.output_dir import OutputError, describe_os_error
+
+    if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+        return OutputError(describe_os_error(out, error))
+    where = f"{error.filename}: " if error.filename else ""
+    return InputError(f"{where}cannot read a source ({error.strerror or type(error).__name__})")
 
 
 def _write(out: Path, tables: dict[str, pa.Table], report: BuildReport, matcher: bool, started: float) -> None:

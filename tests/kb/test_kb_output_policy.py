@@ -185,3 +185,14 @@ def test_a_zip_bomb_in_the_health_directory_is_one_line_and_exit_1_not_an_abort(
     )
     assert done.returncode == 1, done.stderr
     assert "zip bomb" in done.stderr and "Fatal" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_full_disk_while_downloading_is_one_line(tmp_path, monkeypatch):
+    from deid_ds.kb import download
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "kb" / "downloads" / "x.part"))
+
+    monkeypatch.setattr(download, "fetch", full)
+    message = one_line_error(build(tmp_path / "kb"), 1)
+    assert "No space left on device" in message and not (tmp_path / "kb" / "manifest.json").exists()
