@@ -15,11 +15,16 @@ Output directory (default ``kb/``):
   ``fullname``), ``part`` (a part of a compound name), ``n`` (professionals), ``ambiguous``;
 * ``contacts.parquet`` — practice-site phones, faxes, e-mails, ``CS``/``BP`` mentions, CEDEX offices;
 * ``manifest.json`` — each source (URL or path, size, sha256, date, rows read/kept/rejected with
-  reasons and example lines), each table (rows, sha256), the package version and the methods used.
+  reasons and example lines), each table (rows, sha256), the matcher (size, sha256), the package version
+  and the methods used;
+* ``matcher.npz`` and ``matcher.json`` — the compiled matcher (:mod:`deid_ds.kb.matcher`);
+* ``.deid-ds.json`` — the marker of the ``--out`` policy; ``downloads/`` — the sources fetched by URL.
 
-Everything is first built in a temporary directory inside the output directory; the tables are then
-moved into place and the manifest last, so a failed build never leaves a half-written knowledge base
-(an interrupted swap is detected by the manifest's checksums).
+Everything is first built in a temporary directory inside the output directory (the matcher too, recorded
+in the manifest); the previous manifest is then removed, the files moved into place and the new manifest
+written last, so a failed build never leaves a half-written knowledge base that reads as complete: a build
+stopped during the moves leaves no manifest, and a table or matcher changed since is detected by the
+manifest's checksums. The directory follows the ``--out`` policy of the other commands (:func:`build_kb`).
 """
 
 from __future__ import annotations
@@ -440,7 +445,7 @@ def _build_kb(
     started = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    if read_marker(out) is None:
+    if (read_marker(out) or {}).get("command") != COMMAND:  # new, an earlier version's, or --overwrite
         write_marker(out, COMMAND)  # from now on a knowledge base in the making: a rerun may write into it
     ban_tables, directory_tables = BanTables(), DirectoryTables()
     report = BuildReport(str(out))

@@ -196,3 +196,11 @@ def test_a_full_disk_while_downloading_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(download, "fetch", full)
     message = one_line_error(build(tmp_path / "kb"), 1)
     assert "No space left on device" in message and not (tmp_path / "kb" / "manifest.json").exists()
+
+
+def test_a_directory_of_another_command_written_into_with_overwrite_becomes_a_knowledge_base(tmp_path):
+    other = tmp_path / "other"
+    assert CliRunner().invoke(main, ["synth", "--out", str(other), "--notes", "2", "-q"]).exit_code == 0
+    assert build(other, "--overwrite").exit_code == 0
+    assert json.loads((other / MARKER).read_text())["command"] == "build-kb"
+    assert build(other).exit_code == 0  # its own now: built again without --overwrite
