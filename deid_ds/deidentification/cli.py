@@ -256,6 +256,13 @@ def deidentify_command(
             f"{report.documents_not_checked:,} document(s) not checked for residual leaks: their patient has no "
             "metadata (names, birth date...) to look for"
         )
+    if report.documents_metadata_unreadable:
+        fields = ", ".join(report.leaks.get("metadata_unreadable", {}))
+        warn(
+            f"{report.documents_metadata_unreadable:,} document(s) with patient metadata that could not be read "
+            f"({fields}; forms read: docs/input.md): those values were not looked for by the residual-leak check "
+            "(documents.parquet, leak_check)"
+        )
     if verbose or not quiet:  # the report table is the summary, and all of it (-v prints the same)
         click.echo(report_table(report))
     if report.kept_aside:

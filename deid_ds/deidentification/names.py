@@ -25,6 +25,7 @@ surname — ``Dr KERBRAT`` — and in ``Jeanne Le Gall`` the last group is). Dic
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from deid_ds.deidentification.casing import apply_case, case_style
@@ -222,6 +223,7 @@ def remember(ctx: Context, text: str, label: str, sex: str | None = None) -> Non
     """First pass over a document's name spans: which given names are written with which surname, the
     sex the note gives each given name (``sex``: :func:`sex_cue` around this span), and every name part
     (for e-mail addresses that glue them)."""
+    text = unicodedata.normalize("NFC", text)
     groups = _groups(text)
     _assign_roles(groups, ctx, label, None)
     firsts = [w.text for g in groups if g.role == "first" for w in g.words if not w.particle]

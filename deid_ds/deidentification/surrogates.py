@@ -19,6 +19,7 @@ a day and month moved by a whole year) is masked.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -106,6 +107,7 @@ def surrogate(
 
     A span that cannot be given a surrogate safely is masked with ``mask_format`` (module docstring).
     """
+    text = unicodedata.normalize("NFC", text)  # decomposed accents (NFD) are read as the letters they make
     if label == "DATE":
         shifted = shift_date_text(ctx, text)
         if shifted is None:
