@@ -26,8 +26,8 @@ from dataclasses import dataclass, replace
 from deid_ds.deidentification.contacts import is_email, is_phone, surrogate_email, surrogate_phone
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.dates_shift import shift_date_text
-from deid_ds.deidentification.names import surrogate_name
-from deid_ds.deidentification.overlap import keeps_original
+from deid_ds.deidentification.names import name_units, surrogate_name
+from deid_ds.deidentification.overlap import holds_phrase, keeps_original
 from deid_ds.deidentification.places import is_postcode, surrogate_city, surrogate_street, surrogate_zip
 
 DEFAULT_MASK = "[{label}]"
@@ -86,12 +86,31 @@ def _draw(ctx: Context, label: str, text: str, paired_city: str | None, initials
 
 
 def guard(ctx: Context, label: str, original: str, draw: Callable[[Context], str]) -> str | None:
-    """``draw(ctx)`` if it gives nothing of ``original`` back, else a salted redraw; ``None`` if none passes."""
+    """``draw(ctx)`` if it gives nothing of ``original`` back, else a salted redraw; ``None`` if none passes.
+
+    A name is compared word by word (:func:`keeps_original`) and whole: none of its multi-word parts
+    (``LE DU``, whose two-letter words the word test ignores) nor the patient's own whole last or given
+    name written in it may come back in the surrogate."""
+    wholes = _whole_names(ctx, label, original)
     for attempt in range(ATTEMPTS):
         candidate = draw(ctx if attempt == 0 else replace(ctx, salt=f"redraw {attempt}"))
-        if not keeps_original(original, candidate, label) and not ctx.note_originals.given_back(candidate):
+        if (
+            not keeps_original(original, candidate, label)
+            and not ctx.note_originals.given_back(candidate)
+            and not holds_phrase(candidate, wholes)
+        ):
             return candidate
     return None
+
+
+def _whole_names(ctx: Context, label: str, original: str) -> list[str]:
+    """The phrases a name's surrogate may not hold (:func:`guard`)."""
+    if label not in ("PATIENT", "DOCTOR"):
+        return []
+    wholes = name_units(original)
+    if label == "PATIENT":
+        wholes += [n for n in (ctx.patient.lastname, ctx.patient.firstname) if n and holds_phrase(original, [n])]
+    return wholes
 
 
 def surrogate(
