@@ -189,8 +189,10 @@ def deidentify_command(
     part by part, dates shifted by a per-patient offset, a city with one of its own postcodes) and
     keyed: the same --key gives byte-identical output. The other views of the file (title,
     comments, attributes, scripts) are de-identified too (--hidden). The residual-leak check then
-    looks for each patient's own metadata in every view of their de-identified notes (notes whose
-    patient has no metadata are reported "not checked"); --fail-on-leak makes any leak an error.
+    looks for each patient's own metadata in every view of their de-identified notes, in every
+    spelling (NFD accents, fullwidth letters, percent-encoded or base64 data: URLs); notes whose
+    patient has no metadata are reported "not checked", those with a value it cannot read (forms
+    read: docs/input.md) "metadata unreadable"; --fail-on-leak makes any leak an error.
 
     \b
     A surrogate never equals its original nor carries one of its words. An entity that no surrogate

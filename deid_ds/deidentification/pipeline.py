@@ -16,7 +16,7 @@ note, and writes the output directory atomically:
 * ``documents.parquet``: one row per input note — ``ok`` or ``failed`` with a reason that holds no
   content — with its replacements, leaks and fallbacks (spans masked because no safe surrogate exists;
   ``leak_check`` ``no metadata`` and ``n_leaks`` null for a note whose patient has no metadata: not
-  checked, which is not "0 left");
+  checked, which is not "0 left"; ``metadata unreadable`` when a value of it could not be read);
 * ``report.json``: the totals printed at the end (replacements per label, fallbacks, leaks per field).
 
 With ``fail_on_leak``, an output in which the check finds any leak is not published at ``out``: it is

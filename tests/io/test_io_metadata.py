@@ -87,3 +87,20 @@ def test_a_row_is_read_once_for_every_stage_and_what_cannot_be_read_is_named():
         "phone",
     )
     assert unreadable_fields(PatientMetadata()) == ()
+
+
+def test_the_weak_labeller_reads_the_same_forms():
+    from deid_ds.label.candidate import Candidate
+    from deid_ds.label.patient import confirm_with_metadata
+
+    text = "Né en 1961, 29350 Moëlan."
+    candidates = [
+        Candidate(6, 10, "DATE", "pattern:year", 0.5, needs_context=True),
+        Candidate(12, 17, "ZIP", "pattern:zip", 0.5, needs_context=True),
+    ]
+    for patient in (PatientMetadata(birthdate="12/04/1961", zip="29350.0"), read_metadata({"birthdate": "19610412"})):
+        confirmed = confirm_with_metadata(text, candidates, patient)
+        assert "metadata:birthdate" in {c.source for c in confirmed}
+    assert {c.source for c in confirm_with_metadata(text, candidates, PatientMetadata(zip="29350.0"))} == {
+        "metadata:zip"
+    }
