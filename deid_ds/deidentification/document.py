@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.html_replace import Edit, SpanError, apply_all, locate
-from deid_ds.deidentification.names import is_dictation_side, remember, sex_cue
+from deid_ds.deidentification.names import is_dictation_side, remember, remember_names, sex_cue
 from deid_ds.deidentification.other_views import Replacer, view_edits
 from deid_ds.deidentification.overlap import NoteOriginals
 from deid_ds.deidentification.places import remember_town
@@ -125,9 +125,7 @@ def deidentify_document(
         ctx.note_originals = NoteOriginals.of([*scope_entities, *mine])
         # the names of all the patient's notes first, in the same order in each: an initial (``J. DUPONT``)
         # then stands for the same given name (``Jean DUPONT`` of another note) in every note of the patient
-        for label, original in scope_entities:
-            if label in ("PATIENT", "DOCTOR"):
-                remember(ctx, original, label)
+        remember_names(ctx, scope_entities)
         for span, where in zip(spans, located):
             if span.label in ("PATIENT", "DOCTOR"):
                 start, end = where.text_start, where.text_end

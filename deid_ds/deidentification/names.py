@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from deid_ds.deidentification.casing import apply_case, case_style
 from deid_ds.deidentification.context import DOCTOR_SCOPE, Context, words_of
@@ -156,7 +157,8 @@ def _surname_of(ctx: Context, label: str) -> str | None:
     return " ".join(re.split(r"[\s\-]+", fold_key(lastname))) if lastname else None
 
 
-def name_units(text: str) -> list[str]:
+@lru_cache(maxsize=1 << 14)
+def name_units(text: str) -> tuple[str, ...]:
     """The parts of a name span of more than one word, as written: a surname with its particles (``LE DU``
     of ``LE DU Yann``) and runs of particle words (``Le Du`` of ``Le Du Yann``, where
     nothing tells a surname made of particles from particles before a given name). A surrogate must not
@@ -174,7 +176,7 @@ def name_units(text: str) -> list[str]:
             if len(run) > 1:
                 units.append(text[run[0].start : run[-1].end])
             run = []
-    return units
+    return tuple(units)
 
 
 def _initials_word(word: str) -> bool:
@@ -294,6 +296,36 @@ def remember(ctx: Context, text: str, label: str, sex: str | None = None) -> Non
     for unit in units:
         if len(squash(unit)) >= 2:
             seen.setdefault(squash(unit), (label, "last", unit))
+
+
+#: What :func:`remember_names` wrote for a patient's names, kept for the patient's next notes (bounded).
+_REMEMBERED: dict[tuple, dict[str, object]] = {}
+
+
+def remember_names(ctx: Context, entities: tuple[tuple[str, str], ...]) -> None:
+    """:func:`remember` for each PATIENT and DOCTOR name of ``entities`` (all of a patient's notes' spans,
+    ``(label, text)``), into a document's fresh memory. Worked out once per patient and pools (a patient
+    may have hundreds of notes, each given the same names), then copied into each note's memory."""
+    names = tuple((label, text) for label, text in entities if label in ("PATIENT", "DOCTOR"))
+    if not names:
+        return
+    key = (id(ctx.pools), ctx.patient, names)
+    memory = _REMEMBERED.get(key)
+    if memory is None:
+        scratch = replace(ctx, memory={})
+        for label, text in names:
+            remember(scratch, text, label)
+        memory = scratch.memory
+        if len(_REMEMBERED) >= 256:
+            _REMEMBERED.clear()
+        _REMEMBERED[key] = memory
+    for name, value in memory.items():  # copies: the note's own names are added to them
+        if isinstance(value, dict):
+            ctx.memory[name] = dict(value)
+        elif isinstance(value, list):
+            ctx.memory[name] = [list(v) for v in value]
+        else:
+            ctx.memory[name] = value
 
 
 def surrogate_name(ctx: Context, text: str, label: str = "PATIENT", role: str | None = None) -> str:

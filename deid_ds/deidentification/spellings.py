@@ -18,6 +18,7 @@ from dataclasses import dataclass
 _PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 #: A base64 ``data:`` URL: media type and parameters, ``;base64,``, the payload (whitespace allowed).
 DATA_URL = re.compile(r"data:[\w.+\-/]*(?:;[\w.+\-]+=?[\w.+\-%\"]*)*;base64,(?P<payload>[A-Za-z0-9+/=\s]+)", re.I)
+_BASE64 = re.compile("base64", re.I)
 #: Payloads longer than this are not decoded (an image, not a text someone typed).
 MAX_PAYLOAD = 1 << 20
 
@@ -88,7 +89,7 @@ def decode_payload(payload: str) -> str | None:
 
 def data_url_payloads(text: str) -> list[tuple[int, int, str]]:
     """``(start, end, decoded)`` of the base64 payloads of ``text``'s ``data:`` URLs that read as text."""
-    if "base64" not in text.lower():
+    if not _BASE64.search(text):
         return []
     found = []
     for m in DATA_URL.finditer(text):

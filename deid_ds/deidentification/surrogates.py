@@ -22,6 +22,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from deid_ds.deidentification.contacts import is_email, is_phone, surrogate_email, surrogate_phone
 from deid_ds.deidentification.context import Context
@@ -91,26 +92,29 @@ def guard(ctx: Context, label: str, original: str, draw: Callable[[Context], str
     A name is compared word by word (:func:`keeps_original`) and whole: none of its multi-word parts
     (``LE DU``, whose two-letter words the word test ignores) nor the patient's own whole last or given
     name written in it may come back in the surrogate."""
-    wholes = _whole_names(ctx, label, original)
+    patient = ctx.patient if label == "PATIENT" else None
+    wholes = _whole_names(
+        label, original, patient.lastname if patient else None, patient.firstname if patient else None
+    )
     for attempt in range(ATTEMPTS):
         candidate = draw(ctx if attempt == 0 else replace(ctx, salt=f"redraw {attempt}"))
         if (
             not keeps_original(original, candidate, label)
             and not ctx.note_originals.given_back(candidate)
-            and not holds_phrase(candidate, wholes)
+            and not (wholes and holds_phrase(candidate, wholes))
         ):
             return candidate
     return None
 
 
-def _whole_names(ctx: Context, label: str, original: str) -> list[str]:
-    """The phrases a name's surrogate may not hold (:func:`guard`)."""
+@lru_cache(maxsize=1 << 14)
+def _whole_names(label: str, original: str, lastname: str | None, firstname: str | None) -> tuple[str, ...]:
+    """The phrases a name's surrogate may not hold (:func:`guard`): the original's parts of several words,
+    and the patient's whole names (``lastname``, ``firstname``; PATIENT only) written in it."""
     if label not in ("PATIENT", "DOCTOR"):
-        return []
-    wholes = name_units(original)
-    if label == "PATIENT":
-        wholes += [n for n in (ctx.patient.lastname, ctx.patient.firstname) if n and holds_phrase(original, [n])]
-    return wholes
+        return ()
+    own = tuple(n for n in (lastname, firstname) if n and holds_phrase(original, [n]))
+    return name_units(original) + own
 
 
 def surrogate(

@@ -79,9 +79,10 @@ def fold_text(text: str) -> str:
     Not length-preserving where ``text`` holds such characters: use :func:`fold_mapped` for offsets.
     Text without them (nearly all) folds as :func:`fold` folds it, at the same cost.
     """
-    if not _LOOSE.search(text):
-        return fold(text)
-    return _LOOSE.sub(lambda m: _loose_char(m.group()), fold(text))
+    folded = fold(text)
+    if folded.isascii() or not _LOOSE.search(folded):  # every character _LOOSE matches folds to non-ASCII
+        return folded
+    return _LOOSE.sub(lambda m: _loose_char(m.group()), folded)
 
 
 def fold_mapped(text: str) -> tuple[str, list[int] | None]:
@@ -108,9 +109,16 @@ def fold_mapped(text: str) -> tuple[str, list[int] | None]:
 
 def fold_key(text: str) -> str:
     """The matching key of a gazetteer entry: folded (:func:`fold_text`: NFD and NFC spellings alike),
-    whitespace collapsed, no space around hyphens."""
+    whitespace collapsed, no space around hyphens. Short texts (names, places: most calls) are memoised."""
+    return _short_key(text) if len(text) <= 64 else _key(text)
+
+
+def _key(text: str) -> str:
     key = _SPACES.sub(" ", fold_text(text)).strip()
     return key.replace(" - ", "-").replace("- ", "-").replace(" -", "-")
+
+
+_short_key = lru_cache(maxsize=1 << 16)(_key)
 
 
 @lru_cache(maxsize=1)

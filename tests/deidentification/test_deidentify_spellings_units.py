@@ -42,7 +42,7 @@ def test_data_urls_that_hold_text_are_decoded_and_images_are_not():
 
 
 def test_a_name_s_multi_word_parts_and_whole_phrases():
-    assert name_units("LE DU Yann") == ["LE DU"]
+    assert name_units("LE DU Yann") == ("LE DU",)
     assert "Le Du" in name_units("Le Du Yann") and "de la Tour" in name_units("Marie de la Tour")
     assert holds_phrase("Thomas Le-Du", ["LE DU"]) and not holds_phrase("Thomas LE DUC", ["LE DU"])
     assert holds_phrase("Éric LE  DU", ["le du"]) and not holds_phrase("ALEDU", ["le du"])
