@@ -185,12 +185,24 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             "error": error,
             "n_replacements": len(outcome.audit) if written else 0,
             "n_leaks": leaks.total if written and leaks.checked else None,
-            "leak_check": None if not written else "checked" if leaks.checked else "no metadata",
+            "leak_check": None if not written else leak_status(leaks),
             "n_fallbacks": sum(outcome.fallbacks.values()) if written else 0,
         }
         for name, values in result.documents.items():
             values.append(row[name])
     return result
+
+
+#: ``leak_check`` of a note whose patient has a metadata value the readers cannot read (:mod:`deid_ds.io.metadata`).
+UNREADABLE = "metadata unreadable"
+
+
+def leak_status(leaks: LeakCounts) -> str:
+    """``documents.parquet``'s ``leak_check``: ``checked``, ``no metadata``, or :data:`UNREADABLE` (some
+    value was not looked for: never reported as "0 left", whatever the other values gave)."""
+    if leaks.unreadable:
+        return UNREADABLE
+    return "checked" if leaks.checked else "no metadata"
 
 
 def notes_table(batch: BatchResult, schema):

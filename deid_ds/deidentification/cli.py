@@ -189,8 +189,10 @@ def deidentify_command(
     part by part, dates shifted by a per-patient offset, a city with one of its own postcodes) and
     keyed: the same --key gives byte-identical output. The other views of the file (title,
     comments, attributes, scripts) are de-identified too (--hidden). The residual-leak check then
-    looks for each patient's own metadata in every view of their de-identified notes (notes whose
-    patient has no metadata are reported "not checked"); --fail-on-leak makes any leak an error.
+    looks for each patient's own metadata in every view of their de-identified notes, in every
+    spelling (NFD accents, fullwidth letters, percent-encoded or base64 data: URLs); notes whose
+    patient has no metadata are reported "not checked", those with a value it cannot read (forms
+    read: docs/input.md) "metadata unreadable"; --fail-on-leak makes any leak an error.
 
     \b
     A surrogate never equals its original nor carries one of its words. An entity that no surrogate
@@ -255,6 +257,13 @@ def deidentify_command(
         warn(
             f"{report.documents_not_checked:,} document(s) not checked for residual leaks: their patient has no "
             "metadata (names, birth date...) to look for"
+        )
+    if report.documents_metadata_unreadable:
+        fields = ", ".join(report.leaks.get("metadata_unreadable", {}))
+        warn(
+            f"{report.documents_metadata_unreadable:,} document(s) with patient metadata that could not be read "
+            f"({fields}; forms read: docs/input.md): those values were not looked for by the residual-leak check "
+            "(documents.parquet, leak_check)"
         )
     if verbose or not quiet:  # the report table is the summary, and all of it (-v prints the same)
         click.echo(report_table(report))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.html_replace import Edit, SpanError, apply_all, locate
-from deid_ds.deidentification.names import is_dictation_side, remember, sex_cue
+from deid_ds.deidentification.names import is_dictation_side, remember, remember_names, sex_cue
 from deid_ds.deidentification.other_views import Replacer, view_edits
 from deid_ds.deidentification.overlap import NoteOriginals
 from deid_ds.deidentification.places import remember_town
@@ -83,7 +83,16 @@ def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[in
             if city_end <= start and _CITY_THEN_ZIP.match(text[city_end:start]):
                 pairs[i] = text[city_start:city_end]
                 break
+    # a postcode written alone stands for the town it is written with elsewhere in the note
+    towns = {_digits(text, located[i]): city for i, city in pairs.items()}
+    for i, span in enumerate(spans):
+        if span.label == "ZIP" and i not in pairs and _digits(text, located[i]) in towns:
+            pairs[i] = towns[_digits(text, located[i])]
     return pairs
+
+
+def _digits(text: str, where) -> str:
+    return "".join(c for c in text[where.text_start : where.text_end] if c.isdigit())
 
 
 def deidentify_document(
@@ -114,6 +123,9 @@ def deidentify_document(
         # the same in each of them: a patient's surrogates stay the same from note to note).
         mine = [(s.label, text[w.text_start : w.text_end]) for s, w in zip(spans, located)]
         ctx.note_originals = NoteOriginals.of([*scope_entities, *mine])
+        # the names of all the patient's notes first, in the same order in each: an initial (``J. DUPONT``)
+        # then stands for the same given name (``Jean DUPONT`` of another note) in every note of the patient
+        remember_names(ctx, scope_entities)
         for span, where in zip(spans, located):
             if span.label in ("PATIENT", "DOCTOR"):
                 start, end = where.text_start, where.text_end

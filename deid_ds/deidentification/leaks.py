@@ -14,8 +14,14 @@ find them (:mod:`deid_ds.deidentification.regions`):
 
 Every view is read decoded (character references) and with soft hyphens and zero-width characters
 dropped, so ``Du&shy;pont`` and ``Du\u200bpont`` read ``Dupont``; where such a character stood between
-two words it is also read as a space, and the larger count of the two readings is kept.
-Matching is on folded text (case and accents ignored) and whole words. Names are also matched *fuzzily*:
+two words it is also read as a space; percent-encoding is decoded too (``Kerdr%61on``), and the larger
+count of these readings is kept. The text of a base64 ``data:`` URL is decoded and searched as well
+(:mod:`deid_ds.deidentification.spellings`). Matching is on folded text (case and accents ignored,
+decomposed NFD accents and compatibility forms such as fullwidth letters too:
+:func:`deid_ds.kb.normalize.fold_text`, so NFC metadata matches an NFD note and the other way round) and
+whole words. The birthdate is looked for in the forms the weak labeller reads: ``12/04/1961``,
+``12.04.61``, ``1961-04-12``, ``12041961``, ``19610412``, ``12 avril 1961``, ``12-AVR-1961``, ``12avr1961``.
+Names are also matched *fuzzily*:
 a word of five letters or more one edit away from a name part of five letters or more (a typo, a
 dropped accent letter) counts, unless it is an ordinary French word (``matin`` is not ``Martin``).
 The check errs on the side of reporting: a name that is also a word used in the note (``Petit``) is
@@ -24,7 +30,9 @@ counted when it appears. One exception: a name part written right after ``Saint-
 returns counts per field and view, never the values themselves.
 
 A patient without any metadata cannot be checked: the result then says so (``checked`` false), and the
-callers report such notes as "not checked", never as "0 left".
+callers report such notes as "not checked", never as "0 left". Metadata read by
+:mod:`deid_ds.io.metadata`; a value it cannot read (a birthdate ``12 III 60``, a postcode ``29200-1``) is
+named in ``unreadable`` and the note is reported "metadata unreadable", whatever else was checked.
 """
 
 from __future__ import annotations
@@ -36,9 +44,11 @@ from dataclasses import dataclass, field
 from rapidfuzz.distance import Levenshtein
 
 from deid_ds.deidentification.regions import INVISIBLE_RE, VIEWS, view_texts
+from deid_ds.deidentification.spellings import readings
+from deid_ds.io.metadata import read_birthdate, read_phone, read_zip, unreadable_fields
 from deid_ds.kb.ambiguity import is_common_word
-from deid_ds.kb.normalize import fold, fold_key, name_particles
-from deid_ds.label.dates import MONTHS
+from deid_ds.kb.normalize import fold, fold_key, fold_text, name_particles
+from deid_ds.label.dates import MONTH_ABBREVIATIONS, MONTHS
 from deid_ds.model import PatientMetadata
 from deid_ds.segmentation.html_text import ParsedHtml, html_to_text
 
@@ -63,6 +73,7 @@ class Needles:
     names: dict[str, set[str]] = field(default_factory=dict)  # field -> folded parts
     patterns: dict[str, re.Pattern[str]] = field(default_factory=dict)  # field -> regex on folded text
     phone: str | None = None  # national significant number
+    unreadable: tuple[str, ...] = ()  # fields holding a value the metadata readers cannot read
 
     def empty(self) -> bool:
         return not (self.names or self.patterns or self.phone)
@@ -91,27 +102,29 @@ def _phrase(value: str) -> str:
 
 
 def _birthdate_pattern(value: str) -> str | None:
-    from deid_ds.deidentification.dates_shift import parse_date
-
-    parsed = parse_date(value.strip()[:10])
-    if parsed is None or parsed.kind != "full":
+    """The birthdate in the forms of the module docstring, as a regex over folded text."""
+    date = read_birthdate(value)
+    if date is None:
         return None
-    d, m, y = parsed.date.day, parsed.date.month, parsed.date.year
+    d, m, y = date.day, date.month, date.year
     day = rf"0?{d}" if d < 10 else str(d)
     month = rf"0?{m}" if m < 10 else str(m)
     year = rf"(?:{y}|{y % 100:02d})"
     first = r"(?:1\s?er|1|01|premier)" if d == 1 else day
+    names = sorted({fold(MONTHS[m - 1]), *(fold(a) for a, n in MONTH_ABBREVIATIONS.items() if n == m)}, key=len)
+    month_word = "(?:" + "|".join(map(re.escape, reversed(names))) + r")(?![^\W\d_])"
     alternatives = [
         rf"{day}\s?(?P<s1>[/.\-])\s?{month}\s?(?P=s1)\s?{year}",
         rf"{y}(?P<s2>[/.\-]){m:02d}(?P=s2){d:02d}",
-        rf"{first}\s+{fold(MONTHS[m - 1])}\.?\s+{y}",
+        rf"{d:02d}{m:02d}{y}|{y}{m:02d}{d:02d}",
+        rf"{first}(?:\s*|-){month_word}\.?(?:,?\s*|-){y}",
     ]
     return r"(?<![\d])(?:" + "|".join(alternatives) + r")(?![\d])"
 
 
 def needles_for(patient: PatientMetadata) -> Needles:
     """The patient's values, prepared for :func:`find_leaks`."""
-    needles = Needles()
+    needles = Needles(unreadable=unreadable_fields(patient))
     for name in ("firstname", "lastname"):
         parts = _name_parts(getattr(patient, name))
         if parts:
@@ -120,10 +133,9 @@ def needles_for(patient: PatientMetadata) -> Needles:
         pattern = _birthdate_pattern(patient.birthdate)
         if pattern:
             needles.patterns["birthdate"] = re.compile(pattern)
-    if patient.phone:
-        digits = "".join(c for c in patient.phone if c.isdigit())
-        if len(digits) >= 8:
-            needles.phone = national_number(digits)
+    phone = read_phone(patient.phone)
+    if phone:
+        needles.phone = national_number("".join(c for c in fold_text(phone) if c.isdigit()))
     if patient.email and "@" in patient.email:
         needles.patterns["email"] = re.compile(r"(?<![\w.\-])" + re.escape(fold_key(patient.email)) + r"(?![\w\-])")
     if patient.address:
@@ -132,10 +144,9 @@ def needles_for(patient: PatientMetadata) -> Needles:
         _, name = strip_street_type(_HOUSE.sub("", patient.address))
         if len(_WORD.findall(fold_key(name))) and len(fold_key(name).replace(" ", "")) >= MIN_NAME_PART:
             needles.patterns["address"] = re.compile(_phrase(name))
-    if patient.zip:
-        code = "".join(patient.zip.split())
-        if code.isdigit():
-            needles.patterns["zip"] = re.compile(rf"(?<!\d){code[:2]}\s?{code[2:]}(?!\d)")
+    code = read_zip(patient.zip)
+    if code:
+        needles.patterns["zip"] = re.compile(rf"(?<!\d){code[:2]}\s?{code[2:]}(?!\d)")
     if patient.city and len(fold_key(patient.city)) >= MIN_NAME_PART:
         needles.patterns["city"] = re.compile(_phrase(patient.city))
     return needles
@@ -147,24 +158,38 @@ def views(parsed: ParsedHtml) -> dict[str, list[str]]:
 
 
 def _count_in(text: str, needles: Needles, counts: dict[str, dict[str, int]]) -> None:
-    """Count the needles in ``text``, read without its invisible characters and, if it has some, with them
-    as spaces too: the larger count of the two readings is kept per field (a name cut by a soft hyphen,
-    two names joined by a zero-width space)."""
-    if not INVISIBLE_RE.search(text):
-        _count_in_reading(text, needles, counts)
+    """Count the needles in ``text`` read every way it reads (module docstring): as written and
+    percent-decoded, each without its invisible characters and, if it has some, with them as spaces
+    too; the larger count of these readings is kept per field (a name cut by a soft hyphen, two names
+    joined by a zero-width space, a name in a URL). The decoded text of a ``data:`` URL adds its own."""
+    alternatives, payloads = readings(text)
+    _count_max([text, *alternatives], needles, counts)
+    for payload in payloads:
+        _count_max([payload], needles, counts)
+
+
+def _count_max(texts: list[str], needles: Needles, counts: dict[str, dict[str, int]]) -> None:
+    """Count in the readings of one text: the larger count of them, per field."""
+    variants = [
+        v
+        for t in texts
+        for v in ((INVISIBLE_RE.sub("", t), INVISIBLE_RE.sub(" ", t)) if INVISIBLE_RE.search(t) else (t,))
+    ]
+    if len(variants) == 1:
+        _count_in_reading(variants[0], needles, counts)
         return
-    readings = []
-    for reading in (INVISIBLE_RE.sub("", text), INVISIBLE_RE.sub(" ", text)):
+    found_all = []
+    for reading in variants:
         found = {f: {"exact": 0, "fuzzy": 0} for f in LEAK_FIELDS}
         _count_in_reading(reading, needles, found)
-        readings.append(found)
+        found_all.append(found)
     for name in LEAK_FIELDS:
         for kind in ("exact", "fuzzy"):
-            counts[name][kind] += max(r[name][kind] for r in readings)
+            counts[name][kind] += max(r[name][kind] for r in found_all)
 
 
 def _count_in_reading(text: str, needles: Needles, counts: dict[str, dict[str, int]]) -> None:
-    folded = fold(text)
+    folded = fold_text(text)
     if needles.names:
         matches = list(_WORD.finditer(folded))
         for name, parts in needles.names.items():
@@ -187,7 +212,7 @@ def _count_in_reading(text: str, needles: Needles, counts: dict[str, dict[str, i
     for name, pattern in needles.patterns.items():
         counts[name]["exact"] += sum(1 for _ in pattern.finditer(folded))
     if needles.phone:
-        for run in PHONE_RUN.finditer(text):
+        for run in PHONE_RUN.finditer(folded):
             if needles.phone in national_number("".join(c for c in run.group() if c.isdigit())):
                 counts["phone"]["exact"] += 1
 
@@ -201,6 +226,8 @@ class LeakCounts:
     )
     per_view: dict[str, int] = field(default_factory=lambda: dict.fromkeys(VIEWS, 0))
     checked: bool = True  # False: the patient has no metadata to look for (not "0 left")
+    #: Per field, the notes whose patient's value could not be read (one note: 1 per such field).
+    unreadable: dict[str, int] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -212,16 +239,23 @@ class LeakCounts:
                 self.per_field[name][kind] += n
         for view, n in other.per_view.items():
             self.per_view[view] = self.per_view.get(view, 0) + n
+        for name, n in other.unreadable.items():
+            self.unreadable[name] = self.unreadable.get(name, 0) + n
 
     def to_dict(self) -> dict:
-        return {"total": self.total, "per_field": self.per_field, "per_view": self.per_view}
+        return {
+            "total": self.total,
+            "per_field": self.per_field,
+            "per_view": self.per_view,
+            "metadata_unreadable": dict(sorted(self.unreadable.items())),
+        }
 
 
 def find_leaks(note: str | ParsedHtml, patient: PatientMetadata | Needles) -> LeakCounts:
     """Count the patient's own values left in one (de-identified) note. Usable on its own."""
     parsed = note if isinstance(note, ParsedHtml) else html_to_text(note)
     needles = patient if isinstance(patient, Needles) else needles_for(patient)
-    result = LeakCounts()
+    result = LeakCounts(unreadable=dict.fromkeys(needles.unreadable, 1))
     if needles.empty():
         result.checked = False
         return result

@@ -8,11 +8,13 @@ given a role, then each of its parts is mapped on its own, keyed by the folded p
   (``Mme``, ``Monsieur``, ``née``, ``la patiente``: :func:`sex_cue`, found by the document for its name
   spans and kept for the whole document), else the sex the given-name lists give the original (one sex
   only), else an epicene given name (``Camille``, ``Dominique``). The cue is per document: a given name
-  the lists do not settle may get another surrogate in a note of the same patient that gives no sex;
+  the lists do not settle may get another surrogate in a note of the same patient that gives no sex. A
+  professional's (DOCTOR) given name takes no cue: the lists' sex or an epicene name, so that it is the
+  same in every patient's notes (``Mme Camille DURAND`` here, ``Dr Camille DURAND`` there);
 * ``last`` unit ``le gall`` (particles included) → a surname;
 * an initial → the initial of the surrogate of the given name it stands for when that is known (the
-  patient's metadata, or a given name written with the same surname elsewhere in the document), else a
-  keyed letter.
+  patient's metadata, or a given name of that initial written with the same surname in any of the
+  patient's notes: ``J. DUPONT`` here is ``Jean DUPONT`` there), else a keyed letter.
 
 So ``Mme Le Gall``, ``Jeanne LE GALL``, ``J. Le Gall`` and the metadata ``LE GALL``/``JEANNE`` all map to
 the same ``Le Bihan``/``Claire`` pair, each written in its original's case. The role of a group comes
@@ -25,7 +27,9 @@ surname — ``Dr KERBRAT`` — and in ``Jeanne Le Gall`` the last group is). Dic
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from deid_ds.deidentification.casing import apply_case, case_style
 from deid_ds.deidentification.context import DOCTOR_SCOPE, Context, words_of
@@ -105,7 +109,9 @@ class _Group:
         return units
 
 
-def _groups(text: str) -> list[_Group]:
+def _groups(text: str, surname: str | None = None) -> list[_Group]:
+    """The groups of a name span; ``surname``: the patient's last name, folded (a surname made of
+    particles, ``LE DU``, is then one whatever the case: :func:`_particle_surnames`)."""
     particles = name_particles()
     words = [_Word(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
     for i, word in enumerate(words):
@@ -117,6 +123,7 @@ def _groups(text: str) -> list[_Group]:
             and word.text[1].islower()
         )
         word.particle = fold_key(word.text) in particles and i + 1 < len(words) and not word.initial
+    _particle_surnames(words, surname)
     groups: list[_Group] = []
     for i, word in enumerate(words):
         gap = text[words[i - 1].end : word.start] if i else None
@@ -126,6 +133,50 @@ def _groups(text: str) -> list[_Group]:
         else:
             groups.append(_Group([word]))
     return groups
+
+
+def _particle_surnames(words: list[_Word], surname: str | None) -> None:
+    """A surname made of particle words before a given name (``LE DU Yann``): its last word is the
+    surname's core, not a particle of the given name. Known when the run is in capitals and the next
+    word is not, or when the run is the patient's last name (``surname``)."""
+    i = 0
+    while i < len(words):
+        j = i
+        while j < len(words) and words[j].particle:
+            j += 1
+        run = words[i:j]
+        if len(run) >= 2 and j < len(words):
+            capitals = all(w.text.isupper() for w in run) and not words[j].text.isupper()
+            if capitals or (surname and " ".join(fold_key(w.text) for w in run) == surname):
+                run[-1].particle = False
+        i = j + 1
+
+
+def _surname_of(ctx: Context, label: str) -> str | None:
+    lastname = ctx.patient.lastname if label == "PATIENT" else None
+    return " ".join(re.split(r"[\s\-]+", fold_key(lastname))) if lastname else None
+
+
+@lru_cache(maxsize=1 << 14)
+def name_units(text: str) -> tuple[str, ...]:
+    """The parts of a name span of more than one word, as written: a surname with its particles (``LE DU``
+    of ``LE DU Yann``) and runs of particle words (``Le Du`` of ``Le Du Yann``, where
+    nothing tells a surname made of particles from particles before a given name). A surrogate must not
+    give one of them back whole, even one made of words too short to be compared one by one
+    (:func:`deid_ds.deidentification.surrogates.guard`)."""
+    text = unicodedata.normalize("NFC", text)
+    groups = _groups(text)
+    units = [text[u[0].start : u[-1].end] for g in groups for u in g.units() if len(u) > 1]
+    for group in groups:
+        run: list[_Word] = []
+        for word in [*group.words, None]:
+            if word is not None and word.particle:
+                run.append(word)
+                continue
+            if len(run) > 1:
+                units.append(text[run[0].start : run[-1].end])
+            run = []
+    return tuple(units)
 
 
 def _initials_word(word: str) -> bool:
@@ -190,7 +241,9 @@ def first_name(ctx: Context, original: str, label: str = "PATIENT") -> str:
     """The surrogate of one given-name part, of the sex the note or the lists give, else epicene."""
     pools = ctx.pools
     key = fold_key(original)
-    sex = ctx.memory.get(f"sex:{label}:{key}") or pools.first_name_sex.get(key, "E")
+    # a professional's given name depends on the name only, so that it is the same in every patient's notes
+    cue = ctx.memory.get(f"sex:{label}:{key}") if label != "DOCTOR" else None
+    sex = cue or pools.first_name_sex.get(key, "E")
     pool = pools.first_names[str(sex)]
     return apply_case(ctx.draw(pool, ("first", fold_key(original)), original, scope=_scope(ctx, label)), original)
 
@@ -209,9 +262,10 @@ def initial(ctx: Context, letter: str, label: str, last_key: str | None, positio
         if position < len(parts) and fold_key(parts[position][0]) == fold_key(letter):
             source = parts[position]
     if source is None and last_key is not None:
-        seen = ctx.memory.get(f"firsts:{label}:{last_key}")
-        if isinstance(seen, list) and position < len(seen) and fold_key(seen[position][0]) == fold_key(letter):
-            source = seen[position]
+        for seen in ctx.memory.get(f"firsts:{label}:{last_key}", ()):  # type: ignore[union-attr]
+            if position < len(seen) and fold_key(seen[position][0]) == fold_key(letter):
+                source = seen[position]
+                break
     if source is not None:
         return apply_case(first_name(ctx, source, label)[0], letter)
     drawn = ctx.draw(INITIALS, ("initial", fold_key(letter)), letter, scope=_scope(ctx, label))
@@ -222,14 +276,17 @@ def remember(ctx: Context, text: str, label: str, sex: str | None = None) -> Non
     """First pass over a document's name spans: which given names are written with which surname, the
     sex the note gives each given name (``sex``: :func:`sex_cue` around this span), and every name part
     (for e-mail addresses that glue them)."""
-    groups = _groups(text)
+    text = unicodedata.normalize("NFC", text)
+    groups = _groups(text, _surname_of(ctx, label))
     _assign_roles(groups, ctx, label, None)
     firsts = [w.text for g in groups if g.role == "first" for w in g.words if not w.particle]
     units = [text[u[0].start : u[-1].end] for g in groups if g.role == "last" for u in g.units()]
     lasts = [fold_key(unit) for unit in units]
     if firsts:
         for last in lasts:
-            ctx.memory.setdefault(f"firsts:{label}:{last}", firsts)
+            known: list[list[str]] = ctx.memory.setdefault(f"firsts:{label}:{last}", [])  # type: ignore[assignment]
+            if firsts not in known:
+                known.append(firsts)
     seen: dict[str, tuple[str, str, str]] = ctx.memory.setdefault(NAMES_SEEN, {})  # type: ignore[assignment]
     for first in firsts:
         if sex:
@@ -241,13 +298,43 @@ def remember(ctx: Context, text: str, label: str, sex: str | None = None) -> Non
             seen.setdefault(squash(unit), (label, "last", unit))
 
 
+#: What :func:`remember_names` wrote for a patient's names, kept for the patient's next notes (bounded).
+_REMEMBERED: dict[tuple, dict[str, object]] = {}
+
+
+def remember_names(ctx: Context, entities: tuple[tuple[str, str], ...]) -> None:
+    """:func:`remember` for each PATIENT and DOCTOR name of ``entities`` (all of a patient's notes' spans,
+    ``(label, text)``), into a document's fresh memory. Worked out once per patient and pools (a patient
+    may have hundreds of notes, each given the same names), then copied into each note's memory."""
+    names = tuple((label, text) for label, text in entities if label in ("PATIENT", "DOCTOR"))
+    if not names:
+        return
+    key = (id(ctx.pools), ctx.patient, names)
+    memory = _REMEMBERED.get(key)
+    if memory is None:
+        scratch = replace(ctx, memory={})
+        for label, text in names:
+            remember(scratch, text, label)
+        memory = scratch.memory
+        if len(_REMEMBERED) >= 256:
+            _REMEMBERED.clear()
+        _REMEMBERED[key] = memory
+    for name, value in memory.items():  # copies: the note's own names are added to them
+        if isinstance(value, dict):
+            ctx.memory[name] = dict(value)
+        elif isinstance(value, list):
+            ctx.memory[name] = [list(v) for v in value]
+        else:
+            ctx.memory[name] = value
+
+
 def surrogate_name(ctx: Context, text: str, label: str = "PATIENT", role: str | None = None) -> str:
     """The surrogate of a whole name span (separators and layout kept, each part mapped on its own).
 
     ``role`` forces every group to ``first`` or ``last`` (metadata columns), or reads the span as dictation
     initials (``initials``: ``SL`` of ``SL/LL``, each side its own span), mapped letter by letter.
     """
-    groups = _groups(text)
+    groups = _groups(text, _surname_of(ctx, label))
     if not groups:
         return text
     if role == "initials" or _is_dictation(text, groups):

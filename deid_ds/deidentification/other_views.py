@@ -10,7 +10,11 @@ handled by kind, with the default policy ``deidentify``:
   no search reads reliably; neither is ever shown to a reader, so removing them loses nothing visible;
 * **searched and replaced**: ``<title>``, ``<style>``, ``<template>`` content, attribute values, junk in end
   tags, the doctype and processing instructions, read decoded (references, soft hyphens and zero-width
-  characters dropped) and folded (case, accents). What is searched for: (1) every text a span covered
+  characters dropped, percent-encoding read back: ``Kerdr%61on``) and folded (case, accents, decomposed
+  NFD accents and fullwidth letters: :func:`deid_ds.kb.normalize.fold_mapped`). The text of a base64
+  ``data:`` URL is decoded, searched the same way and, when something is replaced in it, encoded again
+  (:mod:`deid_ds.deidentification.spellings`); a payload that is not text (an image) is left alone. What is
+  searched for: (1) every text a span covered
   in the visible text, whole or, for a name, word by word, replaced by the *same* replacement as in the
   text; (2) the patient's own metadata values (what the residual-leak check looks for); (3) the e-mail,
   phone and date patterns of the weak labeller (:mod:`deid_ds.label`), which need no knowledge base.
@@ -30,12 +34,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from html import escape
+from urllib.parse import quote
 
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.leaks import PHONE_RUN, national_number, needles_for
 from deid_ds.deidentification.regions import Decoded, Region, decode, regions
+from deid_ds.deidentification.spellings import data_url_payloads, encode_payload, percent_decoded
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, mask, surrogate
-from deid_ds.kb.normalize import fold, fold_key, name_particles
+from deid_ds.kb.normalize import fold_key, fold_mapped, name_particles
 from deid_ds.segmentation.html_text import ParsedHtml
 
 HIDDEN_POLICIES = ("deidentify", "blank", "keep")
@@ -167,7 +173,7 @@ class Replacer:
         from deid_ds.label.emails import find_emails
         from deid_ds.label.phones import find_phones
 
-        folded = fold(text)
+        folded, index = fold_mapped(text)  # index: None where folding kept every offset
         found: list[_Match] = []
         for key, first, label, replacement, source in self.phrases:
             if first in folded:  # cheap test first: most regions hold none of the note's values
@@ -178,6 +184,8 @@ class Replacer:
                 found.append(_Match(m.start(), m.end(), hit[0], hit[2], hit[1]))
         for pattern, label in self.patterns:
             found += [_Match(m.start(), m.end(), label, "metadata") for m in pattern.finditer(folded)]
+        if index is not None:  # back to the offsets of ``text`` (a dropped accent stays with its letter)
+            found = [_Match(index[m.start], index[m.end], m.label, m.source, m.replacement) for m in found]
         if self.phone:
             for m in PHONE_RUN.finditer(text):
                 if self.phone in national_number("".join(c for c in m.group() if c.isdigit())):
@@ -199,22 +207,70 @@ def _written(text: str, kind: str) -> str:
     return escape(text, quote=kind not in ("title", "style", "template"))
 
 
-def _search(html: str, region: Region, replacer: Replacer) -> list[ViewEdit]:
-    decoded: Decoded = decode(html, region.start, region.end)
-    if region.view == "attribute" and decoded.text.lstrip().lower().startswith("data:"):
-        return []  # an embedded image or file: its bytes are no text (the leak check still reads it)
-    edits = []
-    for match in replacer.matches(decoded.text):
-        original = decoded.text[match.start : match.end]
+def _replaced(text: str, replacer: Replacer) -> tuple[str, list[_Match]]:
+    """``text`` with every match of ``replacer`` replaced, and the matches."""
+    matches = replacer.matches(text)
+    out, cursor = [], 0
+    for match in matches:
+        original = text[match.start : match.end]
         replacement = (
             match.replacement if match.replacement is not None else replacer.replacement(match.label, original)
         )
-        start, end = decoded.source(match.start, match.end)
+        out += [text[cursor : match.start], replacement]
+        cursor = match.end
+    out.append(text[cursor:])
+    return "".join(out), matches
+
+
+def _payload_edits(decoded: Decoded, region: Region, replacer: Replacer) -> list[ViewEdit]:
+    """The base64 ``data:`` URLs of a region whose text holds something to replace, encoded again."""
+    edits = []
+    for start, end, payload in data_url_payloads(decoded.text):
+        new, matches = _replaced(payload, replacer)
+        if matches:
+            source_start, source_end = decoded.source(start, end)
+            first = matches[0]
+            edits.append(
+                ViewEdit(
+                    source_start,
+                    source_end,
+                    encode_payload(new, decoded.text[start:end]),
+                    region.view,
+                    region.kind,
+                    first.label,
+                    f"view:{first.source}",
+                    payload,
+                    new,
+                )
+            )
+    return edits
+
+
+def _search(html: str, region: Region, replacer: Replacer) -> list[ViewEdit]:
+    decoded: Decoded = decode(html, region.start, region.end)
+    edits = _payload_edits(decoded, region, replacer)
+    if region.view == "attribute" and decoded.text.lstrip().lower().startswith("data:"):
+        return edits  # an embedded file: its text searched above, its bytes otherwise no text
+    encoded = percent_decoded(decoded.text)  # a URL's %XX read back, and replaced encoded
+    text = encoded.text if encoded is not None else decoded.text
+    for match in replacer.matches(text):
+        original = text[match.start : match.end]
+        replacement = (
+            match.replacement if match.replacement is not None else replacer.replacement(match.label, original)
+        )
+        if encoded is not None:
+            start, end = decoded.source(*encoded.source(match.start, match.end))
+            written = _written(quote(replacement, safe="@.-_~'"), region.kind)
+        else:
+            start, end = decoded.source(match.start, match.end)
+            written = _written(replacement, region.kind)
+        if any(start < e.end and e.start < end for e in edits):
+            continue  # inside a data: URL already rewritten
         edits.append(
             ViewEdit(
                 start,
                 end,
-                _written(replacement, region.kind),
+                written,
                 region.view,
                 region.kind,
                 match.label,

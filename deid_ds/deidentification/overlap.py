@@ -138,6 +138,17 @@ class NoteOriginals:
         return any(t in word_set or (len(t) >= SUBSTRING_FROM and t in letters) for t in self.tokens)
 
 
+def holds_phrase(text: str, phrases: Iterable[str]) -> bool:
+    """True when ``text`` holds one of ``phrases`` whole, as words (compared normalised, any run of spaces,
+    hyphens and apostrophes matching any other): ``LE DU`` in ``Thomas Le-Du``, not in ``LE DUC``."""
+    words = " ".join(_WORD.findall(normalise(text)))
+    for phrase in phrases:
+        wanted = " ".join(_WORD.findall(normalise(phrase)))
+        if wanted and re.search(r"(?<![^ ])" + re.escape(wanted) + r"(?![^ ])", words):
+            return True
+    return False
+
+
 def keeps_original(original: str, surrogate: str, label: str) -> bool:
     """True when ``surrogate`` equals ``original`` or carries one of its name tokens (module docstring)."""
     if " ".join(normalise(original).split()) == " ".join(normalise(surrogate).split()):

@@ -16,7 +16,7 @@ note, and writes the output directory atomically:
 * ``documents.parquet``: one row per input note — ``ok`` or ``failed`` with a reason that holds no
   content — with its replacements, leaks and fallbacks (spans masked because no safe surrogate exists;
   ``leak_check`` ``no metadata`` and ``n_leaks`` null for a note whose patient has no metadata: not
-  checked, which is not "0 left");
+  checked, which is not "0 left"; ``metadata unreadable`` when a value of it could not be read);
 * ``report.json``: the totals printed at the end (replacements per label, fallbacks, leaks per field).
 
 With ``fail_on_leak``, an output in which the check finds any leak is not published at ``out``: it is
@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
-from deid_ds.deidentification.batch import BatchResult, DeidOptions
+from deid_ds.deidentification.batch import UNREADABLE, BatchResult, DeidOptions
 from deid_ds.deidentification.keyed import resolve_key
 from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts
 from deid_ds.deidentification.other_views import HIDDEN_POLICIES
@@ -91,6 +91,8 @@ class DeidentifyReport:
     spans_for_unknown_documents: int = 0
     documents_with_leaks: int = 0
     documents_not_checked: int = 0  # written, but their patient has no metadata to look for
+    #: written, but a value of their patient's metadata could not be read (not looked for: never "0 left")
+    documents_metadata_unreadable: int = 0
     documents_without_patient: int = 0  # no id_patient: surrogates consistent within the note only
     leaks: dict = field(default_factory=dict)
     hidden: str = "deidentify"
@@ -131,6 +133,7 @@ class DeidentifyReport:
                 self.failures[error] = self.failures.get(error, 0) + 1
             self.documents_with_leaks += (n_leaks or 0) > 0
             self.documents_not_checked += check == "no metadata"
+            self.documents_metadata_unreadable += check == UNREADABLE
             self.documents_without_spans += status == "ok" and n == 0
         patients = batch.documents.get("id_patient", ())
         self.documents_without_patient += sum(patient is None for patient in patients)
@@ -197,6 +200,9 @@ def report_table(report: DeidentifyReport) -> str:
         )
         if report.documents_not_checked:
             leak_title += f"; {report.documents_not_checked} document(s) not checked (no metadata)"
+    if report.documents_metadata_unreadable:
+        fields = ", ".join(report.leaks.get("metadata_unreadable", {}))
+        leak_title += f"; metadata unreadable in {report.documents_metadata_unreadable} document(s) ({fields})"
     return (
         format_table(["deidentify", "count"], rows, title=title)
         + "\n\n"

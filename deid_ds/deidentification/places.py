@@ -28,6 +28,7 @@ from deid_ds.deidentification.pools import Commune, squash, strip_street_type
 from deid_ds.kb.normalize import fold_key
 
 _DIGITS = re.compile(r"\d")
+_JOINERS = re.compile(r"[\s\-'’]+")
 _HOUSE = re.compile(
     r"^(?P<num>\d{1,5})(?P<rep>[ \u00a0]?(?:bis|ter|quater|[A-Da-d])(?![^\W\d_]))?(?P<sep>[\s,]+)(?P<rest>\S.*)$",
     re.IGNORECASE | re.DOTALL,
@@ -56,8 +57,16 @@ def keyed_digits(
     return _DIGITS.sub(lambda _: next(it), original)
 
 
+def commune_key(city_key: str) -> str:
+    """One key for every spelling of a commune's folded name: ``moelan-sur-mer`` and ``moelan sur mer``
+    (``Moëlan-sur-Mer``, ``MOELAN SUR MER``) are one commune, whatever joins its words."""
+    return _JOINERS.sub(" ", city_key).strip()
+
+
 def commune_for(ctx: Context, city_key: str) -> Commune:
-    """The surrogate commune of an original commune (folded name), never the patient's own."""
+    """The surrogate commune of an original commune (folded name, any spelling: :func:`commune_key`),
+    never the patient's own."""
+    city_key = commune_key(city_key)
     patient_zip = (ctx.patient.zip or "").strip()
 
     def clashes_label(commune: Commune) -> str:

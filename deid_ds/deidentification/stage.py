@@ -339,7 +339,9 @@ class DeidSink:
                     {},
                     json.loads(row["per_label"]),
                     json.loads(row["fallbacks"]),
-                    LeakCounts(counts["per_field"], counts["per_view"]),
+                    LeakCounts(
+                        counts["per_field"], counts["per_view"], unreadable=counts.get("metadata_unreadable", {})
+                    ),
                     json.loads(row["per_view"]),
                     json.loads(row["blanked"]),
                 )

@@ -19,14 +19,16 @@ a day and month moved by a whole year) is masked.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from deid_ds.deidentification.contacts import is_email, is_phone, surrogate_email, surrogate_phone
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.dates_shift import shift_date_text
-from deid_ds.deidentification.names import surrogate_name
-from deid_ds.deidentification.overlap import keeps_original
+from deid_ds.deidentification.names import name_units, surrogate_name
+from deid_ds.deidentification.overlap import holds_phrase, keeps_original
 from deid_ds.deidentification.places import is_postcode, surrogate_city, surrogate_street, surrogate_zip
 from deid_ds.errors import InputError
 
@@ -95,12 +97,34 @@ def _draw(ctx: Context, label: str, text: str, paired_city: str | None, initials
 
 
 def guard(ctx: Context, label: str, original: str, draw: Callable[[Context], str]) -> str | None:
-    """``draw(ctx)`` if it gives nothing of ``original`` back, else a salted redraw; ``None`` if none passes."""
+    """``draw(ctx)`` if it gives nothing of ``original`` back, else a salted redraw; ``None`` if none passes.
+
+    A name is compared word by word (:func:`keeps_original`) and whole: none of its multi-word parts
+    (``LE DU``, whose two-letter words the word test ignores) nor the patient's own whole last or given
+    name written in it may come back in the surrogate."""
+    patient = ctx.patient if label == "PATIENT" else None
+    wholes = _whole_names(
+        label, original, patient.lastname if patient else None, patient.firstname if patient else None
+    )
     for attempt in range(ATTEMPTS):
         candidate = draw(ctx if attempt == 0 else replace(ctx, salt=f"redraw {attempt}"))
-        if not keeps_original(original, candidate, label) and not ctx.note_originals.given_back(candidate):
+        if (
+            not keeps_original(original, candidate, label)
+            and not ctx.note_originals.given_back(candidate)
+            and not (wholes and holds_phrase(candidate, wholes))
+        ):
             return candidate
     return None
+
+
+@lru_cache(maxsize=1 << 14)
+def _whole_names(label: str, original: str, lastname: str | None, firstname: str | None) -> tuple[str, ...]:
+    """The phrases a name's surrogate may not hold (:func:`guard`): the original's parts of several words,
+    and the patient's whole names (``lastname``, ``firstname``; PATIENT only) written in it."""
+    if label not in ("PATIENT", "DOCTOR"):
+        return ()
+    own = tuple(n for n in (lastname, firstname) if n and holds_phrase(original, [n]))
+    return name_units(original) + own
 
 
 def surrogate(
@@ -116,6 +140,7 @@ def surrogate(
 
     A span that cannot be given a surrogate safely is masked with ``mask_format`` (module docstring).
     """
+    text = unicodedata.normalize("NFC", text)  # decomposed accents (NFD) are read as the letters they make
     if label == "DATE":
         shifted = shift_date_text(ctx, text)
         if shifted is None:

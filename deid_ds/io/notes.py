@@ -22,7 +22,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from deid_ds.errors import InputError
-from deid_ds.model import PATIENT_FIELDS, InvalidText, Note, PatientMetadata
+from deid_ds.io.metadata import read_metadata
+from deid_ds.model import PATIENT_FIELDS, InvalidText, Note
 
 REQUIRED_COLUMNS: tuple[str, ...] = ("id_document", "html")
 OPTIONAL_COLUMNS: tuple[str, ...] = ("id_patient", "doc_type", *PATIENT_FIELDS)
@@ -235,7 +236,7 @@ def _note_from_row(get: Mapping[str, list], i: int, file: PurePath, row: int) ->
     id_missing = as_identifier(get["id_document"][i]) is None
     id_document = _document_id(get["id_document"][i], file, row)
     html = get["html"][i]
-    patient = PatientMetadata(**{name: _as_text(get[name][i]) for name in PATIENT_FIELDS if name in get})
+    patient = read_metadata({name: _as_text(get[name][i]) for name in PATIENT_FIELDS if name in get})
     return Note(
         id_document=id_document,
         id_patient=as_identifier(get["id_patient"][i]) if "id_patient" in get else None,

@@ -6,8 +6,12 @@ case, no accents, one kind of apostrophe, hyphen and space — while every gazet
 surface form it was read with.
 
 :func:`fold` is length-preserving (character ``i`` of the folded text is character ``i`` of the
-original), so a match found in folded text is at the same offsets in the note. :func:`fold_key` is the
-form stored in gazetteers: folded, with whitespace collapsed and trimmed.
+original), so a match found in folded text is at the same offsets in the note. It therefore cannot remove
+what takes a character of its own: the combining accents of decomposed (NFD) text (``e\u0301``) and the
+compatibility forms (fullwidth ``Ｋ``, ligature ``ﬁ``). :func:`fold_text` does (the combining marks
+dropped, the compatibility forms read as NFKC reads them), so that an NFD and an NFC spelling fold equal;
+:func:`fold_mapped` gives its offsets back in the original. :func:`fold_key` is the form stored in
+gazetteers: :func:`fold_text`, with whitespace collapsed and trimmed.
 """
 
 from __future__ import annotations
@@ -54,10 +58,67 @@ def fold(text: str) -> str:
     return text.translate(_FOLD)
 
 
+#: What :func:`fold` leaves as it is and :func:`fold_text` does not: combining marks (decomposed accents)
+#: and the compatibility forms read as their letters (fullwidth forms, ligatures, mathematical letters).
+_LOOSE = re.compile(
+    "[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+    "\ufb00-\ufb06\uff01-\uff5e\U0001d400-\U0001d7ff]"
+)
+
+
+def _loose_char(char: str) -> str:
+    """The fold of one character :data:`_LOOSE` matches: nothing for a combining mark, else NFKC then fold."""
+    if unicodedata.combining(char):
+        return ""
+    return fold(unicodedata.normalize("NFKC", char))
+
+
+def fold_text(text: str) -> str:
+    """:func:`fold`, and also decomposed accents removed and compatibility forms read (module docstring).
+
+    Not length-preserving where ``text`` holds such characters: use :func:`fold_mapped` for offsets.
+    Text without them (nearly all) folds as :func:`fold` folds it, at the same cost.
+    """
+    folded = fold(text)
+    if folded.isascii() or not _LOOSE.search(folded):  # every character _LOOSE matches folds to non-ASCII
+        return folded
+    return _LOOSE.sub(lambda m: _loose_char(m.group()), folded)
+
+
+def fold_mapped(text: str) -> tuple[str, list[int] | None]:
+    """:func:`fold_text` and, for each of its characters, the offset in ``text`` it comes from (the end:
+    ``len(text)`` appended); ``None`` for the identity (``text`` holds nothing :func:`fold` keeps)."""
+    if not _LOOSE.search(text):
+        return fold(text), None
+    folded = fold(text)
+    out: list[str] = []
+    index: list[int] = []
+    last = 0
+    for m in _LOOSE.finditer(text):
+        out.append(folded[last : m.start()])
+        index.extend(range(last, m.start()))
+        written = _loose_char(m.group())
+        out.append(written)
+        index.extend([m.start()] * len(written))
+        last = m.end()
+    out.append(folded[last:])
+    index.extend(range(last, len(text)))
+    index.append(len(text))
+    return "".join(out), index
+
+
 def fold_key(text: str) -> str:
-    """The matching key of a gazetteer entry: folded, whitespace collapsed, no space around hyphens."""
-    key = _SPACES.sub(" ", fold(text)).strip()
+    """The matching key of a gazetteer entry: folded (:func:`fold_text`: NFD and NFC spellings alike),
+    whitespace collapsed, no space around hyphens. Short texts (names, places: most calls) are memoised."""
+    return _short_key(text) if len(text) <= 64 else _key(text)
+
+
+def _key(text: str) -> str:
+    key = _SPACES.sub(" ", fold_text(text)).strip()
     return key.replace(" - ", "-").replace("- ", "-").replace(" -", "-")
+
+
+_short_key = lru_cache(maxsize=1 << 16)(_key)
 
 
 @lru_cache(maxsize=1)

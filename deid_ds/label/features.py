@@ -20,6 +20,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
+from deid_ds.io.metadata import read_birthdate, read_zip
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.normalize import fold
 from deid_ds.label.addresses import is_street_type
@@ -170,8 +171,9 @@ def _metadata_features(
                     found[k].add("meta:" + kind)
     place_words = {fold(w) for w in _WORDS.findall(" ".join(filter(None, (patient.address, patient.city))))}
     place_words = {w for w in place_words if len(w) > 2 and not is_common_word(w)}
-    zip_code = "".join(_DIGITS.findall(patient.zip or ""))
-    birth = patient.birthdate or ""
+    zip_code = read_zip(patient.zip) or ""
+    birthdate = read_birthdate(patient.birthdate)  # the one reader of deid_ds.io.metadata: any exported form
+    birth = birthdate.isoformat() if birthdate else ""
     year, month, day = birth[:4], birth[5:7], birth[8:10]
     for k, word in enumerate(words):
         if (zip_code and word == zip_code) or folded[k] in place_words:

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
+from deid_ds.io.metadata import read_birthdate, read_zip
 from deid_ds.kb.normalize import fold
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.names import core_words, is_core, is_particle, runs_with
@@ -264,8 +265,9 @@ def confirm_with_metadata(text: str, candidates: list[Candidate], patient: Patie
     """
     if patient is None:
         return []
-    zip_code = _digits(patient.zip)
-    birth_year = (patient.birthdate or "")[:4]
+    zip_code = read_zip(patient.zip) or ""
+    birthdate = read_birthdate(patient.birthdate)  # the one reader of deid_ds.io.metadata: any exported form
+    birth_year = str(birthdate.year) if birthdate else ""
     phone = _digits(patient.phone)[-9:]
     email = (patient.email or "").strip().lower()
     # what each label is compared with: most candidates (names, places) have nothing to compare
