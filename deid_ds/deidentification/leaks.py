@@ -273,11 +273,11 @@ def check_leaks(
     """The check on its own: a de-identified notes table against the original one's metadata.
 
     Notes are joined on ``id_document`` (``column_map`` maps the *original* table's columns, as
-    ``--column`` does); the original notes' direct identifiers are looked for too. Returns the totals and the number of documents with at least one leak.
+    ``--column`` does); the original notes' direct identifiers are looked for too. Returns the totals and the
+    number of documents with at least one leak.
     """
-    from deid_ds.io.notes import open_notes
-
     from deid_ds.deidentification.identifiers import note_identifiers
+    from deid_ds.io.notes import open_notes
 
     metadata: dict[str, PatientMetadata] = {}
     identifiers: dict[str, dict[str, str]] = {}

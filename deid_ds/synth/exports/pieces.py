@@ -73,7 +73,8 @@ def nir(ctx: ExportContext) -> str:
     and the key every real NIR has (``97 - n mod 97``); never an entity."""
     p, rng = ctx.patient, random.Random(f"nir-{ctx.patient.id_patient}")
     sex = "2" if p.sex == "F" else "1"
-    head = f"{sex} {p.birthdate.year % 100:02d} {p.birthdate.month:02d} {digits(rng, 2)} {digits(rng, 3)} {digits(rng, 3)}"
+    born = f"{p.birthdate.year % 100:02d} {p.birthdate.month:02d}"
+    head = f"{sex} {born} {digits(rng, 2)} {digits(rng, 3)} {digits(rng, 3)}"
     rng.randrange(10, 98)  # the draw the key once was: the generator's other numbers stay what they were
     return f"{head} {97 - int(head.replace(' ', '')) % 97:02d}"
 
