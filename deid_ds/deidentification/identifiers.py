@@ -33,8 +33,10 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from html import unescape
 
 from deid_ds.kb.normalize import fold
 from deid_ds.segmentation.html_text import ParsedHtml
@@ -157,6 +159,7 @@ _CUED = {kind: _cued(kind) for kind in ("INS", *(k for k in KINDS if k != "INS")
 _CUE_AFTER = re.compile(
     rf"{_BEFORE}(?P<val>{_ANY_VALUE})\s*\(\s*(?P<cue>ins(?:-nir|-nia)?|nir|ipp|nip|nda|rpps|adeli){_AFTER}"
 )
+_ANY_CUE = re.compile(rf"{_BEFORE}(?:{'|'.join(_CUES.values())}){_AFTER}")
 _AFTER_KINDS = {"ins": "INS", "ins-nir": "INS", "ins-nia": "INS", "nir": "NIR", "ipp": "IPP", "nip": "IPP"}
 _KEPT = re.compile(rf"{_BEFORE}{_KEPT_CUE}{_SEP}(?P<val>\d[\d ]*\d){_AFTER}")
 _BARE_NIR = re.compile(rf"(?<![a-z0-9])(?<!\d[ .\-])(?P<val>{_NIR})(?![a-z0-9])(?![ .\-]\d)")
@@ -197,12 +200,13 @@ def find_identifiers(text: str) -> list[Identifier]:
     folded = fold(text)
     kept = _kept_ranges(folded)
     found: list[Identifier] = []
-    for kind, pattern in _CUED.items():
+    cued = _ANY_CUE.search(folded) is not None  # one pass first: most texts name no identifier
+    for kind, pattern in _CUED.items() if cued else ():
         for m in pattern.finditer(folded):
             start, end = m.span("val")
             if _acceptable(kind, m["val"]) and not _inside(start, end, kept):
                 found.append(Identifier(start, end, kind, "cue"))
-    for m in _CUE_AFTER.finditer(folded):
+    for m in _CUE_AFTER.finditer(folded) if cued else ():
         kind = _AFTER_KINDS.get(m["cue"], m["cue"].upper())
         start, end = m.span("val")
         if _acceptable(kind, m["val"]) and not _inside(start, end, kept):
@@ -213,7 +217,7 @@ def find_identifiers(text: str) -> list[Identifier]:
     for m in _BARE_RPPS.finditer(folded):
         if is_valid_rpps(m["val"]) and not _inside(*m.span("val"), kept):
             found.append(Identifier(*m.span("val"), "RPPS", "checksum"))
-    if "\n" in text:
+    if cued and "\n" in text:
         found += [i for i in _columns(text, folded) if not _inside(i.start, i.end, kept)]
     return resolve(found)
 
@@ -258,10 +262,11 @@ def _header_cells(line: str) -> list[tuple[int, str]]:
 def _columns(text: str, folded: str) -> list[Identifier]:
     """Numbers under a column header naming an identifier, in a tab-separated or fixed-width text table."""
     lines = _lines(text)
+    starts = [start for start, _ in lines]
+    headers = sorted({bisect_right(starts, m.start()) - 1 for m in _ANY_CUE.finditer(folded)})
     found: list[Identifier] = []
-    for row, (line_start, line) in enumerate(lines):
-        if not _HAS_HEADER_WORD.search(folded, line_start, line_start + len(line)):
-            continue
+    for row in headers:
+        line = lines[row][1]
         cells = _header_cells(line)
         if not cells or len(_CELL_SPLIT.split(line.strip())) < 2:
             continue
@@ -279,9 +284,6 @@ def _columns(text: str, folded: str) -> list[Identifier]:
                 if span is not None:
                     found.append(Identifier(below_start + span[0], below_start + span[1], kind, "column"))
     return found
-
-
-_HAS_HEADER_WORD = re.compile(r"ipp|nip|nda|nir|ins|rpps|adeli|ps|dossier|sejour|venue|patient|examen|demande|ss")
 
 
 def _cell_at(line: str, folded: str, start: int, tabbed: bool, header: str, kind: str) -> tuple[int, int] | None:
@@ -370,15 +372,16 @@ def find_all(text: str, known: Mapping[str, str]) -> list[Identifier]:
 def note_identifiers(parsed: ParsedHtml, found_in_text: Iterable[Identifier] | None = None) -> dict[str, str]:
     """``compact value -> kind`` of the identifiers found in every view of a parsed note (the visible
     text's already found may be given): what de-identification replaces everywhere and what the
-    residual-leak check then looks for."""
-    from deid_ds.deidentification.regions import view_texts
+    residual-leak check then looks for.
+
+    The views besides the text are read at once, as the whole file decoded (references, invisible
+    characters dropped): a cue and its number sit in one attribute value, comment or title, and only the
+    values matter here, not where they are."""
+    from deid_ds.deidentification.regions import INVISIBLE_RE
 
     text_found = find_identifiers(parsed.text) if found_in_text is None else found_in_text
     known = known_values(parsed.text, text_found)
-    if not _HAS_NUMBER.search(parsed.html):
-        return known
-    for view, strings in view_texts(parsed).items():
-        if view != "text":
-            for string in strings:
-                known_values(string, find_identifiers(string), known)
+    if _HAS_NUMBER.search(parsed.html):
+        whole = INVISIBLE_RE.sub("", unescape(parsed.html))
+        known_values(whole, find_identifiers(whole), known)
     return known

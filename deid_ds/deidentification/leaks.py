@@ -234,12 +234,13 @@ def find_leaks(
     parsed = note if isinstance(note, ParsedHtml) else html_to_text(note)
     needles = patient if isinstance(patient, Needles) else needles_for(patient)
     result = LeakCounts()
+    read = views(parsed)
     if identifiers:
-        result.add(identifier_leaks(parsed, identifiers))
+        result.add(identifier_leaks(read, identifiers))
     if needles.empty():
         result.checked = False
         return result
-    for view, texts in views(parsed).items():
+    for view, texts in read.items():
         counts = {f: {"exact": 0, "fuzzy": 0} for f in LEAK_FIELDS}
         for text in texts:
             _count_in(text, needles, counts)
@@ -249,13 +250,14 @@ def find_leaks(
     return result
 
 
-def identifier_leaks(parsed: ParsedHtml, identifiers: Mapping[str, str]) -> LeakCounts:
-    """The input note's direct identifiers (compact value -> kind) left in any view of ``parsed`` (module
-    docstring), counted per kind as ``exact`` leaks of a field named by the kind, and per view."""
+def identifier_leaks(read: dict[str, list[str]], identifiers: Mapping[str, str]) -> LeakCounts:
+    """The input note's direct identifiers (compact value -> kind) left in any view of a note (``read``: its
+    :func:`views`; module docstring), counted per kind as ``exact`` leaks of a field named by the kind, and
+    per view."""
     from deid_ds.deidentification.identifiers import find_values
 
     result = LeakCounts()
-    for view, texts in views(parsed).items():
+    for view, texts in read.items():
         for text in texts:
             for found in find_values(INVISIBLE_RE.sub("", text), identifiers, shortest=1):
                 result.per_field.setdefault(found.kind, {"exact": 0, "fuzzy": 0})["exact"] += 1
