@@ -205,11 +205,14 @@ def report_table(report: DeidentifyReport) -> str:
         leak_title = f"residual-leak check: not checked ({report.documents_not_checked} document(s) without metadata)"
     else:
         leak_title = (
-            f"residual-leak check: {report.leak_total} value(s) of the patients' own metadata left in "
-            f"{report.documents_with_leaks} of {checked} checked document(s) (views: {views})"
+            f"residual-leak check: {report.leak_total} value(s) of the patients' own metadata or direct identifiers "
+            f"left in {report.documents_with_leaks} of {checked} checked document(s) (views: {views})"
         )
         if report.documents_not_checked:
             leak_title += f"; {report.documents_not_checked} document(s) not checked (no metadata)"
+    # the direct identifiers (NIR, IPP...) are checked in every note, with or without metadata
+    left = sum(c["exact"] for name, c in report.leaks["per_field"].items() if name not in LEAK_FIELDS)
+    leak_title += f"; direct identifiers (NIR, IPP...) left: {left}"
     return (
         format_table(["deidentify", "count"], rows, title=title)
         + "\n\n"

@@ -79,6 +79,7 @@ def test_mask_mode_masks_every_identifier_in_every_view_and_keeps_finess_and_sir
     assert set(report["replacements_per_label"]) == {"PATIENT", "DOCTOR"}  # the eight labels only
     assert report["replacements"] == len(audit)
     assert "direct identifiers (NIR, IPP...)" in result.output and "NDA" in result.output
+    assert "direct identifiers (NIR, IPP...) left: 0" in result.output
 
 
 def test_surrogate_mode_writes_valid_keyed_numbers_of_the_same_shape(tmp_path):
@@ -101,8 +102,9 @@ def test_surrogate_mode_writes_valid_keyed_numbers_of_the_same_shape(tmp_path):
 
 
 def test_keep_identifiers_warns_keeps_them_and_the_leak_check_counts_them_even_without_metadata(tmp_path):
-    result, out = _run(tmp_path, [_note("d1", None, metadata=False)], "--mode", "mask", "--keep-identifiers")
+    result, out = _run(tmp_path, [_note("d1", None, metadata=False)], "--mode", "mask", "--keep-identifiers", "-v")
     assert result.exit_code == 0, result.output
+    assert "not checked (1 document(s) without metadata); direct identifiers (NIR, IPP...) left: 8" in result.output
     assert "WARNING --keep-identifiers" in result.output
     (html,) = _written(out)
     assert "IPP : 26752240" in html and NIR in html
