@@ -199,7 +199,10 @@ def deidentify_document(
     number_edits = []
     try:
         for number, cut in numbers:
-            where = locate(parsed, *parsed.html_span(number.start, number.end))
+            try:
+                where = locate(parsed, *parsed.html_span(number.start, number.end))
+            except SpanError:
+                return DocumentOutcome(None, f"a direct identifier ({number.kind}) cannot be replaced safely")
             original = text[number.start : number.end]
             written = (
                 mask(number.kind, mask_format).text

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from html import unescape
 
+from deid_ds.deidentification.regions import INVISIBLE, INVISIBLE_RE
 from deid_ds.kb.normalize import fold
 from deid_ds.segmentation.html_text import ParsedHtml
 
@@ -159,6 +160,8 @@ _CUED = {kind: _cued(kind) for kind in ("INS", *(k for k in KINDS if k != "INS")
 _CUE_AFTER = re.compile(
     rf"{_BEFORE}(?P<val>{_ANY_VALUE})\s*\(\s*(?P<cue>ins(?:-nir|-nia)?|nir|ipp|nip|nda|rpps|adeli){_AFTER}"
 )
+#: Soft hyphens and zero-width characters read as a dash inside a number (same length: offsets hold).
+_INVISIBLE_AS_DASH = str.maketrans(dict.fromkeys(INVISIBLE, "-"))
 _ANY_CUE = re.compile(rf"{_BEFORE}(?:{'|'.join(_CUES.values())}){_AFTER}")
 _AFTER_KINDS = {"ins": "INS", "ins-nir": "INS", "ins-nia": "INS", "nir": "NIR", "ipp": "IPP", "nip": "IPP"}
 _KEPT = re.compile(rf"{_BEFORE}{_KEPT_CUE}{_SEP}(?P<val>\d[\d ]*\d){_AFTER}")
@@ -197,7 +200,7 @@ def find_identifiers(text: str) -> list[Identifier]:
     checksummed and table-column numbers (module docstring), non-overlapping, sorted by start."""
     if not _HAS_NUMBER.search(text):
         return []
-    folded = fold(text)
+    folded = fold(text).translate(_INVISIBLE_AS_DASH)  # "2675&shy;2240" is one number
     kept = _kept_ranges(folded)
     found: list[Identifier] = []
     cued = _ANY_CUE.search(folded) is not None  # one pass first: most texts name no identifier
@@ -337,7 +340,7 @@ def find_values(text: str, known: Mapping[str, str], shortest: int = REPEAT_MIN)
     or more (the residual-leak check looks for all of them)."""
     if not known or not _HAS_NUMBER.search(text):
         return []
-    folded = fold(text)
+    folded = fold(text).translate(_INVISIBLE_AS_DASH)
     found = []
     for value, kind in known.items():
         if len(value) >= shortest:
@@ -377,8 +380,6 @@ def note_identifiers(parsed: ParsedHtml, found_in_text: Iterable[Identifier] | N
     The views besides the text are read at once, as the whole file decoded (references, invisible
     characters dropped): a cue and its number sit in one attribute value, comment or title, and only the
     values matter here, not where they are."""
-    from deid_ds.deidentification.regions import INVISIBLE_RE
-
     text_found = find_identifiers(parsed.text) if found_in_text is None else found_in_text
     known = known_values(parsed.text, text_found)
     if _HAS_NUMBER.search(parsed.html):

@@ -89,6 +89,7 @@ def test_rpps_numbers_hold_their_luhn_checksum():
         ("ADELI 351234567", "351234567", "ADELI"),
         ("Né(e) le :\t26/09/1994\tIPP :\t80092945", "80092945", "IPP"),
         ("26752240 (IPP, 1.2.250.1.71.4.2.7.1234)", "26752240", "IPP"),
+        ("IPP : 2675\u00ad2240", "2675\u00ad2240", "IPP"),  # a soft hyphen inside: one number
     ],
 )
 def test_a_number_after_its_cue_is_found_whatever_the_spelling(text, value, kind):
