@@ -57,6 +57,8 @@ _API: dict[str, str] = {
     "deidentify": "deid_ds.deidentification.pipeline",
     "find_leaks": "deid_ds.deidentification.leaks",
     "check_leaks": "deid_ds.deidentification.leaks",
+    "find_identifiers": "deid_ds.deidentification.identifiers",
+    "note_identifiers": "deid_ds.deidentification.identifiers",
 }
 
 __all__ = ["__version__", *_API]

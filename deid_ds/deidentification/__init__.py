@@ -5,7 +5,8 @@ surrogates are drawn from), :mod:`~.context` (scopes and what is never drawn), :
 :mod:`~.places`, :mod:`~.contacts` and :mod:`~.dates_shift` (the surrogates), :mod:`~.surrogates`
 (mask or surrogate per label), :mod:`~.metadata` (metadata columns), :mod:`~.html_replace` (replacing
 inside the HTML), :mod:`~.regions` (the views of a file besides its text), :mod:`~.other_views`
-(de-identifying them), :mod:`~.document` (one note), :mod:`~.leaks` (the residual-leak check),
+(de-identifying them), :mod:`~.identifiers` and :mod:`~.identifier_surrogates` (the direct identifiers no
+span names: NIR, IPP, RPPS...), :mod:`~.document` (one note), :mod:`~.leaks` (the residual-leak check),
 :mod:`~.pipeline` (reading and writing) and :mod:`~.cli`. The policies are in docs/deidentify.md.
 """
 

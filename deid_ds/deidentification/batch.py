@@ -42,6 +42,7 @@ class DeidOptions:
     birthdate_year: bool = False
     hidden: str = "deidentify"
     keep_columns: tuple[str, ...] = ()  # input columns written back unchanged (the others are dropped)
+    keep_identifiers: bool = False  # leave the direct identifiers (NIR, IPP, RPPS...) as they are
 
 
 @dataclass
@@ -148,13 +149,14 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
                     audit_originals=options.audit_originals,
                     hidden=options.hidden,
                     scope_entities=job.scope_entities.get(scope, ()),
+                    identifiers=not options.keep_identifiers,
                 )
             except Exception as exc:
                 error = f"internal error during de-identification ({type(exc).__name__})"
             else:
                 error = outcome.error
         if error is None and outcome is not None:
-            leaks = find_leaks(outcome.html, note.patient)
+            leaks = find_leaks(outcome.html, note.patient, outcome.identifiers)
             result.leaks.add(leaks)
             result.ok.append(position)
             for name, value in (
@@ -184,7 +186,7 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             "status": "ok" if error is None else "failed",
             "error": error,
             "n_replacements": len(outcome.audit) if written else 0,
-            "n_leaks": leaks.total if written and leaks.checked else None,
+            "n_leaks": leaks.total if written and (leaks.checked or leaks.total) else None,
             "leak_check": None if not written else leak_status(leaks),
             "n_fallbacks": sum(outcome.fallbacks.values()) if written else 0,
         }

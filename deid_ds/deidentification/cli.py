@@ -129,6 +129,18 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     ),
 )
 @click.option(
+    "--keep-identifiers",
+    is_flag=True,
+    help=(
+        "Leave the direct identifiers that are not one of the eight labels (NIR, INS, IPP, NDA/NIP, n° de dossier, "
+        "d'examen, de séjour, RPPS, ADELI) as they are. Dangerous: each names a person by itself, and a NIR gives the "
+        "birth year and month back. A warning is printed and the residual-leak check still counts them. By default "
+        "they are found (cues, checksums, table columns) in every view and masked ([NIR], [IPP]...) or, in "
+        "surrogate mode, replaced by keyed numbers of the same shape (a valid NIR, a valid RPPS). FINESS, SIRET and "
+        "SIREN numbers (institutions) are kept."
+    ),
+)
+@click.option(
     "--birthdate-year", is_flag=True, help="Write a date equal to the patient's birthdate as its (shifted) year only."
 )
 @click.option(
@@ -170,6 +182,7 @@ def deidentify_command(
     fail_on_leak,
     hidden,
     keep_columns,
+    keep_identifiers,
     birthdate_year,
     mask_format,
     column,
@@ -188,11 +201,13 @@ def deidentify_command(
     predicted with --model. Surrogates are consistent per patient across their notes (names mapped
     part by part, dates shifted by a per-patient offset, a city with one of its own postcodes) and
     keyed: the same --key gives byte-identical output. The other views of the file (title,
-    comments, attributes, scripts) are de-identified too (--hidden). The residual-leak check then
-    looks for each patient's own metadata in every view of their de-identified notes, in every
-    spelling (NFD accents, fullwidth letters, percent-encoded or base64 data: URLs); notes whose
-    patient has no metadata are reported "not checked", those with a value it cannot read (forms
-    read: docs/input.md) "metadata unreadable"; --fail-on-leak makes any leak an error.
+    comments, attributes, scripts) are de-identified too (--hidden), and so are the direct
+    identifiers no span names (NIR, INS, IPP, NDA, RPPS...: see --keep-identifiers). The
+    residual-leak check then looks for each patient's own metadata and each note's direct
+    identifiers in every view of the de-identified notes, in every spelling (NFD accents,
+    fullwidth letters, percent-encoded or base64 data: URLs); notes whose patient has no metadata
+    are reported "not checked" for it, those with a value it cannot read (forms read:
+    docs/input.md) "metadata unreadable"; --fail-on-leak makes any leak an error.
 
     \b
     A surrogate never equals its original nor carries one of its words. An entity that no surrogate
@@ -234,10 +249,12 @@ def deidentify_command(
         keep_columns=keep_columns,
         fail_on_leak=fail_on_leak,
         overwrite=overwrite,
+        keep_identifiers=keep_identifiers,
     )
     if report.documents_with_leaks and not report.kept_aside:
         warn(
-            f"{report.documents_with_leaks:,} document(s) still hold their patient's metadata after de-identification "
+            f"{report.documents_with_leaks:,} document(s) still hold their patient's metadata or a direct identifier "
+            "after de-identification "
             f"(residual leaks: {out}/documents.parquet, n_leaks; --fail-on-leak refuses such an output)"
         )
     failed = failures_warning(report.failures, f"{report.written_to or out}/documents.parquet")

@@ -11,6 +11,12 @@ would publish it half de-identified.
 After the spans, the note's other views (title, comments, attribute values, scripts...) are handled by
 :mod:`deid_ds.deidentification.other_views` under the ``hidden`` policy; their audit rows say which
 ``view`` they changed (``text`` for the spans).
+
+The direct identifiers that are not one of the eight labels (NIR, INS, IPP, NDA, RPPS...:
+:mod:`deid_ds.deidentification.identifiers`) need no span: they are found in every view and replaced
+(:mod:`deid_ds.deidentification.identifier_surrogates`) unless ``identifiers`` is false. Their audit
+rows carry the kind as ``label`` and ``identifier:<how>`` as ``source``. A span wins where it overlaps
+one: the identifier's characters outside the span are masked (a part of a number has no surrogate).
 """
 
 from __future__ import annotations
@@ -21,6 +27,14 @@ from dataclasses import dataclass, field
 
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.html_replace import Edit, SpanError, apply_all, locate
+from deid_ds.deidentification.identifier_surrogates import NOTE_IDENTIFIERS, identifier_replacement
+from deid_ds.deidentification.identifiers import (
+    Identifier,
+    find_identifiers,
+    find_values,
+    note_identifiers,
+    resolve,
+)
 from deid_ds.deidentification.names import is_dictation_side, remember, remember_names, sex_cue
 from deid_ds.deidentification.other_views import Replacer, view_edits
 from deid_ds.deidentification.overlap import NoteOriginals
@@ -55,6 +69,8 @@ class DocumentOutcome:
     fallbacks: dict[str, int] = field(default_factory=dict)
     per_view: dict[str, int] = field(default_factory=dict)  # replacements outside the visible text, per view
     blanked: dict[str, int] = field(default_factory=dict)  # regions emptied, per kind (comment, script...)
+    #: The direct identifiers found in the input note (compact value -> kind), for the residual-leak check.
+    identifiers: dict[str, str] = field(default_factory=dict)
 
 
 def _normalised(text: str) -> str:
@@ -95,6 +111,37 @@ def _digits(text: str, where) -> str:
     return "".join(c for c in text[where.text_start : where.text_end] if c.isdigit())
 
 
+#: Fallback of an identifier a span overlaps: its characters outside the span are masked.
+IDENTIFIER_CUT = "identifier_cut_by_span->mask"
+
+
+def _outside_spans(text: str, numbers: list[Identifier], located: Sequence) -> list[tuple[Identifier, bool]]:
+    """The identifiers' parts outside every span (module docstring), each with whether it was cut."""
+    spans = sorted((w.text_start, w.text_end) for w in located)
+    out: list[tuple[Identifier, bool]] = []
+    for number in numbers:
+        pieces, cursor = [], number.start
+        for start, end in spans:
+            if end <= cursor or start >= number.end:
+                continue
+            if start > cursor:
+                pieces.append((cursor, start))
+            cursor = max(cursor, end)
+        if cursor < number.end:
+            pieces.append((cursor, number.end))
+        if pieces == [(number.start, number.end)]:
+            out.append((number, False))
+            continue
+        for start, end in pieces:
+            while start < end and not text[start].isalnum():
+                start += 1
+            while end > start and not text[end - 1].isalnum():
+                end -= 1
+            if end > start:
+                out.append((Identifier(start, end, number.kind, number.how), True))
+    return out
+
+
 def deidentify_document(
     parsed: ParsedHtml,
     spans: Sequence[SpanIn],
@@ -105,9 +152,11 @@ def deidentify_document(
     audit_originals: bool = False,
     hidden: str = "deidentify",
     scope_entities: Sequence[tuple[str, str]] = (),
+    identifiers: bool = True,
 ) -> DocumentOutcome:
-    """Replace every span of one parsed note, then its other views under the ``hidden`` policy (module
-    docstring); ``mode`` is ``mask`` or ``surrogate``."""
+    """Replace every span of one parsed note, then its other views under the ``hidden`` policy, and its
+    direct identifiers unless ``identifiers`` is false (module docstring); ``mode`` is ``mask`` or
+    ``surrogate``."""
     try:
         located = [locate(parsed, span.html_start, span.html_end) for span in spans]
     except SpanError as error:
@@ -118,6 +167,10 @@ def deidentify_document(
             return DocumentOutcome(
                 None, "span text does not match the note (spans made on another version of the notes?)"
             )
+    found = find_identifiers(text)
+    known = note_identifiers(parsed, found)
+    ctx.memory[NOTE_IDENTIFIERS] = frozenset(known)
+    numbers = _outside_spans(text, resolve([*found, *find_values(text, known)]), located) if identifiers else []
     if mode == "surrogate":
         # No surrogate is one of the note's entities, nor one of its patient's other notes' (``scope_entities``,
         # the same in each of them: a patient's surrogates stay the same from note to note).
@@ -148,18 +201,35 @@ def deidentify_document(
         replacements.append(seen[key])
     originals = [text[where.text_start : where.text_end] for where in located]
     replacer = Replacer(
-        ((s.label, o, r.text) for s, o, r in zip(spans, originals, replacements)), ctx, mode, mask_format
+        ((s.label, o, r.text) for s, o, r in zip(spans, originals, replacements)),
+        ctx,
+        mode,
+        mask_format,
+        known if identifiers else None,
     )
     others = view_edits(parsed, replacer, hidden)
+    number_edits = []
     try:
+        for number, cut in numbers:
+            try:
+                where = locate(parsed, *parsed.html_span(number.start, number.end))
+            except SpanError:
+                return DocumentOutcome(None, f"a direct identifier ({number.kind}) cannot be replaced safely")
+            original = text[number.start : number.end]
+            written = (
+                mask(number.kind, mask_format).text
+                if cut
+                else identifier_replacement(ctx, number.kind, original, mode, mask_format)
+            )
+            number_edits.append(Edit(where, written))
         html, ranges, other_ranges = apply_all(
             parsed,
-            [Edit(where, r.text) for where, r in zip(located, replacements)],
+            [*(Edit(where, r.text) for where, r in zip(located, replacements)), *number_edits],
             [(e.start, e.end, e.written) for e in others],
         )
     except SpanError as error:
         return DocumentOutcome(None, str(error))
-    outcome = DocumentOutcome(html)
+    outcome = DocumentOutcome(html, identifiers=known)
     for span, where, replacement, (out_start, out_end) in zip(spans, located, replacements, ranges):
         row = {
             "label": span.label,
@@ -179,6 +249,25 @@ def deidentify_document(
         outcome.per_label[span.label] = outcome.per_label.get(span.label, 0) + 1
         if replacement.fallback:
             outcome.fallbacks[replacement.fallback] = outcome.fallbacks.get(replacement.fallback, 0) + 1
+    for (number, cut), edit, (out_start, out_end) in zip(numbers, number_edits, ranges[len(spans) :]):
+        row = {
+            "label": number.kind,
+            "source": f"identifier:{number.how}",
+            "html_start": edit.span.html_start,
+            "html_end": edit.span.html_end,
+            "out_start": out_start,
+            "out_end": out_end,
+            "replacement": edit.text,
+            "replacement_length": len(edit.text),
+            "fallback": IDENTIFIER_CUT if cut else None,
+            "view": "text",
+        }
+        if audit_originals:
+            row["original"] = text[number.start : number.end]
+        outcome.audit.append(row)
+        outcome.per_label[number.kind] = outcome.per_label.get(number.kind, 0) + 1
+        if cut:
+            outcome.fallbacks[IDENTIFIER_CUT] = outcome.fallbacks.get(IDENTIFIER_CUT, 0) + 1
     for edit, (out_start, out_end) in zip(others, other_ranges):
         row = {
             "label": edit.label,

@@ -33,12 +33,19 @@ A patient without any metadata cannot be checked: the result then says so (``che
 callers report such notes as "not checked", never as "0 left". Metadata read by
 :mod:`deid_ds.io.metadata`; a value it cannot read (a birthdate ``12 III 60``, a postcode ``29200-1``) is
 named in ``unreadable`` and the note is reported "metadata unreadable", whatever else was checked.
+
+**Direct identifiers** (:mod:`deid_ds.deidentification.identifiers`: NIR, INS, IPP, NDA, RPPS...) are
+checked whether or not the patient has metadata: given the identifiers of the *input* note (compact value
+-> kind), every view of the output is searched for each value (whatever its grouping, from eight
+characters), and each one found counts as a leak of its kind (an extra "field" named by the kind). A
+surrogate is never its original, so the surrogates written are not counted; an identifier kept with
+``--keep-identifiers`` is.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from rapidfuzz.distance import Levenshtein
@@ -235,8 +242,9 @@ class LeakCounts:
 
     def add(self, other: LeakCounts) -> None:
         for name, counts in other.per_field.items():
+            mine = self.per_field.setdefault(name, {"exact": 0, "fuzzy": 0})  # an identifier kind (NIR...)
             for kind, n in counts.items():
-                self.per_field[name][kind] += n
+                mine[kind] += n
         for view, n in other.per_view.items():
             self.per_view[view] = self.per_view.get(view, 0) + n
         for name, n in other.unreadable.items():
@@ -251,21 +259,43 @@ class LeakCounts:
         }
 
 
-def find_leaks(note: str | ParsedHtml, patient: PatientMetadata | Needles) -> LeakCounts:
-    """Count the patient's own values left in one (de-identified) note. Usable on its own."""
+def find_leaks(
+    note: str | ParsedHtml, patient: PatientMetadata | Needles, identifiers: Mapping[str, str] | None = None
+) -> LeakCounts:
+    """Count the patient's own values left in one (de-identified) note, and the input note's direct
+    ``identifiers`` (compact value -> kind: :func:`deid_ds.deidentification.identifiers.note_identifiers`
+    of the input) left in it. Usable on its own."""
     parsed = note if isinstance(note, ParsedHtml) else html_to_text(note)
     needles = patient if isinstance(patient, Needles) else needles_for(patient)
     result = LeakCounts(unreadable=dict.fromkeys(needles.unreadable, 1))
+    read = views(parsed)
+    if identifiers:
+        result.add(identifier_leaks(read, identifiers))
     if needles.empty():
         result.checked = False
         return result
-    for view, texts in views(parsed).items():
+    for view, texts in read.items():
         counts = {f: {"exact": 0, "fuzzy": 0} for f in LEAK_FIELDS}
         for text in texts:
             _count_in(text, needles, counts)
         found = LeakCounts(per_field=counts)
         found.per_view[view] = found.total
         result.add(found)
+    return result
+
+
+def identifier_leaks(read: dict[str, list[str]], identifiers: Mapping[str, str]) -> LeakCounts:
+    """The input note's direct identifiers (compact value -> kind) left in any view of a note (``read``: its
+    :func:`views`; module docstring), counted per kind as ``exact`` leaks of a field named by the kind, and
+    per view."""
+    from deid_ds.deidentification.identifiers import find_values
+
+    result = LeakCounts()
+    for view, texts in read.items():
+        for text in texts:
+            for found in find_values(INVISIBLE_RE.sub("", text), identifiers, shortest=1):
+                result.per_field.setdefault(found.kind, {"exact": 0, "fuzzy": 0})["exact"] += 1
+                result.per_view[view] += 1
     return result
 
 
@@ -279,21 +309,30 @@ def check_leaks(
     """The check on its own: a de-identified notes table against the original one's metadata.
 
     Notes are joined on ``id_document`` (``column_map`` maps the *original* table's columns, as
-    ``--column`` does). Returns the totals and the number of documents with at least one leak.
+    ``--column`` does); the original notes' direct identifiers are looked for too. Returns the totals and the
+    number of documents with at least one leak.
     """
+    from deid_ds.deidentification.identifiers import note_identifiers
     from deid_ds.io.notes import open_notes
 
     metadata: dict[str, PatientMetadata] = {}
+    identifiers: dict[str, dict[str, str]] = {}
     for batch in open_notes(originals, column_map).iter_batches(batch_size):
         for note in batch:
             metadata[note.id_document] = note.patient
+            if isinstance(note.html, (str, bytes)):
+                identifiers[note.id_document] = note_identifiers(html_to_text(note.html))
     totals, leaky = LeakCounts(), 0
     for batch in open_notes(deidentified).iter_batches(batch_size):
         for note in batch:
             patient = metadata.get(note.id_document)
             if patient is None or note.html is None:
                 continue
-            found = find_leaks(note.html if isinstance(note.html, str) else html_to_text(note.html), patient)
+            found = find_leaks(
+                note.html if isinstance(note.html, str) else html_to_text(note.html),
+                patient,
+                identifiers.get(note.id_document),
+            )
             totals.add(found)
             leaky += found.total > 0
     return totals, leaky

@@ -17,7 +17,9 @@ handled by kind, with the default policy ``deidentify``:
   searched for: (1) every text a span covered
   in the visible text, whole or, for a name, word by word, replaced by the *same* replacement as in the
   text; (2) the patient's own metadata values (what the residual-leak check looks for); (3) the e-mail,
-  phone and date patterns of the weak labeller (:mod:`deid_ds.label`), which need no knowledge base.
+  phone and date patterns of the weak labeller (:mod:`deid_ds.label`), which need no knowledge base;
+  (4) the direct identifiers (:mod:`deid_ds.deidentification.identifiers`: NIR, IPP, RPPS...), by their
+  cues and checksums and wherever a value the note holds is written again.
   The replacement is escaped for where it is written (an unquoted attribute value keeps its one word);
 * **left alone**: tag and attribute *names* (renaming them would change the document's structure; the
   leak check still reads them and reports what it finds there).
@@ -30,13 +32,15 @@ residual-leak check still reads them all). Pure functions apart from the pools t
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from html import escape
 from urllib.parse import quote
 
 from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.identifier_surrogates import identifier_replacement
+from deid_ds.deidentification.identifiers import KINDS, find_identifiers, find_values, resolve
 from deid_ds.deidentification.leaks import PHONE_RUN, national_number, needles_for
 from deid_ds.deidentification.regions import Decoded, Region, decode, regions
 from deid_ds.deidentification.spellings import data_url_payloads, encode_payload, percent_decoded
@@ -124,10 +128,18 @@ class Replacer:
     """What one note's other views are searched for, and with what each match is replaced."""
 
     def __init__(
-        self, known: Iterable[tuple[str, str, str]], ctx: Context, mode: str, mask_format: str = DEFAULT_MASK
+        self,
+        known: Iterable[tuple[str, str, str]],
+        ctx: Context,
+        mode: str,
+        mask_format: str = DEFAULT_MASK,
+        identifiers: Mapping[str, str] | None = None,
     ) -> None:
-        """``known``: ``(label, original, replacement)`` of the note's spans, as replaced in its text."""
+        """``known``: ``(label, original, replacement)`` of the note's spans, as replaced in its text;
+        ``identifiers``: the note's direct identifiers (compact value -> kind) to replace too, or ``None``
+        to keep them (``--keep-identifiers``)."""
         self.ctx, self.mode, self.mask_format = ctx, mode, mask_format
+        self.identifiers = identifiers
         self.cache: dict[tuple[str, str], str] = {}
         particles = name_particles()
         phrases: dict[str, tuple[str, str | None, str]] = {}  # folded text -> label, replacement, source
@@ -160,7 +172,9 @@ class Replacer:
         """The same replacement the text would get for ``original`` labelled ``label`` (cached per note)."""
         key = (label, fold_key(original))
         if key not in self.cache:
-            if self.mode == "mask":
+            if label in KINDS:
+                self.cache[key] = identifier_replacement(self.ctx, label, original, self.mode, self.mask_format)
+            elif self.mode == "mask":
                 self.cache[key] = mask(label, self.mask_format).text
             else:
                 paired = self.ctx.patient.city if label == "ZIP" else None
@@ -192,6 +206,9 @@ class Replacer:
                     found.append(_Match(m.start(), m.end(), "PHONE", "metadata"))
         for finder in (find_emails, find_phones, find_dates):
             found += [_Match(c.start, c.end, c.label, c.source) for c in finder(text) if not c.needs_context]
+        if self.identifiers is not None:
+            numbers = resolve([*find_identifiers(text), *find_values(text, self.identifiers)])
+            found += [_Match(n.start, n.end, n.kind, "identifier") for n in numbers]
         found.sort(key=lambda m: (m.start, -(m.end - m.start)))
         kept: list[_Match] = []
         for match in found:

@@ -17,7 +17,8 @@ note, and writes the output directory atomically:
   content — with its replacements, leaks and fallbacks (spans masked because no safe surrogate exists;
   ``leak_check`` ``no metadata`` and ``n_leaks`` null for a note whose patient has no metadata: not
   checked, which is not "0 left"; ``metadata unreadable`` when a value of it could not be read);
-* ``report.json``: the totals printed at the end (replacements per label, fallbacks, leaks per field).
+* ``report.json``: the totals printed at the end (replacements per label and, for the direct identifiers
+  that are not one of the eight labels, per kind; fallbacks, leaks per field and per identifier kind).
 
 With ``fail_on_leak``, an output in which the check finds any leak is not published at ``out``: it is
 written whole to ``out.leaks`` (replacing a previous one) for inspection, and ``out`` is left as it was.
@@ -38,6 +39,7 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.deidentification.batch import UNREADABLE, BatchResult, DeidOptions
+from deid_ds.deidentification.identifiers import KINDS
 from deid_ds.deidentification.keyed import resolve_key
 from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts
 from deid_ds.deidentification.other_views import HIDDEN_POLICIES
@@ -100,6 +102,10 @@ class DeidentifyReport:
     blanked: dict[str, int] = field(default_factory=dict)
     dropped_columns: list[str] = field(default_factory=list)
     fail_on_leak: bool = False
+    #: Direct identifiers replaced (NIR, IPP, RPPS...: :mod:`deid_ds.deidentification.identifiers`), per kind;
+    #: counted in ``replacements``, not in ``replacements_per_label`` (the eight labels).
+    identifiers_per_kind: dict[str, int] = field(default_factory=dict)
+    keep_identifiers: bool = False
     written_to: str = ""  # where the output went: OUT, or OUT.leaks when --fail-on-leak found leaks
     seconds: float = 0.0
 
@@ -137,7 +143,8 @@ class DeidentifyReport:
             self.documents_without_spans += status == "ok" and n == 0
         patients = batch.documents.get("id_patient", ())
         self.documents_without_patient += sum(patient is None for patient in patients)
-        add_counts(self.replacements_per_label, batch.per_label)
+        add_counts(self.replacements_per_label, {k: n for k, n in batch.per_label.items() if k not in KINDS})
+        add_counts(self.identifiers_per_kind, {k: n for k, n in batch.per_label.items() if k in KINDS})
         self.replacements += sum(batch.per_label.values())
         add_counts(self.fallbacks, batch.fallbacks)
         add_counts(self.replacements_per_view, batch.per_view)
@@ -154,6 +161,7 @@ def new_report(options: DeidOptions) -> DeidentifyReport:
         pools="knowledge base" if options.kb else "shipped fallback list",
         keep_metadata=options.keep_metadata,
         hidden=options.hidden,
+        keep_identifiers=options.keep_identifiers,
     )
     if options.mode == "mask":
         report.pools = "n/a"
@@ -173,6 +181,11 @@ def report_table(report: DeidentifyReport) -> str:
     ]
     labels = [*LABELS, *sorted(set(report.replacements_per_label) - set(LABELS))]
     rows += [[f"  {label}", report.replacements_per_label.get(label, 0)] for label in labels]
+    if report.keep_identifiers:
+        rows.append(["  direct identifiers (NIR, IPP...)", "kept (--keep-identifiers)"])
+    else:
+        rows.append(["  direct identifiers (NIR, IPP...)", sum(report.identifiers_per_kind.values())])
+        rows += [[f"    {kind}", n] for kind, n in sorted(report.identifiers_per_kind.items())]
     rows += [[f"  outside the text: {view}", n] for view, n in sorted(report.replacements_per_view.items())]
     rows += [[f"blanked ({report.hidden}): {kind}", n] for kind, n in sorted(report.blanked.items())]
     if report.dropped_columns:
@@ -184,9 +197,9 @@ def report_table(report: DeidentifyReport) -> str:
         rows.append(["spans of documents not in the notes", report.spans_for_unknown_documents])
     rows += [["documents/s", report.documents_per_second], ["seconds", report.seconds]]
     title = f"deidentify ({report.mode}; key: {report.key_origin}; places: {report.pools})"
+    fields = [*LEAK_FIELDS, *(name for name in report.leaks["per_field"] if name not in LEAK_FIELDS)]
     leak_rows = [
-        [name, report.leaks["per_field"][name]["exact"], report.leaks["per_field"][name]["fuzzy"]]
-        for name in LEAK_FIELDS
+        [name, report.leaks["per_field"][name]["exact"], report.leaks["per_field"][name]["fuzzy"]] for name in fields
     ]
     leak_rows.append(["total", report.leak_total, ""])
     checked = report.ok - report.documents_not_checked
@@ -195,14 +208,17 @@ def report_table(report: DeidentifyReport) -> str:
         leak_title = f"residual-leak check: not checked ({report.documents_not_checked} document(s) without metadata)"
     else:
         leak_title = (
-            f"residual-leak check: {report.leak_total} value(s) of the patients' own metadata left in "
-            f"{report.documents_with_leaks} of {checked} checked document(s) (views: {views})"
+            f"residual-leak check: {report.leak_total} value(s) of the patients' own metadata or direct identifiers "
+            f"left in {report.documents_with_leaks} of {checked} checked document(s) (views: {views})"
         )
         if report.documents_not_checked:
             leak_title += f"; {report.documents_not_checked} document(s) not checked (no metadata)"
     if report.documents_metadata_unreadable:
         fields = ", ".join(report.leaks.get("metadata_unreadable", {}))
         leak_title += f"; metadata unreadable in {report.documents_metadata_unreadable} document(s) ({fields})"
+    # the direct identifiers (NIR, IPP...) are checked in every note, with or without metadata
+    left = sum(c["exact"] for name, c in report.leaks["per_field"].items() if name not in LEAK_FIELDS)
+    leak_title += f"; direct identifiers (NIR, IPP...) left: {left}"
     return (
         format_table(["deidentify", "count"], rows, title=title)
         + "\n\n"
@@ -240,6 +256,7 @@ def deidentify(
     keep_columns: tuple[str, ...] | list[str] = (),
     fail_on_leak: bool = False,
     overwrite: bool = False,
+    keep_identifiers: bool = False,
 ) -> DeidentifyReport:
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
@@ -250,7 +267,9 @@ def deidentify(
     spans joined to the notes, the key shipped inside the tasks) with the same outputs; ``--model`` is not available
     there yet. ``hidden`` is the policy for the views outside the visible text
     (:mod:`deid_ds.deidentification.other_views`); ``keep_columns`` the input columns written back (the others are
-    dropped); ``fail_on_leak`` keeps an output with leaks out of ``out`` (module docstring: the report's
+    dropped); ``keep_identifiers`` leaves the direct identifiers (NIR, IPP, RPPS...:
+    :mod:`deid_ds.deidentification.identifiers`) as they are, with a warning (the leak check still counts them);
+    ``fail_on_leak`` keeps an output with leaks out of ``out`` (module docstring: the report's
     ``written_to`` says where it went). ``out`` (and ``OUT.leaks``) is replaced only if deid-ds deidentify wrote it,
     or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
     """
@@ -291,6 +310,11 @@ def deidentify(
             "deidentify: no --key and no DEID_DS_KEY: a random key is used for this run only "
             "(the mapping cannot be reproduced)"
         )
+    if keep_identifiers:
+        log(
+            "deidentify: WARNING --keep-identifiers: NIR, INS, IPP, NDA, RPPS and the other direct identifiers "
+            "are left in the notes (the residual-leak check counts them): the output is not de-identified"
+        )
     options = DeidOptions(
         mode,
         keyring,
@@ -301,6 +325,7 @@ def deidentify(
         birthdate_year,
         hidden,
         keep_columns,
+        keep_identifiers,
     )
     from deid_ds.deidentification.pools import load_pools
 

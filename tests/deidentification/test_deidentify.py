@@ -67,7 +67,9 @@ def test_outputs_account_for_every_note_and_replacement(sample, surrogate_run):
     assert list(out.columns) == ["id_document", "id_patient", "doc_type", "html", *PATIENT_FIELDS, "extra"]
     assert list(out["extra"]) == list(notes["extra"]) and list(out["id_document"]) == list(notes["id_document"])
     assert len(documents) == len(notes) and set(documents["status"]) == {"ok"}
-    assert len(audit) == len(gold) == report["replacements"] and "original" in audit.columns
+    # the gold spans, and the sample's exam numbers (a direct identifier no span names)
+    assert set(report["identifiers_per_kind"]) == {"EXAMEN"} and "original" in audit.columns
+    assert len(audit) == len(gold) + report["identifiers_per_kind"]["EXAMEN"] == report["replacements"]
     assert (
         report["documents"] == len(notes)
         and report["key_origin"] == "--key"
@@ -167,7 +169,8 @@ def test_mask_mode(sample, tmp_path):
     assert not set(PATIENT_FIELDS) & set(out.columns)  # metadata dropped by default
     text = html_to_text(out["html"].iloc[0]).text
     assert "[PATIENT]" in text and "[DATE]" in text
-    assert report.replacements == len(pd.read_parquet(gold))
+    assert report.replacements == len(pd.read_parquet(gold)) + sum(report.identifiers_per_kind.values())
+    assert report.identifiers_per_kind["EXAMEN"] > 0 and "[EXAMEN]" in "".join(out["html"])
     deidentify(notes, tmp_path / "stars", spans=gold, mode="mask", mask_format="***", progress=False)
     assert "***" in pd.read_parquet(tmp_path / "stars" / "notes.parquet")["html"].iloc[0]
 

@@ -15,10 +15,19 @@ that is also a city of the note, a doctor renamed with the patient's surname, an
 keeps the original's words): the last test checks the surrogates' content strictly. DATE entities
 without a day (``2017``, ``juillet 2022``) are left out of that check: shifting a date by days rightly
 keeps its year and often its month.
+
+The direct identifiers that are not one of the eight labels (NIR, INS, IPP, NDA, RPPS...: the exports
+families write them, and each note is also given a NIR, an IPP and a stay number in its hidden views)
+are checked the same two ways, with no span naming them: the leak check's count is 0, and, brute, no
+number of eight characters or more that the input note holds after an identifier's cue (or with a valid
+NIR key) is left anywhere in the output file, separators and markup ignored; nor is any valid NIR or
+cued number left outside the replacements.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from html import unescape
 from pathlib import Path
@@ -29,15 +38,36 @@ from click.testing import CliRunner
 
 from deid_ds.cli import main
 from deid_ds.deidentification.dates_shift import parse_date
+from deid_ds.deidentification.identifiers import (
+    KINDS,
+    compact,
+    find_identifiers,
+    is_valid_nir,
+    nir_key,
+    note_identifiers,
+)
 from deid_ds.deidentification.regions import INVISIBLE_RE
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PATIENT_FIELDS
+from deid_ds.segmentation.html_text import html_to_text
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-CORPORA = ("sample", "train", "heldout", "unseen")
+CORPORA = ("sample", "train", "heldout", "unseen", "exports", "exports-heldout")
 MODES = ("surrogate", "mask")
+
+
+def _numbers(row: pd.Series) -> tuple[str, str, str]:
+    """A NIR (valid key), an IPP and a stay number of the note's patient, drawn from its ids."""
+    seed = int(hashlib.sha256(str(row["id_patient"] or row["id_document"]).encode()).hexdigest()[:12], 16)
+    body = f"{1 + seed % 2}{seed % 100:02d}{1 + seed % 12:02d}{1 + seed % 95:02d}{seed % 1000:03d}{seed % 997:03d}"
+    nir = body + nir_key(body)
+    return (
+        " ".join((nir[0], nir[1:3], nir[3:5], nir[5:7], nir[7:10], nir[10:13], nir[13:])),
+        f"8{seed % 10**7:07d}",
+        (f"23{seed % 10**7:07d}"),
+    )
 
 
 def _hidden_views(row: pd.Series) -> str:
@@ -45,9 +75,11 @@ def _hidden_views(row: pd.Series) -> str:
     first, last = row["firstname"] or "", row["lastname"] or ""
     shy = last[:2] + "&shy;" + last[2:] if len(last) > 3 else last
     values = " ".join(v for v in (row["phone"], row["city"]) if isinstance(v, str))
+    nir, ipp, stay = _numbers(row)
     return (
-        f"<title>{first} {last}</title><!-- {last} {values} -->"
-        f'<img alt="{first} {shy}" title="{row["city"] or ""}" data-patient="{last}">'
+        f"<title>{first} {last} - IPP {ipp}</title><!-- {last} {values} N° de séjour {stay} -->"
+        f'<img alt="{first} {shy}" title="{row["city"] or ""}" data-patient="{last}" data-nir="{nir.replace(" ", "")}">'
+        f'<meta name="ins" content="INS : {nir}"><a href="dossier.html?ipp={ipp}&amp;nda={stay}"></a>'
         f'<a href="mailto:{row["email"] or ""}"></a><script>var p = "{last}";</script><p>.</p {last}>'
     )
 
@@ -164,3 +196,37 @@ def test_masks_write_no_identifier_at_all(runs):
 
 def test_surrogates_write_no_identifier_of_the_note(runs):
     assert _found(runs, "surrogate", inside_replacements=True) == []
+
+
+def _identifiers(runs: dict) -> dict[str, dict[str, str]]:
+    """The direct identifiers of each input note (compact value -> kind), every view read."""
+    return {row["id_document"]: note_identifiers(html_to_text(row["html"])) for _, row in runs["notes"].iterrows()}
+
+
+def test_the_inputs_hold_direct_identifiers(runs):
+    found = _identifiers(runs)
+    kinds = {kind for values in found.values() for kind in values.values()}
+    assert {"NIR", "IPP", "NDA"} <= kinds  # at least the planted ones, in every note
+    assert all(len(values) >= 3 for values in found.values())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_no_direct_identifier_left_in_any_view(runs, mode):
+    _, out = runs["outputs"][mode]
+    report = json.loads((out / "report.json").read_text())
+    assert report["identifiers_per_kind"] and not [
+        kind for kind, counts in report["leaks"]["per_field"].items() if kind in KINDS and counts["exact"]
+    ]
+    written = pd.read_parquet(out / "notes.parquet").set_index("id_document")["html"]
+    audit = pd.read_parquet(out / "audit.parquet")
+    replaced = {doc: list(zip(rows["out_start"], rows["out_end"])) for doc, rows in audit.groupby("id_document")}
+    left = []
+    for id_document, values in _identifiers(runs).items():
+        html = written[id_document]
+        squashed = re.sub(r"[^0-9A-Z]", "", INVISIBLE_RE.sub("", unescape(html)).upper())
+        left += [(id_document, kind) for value, kind in values.items() if len(value) >= 8 and value in squashed]
+        outside = INVISIBLE_RE.sub("", unescape(_without(html, replaced.get(id_document, []))))
+        left += [(id_document, f"{i.kind} outside") for i in find_identifiers(outside)]
+        runs_of_digits = (compact(m.group()) for m in re.finditer(r"\d(?:[ .\-]?\d){12,14}", outside))
+        left += [(id_document, "valid NIR outside") for digits in runs_of_digits if is_valid_nir(digits)]
+    assert left == []

@@ -24,6 +24,7 @@ from deid_ds.synth.exports.pieces import (
     expand,
     export_date,
     ipp,
+    luhn_number,
     nir,
     plain_entity,
     time_of_day,
@@ -189,7 +190,7 @@ def write(ctx: ExportContext) -> None:
         out.cell("DOCTOR", pro.last, widths[1] - len(bar))
         out.text(bar)
         out.cell("DOCTOR", pro.first, widths[2] - len(bar))
-        out.cell(None, bar + "10" + digits(rng, 9), widths[3])
+        out.cell(None, bar + luhn_number(rng, "10", 11), widths[3])
         out.newline()
     out.rule()
     out.text(("VALIDE LE ", "SIGNATURE ELECTRONIQUE ")[v])

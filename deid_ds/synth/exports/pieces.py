@@ -69,12 +69,24 @@ def ipp(ctx: ExportContext) -> str:
 
 
 def nir(ctx: ExportContext) -> str:
-    """The patient's social security number (INS-NIR): sex, birth year and month, then digits; never an entity."""
+    """The patient's social security number (INS-NIR): sex, birth year and month, birthplace and order number,
+    and the key every real NIR has (``97 - n mod 97``); never an entity."""
     p, rng = ctx.patient, random.Random(f"nir-{ctx.patient.id_patient}")
     sex = "2" if p.sex == "F" else "1"
-    return f"{sex} {p.birthdate.year % 100:02d} {p.birthdate.month:02d} {digits(rng, 2)} {digits(rng, 3)} " + (
-        f"{digits(rng, 3)} {rng.randrange(10, 98)}"
-    )
+    born = f"{p.birthdate.year % 100:02d} {p.birthdate.month:02d}"
+    head = f"{sex} {born} {digits(rng, 2)} {digits(rng, 3)} {digits(rng, 3)}"
+    rng.randrange(10, 98)  # the draw the key once was: the generator's other numbers stay what they were
+    return f"{head} {97 - int(head.replace(' ', '')) % 97:02d}"
+
+
+def luhn_number(rng: random.Random, prefix: str, n: int) -> str:
+    """``prefix`` and digits, ``n`` in all, the last a Luhn check digit (RPPS numbers have one)."""
+    body = prefix + digits(rng, n - len(prefix))[:-1]
+    total = 0
+    for i, c in enumerate(reversed(body)):
+        d = int(c) * (2 if i % 2 == 0 else 1)
+        total += d - 9 if d > 9 else d
+    return body + str((10 - total % 10) % 10)
 
 
 #: Document codes of CDA headers (LOINC), per document type: coded values, not entities.
@@ -204,7 +216,7 @@ def _slot_ipp(ctx: ExportContext, arg: str | None) -> list[Fragment]:
     if arg == "nir":
         return [nir(ctx)]
     if arg == "rpps":
-        return ["10" + digits(ctx.rng, 9)]
+        return [luhn_number(ctx.rng, "10", 11)]
     if arg == "finess":
         return [ctx.hospital.finess]
     return [ipp(ctx)]

@@ -1,0 +1,388 @@
+"""Direct identifiers that are not one of the eight labels: the numbers that name a person by themselves.
+
+The guidelines keep the eight labels of the reference study for training and evaluation, but a released
+note must not keep a social-security number (it encodes sex, birth year and month, and birthplace, so it
+also undoes the date shift), a record number, or a professional's registry number. ``deidentify`` finds
+them itself, in every view of a note, with no span needed. Kinds (:data:`KINDS`, the audit ``label``):
+
+* ``NIR``: the social-security number, 13 characters and a 2-digit key ``97 - (n mod 97)`` (Corsica's
+  ``2A``/``2B`` read as 19/18 for the key), written with any spaces, dots or dashes between its groups
+  (``1 84 12 75 123 456 78``). Found after a cue (``NIR``, ``N° SS``, ``n° de sécurité sociale``...), or
+  anywhere when its key is valid;
+* ``INS``: the national health identifier, the NIR or NIA in the same shape, after ``INS``, ``INS-NIR``,
+  ``matricule INS``;
+* ``RPPS``: 11 digits (or ``8`` and the 11 digits of the national identifier), after ``RPPS`` or
+  ``ID.PS``, or anywhere when it starts with ``10`` and its Luhn checksum holds;
+* ``ADELI``: 9 digits after ``ADELI``;
+* ``IPP`` (``IPP``, ``NIP``, ``N° patient``, ``identifiant patient``), ``NDA`` (``NDA``, ``n° de séjour``,
+  ``de venue``, ``d'admission``, ``de passage``), ``DOSSIER`` (``n° de dossier``, ``N.DOSSIER``),
+  ``EXAMEN`` (``n° d'examen``, ``de demande``, ``de prélèvement``): a number of four digits or more (letters,
+  dots, dashes and slashes allowed inside: ``B21-01234``) after the cue, never a date or a year alone.
+
+Cues are read folded (case and accents ignored: ``N°``, ``No``, ``n°``, ``Num.``, ``numéro``), with or
+without a colon, across a table cell (``IPP :\\t80092945``), before the number or right after it
+in brackets (``80092945 (IPP, 1.2.250...)``), and as a column header of a text table (``IPP`` over a
+column of numbers, tab-separated or fixed-width). Every other occurrence of a number found this way
+(six characters or more) in the note is the same identifier (``how`` ``repeat``).
+
+**Kept**: FINESS, SIRET and SIREN numbers identify institutions, not people; a number after one of these
+cues is never taken, even when its shape or checksum would fit another kind. A bare ``N°`` is no cue.
+Pure functions, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from html import unescape
+
+from deid_ds.deidentification.regions import INVISIBLE, INVISIBLE_RE
+from deid_ds.kb.normalize import fold
+from deid_ds.segmentation.html_text import ParsedHtml
+
+#: The kinds of direct identifier, in report order.
+KINDS = ("NIR", "INS", "IPP", "NDA", "DOSSIER", "EXAMEN", "RPPS", "ADELI")
+#: Kinds whose value is the NIR's shape (a NIR surrogate is drawn for them).
+NIR_KINDS = frozenset({"NIR", "INS"})
+#: Kinds of a health professional (their surrogates are the same in every patient's notes).
+PROFESSIONAL_KINDS = frozenset({"RPPS", "ADELI"})
+#: A found value this long (letters and digits) is also searched elsewhere in the note.
+REPEAT_MIN = 6
+MIN_DIGITS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Identifier:
+    """``text[start:end]`` is an identifier of ``kind``; ``how``: cue, checksum, column or repeat."""
+
+    start: int
+    end: int
+    kind: str
+    how: str
+
+
+# ------------------------------------------------------------------------------------------ checksums
+
+
+def compact(value: str) -> str:
+    """The letters and digits of a value, upper case: ``1 84 12 2a 123`` → ``184122A123``."""
+    return "".join(c for c in value if c.isalnum()).upper()
+
+
+def nir_number(body: str) -> int:
+    """The 13 characters of a NIR as the number its key is computed on (``2A`` → 19, ``2B`` → 18)."""
+    body = body.upper()
+    if body[5:7] == "2A":
+        body = body[:5] + "19" + body[7:]
+    elif body[5:7] == "2B":
+        body = body[:5] + "18" + body[7:]
+    return int(body)
+
+
+def nir_key(body: str) -> str:
+    """The two-digit key of a 13-character NIR body: ``97 - (n mod 97)``."""
+    return f"{97 - nir_number(body) % 97:02d}"
+
+
+def is_valid_nir(value: str) -> bool:
+    """Whether ``value`` (separators allowed) is a 15-character NIR whose key holds."""
+    chars = compact(value)
+    if len(chars) != 15 or not _NIR_BODY.fullmatch(chars[:13]) or not chars[13:].isdigit():
+        return False
+    return nir_key(chars[:13]) == chars[13:]
+
+
+def luhn_digit(digits: str) -> str:
+    """The Luhn check digit to append to ``digits``."""
+    total = 0
+    for i, c in enumerate(reversed(digits)):
+        d = int(c) * (2 if i % 2 == 0 else 1)
+        total += d - 9 if d > 9 else d
+    return str((10 - total % 10) % 10)
+
+
+def luhn_ok(digits: str) -> bool:
+    """Whether the last digit of ``digits`` is its Luhn check digit."""
+    return len(digits) > 1 and digits.isdigit() and luhn_digit(digits[:-1]) == digits[-1]
+
+
+def is_valid_rpps(value: str) -> bool:
+    """An RPPS number (11 digits starting with 1, or ``8`` before them) whose Luhn checksum holds."""
+    digits = compact(value)
+    if len(digits) == 12 and digits.startswith("8"):
+        digits = digits[1:]
+    return len(digits) == 11 and digits.startswith("1") and luhn_ok(digits)
+
+
+# ------------------------------------------------------------------------------------------ patterns (folded)
+
+_NIR_BODY = re.compile(r"[1-478]\d{4}(?:\d\d|2[AB])\d{6}")
+_G = r"[ .\-]?"  # between the groups of a number as written
+_NIR = rf"[1-478]{_G}\d\d{_G}\d\d{_G}(?:\d\d|2[ab]){_G}\d\d\d{_G}\d\d\d(?:{_G}\d\d)?"
+_RPPS = r"(?:8[ ]?)?\d{11}"
+_ADELI = r"\d(?:[ .]?\d){8}"
+_GENERIC = r"[a-z]{0,4}\d[a-z0-9]*(?:[.\-/_][a-z0-9]+)*"
+_ANY_VALUE = rf"{_NIR}|{_GENERIC}"
+
+_NO = r"(?:n\s?[°º]|no\.?|n\.|num\.?|numero|nr\.?)"
+_DE = r"(?:\s*(?:de\s+la\s+|de\s+l'|du\s+|de\s+|d'|des\s+))?"
+_CUES: dict[str, str] = {
+    "INS": r"(?:matricule\s+)?ins(?:[\s\-](?:nir|nia))?|identifiant\s+national\s+de\s+sante",
+    "NIR": rf"nir|nss|n\.s\.?s\.?|{_NO}\s*{_DE}\s*(?:securite\s+sociale|secu|s\.?s\.?|immatriculation|assure)"
+    r"|securite\s+sociale|carte\s+vitale",
+    "RPPS": r"rpps|id[\s.\-]?ps|identifiant\s+national\s+ps",
+    "ADELI": r"adeli",
+    "IPP": rf"ipp|nip|i\.p\.p\.?|{_NO}\s*{_DE}\s*patient|identifiant\s+(?:permanent\s+)?(?:du\s+)?patient"
+    r"|id[\s.\-]?patient|numero\s+d'identification",
+    "NDA": rf"nda|{_NO}\s*{_DE}\s*(?:sejour|venue|passage|admission|hospitalisation|hospit\.?|entree|episode)"
+    rf"|(?:sejour|venue)\s+{_NO}",
+    "DOSSIER": rf"{_NO}\s*{_DE}\s*dossier(?:\s+(?:patient|medical|administratif))?|dossier\s+{_NO}|n\.?dossier",
+    "EXAMEN": rf"{_NO}\s*{_DE}\s*(?:examen|exam|demande|prelevement|accession)",
+}
+#: Cues of the numbers kept (institutions).
+_KEPT_CUE = rf"(?:{_NO}\s*)?(?:finess(?:\s+(?:et|ej|geographique|juridique))?|siret|siren)"
+_VALUES = {"INS": _NIR, "NIR": _NIR, "RPPS": _RPPS, "ADELI": _ADELI}
+_SEP = r"[ :=#|>\-.]{0,12}"
+_BEFORE = r"(?<![a-z0-9])"
+_AFTER = r"(?![a-z0-9])"
+
+
+def _cued(kind: str) -> re.Pattern[str]:
+    value = _VALUES.get(kind, _GENERIC)
+    return re.compile(rf"{_BEFORE}(?:{_CUES[kind]}){_SEP}(?P<val>{value}){_AFTER}")
+
+
+#: INS before NIR: ``INS-NIR 1 84...`` is read as the INS its longer cue names.
+_CUED = {kind: _cued(kind) for kind in ("INS", *(k for k in KINDS if k != "INS"))}
+#: A value followed by its cue in brackets: ``184127512345678 (INS-NIR, ...)``, ``26752240 (IPP)``.
+_CUE_AFTER = re.compile(
+    rf"{_BEFORE}(?P<val>{_ANY_VALUE})\s*\(\s*(?P<cue>ins(?:-nir|-nia)?|nir|ipp|nip|nda|rpps|adeli){_AFTER}"
+)
+#: Soft hyphens and zero-width characters read as a dash inside a number (same length: offsets hold).
+_INVISIBLE_AS_DASH = str.maketrans(dict.fromkeys(INVISIBLE, "-"))
+_ANY_CUE = re.compile(rf"{_BEFORE}(?:{'|'.join(_CUES.values())}){_AFTER}")
+_AFTER_KINDS = {"ins": "INS", "ins-nir": "INS", "ins-nia": "INS", "nir": "NIR", "ipp": "IPP", "nip": "IPP"}
+_KEPT = re.compile(rf"{_BEFORE}{_KEPT_CUE}{_SEP}(?P<val>\d[\d ]*\d){_AFTER}")
+_BARE_NIR = re.compile(rf"(?<![a-z0-9])(?<!\d[ .\-])(?P<val>{_NIR})(?![a-z0-9])(?![ .\-]\d)")
+_BARE_RPPS = re.compile(r"(?<![a-z0-9])(?<!\d[ .\-])(?P<val>8?10\d{9})(?![a-z0-9])(?![ .\-]\d)")
+_DATE_LIKE = re.compile(r"\d{1,4}[/.\-]\d{1,2}[/.\-]\d{1,4}")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_HAS_NUMBER = re.compile(r"\d{2}")
+
+#: Column headers of a text table (a cell's whole text, folded).
+_HEADERS = re.compile(rf"(?:{'|'.join(f'(?P<{k}>{c})' for k, c in _CUES.items())})\s*:?", re.IGNORECASE)
+_KEPT_HEADER = re.compile(rf"{_KEPT_CUE}\s*:?")
+_CELL_SPLIT = re.compile(r"\t|\s{2,}|\|")
+_RULE = re.compile(r"^[\s\-=_|+*.]*$")
+_COLUMN_ROWS = 60
+
+
+def _acceptable(kind: str, value: str) -> bool:
+    """Whether a cued value is a number of ``kind`` and not a date, a year or too short."""
+    digits = sum(c.isdigit() for c in value)
+    if kind in NIR_KINDS or kind in PROFESSIONAL_KINDS:
+        return True
+    return digits >= MIN_DIGITS and not _DATE_LIKE.fullmatch(value) and not _YEAR.fullmatch(value)
+
+
+def _kept_ranges(folded: str) -> list[tuple[int, int]]:
+    return [m.span("val") for m in _KEPT.finditer(folded)]
+
+
+def _inside(start: int, end: int, ranges: Iterable[tuple[int, int]]) -> bool:
+    return any(start < r_end and r_start < end for r_start, r_end in ranges)
+
+
+def find_identifiers(text: str) -> list[Identifier]:
+    """The direct identifiers of one text (a note's visible text or one of its other views): cued,
+    checksummed and table-column numbers (module docstring), non-overlapping, sorted by start."""
+    if not _HAS_NUMBER.search(text):
+        return []
+    folded = fold(text).translate(_INVISIBLE_AS_DASH)  # "2675&shy;2240" is one number
+    kept = _kept_ranges(folded)
+    found: list[Identifier] = []
+    cued = _ANY_CUE.search(folded) is not None  # one pass first: most texts name no identifier
+    for kind, pattern in _CUED.items() if cued else ():
+        for m in pattern.finditer(folded):
+            start, end = m.span("val")
+            if _acceptable(kind, m["val"]) and not _inside(start, end, kept):
+                found.append(Identifier(start, end, kind, "cue"))
+    for m in _CUE_AFTER.finditer(folded) if cued else ():
+        kind = _AFTER_KINDS.get(m["cue"], m["cue"].upper())
+        start, end = m.span("val")
+        if _acceptable(kind, m["val"]) and not _inside(start, end, kept):
+            found.append(Identifier(start, end, kind, "cue"))
+    for m in _BARE_NIR.finditer(folded):
+        if is_valid_nir(m["val"]) and not _inside(*m.span("val"), kept):
+            found.append(Identifier(*m.span("val"), "NIR", "checksum"))
+    for m in _BARE_RPPS.finditer(folded):
+        if is_valid_rpps(m["val"]) and not _inside(*m.span("val"), kept):
+            found.append(Identifier(*m.span("val"), "RPPS", "checksum"))
+    if cued and "\n" in text:
+        found += [i for i in _columns(text, folded) if not _inside(i.start, i.end, kept)]
+    return resolve(found)
+
+
+def resolve(found: list[Identifier]) -> list[Identifier]:
+    """``found`` made non-overlapping, the earliest and then the longest first (a cue's reading before a checksum's)."""
+    order = {"cue": 0, "column": 1, "checksum": 2, "repeat": 3}
+    found.sort(key=lambda i: (i.start, -(i.end - i.start), order[i.how]))
+    kept: list[Identifier] = []
+    for identifier in found:
+        if not kept or identifier.start >= kept[-1].end:
+            kept.append(identifier)
+    return kept
+
+
+def _lines(text: str) -> list[tuple[int, str]]:
+    out, cursor = [], 0
+    for line in text.split("\n"):
+        out.append((cursor, line))
+        cursor += len(line) + 1
+    return out
+
+
+def _header_cells(line: str) -> list[tuple[int, str]]:
+    """The cells of a header line: ``(start, kind)`` for each cell that names an identifier (or ``KEPT``)."""
+    cells, cursor = [], 0
+    for piece in _CELL_SPLIT.split(line):
+        start = line.index(piece, cursor) if piece else cursor
+        cursor = start + len(piece)
+        cell = fold(piece.strip())
+        if not cell:
+            continue
+        offset = start + len(piece) - len(piece.lstrip())
+        m = _HEADERS.fullmatch(cell)
+        if m:
+            cells.append((offset, next(k for k in KINDS if m.group(k))))
+        elif _KEPT_HEADER.fullmatch(cell):
+            cells.append((offset, "KEPT"))
+    return cells
+
+
+def _columns(text: str, folded: str) -> list[Identifier]:
+    """Numbers under a column header naming an identifier, in a tab-separated or fixed-width text table."""
+    lines = _lines(text)
+    starts = [start for start, _ in lines]
+    headers = sorted({bisect_right(starts, m.start()) - 1 for m in _ANY_CUE.finditer(folded)})
+    found: list[Identifier] = []
+    for row in headers:
+        line = lines[row][1]
+        cells = _header_cells(line)
+        if not cells or len(_CELL_SPLIT.split(line.strip())) < 2:
+            continue
+        tabbed = "\t" in line
+        for below_start, below in lines[row + 1 : row + 1 + _COLUMN_ROWS]:
+            if not below.strip():
+                break
+            if _RULE.match(below):
+                continue
+            folded_below = folded[below_start : below_start + len(below)]
+            for start, kind in cells:
+                if kind == "KEPT":
+                    continue
+                span = _cell_at(below, folded_below, start, tabbed, line, kind)
+                if span is not None:
+                    found.append(Identifier(below_start + span[0], below_start + span[1], kind, "column"))
+    return found
+
+
+def _cell_at(line: str, folded: str, start: int, tabbed: bool, header: str, kind: str) -> tuple[int, int] | None:
+    """The span of the value in ``line`` under the header cell starting at ``start``, if it is one."""
+    value_re = _COLUMN_VALUE[kind]
+    if tabbed:
+        index = header[:start].count("\t")
+        cells = line.split("\t")
+        if index >= len(cells):
+            return None
+        offset = sum(len(c) + 1 for c in cells[:index])
+        cell = cells[index]
+        m = value_re.fullmatch(fold(cell.strip()))
+        if m is None or not _acceptable(kind, m.group()):
+            return None
+        lead = len(cell) - len(cell.lstrip())
+        return offset + lead, offset + lead + len(cell.strip())
+    for shift in (0, -1, 1, -2, 2):
+        at = start + shift
+        if at < 0 or at >= len(line) or (at > 0 and line[at - 1].isalnum()):
+            continue
+        m = value_re.match(folded, at)
+        if m and _acceptable(kind, m.group()):
+            return m.span()
+    return None
+
+
+_COLUMN_VALUE = {kind: re.compile(rf"(?:{_VALUES.get(kind, _GENERIC)})(?![a-z0-9])") for kind in KINDS}
+
+
+# ------------------------------------------------------------------------------------------ known values
+
+
+#: From this many characters, a known value is also found with separators anywhere inside it.
+FLEXIBLE_FROM = 8
+
+
+def value_pattern(value: str) -> re.Pattern[str]:
+    """Where else the compact ``value`` (:func:`compact`) is written, as a whole token (any case):
+    as it is, or, from :data:`FLEXIBLE_FROM` characters, with a space, dot, dash or slash anywhere inside
+    (``1 84 12 75 123 456 78``, ``26.75.22.40``)."""
+    if len(value) >= FLEXIBLE_FROM:
+        body = r"[ .\-/]?".join(re.escape(c) for c in value)
+    else:
+        body = re.escape(value)
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{body})(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def find_values(text: str, known: Mapping[str, str], shortest: int = REPEAT_MIN) -> list[Identifier]:
+    """Occurrences in ``text`` of the known values (``compact value -> kind``) of ``shortest`` characters
+    or more (the residual-leak check looks for all of them)."""
+    if not known or not _HAS_NUMBER.search(text):
+        return []
+    folded = fold(text).translate(_INVISIBLE_AS_DASH)
+    found = []
+    for value, kind in known.items():
+        if len(value) >= shortest:
+            found += [Identifier(m.start(), m.end(), kind, "repeat") for m in _pattern(value).finditer(folded)]
+    return found
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(value: str) -> re.Pattern[str]:
+    if value not in _PATTERNS:
+        if len(_PATTERNS) > 4096:
+            _PATTERNS.clear()
+        _PATTERNS[value] = value_pattern(value)
+    return _PATTERNS[value]
+
+
+def known_values(text: str, identifiers: Iterable[Identifier], known: dict[str, str] | None = None) -> dict[str, str]:
+    """``compact value -> kind`` of the identifiers found in ``text`` (the first kind found wins)."""
+    known = {} if known is None else known
+    for identifier in identifiers:
+        known.setdefault(compact(text[identifier.start : identifier.end]), identifier.kind)
+    return known
+
+
+def find_all(text: str, known: Mapping[str, str]) -> list[Identifier]:
+    """:func:`find_identifiers` and the other occurrences of ``known`` values, non-overlapping."""
+    return resolve([*find_identifiers(text), *find_values(text, known)])
+
+
+def note_identifiers(parsed: ParsedHtml, found_in_text: Iterable[Identifier] | None = None) -> dict[str, str]:
+    """``compact value -> kind`` of the identifiers found in every view of a parsed note (the visible
+    text's already found may be given): what de-identification replaces everywhere and what the
+    residual-leak check then looks for.
+
+    The views besides the text are read at once, as the whole file decoded (references, invisible
+    characters dropped): a cue and its number sit in one attribute value, comment or title, and only the
+    values matter here, not where they are."""
+    text_found = find_identifiers(parsed.text) if found_in_text is None else found_in_text
+    known = known_values(parsed.text, text_found)
+    if _HAS_NUMBER.search(parsed.html):
+        whole = INVISIBLE_RE.sub("", unescape(parsed.html))
+        known_values(whole, find_identifiers(whole), known)
+    return known
