@@ -24,6 +24,9 @@ from deid_ds.model import PATIENT_FIELDS, Note
 from deid_ds.report import add_counts
 
 DUPLICATE_REASON = "duplicate id_document (an earlier note of the input has the same id)"
+#: The status of a note written without any span given for it: its text as it was (its other views
+#: de-identified, its leak check run), never reported ``ok``.
+NO_SPANS = "no spans"
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,9 @@ class DeidOptions:
     birthdate_year: bool = False
     hidden: str = "deidentify"
     keep_columns: tuple[str, ...] = ()  # input columns written back unchanged (the others are dropped)
+    #: Spans predicted here for these very notes (``--model``): a note the model finds nothing in is ``ok``,
+    #: not :data:`NO_SPANS` (which says the spans table has nothing for it).
+    spans_predicted: bool = False
 
 
 @dataclass
@@ -174,7 +180,7 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             "id_document": note.id_document,
             "id_patient": note.id_patient,
             "doc_type": note.doc_type,
-            "status": "ok" if error is None else "failed",
+            "status": "failed" if error is not None else NO_SPANS if not (spans or options.spans_predicted) else "ok",
             "error": error,
             "n_replacements": len(outcome.audit) if written else 0,
             "n_leaks": leaks.total if written and leaks.checked else None,

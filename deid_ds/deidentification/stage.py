@@ -49,6 +49,7 @@ from deid_ds.deidentification.batch import (
 from deid_ds.deidentification.context import scope_of
 from deid_ds.deidentification.document import SpanIn
 from deid_ds.deidentification.leaks import LeakCounts
+from deid_ds.deidentification.span_coverage import SpanCoverage, coverage_of
 from deid_ds.errors import InputError
 from deid_ds.model import PATIENT_FIELDS
 
@@ -150,6 +151,29 @@ class SpanJoin:
         self.spans = spans
         self.surrogate = surrogate  # the entities of each patient matter to surrogates only (locally)
         self._unknown = lambda: 0
+        self._by_document: dict[str, list[SpanIn]] | None = None  # read whole by the local engine, once
+
+    def coverage(self, source) -> SpanCoverage:
+        """The distinct documents of the spans, of the notes and of both (:mod:`.span_coverage`), before the
+        run: locally from the spans read whole (kept for :meth:`local`) and the notes' id column; on Spark
+        (``source`` an opened :class:`~deid_ds.engine.spark.Input`) with three counts."""
+        if hasattr(source, "spark"):
+            return self._spark_coverage(source)
+        self._by_document = read_spans_by_document(self.spans)
+        return coverage_of(self._by_document, (d for d, _ in source.source.iter_identifiers()))
+
+    def _spark_coverage(self, source) -> SpanCoverage:
+        from pyspark.sql import functions as F
+
+        spans = read_spans(source.spark, self.spans).select("id_document").where(F.col("id_document").isNotNull())
+        spans = spans.distinct().cache()
+        notes = source.notes.frame.select(F.col("id_document").cast("string").alias("id_document"))
+        notes = notes.where(F.col("id_document").isNotNull()).distinct().cache()
+        try:
+            return SpanCoverage(spans.count(), notes.count(), spans.join(notes, "id_document").count())
+        finally:
+            spans.unpersist()
+            notes.unpersist()
 
     @property
     def unknown(self) -> int:
@@ -158,7 +182,7 @@ class SpanJoin:
 
     def local(self, source):
         """Per batch of notes, the two columns: the spans read whole here, the entities per scope."""
-        by_document = read_spans_by_document(self.spans)
+        by_document = self._by_document if self._by_document is not None else read_spans_by_document(self.spans)
         by_scope = documents_by_scope(source) if self.surrogate else {}
         seen: set[str] = set()
         self._unknown = lambda: sum(len(v) for k, v in by_document.items() if k not in seen)
