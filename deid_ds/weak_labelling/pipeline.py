@@ -16,6 +16,7 @@ from deid_ds.io.output_dir import check_output_dir, check_work_directory, guarde
 from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.functions import check_names
 from deid_ds.label.labeller import LabelConfig
+from deid_ds.model import PATIENT_FIELDS
 from deid_ds.segmentation.limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT, NoteLimits
 from deid_ds.segmentation.notes import SegmentOptions, segmenter_for
 from deid_ds.weak_labelling.assemble import Assembly, Run
@@ -61,6 +62,19 @@ def _features_record(options: WeakLabelOptions) -> dict:
         "kb_fingerprint": kb_fingerprint(kb) if kb is not None else None,
         "use_metadata": options.label.use_metadata,
     }
+
+
+def _kb_coverage(kb_dir: str, source, spans: Path) -> dict:
+    """The knowledge base's coverage of the notes' postcodes: their metadata ``zip`` and the ``ZIP`` spans
+    just written (:mod:`deid_ds.kb.coverage`)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from deid_ds.kb.coverage import kb_coverage, notes_postcodes
+
+    table = pq.read_table(spans, columns=["label", "text"])
+    found = table.filter(pc.equal(table["label"], "ZIP"))["text"].to_pylist()
+    return kb_coverage(kb_dir, [*notes_postcodes(source).elements(), *found]).to_dict()
 
 
 def _stderr(message: str) -> None:
@@ -170,10 +184,13 @@ def weak_label(
         group_split = assign_splits(runner.groups(source, patient_group), shares, seed)
         n_batches = len(resume.lengths) if resume is not None else 0
         resumed = len(resume.done) if resume is not None else 0
+        used = [name for name in PATIENT_FIELDS if name in source.note_columns] if use_metadata else []
         report = WeakLabelReport(
             split_shares=list(shares),
             seed=seed,
-            use_metadata=use_metadata,
+            use_metadata=bool(used),
+            metadata_columns=used,
+            metadata_columns_missing=[name for name in PATIENT_FIELDS if name not in used] if use_metadata else [],
             batches=n_batches,
             batches_resumed=resumed,
             knowledge_features=_features_record(options) if features else None,
@@ -190,6 +207,8 @@ def weak_label(
             finally:
                 assembly.close()
             run = Run(source.n_notes, shares, seed, started, labelled, group_split)
+            if options.label.kb_dir is not None:  # spans.parquet closed: read back for its ZIP spans
+                report.kb_coverage = _kb_coverage(options.label.kb_dir, source, output.tmp / "spans.parquet")
             assembly.finish(run, gold_frame, report)
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
