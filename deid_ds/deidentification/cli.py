@@ -135,7 +135,8 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     metavar="NAME",
     help=(
         "Copy this input column unchanged into notes.parquet (repeatable). The columns deid-ds does not know are "
-        "dropped otherwise: an export may carry identifiers in any column."
+        "dropped otherwise: an export may carry identifiers in any column. A column of dates is shifted by each "
+        "patient's offset (surrogate mode) or refused (mask mode)."
     ),
 )
 @click.option(

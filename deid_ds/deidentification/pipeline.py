@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
@@ -320,6 +320,11 @@ def deidentify(
     source = runner.open("deidentify", notes, column_map, log, batch_size=batch_size)
     own = own_columns(dict(column_map or {}))
     dropped = check_keep_columns(keep_columns, list(source.columns), own, str(notes))
+    from deid_ds.deidentification.kept_columns import check_date_columns, date_columns, id_fields, sample_values
+
+    dates = date_columns(source.fields(keep_columns), sample_values(source))
+    check_date_columns(dates, mode)  # refused in mask mode, before a model runs
+    options = replace(options, date_columns=dates)
     with tempfile.TemporaryDirectory(prefix="deid-ds-predict-") as scratch:
         if model is not None:
             from deid_ds.ner.predict import predict
@@ -342,7 +347,7 @@ def deidentify(
         # predicted spans are about these very notes: a note the model finds nothing in has none, rightly
         allow = None if model is not None else allow_unmatched_spans
         args = (runner, source, spans, out, options, batch_size, dropped, fail_on_leak, inputs, overwrite, log)
-        return _run(*args, allow)
+        return _run(*args, allow, id_fields(source, dict(column_map or {})))
 
 
 def own_columns(column_map: Mapping[str, str]) -> set[str]:
@@ -368,15 +373,17 @@ def _run(
     overwrite: bool,
     log: Callable[[str], None],
     allow_unmatched: bool | None = False,
+    ids: dict | None = None,
 ) -> DeidentifyReport:
     """Run the stage (:mod:`deid_ds.deidentification.stage`) on ``runner`` into ``out`` (or ``OUT.leaks``),
-    once the spans are known to be about the notes (``allow_unmatched`` ``None``: not checked, predicted)."""
+    once the spans are known to be about the notes (``allow_unmatched`` ``None``: not checked, predicted);
+    ``ids``: the input's fields of the id columns (:func:`.kept_columns.id_fields`)."""
     from deid_ds.deidentification.stage import DeidSink, SpanJoin, deidentify_stage, notes_schema
 
     report, leaks = new_report(options), LeakCounts()
     report.dropped_columns, report.fail_on_leak = list(dropped), fail_on_leak
     started = time.perf_counter()
-    schema = notes_schema(source.note_columns, options.keep_metadata, source.fields(options.keep_columns))
+    schema = notes_schema(source.note_columns, options.keep_metadata, source.fields(options.keep_columns), ids)
     join = SpanJoin(spans, surrogate=options.mode == "surrogate")
     if allow_unmatched is not None:
         from deid_ds.deidentification.span_coverage import check_coverage

@@ -72,11 +72,13 @@ def stats_schema():
     )
 
 
-def notes_schema(present, keep_metadata: str, kept_fields):
-    """``notes.parquet``'s schema: our columns (strings; those ``present`` in the input), then the input's
-    kept columns (``kept_fields``, with their types)."""
+def notes_schema(present, keep_metadata: str, kept_fields, id_fields=None):
+    """``notes.parquet``'s schema: our columns (those ``present`` in the input; strings, but the ids with the
+    input's types given by ``id_fields``: :mod:`.kept_columns`), then the input's kept columns (``kept_fields``,
+    with their types)."""
+    id_fields = id_fields or {}
     fields = [
-        pa.field(name, pa.string())
+        id_fields.get(name, pa.field(name, pa.string()))
         for name in OWN_COLUMNS
         if name in ("id_document", "id_patient", "html") or name in present
     ]
