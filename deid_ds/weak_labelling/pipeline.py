@@ -13,6 +13,7 @@ from deid_ds.engine.output import SCRATCH_PREFIX
 from deid_ds.engine.stage import Resume
 from deid_ds.errors import DeidError, InputError
 from deid_ds.io.output_dir import check_output_dir, check_work_directory, guarded_output
+from deid_ds.kb.coverage import run_coverage
 from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.functions import check_names
 from deid_ds.label.labeller import LabelConfig
@@ -62,19 +63,6 @@ def _features_record(options: WeakLabelOptions) -> dict:
         "kb_fingerprint": kb_fingerprint(kb) if kb is not None else None,
         "use_metadata": options.label.use_metadata,
     }
-
-
-def _kb_coverage(kb_dir: str, source, spans: Path) -> dict:
-    """The knowledge base's coverage of the notes' postcodes: their metadata ``zip`` and the ``ZIP`` spans
-    just written (:mod:`deid_ds.kb.coverage`)."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    from deid_ds.kb.coverage import kb_coverage, notes_postcodes
-
-    table = pq.read_table(spans, columns=["label", "text"])
-    found = table.filter(pc.equal(table["label"], "ZIP"))["text"].to_pylist()
-    return kb_coverage(kb_dir, [*notes_postcodes(source).elements(), *found]).to_dict()
 
 
 def _stderr(message: str) -> None:
@@ -208,7 +196,7 @@ def weak_label(
                 assembly.close()
             run = Run(source.n_notes, shares, seed, started, labelled, group_split)
             if options.label.kb_dir is not None:  # spans.parquet closed: read back for its ZIP spans
-                report.kb_coverage = _kb_coverage(options.label.kb_dir, source, output.tmp / "spans.parquet")
+                report.kb_coverage = run_coverage(options.label.kb_dir, source, output.tmp / "spans.parquet")
             assembly.finish(run, gold_frame, report)
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
