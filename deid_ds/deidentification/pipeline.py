@@ -14,15 +14,15 @@ note, and writes the output directory atomically:
   and output HTML, the replacement and its length, the ``view`` it was in, and the original text only
   with ``audit_originals``;
 * ``documents.parquet``: one row per input note — ``ok``, ``no spans`` (written, but no span was given
-  for it: its text as it was), or ``failed`` with a reason that holds no content —
-  with its replacements, leaks and fallbacks (spans masked because no safe surrogate exists;
-  ``leak_check`` ``no metadata`` and ``n_leaks`` null for a note whose patient has no metadata: not
-  checked, which is not "0 left");
+  for it: its text as it was), or ``failed`` with a reason that holds no content — with its
+  replacements, leaks and fallbacks (spans masked because no safe surrogate exists; ``leak_check``
+  ``no metadata`` and ``n_leaks`` null for a note whose patient has no metadata: not checked, which is
+  not "0 left");
 * ``report.json``: the totals printed at the end (replacements per label, fallbacks, leaks per field).
 
 With ``fail_on_leak``, an output in which the check finds any leak (or a ``no spans`` note it could not
-check) is not published at ``out``: it is
-written whole to ``out.leaks`` (replacing a previous one) for inspection, and ``out`` is left as it was.
+check) is not published at ``out``: it is written whole to ``out.leaks`` (replacing a previous one) for
+inspection, and ``out`` is left as it was.
 
 The key never leaves memory: ``report.json`` holds only where it came from and a salted scrypt fingerprint
 (none for a short key: see :mod:`deid_ds.deidentification.keyed`).
@@ -188,7 +188,7 @@ def report_table(report: DeidentifyReport) -> str:
     if report.spans_for_unknown_documents:
         rows.append(["spans of documents not in the notes", report.spans_for_unknown_documents])
     if report.span_documents_not_in_notes:
-        rows.append(["  their documents (of the spans' documents)", report.span_documents_not_in_notes])
+        rows.append(["  in documents not in the notes", report.span_documents_not_in_notes])
     rows += [["documents/s", report.documents_per_second], ["seconds", report.seconds]]
     title = f"deidentify ({report.mode}; key: {report.key_origin}; places: {report.pools})"
     leak_rows = [

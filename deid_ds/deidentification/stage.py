@@ -12,6 +12,9 @@ joined on each note (:class:`SpanJoin`, on either engine), and the sink that wri
   whole spans table. Rows without a label or start offset are skipped and missing offsets refused on
   both. One difference, an edge case: a note *without* an id is named ``FILE#rowN`` by the reader,
   and locally spans under that name would reach it; on Spark the join is on the id column, so it gets none.
+* **Before the run**, :meth:`SpanJoin.coverage` counts the distinct documents of the spans, of the
+  notes and of both (locally from the spans read whole, kept for the run; on Spark three counts), for
+  the refusal of spans that are not about the notes (:mod:`.span_coverage`).
 * **The entities of each note's patient** (the (label, text) of every span of the patient's notes:
   what no surrogate may be) are joined the same way (``surrogate`` mode).
 * **The secret key** travels inside the batch function: to each local worker process through a pipe
