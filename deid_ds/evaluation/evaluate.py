@@ -189,8 +189,9 @@ def coverage_of(frame, documents: Sequence[str]) -> Coverage:
 
 def check_coverage(name: str, coverage: Coverage) -> None:
     """Refuse a system whose predictions share no document with the gold: scoring it would print F1 0.000
-    for what is an id mismatch (case, prefix, another corpus), not a system that found nothing."""
-    if coverage.gold_documents and coverage.gold_documents == coverage.gold_documents_without_predictions:
+    for what is an id mismatch (case, prefix, another corpus). A system that predicted nothing at all is
+    scored (it found nothing; the command warns)."""
+    if coverage.prediction_documents and coverage.prediction_documents == coverage.prediction_documents_outside_gold:
         raise InputError(
             f"predictions of {name}: none of its {coverage.prediction_documents:,} document(s) is among the "
             f"{coverage.gold_documents:,} gold document(s): nothing to score (compare the id_document columns)"

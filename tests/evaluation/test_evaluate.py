@@ -213,6 +213,10 @@ def test_predictions_sharing_no_document_with_the_gold_are_refused(inputs, tmp_p
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "predictions of upper: none of its 1 document(s) is among the 2 gold document(s)" in result.output
     assert "micro F1" not in result.output and not (tmp_path / "e.json").exists()
+    SYSTEM_A.iloc[:0].to_parquet(tmp_path / "nothing.parquet")  # found nothing at all: scored, with a warning
+    result = CliRunner().invoke(main, [*args, "--pred", str(tmp_path / "nothing.parquet")])
+    assert result.exit_code == 0, result.output
+    assert "no prediction on 2 of the 2 gold document(s)" in result.output
 
 
 def test_a_partial_overlap_is_warned_about_with_counts(inputs, tmp_path):
