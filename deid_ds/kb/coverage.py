@@ -113,9 +113,11 @@ def notes_postcodes(source) -> Counter:
     return values
 
 
-def run_coverage(kb_dir: str | Path, source, spans: Path) -> dict:
-    """A run's :meth:`KbCoverage.to_dict`: the notes' metadata ``zip`` (``source``, opened by either engine) and
-    the ``ZIP`` spans of the ``spans`` file it just wrote (``weak-label``, ``predict --with-rules``)."""
+def run_coverage(kb_dir: str | Path, source, spans: Path, metadata: bool = True) -> dict:
+    """A run's :meth:`KbCoverage.to_dict`: the notes' metadata ``zip`` (``source``, opened by either engine;
+    not without ``metadata``) and the ``ZIP`` spans of the ``spans`` file it just wrote (``weak-label``,
+    ``predict --with-rules``)."""
     table = pq.read_table(spans, columns=["label", "text"])
     found = table.filter(pc.equal(table["label"], "ZIP"))["text"].to_pylist()
-    return kb_coverage(kb_dir, [*notes_postcodes(source).elements(), *found]).to_dict()
+    postcodes = notes_postcodes(source).elements() if metadata else ()
+    return kb_coverage(kb_dir, [*postcodes, *found]).to_dict()

@@ -732,7 +732,7 @@ def predict(
         if rules is not None:
             from deid_ds.kb.coverage import run_coverage
 
-            report.kb_coverage = run_coverage(rules.kb_dir, source, output.tmp / "spans.parquet")
+            report.kb_coverage = run_coverage(rules.kb_dir, source, output.tmp / "spans.parquet", rules.use_metadata)
         (output.tmp / "report.json").write_text(
             json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )

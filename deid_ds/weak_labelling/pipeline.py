@@ -196,7 +196,8 @@ def weak_label(
                 assembly.close()
             run = Run(source.n_notes, shares, seed, started, labelled, group_split)
             if options.label.kb_dir is not None:  # spans.parquet closed: read back for its ZIP spans
-                report.kb_coverage = run_coverage(options.label.kb_dir, source, output.tmp / "spans.parquet")
+                spans = output.tmp / "spans.parquet"
+                report.kb_coverage = run_coverage(options.label.kb_dir, source, spans, use_metadata)
             assembly.finish(run, gold_frame, report)
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)
