@@ -11,6 +11,7 @@ import math
 import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -28,6 +29,10 @@ DUPLICATE_REASON = "duplicate id_document (an earlier note of the input has the 
 #: A note with no id: no spans table can name it, so it would be written with nothing replaced.
 MISSING_ID_REASON = "id_document is null (no spans can name the note: not de-identified)"
 
+#: The status of a note written without any span given for it: its text as it was (its other views
+#: de-identified, its leak check run), never reported ``ok``.
+NO_SPANS = "no spans"
+
 
 @dataclass(frozen=True)
 class DeidOptions:
@@ -43,6 +48,12 @@ class DeidOptions:
     hidden: str = "deidentify"
     keep_columns: tuple[str, ...] = ()  # input columns written back unchanged (the others are dropped)
     keep_identifiers: bool = False  # leave the direct identifiers (NIR, IPP, RPPS...) as they are
+
+    #: Spans predicted here for these very notes (``--model``): a note the model finds nothing in is ``ok``,
+    #: not :data:`NO_SPANS` (which says the spans table has nothing for it).
+    spans_predicted: bool = False
+    #: Kept columns holding dates, shifted by each patient's offset (:mod:`.kept_columns`).
+    date_columns: tuple[str, ...] = ()
 
 
 @dataclass
@@ -71,6 +82,7 @@ class BatchResult:
     leaks: LeakCounts = field(default_factory=LeakCounts)
     per_view: dict[str, int] = field(default_factory=dict)
     blanked: dict[str, int] = field(default_factory=dict)
+    shifted: dict[str, list] = field(default_factory=dict)  # the date columns of the notes written, shifted
 
 
 def documents_schema():
@@ -111,6 +123,8 @@ def audit_schema(with_originals: bool):
 
 def deidentify_batch(job: DeidJob) -> BatchResult:
     """De-identify one batch of notes. Module level: worker processes import it."""
+    from deid_ds.deidentification.dates_shift import date_offset, shift_date_text
+    from deid_ds.deidentification.kept_columns import shift_value
     from deid_ds.deidentification.metadata import surrogate_metadata
     from deid_ds.deidentification.pools import load_pools
     from deid_ds.segmentation.html_text import html_to_text
@@ -126,6 +140,7 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
         {name: [] for name in documents_schema().names},
         {name: [] for name in audit_schema(options.audit_originals).names},
     )
+    result.shifted = {name: [] for name in options.date_columns}
     for position, (note, spans) in enumerate(zip(job.notes, job.spans)):
         error, outcome, leaks = None, None, LeakCounts()
         if position in job.duplicates:
@@ -166,6 +181,10 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             ):
                 result.kept[name].append(value)
             result.html.append(outcome.html)
+            shift_text = partial(shift_date_text, ctx)
+            for name in options.date_columns:
+                value = job.extras.column(name)[position].as_py()
+                result.shifted[name].append(shift_value(value, shift_text, date_offset(ctx)))
             if options.keep_metadata == "surrogate":
                 fake = surrogate_metadata(ctx)
                 for name in PATIENT_FIELDS:
@@ -183,7 +202,7 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             "id_document": note.id_document,
             "id_patient": note.id_patient,
             "doc_type": note.doc_type,
-            "status": "ok" if error is None else "failed",
+            "status": "failed" if error is not None else NO_SPANS if not (spans or options.spans_predicted) else "ok",
             "error": error,
             "n_replacements": len(outcome.audit) if written else 0,
             "n_leaks": leaks.total if written and (leaks.checked or leaks.total) else None,
@@ -208,11 +227,19 @@ def leak_status(leaks: LeakCounts) -> str:
 
 
 def notes_table(batch: BatchResult, schema):
+    """The written notes as ``schema``: the ids back in the input's types, the kept date columns shifted, the
+    other kept columns as they were."""
+    from deid_ds.deidentification.kept_columns import typed_array
+
     columns = {**batch.kept, "html": batch.html, **batch.metadata}
     arrays = []
     for f in schema:
-        if f.name in columns:
+        if f.name in batch.kept:
+            arrays.append(typed_array(batch.kept[f.name], f.type))
+        elif f.name in columns:
             arrays.append(pa.array(columns[f.name], type=f.type))
+        elif f.name in batch.shifted:
+            arrays.append(pa.array(batch.shifted[f.name], type=f.type))
         else:
             arrays.append(batch.extras.column(f.name).take(pa.array(batch.ok, type=pa.int64())).cast(f.type))
     return pa.Table.from_arrays(arrays, schema=schema)

@@ -102,8 +102,18 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     "--fail-on-leak",
     is_flag=True,
     help=(
-        "When the residual-leak check finds any of the patients' own values, leave OUT as it was, write the whole "
-        "output to OUT.leaks instead (for inspection; a previous OUT.leaks is replaced) and exit with status 3."
+        "When the residual-leak check finds any of the patients' own values, or a note got no span and could not be "
+        "checked (no metadata), leave OUT as it was, write the whole output to OUT.leaks instead (for inspection; a "
+        "previous OUT.leaks is replaced) and exit with status 3."
+    ),
+)
+@click.option(
+    "--allow-unmatched-spans",
+    is_flag=True,
+    help=(
+        "Run even when most notes get no span, or most documents of --spans are not among the notes (a subset of "
+        "the notes). Spans matching none of the notes are refused all the same (exit 2). A note given no span is "
+        "written with the status 'no spans', its text unchanged."
     ),
 )
 @click.option(
@@ -125,7 +135,8 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     metavar="NAME",
     help=(
         "Copy this input column unchanged into notes.parquet (repeatable). The columns deid-ds does not know are "
-        "dropped otherwise: an export may carry identifiers in any column."
+        "dropped otherwise: an export may carry identifiers in any column. A column of dates is shifted by each "
+        "patient's offset (surrogate mode) or refused (mask mode)."
     ),
 )
 @click.option(
@@ -180,6 +191,7 @@ def deidentify_command(
     keep_metadata,
     audit_originals,
     fail_on_leak,
+    allow_unmatched_spans,
     hidden,
     keep_columns,
     keep_identifiers,
@@ -218,7 +230,10 @@ def deidentify_command(
     \b
     Exit status: 0 done; 1 bad input, a refused key or a write error; 2 OUT refused (an existing
     directory not written by deid-ds deidentify, unless --overwrite; an input's folder, the current or
-    home directory, never); 3 --fail-on-leak found leaks (OUT untouched, output in OUT.leaks).
+    home directory, never), or --spans matching none of the notes, or (without --allow-unmatched-spans)
+    leaving most notes without a span or mostly about other documents, refused before anything is
+    written; 3 --fail-on-leak found leaks, or a note given no span that could not be checked (OUT
+    untouched, output in OUT.leaks).
     """
     from deid_ds.deidentification.pipeline import deidentify, report_table
     from deid_ds.io.notes import parse_column_map
@@ -250,6 +265,8 @@ def deidentify_command(
         fail_on_leak=fail_on_leak,
         overwrite=overwrite,
         keep_identifiers=keep_identifiers,
+
+        allow_unmatched_spans=allow_unmatched_spans,
     )
     if report.documents_with_leaks and not report.kept_aside:
         warn(
@@ -270,6 +287,11 @@ def deidentify_command(
             f"{len(report.dropped_columns)} input column(s) dropped, not de-identified: "
             f"{', '.join(report.dropped_columns)} (--keep-column keeps one)"
         )
+    if report.documents_without_spans:
+        warn(
+            f"{report.documents_without_spans:,} document(s) got no span: written with their text unchanged "
+            f"(status 'no spans' in {report.written_to or out}/documents.parquet)"
+        )
     if report.documents_not_checked:
         warn(
             f"{report.documents_not_checked:,} document(s) not checked for residual leaks: their patient has no "
@@ -285,8 +307,14 @@ def deidentify_command(
     if verbose or not quiet:  # the report table is the summary, and all of it (-v prints the same)
         click.echo(report_table(report))
     if report.kept_aside:
+        found = [f"{report.leak_total} residual leak(s) found"] if report.leak_total else []
+        if report.documents_without_spans_not_checked:
+            found.append(
+                f"{report.documents_without_spans_not_checked} document(s) got no span and could not be checked "
+                "(no metadata)"
+            )
         click.echo(
-            f"--fail-on-leak: {report.leak_total} residual leak(s) found: {out} left as it was, "
+            f"--fail-on-leak: {'; '.join(found)}: {out} left as it was, "
             f"the output written to {report.written_to} for inspection",
             err=True,
         )

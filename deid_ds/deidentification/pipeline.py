@@ -13,15 +13,17 @@ note, and writes the output directory atomically:
 * ``audit.parquet``: one row per replacement — document, patient, label, source, offsets in the input
   and output HTML, the replacement and its length, the ``view`` it was in, and the original text only
   with ``audit_originals``;
-* ``documents.parquet``: one row per input note — ``ok`` or ``failed`` with a reason that holds no
-  content — with its replacements, leaks and fallbacks (spans masked because no safe surrogate exists;
-  ``leak_check`` ``no metadata`` and ``n_leaks`` null for a note whose patient has no metadata: not
-  checked, which is not "0 left"; ``metadata unreadable`` when a value of it could not be read);
+* ``documents.parquet``: one row per input note — ``ok``, ``no spans`` (written, but no span was given
+  for it: its text as it was), or ``failed`` with a reason that holds no content — with its
+  replacements, leaks and fallbacks (spans masked because no safe surrogate exists; ``leak_check``
+  ``no metadata`` and ``n_leaks`` null for a note whose patient has no metadata: not checked, which is
+  not "0 left"; ``metadata unreadable`` when a value of it could not be read);
 * ``report.json``: the totals printed at the end (replacements per label and, for the direct identifiers
   that are not one of the eight labels, per kind; fallbacks, leaks per field and per identifier kind).
 
-With ``fail_on_leak``, an output in which the check finds any leak is not published at ``out``: it is
-written whole to ``out.leaks`` (replacing a previous one) for inspection, and ``out`` is left as it was.
+With ``fail_on_leak``, an output in which the check finds any leak (or a ``no spans`` note it could not
+check) is not published at ``out``: it is written whole to ``out.leaks`` (replacing a previous one) for
+inspection, and ``out`` is left as it was.
 
 The key never leaves memory: ``report.json`` holds only where it came from and a salted scrypt fingerprint
 (none for a short key: see :mod:`deid_ds.deidentification.keyed`).
@@ -34,11 +36,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
-from deid_ds.deidentification.batch import UNREADABLE, BatchResult, DeidOptions
+from deid_ds.deidentification.batch import NO_SPANS, UNREADABLE, BatchResult, DeidOptions
 from deid_ds.deidentification.identifiers import KINDS
 from deid_ds.deidentification.keyed import resolve_key
 from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts
@@ -89,8 +91,12 @@ class DeidentifyReport:
     replacements: int = 0
     replacements_per_label: dict[str, int] = field(default_factory=dict)
     fallbacks: dict[str, int] = field(default_factory=dict)
-    documents_without_spans: int = 0
+    documents_without_spans: int = 0  # written with status "no spans": no span was given for them
     spans_for_unknown_documents: int = 0
+    span_documents: int = 0  # distinct documents of --spans (not counted with --model)
+    span_documents_not_in_notes: int = 0
+    documents_without_spans_not_checked: int = 0  # neither given a span nor leak-checked: --fail-on-leak fails
+    allow_unmatched_spans: bool = False
     documents_with_leaks: int = 0
     documents_not_checked: int = 0  # written, but their patient has no metadata to look for
     #: written, but a value of their patient's metadata could not be read (not looked for: never "0 left")
@@ -122,25 +128,23 @@ class DeidentifyReport:
 
     @property
     def kept_aside(self) -> bool:
-        """Whether ``--fail-on-leak`` kept the output out of ``OUT`` (written to ``OUT.leaks``)."""
-        return self.fail_on_leak and self.leak_total > 0
+        """Whether ``--fail-on-leak`` kept the output out of ``OUT`` (written to ``OUT.leaks``): a leak, or a
+        note that was neither given a span nor leak-checked (nothing says it holds no identifier)."""
+        return self.fail_on_leak and (self.leak_total > 0 or self.documents_without_spans_not_checked > 0)
 
     def add(self, batch: BatchResult, totals: LeakCounts) -> None:
-        for status, error, n_leaks, check, n in zip(
-            batch.documents["status"],
-            batch.documents["error"],
-            batch.documents["n_leaks"],
-            batch.documents["leak_check"],
-            batch.documents["n_replacements"],
+        documents = batch.documents
+        for status, error, n_leaks, check in zip(
+            documents["status"], documents["error"], documents["n_leaks"], documents["leak_check"]
         ):
             self.documents += 1
-            setattr(self, status, getattr(self, status) + 1)
+            setattr(self, _STATUS_COUNTS[status], getattr(self, _STATUS_COUNTS[status]) + 1)
             if error:
                 self.failures[error] = self.failures.get(error, 0) + 1
             self.documents_with_leaks += (n_leaks or 0) > 0
             self.documents_not_checked += check == "no metadata"
             self.documents_metadata_unreadable += check == UNREADABLE
-            self.documents_without_spans += status == "ok" and n == 0
+            self.documents_without_spans_not_checked += status == NO_SPANS and check == "no metadata"
         patients = batch.documents.get("id_patient", ())
         self.documents_without_patient += sum(patient is None for patient in patients)
         add_counts(self.replacements_per_label, {k: n for k, n in batch.per_label.items() if k not in KINDS})
@@ -150,6 +154,10 @@ class DeidentifyReport:
         add_counts(self.replacements_per_view, batch.per_view)
         add_counts(self.blanked, batch.blanked)
         totals.add(batch.leaks)
+
+
+#: The report's counter of each status of ``documents.parquet``.
+_STATUS_COUNTS = {"ok": "ok", "failed": "failed", NO_SPANS: "documents_without_spans"}
 
 
 def new_report(options: DeidOptions) -> DeidentifyReport:
@@ -176,7 +184,7 @@ def report_table(report: DeidentifyReport) -> str:
         ["documents", report.documents],
         ["  ok (written)", report.ok],
         ["  failed (not written)", report.failed],
-        ["  ok without any span", report.documents_without_spans],
+        ["  no spans (written, text unchanged)", report.documents_without_spans],
         ["replacements", report.replacements],
     ]
     labels = [*LABELS, *sorted(set(report.replacements_per_label) - set(LABELS))]
@@ -195,6 +203,8 @@ def report_table(report: DeidentifyReport) -> str:
     rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
     if report.spans_for_unknown_documents:
         rows.append(["spans of documents not in the notes", report.spans_for_unknown_documents])
+    if report.span_documents_not_in_notes:
+        rows.append(["  in documents not in the notes", report.span_documents_not_in_notes])
     rows += [["documents/s", report.documents_per_second], ["seconds", report.seconds]]
     title = f"deidentify ({report.mode}; key: {report.key_origin}; places: {report.pools})"
     fields = [*LEAK_FIELDS, *(name for name in report.leaks["per_field"] if name not in LEAK_FIELDS)]
@@ -202,9 +212,10 @@ def report_table(report: DeidentifyReport) -> str:
         [name, report.leaks["per_field"][name]["exact"], report.leaks["per_field"][name]["fuzzy"]] for name in fields
     ]
     leak_rows.append(["total", report.leak_total, ""])
-    checked = report.ok - report.documents_not_checked
+    written = report.ok + report.documents_without_spans
+    checked = written - report.documents_not_checked
     views = ", ".join(f"{v} {n}" for v, n in report.leaks["per_view"].items())
-    if checked == 0 and report.ok:
+    if checked == 0 and written:
         leak_title = f"residual-leak check: not checked ({report.documents_not_checked} document(s) without metadata)"
     else:
         leak_title = (
@@ -257,6 +268,7 @@ def deidentify(
     fail_on_leak: bool = False,
     overwrite: bool = False,
     keep_identifiers: bool = False,
+    allow_unmatched_spans: bool = False,
 ) -> DeidentifyReport:
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
@@ -272,6 +284,12 @@ def deidentify(
     ``fail_on_leak`` keeps an output with leaks out of ``out`` (module docstring: the report's
     ``written_to`` says where it went). ``out`` (and ``OUT.leaks``) is replaced only if deid-ds deidentify wrote it,
     or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
+
+    ``spans`` that match none of the notes are refused, and (without ``allow_unmatched_spans``) spans that
+    leave most notes without a span or are mostly about other documents (:mod:`.span_coverage`;
+    an :class:`~.span_coverage.UnmatchedSpansError`, exit status 2), before anything is written. A note
+    given no span is written with the status ``no spans``, never ``ok``; with ``fail_on_leak``, one that
+    could not be leak-checked either keeps the output out of ``out`` as a leak does.
     """
     from deid_ds.io.output_dir import check_output_dir
 
@@ -326,6 +344,7 @@ def deidentify(
         hidden,
         keep_columns,
         keep_identifiers,
+        spans_predicted=model is not None,
     )
     from deid_ds.deidentification.pools import load_pools
 
@@ -333,6 +352,11 @@ def deidentify(
     source = runner.open("deidentify", notes, column_map, log, batch_size=batch_size)
     own = own_columns(dict(column_map or {}))
     dropped = check_keep_columns(keep_columns, list(source.columns), own, str(notes))
+    from deid_ds.deidentification.kept_columns import check_date_columns, date_columns, id_fields, sample_values
+
+    dates = date_columns(source.fields(keep_columns), sample_values(source))
+    check_date_columns(dates, mode)  # refused in mask mode, before a model runs
+    options = replace(options, date_columns=dates)
     with tempfile.TemporaryDirectory(prefix="deid-ds-predict-") as scratch:
         if model is not None:
             from deid_ds.ner.predict import predict
@@ -352,7 +376,10 @@ def deidentify(
                 log=log,
             )
             spans = Path(scratch) / "predict"
-        return _run(runner, source, spans, out, options, batch_size, dropped, fail_on_leak, inputs, overwrite, log)
+        # predicted spans are about these very notes: a note the model finds nothing in has none, rightly
+        allow = None if model is not None else allow_unmatched_spans
+        args = (runner, source, spans, out, options, batch_size, dropped, fail_on_leak, inputs, overwrite, log)
+        return _run(*args, allow, id_fields(source, dict(column_map or {})))
 
 
 def own_columns(column_map: Mapping[str, str]) -> set[str]:
@@ -377,15 +404,27 @@ def _run(
     inputs: tuple,
     overwrite: bool,
     log: Callable[[str], None],
+    allow_unmatched: bool | None = False,
+    ids: dict | None = None,
 ) -> DeidentifyReport:
-    """Run the stage (:mod:`deid_ds.deidentification.stage`) on ``runner`` into ``out`` (or ``OUT.leaks``)."""
+    """Run the stage (:mod:`deid_ds.deidentification.stage`) on ``runner`` into ``out`` (or ``OUT.leaks``),
+    once the spans are known to be about the notes (``allow_unmatched`` ``None``: not checked, predicted);
+    ``ids``: the input's fields of the id columns (:func:`.kept_columns.id_fields`)."""
     from deid_ds.deidentification.stage import DeidSink, SpanJoin, deidentify_stage, notes_schema
 
     report, leaks = new_report(options), LeakCounts()
     report.dropped_columns, report.fail_on_leak = list(dropped), fail_on_leak
     started = time.perf_counter()
-    schema = notes_schema(source.note_columns, options.keep_metadata, source.fields(options.keep_columns))
+    schema = notes_schema(source.note_columns, options.keep_metadata, source.fields(options.keep_columns), ids)
     join = SpanJoin(spans, surrogate=options.mode == "surrogate")
+    if allow_unmatched is not None:
+        from deid_ds.deidentification.span_coverage import check_coverage
+
+        coverage = join.coverage(source)
+        check_coverage(coverage, allow_unmatched, str(spans))
+        report.span_documents = coverage.span_documents
+        report.span_documents_not_in_notes = coverage.span_documents_not_in_notes
+        report.allow_unmatched_spans = allow_unmatched
     stage = deidentify_stage(options, schema, join)
     with runner.output(out, "deidentify", inputs=inputs, overwrite=overwrite) as output:
         sink = DeidSink(output.tmp, stage.outputs, report, leaks)

@@ -12,6 +12,9 @@ joined on each note (:class:`SpanJoin`, on either engine), and the sink that wri
   whole spans table. A span without a label or an id, or with a missing or fractional offset, is
   refused on both. One difference, an edge case: a note *without* an id is named ``FILE#rowN`` by the reader,
   and locally spans under that name would reach it; on Spark the join is on the id column, so it gets none.
+* **Before the run**, :meth:`SpanJoin.coverage` counts the distinct documents of the spans, of the
+  notes and of both (locally from the spans read whole, kept for the run; on Spark three counts), for
+  the refusal of spans that are not about the notes (:mod:`.span_coverage`).
 * **The entities of each note's patient** (the (label, text) of every span of the patient's notes:
   what no surrogate may be) are joined the same way (``surrogate`` mode).
 * **The secret key** travels inside the batch function: to each local worker process through a pipe
@@ -49,6 +52,7 @@ from deid_ds.deidentification.batch import (
 from deid_ds.deidentification.context import scope_of
 from deid_ds.deidentification.document import SpanIn
 from deid_ds.deidentification.leaks import LeakCounts
+from deid_ds.deidentification.span_coverage import SpanCoverage, coverage_of
 from deid_ds.errors import InputError
 from deid_ds.model import PATIENT_FIELDS
 
@@ -71,11 +75,13 @@ def stats_schema():
     )
 
 
-def notes_schema(present, keep_metadata: str, kept_fields):
-    """``notes.parquet``'s schema: our columns (strings; those ``present`` in the input), then the input's
-    kept columns (``kept_fields``, with their types)."""
+def notes_schema(present, keep_metadata: str, kept_fields, id_fields=None):
+    """``notes.parquet``'s schema: our columns (those ``present`` in the input; strings, but the ids with the
+    input's types given by ``id_fields``: :mod:`.kept_columns`), then the input's kept columns (``kept_fields``,
+    with their types)."""
+    id_fields = id_fields or {}
     fields = [
-        pa.field(name, pa.string())
+        id_fields.get(name, pa.field(name, pa.string()))
         for name in OWN_COLUMNS
         if name in ("id_document", "id_patient", "html") or name in present
     ]
@@ -150,6 +156,29 @@ class SpanJoin:
         self.spans = spans
         self.surrogate = surrogate  # the entities of each patient matter to surrogates only (locally)
         self._unknown = lambda: 0
+        self._by_document: dict[str, list[SpanIn]] | None = None  # read whole by the local engine, once
+
+    def coverage(self, source) -> SpanCoverage:
+        """The distinct documents of the spans, of the notes and of both (:mod:`.span_coverage`), before the
+        run: locally from the spans read whole (kept for :meth:`local`) and the notes' id column; on Spark
+        (``source`` an opened :class:`~deid_ds.engine.spark.Input`) with three counts."""
+        if hasattr(source, "spark"):
+            return self._spark_coverage(source)
+        self._by_document = read_spans_by_document(self.spans)
+        return coverage_of(self._by_document, (d for d, _ in source.source.iter_identifiers()))
+
+    def _spark_coverage(self, source) -> SpanCoverage:
+        from pyspark.sql import functions as F
+
+        spans = read_spans(source.spark, self.spans).select("id_document").where(F.col("id_document").isNotNull())
+        spans = spans.distinct().cache()
+        notes = source.notes.frame.select(F.col("id_document").cast("string").alias("id_document"))
+        notes = notes.where(F.col("id_document").isNotNull()).distinct().cache()
+        try:
+            return SpanCoverage(spans.count(), notes.count(), spans.join(notes, "id_document").count())
+        finally:
+            spans.unpersist()
+            notes.unpersist()
 
     @property
     def unknown(self) -> int:
@@ -158,7 +187,7 @@ class SpanJoin:
 
     def local(self, source):
         """Per batch of notes, the two columns: the spans read whole here, the entities per scope."""
-        by_document = read_spans_by_document(self.spans)
+        by_document = self._by_document if self._by_document is not None else read_spans_by_document(self.spans)
         by_scope = documents_by_scope(source) if self.surrogate else {}
         seen: set[str] = set()
         self._unknown = lambda: sum(len(v) for k, v in by_document.items() if k not in seen)

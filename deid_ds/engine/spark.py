@@ -398,7 +398,8 @@ def _note_runs(batches, columns: tuple[str, ...], batch_size: int) -> Iterator[t
 
 
 def spark_type(arrow_type):
-    """The Spark SQL type of an Arrow type (strings, integers, booleans, doubles, lists and structs)."""
+    """The Spark SQL type of an Arrow type (strings, integers, booleans, doubles, dates, timestamps, lists and
+    structs)."""
     from pyspark.sql import types as T
 
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
@@ -415,6 +416,10 @@ def spark_type(arrow_type):
         return T.ArrayType(spark_type(arrow_type.value_type))
     if pa.types.is_struct(arrow_type):
         return T.StructType([T.StructField(f.name, spark_type(f.type)) for f in arrow_type])
+    if pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type):  # a kept column of dates (deidentify)
+        from pyspark.sql.pandas.types import from_arrow_type
+
+        return from_arrow_type(arrow_type)
     raise TypeError(f"no Spark type for {arrow_type}")
 
 

@@ -125,6 +125,8 @@ def evaluate_command(
     lenient (overlap) match, label-blind redaction recall and fully redacted documents, per document
     type, with paired bootstrap 95% intervals on micro F1 over documents. Evaluated documents: the
     gold's (every id_document of the gold table); predictions on other documents are ignored.
+    Predictions sharing no document with the gold are refused (exit 1: an id mismatch, not a
+    score); a gold document without any prediction is warned about (counts only).
     """
     from deid_ds.evaluation import evaluate
     from deid_ds.io.notes import parse_column_map
@@ -146,6 +148,14 @@ def evaluate_command(
         confidence=confidence,
         progress=show_progress(quiet),
     )
+    for name, covered in result.coverage.items():
+        if covered.partial:
+            warn(
+                f"{name}: no prediction on {covered.gold_documents_without_predictions:,} of the "
+                f"{covered.gold_documents:,} gold document(s), scored as nothing predicted there "
+                f"({covered.prediction_documents_outside_gold:,} of its {covered.prediction_documents:,} "
+                "document(s) are not in the gold: ignored); check that both are about the same notes"
+            )
     written = [
         f"{what} written to {path}"
         for what, path in (("scores", json_out), ("figure", figure), ("report", html))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -166,6 +166,38 @@ def notes_info(
     return info
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """How a system's predictions meet the gold's documents (counts only, never an id)."""
+
+    gold_documents: int
+    gold_documents_without_predictions: int  # scored as "nothing predicted" there
+    prediction_documents: int
+    prediction_documents_outside_gold: int  # ignored
+
+    @property
+    def partial(self) -> bool:
+        return self.gold_documents_without_predictions > 0
+
+
+def coverage_of(frame, documents: Sequence[str]) -> Coverage:
+    """The :class:`Coverage` of a system's spans ``frame`` over the gold's ``documents``."""
+    predicted = {d for d in frame["id_document"] if d is not None}
+    gold = set(documents)
+    return Coverage(len(gold), len(gold - predicted), len(predicted), len(predicted - gold))
+
+
+def check_coverage(name: str, coverage: Coverage) -> None:
+    """Refuse a system whose predictions share no document with the gold: scoring it would print F1 0.000
+    for what is an id mismatch (case, prefix, another corpus). A system that predicted nothing at all is
+    scored (it found nothing; the command warns)."""
+    if coverage.prediction_documents and coverage.prediction_documents == coverage.prediction_documents_outside_gold:
+        raise InputError(
+            f"predictions of {name}: none of its {coverage.prediction_documents:,} document(s) is among the "
+            f"{coverage.gold_documents:,} gold document(s): nothing to score (compare the id_document columns)"
+        )
+
+
 @dataclass
 class Evaluation:
     """The result of :func:`evaluate`: the scored comparison and how its inputs were chosen."""
@@ -180,6 +212,8 @@ class Evaluation:
     notes_failed: int | None = None
     n_bootstrap: int = 1000
     seed: int = 0
+    #: Per system, its :class:`Coverage` of the gold's documents (the CLI warns when it is partial).
+    coverage: dict[str, Coverage] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """The JSON of ``--json``: inputs, choices, then each system's scores (see docs/predict-evaluate.md)."""
@@ -197,6 +231,7 @@ class Evaluation:
             "bootstrap": {"resamples": self.n_bootstrap, "seed": self.seed, "confidence": compared["confidence"]},
             "reference": next(iter(systems), None),
             "systems": systems,
+            "coverage": {name: asdict(c) for name, c in self.coverage.items()},
         }
 
     def table(self) -> str:
@@ -278,6 +313,9 @@ def evaluate(
     gold_frame = read_spans(gold, "gold")
     frames = {name: read_spans(path, f"predictions of {name}") for name, path in zip(labels, predictions)}
     documents = sorted({d for d in gold_frame["id_document"] if d is not None})
+    coverage = {name: coverage_of(frame, documents) for name, frame in frames.items()}
+    for name, covered in coverage.items():
+        check_coverage(name, covered)
     tokens = None
     doc_types: dict[str, str | None] | None = None
     doc_types_from = None
@@ -312,6 +350,7 @@ def evaluate(
         notes_failed=failed,
         n_bootstrap=n_bootstrap,
         seed=seed,
+        coverage=coverage,
     )
     if json_out is not None:
         atomic_write_text(json_out, json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n")

@@ -406,6 +406,8 @@ class PredictReport(DocumentTotals):
     entities_per_source: dict[str, int] = field(default_factory=dict)
     ignored_labels: dict[str, int] = field(default_factory=dict)
     seconds_tagging: float = 0.0
+    #: Hybrid: the rules' knowledge base's coverage of the notes' postcodes (:mod:`deid_ds.kb.coverage`).
+    kb_coverage: dict | None = None
 
     @property
     def sentences_per_second(self) -> float:
@@ -727,6 +729,10 @@ def predict(
         report.seconds = time.perf_counter() - started
         if report.documents != source.n_notes:  # pragma: no cover - a reader bug, never silent
             raise RuntimeError(f"read {report.documents} notes but the input declares {source.n_notes}")
+        if rules is not None:
+            from deid_ds.kb.coverage import run_coverage
+
+            report.kb_coverage = run_coverage(rules.kb_dir, source, output.tmp / "spans.parquet", rules.use_metadata)
         (output.tmp / "report.json").write_text(
             json.dumps(report.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8"
         )

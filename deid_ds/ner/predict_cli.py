@@ -15,6 +15,7 @@ from deid_ds.cli_common import (
     segmentation_options,
     show_progress,
     verbose_option,
+    warn,
 )
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MINI_BATCH
 
@@ -182,6 +183,11 @@ def predict_command(
         override=override,
         calibration=calibration,
     )
+    from deid_ds.kb.coverage import coverage_warning
+
+    low = coverage_warning(report.kb_coverage, "predict --with-rules")
+    if low:
+        warn(low)
     if verbose or not quiet:  # the report table is the summary, and all of it (-v prints the same)
         click.echo(report_table(report))
     click.echo(f"written to {out}")

@@ -212,8 +212,9 @@ def weak_label_command(
     click.echo(f"written to {out}")
 
 
-def weak_label_warnings(report) -> list[str]:
-    """What a user must not miss in a weak-label run: an empty split, notes without a patient."""
+def weak_label_warnings(report) -> list[str | None]:
+    """What a user must not miss in a weak-label run: an empty split, no metadata column, a knowledge base
+    for other départements, notes without a patient (None: nothing to say)."""
     from deid_ds.weak_labelling.split import SPLITS
 
     warnings = [
@@ -221,6 +222,15 @@ def weak_label_warnings(report) -> list[str]:
         for name, share in zip(SPLITS, report.split_shares)
         if share > 0 and not report.splits.get(name, {}).get("documents", 0)
     ]
+    if report.metadata_columns_missing and not report.metadata_columns:
+        warnings.append(
+            f"none of the metadata columns ({', '.join(report.metadata_columns_missing)}) is in the notes: labelled "
+            "without the patients' metadata, the main source of distant supervision (map them with -c "
+            "firstname=SOURCE..., or say so with --no-metadata)"
+        )
+    from deid_ds.kb.coverage import coverage_warning
+
+    warnings.append(coverage_warning(report.kb_coverage, "weak-label"))
     if report.documents_without_patient:
         warnings.append(
             f"{report.documents_without_patient:,} document(s) without id_patient: each is its own patient "

@@ -13,9 +13,11 @@ from deid_ds.engine.output import SCRATCH_PREFIX
 from deid_ds.engine.stage import Resume
 from deid_ds.errors import DeidError, InputError
 from deid_ds.io.output_dir import check_output_dir, check_work_directory, guarded_output
+from deid_ds.kb.coverage import run_coverage
 from deid_ds.kb.matcher import ensure_matcher_cache
 from deid_ds.label.functions import check_names
 from deid_ds.label.labeller import LabelConfig
+from deid_ds.model import PATIENT_FIELDS
 from deid_ds.segmentation.limits import DEFAULT_MAX_NOTE_BYTES, DEFAULT_NOTE_TIMEOUT, NoteLimits
 from deid_ds.segmentation.notes import SegmentOptions, segmenter_for
 from deid_ds.weak_labelling.assemble import Assembly, Run
@@ -170,10 +172,13 @@ def weak_label(
         group_split = assign_splits(runner.groups(source, patient_group), shares, seed)
         n_batches = len(resume.lengths) if resume is not None else 0
         resumed = len(resume.done) if resume is not None else 0
+        used = [name for name in PATIENT_FIELDS if name in source.note_columns] if use_metadata else []
         report = WeakLabelReport(
             split_shares=list(shares),
             seed=seed,
-            use_metadata=use_metadata,
+            use_metadata=bool(used),
+            metadata_columns=used,
+            metadata_columns_missing=[name for name in PATIENT_FIELDS if name not in used] if use_metadata else [],
             batches=n_batches,
             batches_resumed=resumed,
             knowledge_features=_features_record(options) if features else None,
@@ -190,6 +195,9 @@ def weak_label(
             finally:
                 assembly.close()
             run = Run(source.n_notes, shares, seed, started, labelled, group_split)
+            if options.label.kb_dir is not None:  # spans.parquet closed: read back for its ZIP spans
+                spans = output.tmp / "spans.parquet"
+                report.kb_coverage = run_coverage(options.label.kb_dir, source, spans, use_metadata)
             assembly.finish(run, gold_frame, report)
         if work is not None:
             shutil.rmtree(work, ignore_errors=True)

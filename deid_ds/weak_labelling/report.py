@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 
-from deid_ds.model import LABELS, DocumentTotals
+from deid_ds.model import LABELS, PATIENT_FIELDS, DocumentTotals
 from deid_ds.weak_labelling.split import DEFAULT_SPLIT, SPLITS
 
 
@@ -29,8 +29,13 @@ class WeakLabelReport(DocumentTotals):
     splits: dict[str, dict[str, int]] = field(default_factory=dict)
     split_shares: list[float] = field(default_factory=lambda: list(DEFAULT_SPLIT))
     seed: int = 0
-    #: False for a ``--no-metadata`` run: the patients' metadata columns were ignored (what the figures measure).
+    #: False for a ``--no-metadata`` run, or when the notes have none of the metadata columns: the labeller
+    #: worked without the patients' metadata (what the figures measure).
     use_metadata: bool = True
+    metadata_columns: list[str] = field(default_factory=list)  # the metadata columns read (PATIENT_FIELDS order)
+    metadata_columns_missing: list[str] = field(default_factory=list)  # not in the notes (empty with --no-metadata)
+    #: The knowledge base's coverage of the notes' postcodes (:class:`deid_ds.kb.coverage.KbCoverage`); None without.
+    kb_coverage: dict | None = None
     batches: int = 0
     batches_resumed: int = 0
     notes_per_second: float = 0.0
@@ -64,6 +69,7 @@ def report_table(report: WeakLabelReport, per_function: bool = False) -> str:
         ["  empty (no text)", report.empty],
         ["  failed", report.failed],
         ["  without id_patient", report.documents_without_patient],
+        ["metadata columns used", f"{len(report.metadata_columns)} of {len(PATIENT_FIELDS)}"],
         ["sentences", report.sentences],
         ["  kept", report.sentences_kept],
         ["  kept without entity", report.sentences_kept_without_entity],

@@ -279,6 +279,10 @@ def test_fail_on_leak_leaves_out_untouched_and_keeps_the_output_aside(planted, t
     aside = pd.read_parquet(tmp_path / "out.leaks" / "documents.parquet").set_index("id_document")
     assert aside.loc["d1", "n_leaks"] == 3
     assert json.loads((tmp_path / "out.leaks" / "report.json").read_text())["written_to"] == f"{out}.leaks"
+    result = _run(notes, spans, out, "--fail-on-leak")  # d2: no span and no metadata, nothing says it is clean
+    assert result.exit_code == 3 and "1 document(s) got no span and could not be checked" in result.output
+    doctor = pd.DataFrame([{"id_document": "d2", "label": "DOCTOR", "html_start": 9, "html_end": 16}])
+    pd.concat([pd.read_parquet(spans), doctor]).to_parquet(spans)
     result = _run(notes, spans, out, "--fail-on-leak")  # de-identified views: no leak, published at OUT
     assert result.exit_code == 0, result.output
     assert (out / "notes.parquet").exists() and not (out / "previous.txt").exists()

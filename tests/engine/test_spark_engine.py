@@ -379,6 +379,77 @@ def test_deidentify_fail_on_leak_keeps_the_output_aside_as_locally(spark, tmp_pa
     assert result.exit_code == 1 and "--keep-column ward: no such column" in result.output
 
 
+@pytest.mark.slow
+@needs_spark
+def test_deidentify_refuses_unmatched_spans_and_marks_notes_without_spans_as_locally(spark, tmp_path):
+    """Spans matching none of the notes (ids lower-cased) are refused before anything is written; a subset
+    of the spans (--allow-unmatched-spans) gives the local engine's "no spans" notes and counts."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    pq.write_table(pq.read_table(NOTES).slice(0, 8), notes / "a.parquet")
+    gold = pd.read_parquet(GOLD)
+    ids = sorted(pd.read_parquet(notes)["id_document"])
+    gold.assign(id_document=gold["id_document"].str.lower()).to_parquet(tmp_path / "lower.parquet")
+    gold[gold["id_document"].isin(ids[:3])].to_parquet(tmp_path / "three.parquet")
+    args = ["deidentify", str(notes), "--mode", "mask", "--quiet", "--out"]
+    spark_args = ["--engine", "spark", "--spark-master", "local[2]"]
+    result = CliRunner().invoke(main, [*args, str(tmp_path / "out"), "--spans", str(tmp_path / "lower.parquet")])
+    assert result.exit_code == 2 and "none of its" in result.output and not (tmp_path / "out").exists()
+    result = CliRunner().invoke(
+        main, [*args, str(tmp_path / "out"), "--spans", str(tmp_path / "lower.parquet"), *spark_args]
+    )
+    assert result.exit_code == 2 and "none of its" in result.output and not (tmp_path / "out").exists()
+    result = CliRunner().invoke(
+        main, [*args, str(tmp_path / "out"), "--spans", str(tmp_path / "three.parquet"), *spark_args]
+    )
+    assert result.exit_code == 2 and "5 of the 8 note document(s) have no span" in result.output
+    for engine, more in (("local", ["-j", "1"]), ("spark", spark_args)):
+        options = ["--spans", str(tmp_path / "three.parquet"), "--allow-unmatched-spans", *more]
+        result = CliRunner().invoke(main, [*args, str(tmp_path / engine), *options])
+        assert result.exit_code == 0, result.output
+    documents = pd.read_parquet(tmp_path / "spark" / "documents.parquet")
+    assert documents.equals(pd.read_parquet(tmp_path / "local" / "documents.parquet"))
+    assert sorted(documents["status"]) == ["no spans"] * 5 + ["ok"] * 3
+    report = json.loads((tmp_path / "spark" / "report.json").read_text())
+    assert report["documents_without_spans"] == 5 and report["span_documents"] == 3
+
+
+@pytest.mark.slow
+@needs_spark
+def test_deidentify_keeps_id_types_and_shifts_kept_dates_as_locally(spark, tmp_path):
+    """Integer ids keep their type in notes.parquet; a kept date column is shifted by each patient's offset."""
+    import datetime as dt
+
+    from tests.deidentification.test_deidentify_kept_columns import HTML, KEEP
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    rows = [
+        {
+            "id_document": i,
+            "id_patient": 100 + i // 2,
+            "html": HTML,
+            "admission": dt.date(2021, 3, 12),
+            "seen": "12/03/2021",
+            "stamp": dt.datetime(2021, 3, 12, 10, 30),
+            "ward": "cardio",
+        }
+        for i in range(4)
+    ]
+    pd.DataFrame(rows).to_parquet(notes / "a.parquet")
+    date = HTML.index("12/03")
+    spans = [{"id_document": str(i), "label": "DATE", "html_start": date, "html_end": date + 10} for i in range(4)]
+    pd.DataFrame(spans).to_parquet(tmp_path / "spans.parquet")
+    args = ["deidentify", str(notes), "--spans", str(tmp_path / "spans.parquet"), "--key", "k-test-key-not-secret"]
+    for engine, more in (("local", ["-j", "1"]), ("spark", ["--engine", "spark", "--spark-master", "local[2]"])):
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / engine), "-q", *KEEP, *more])
+        assert result.exit_code == 0, result.output
+    written, local = (pq.read_table(tmp_path / engine / "notes.parquet") for engine in ("spark", "local"))
+    assert written.to_pylist() == local.to_pylist()  # (a kept string column: large_string as pandas wrote it locally)
+    assert written.schema.field("id_document").type == local.schema.field("id_document").type == pa.int64()
+    assert dt.date(2021, 3, 12) not in written.column("admission").to_pylist()
+
+
 def test_without_pyspark_the_spark_engine_says_how_to_install_it(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "pyspark", None)  # import pyspark raises ImportError
     with pytest.raises(DeidError, match=r'pip install "deid-ds\[spark\]"'):

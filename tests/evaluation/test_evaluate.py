@@ -202,3 +202,30 @@ def test_with_notes_redaction_is_token_level_and_types_come_from_the_notes(tmp_p
     notes = pd.read_parquet(REPO / "data" / "notes.parquet", columns=["id_document", "doc_type"])
     types = set(notes[notes["id_document"].isin(chosen)]["doc_type"])
     assert set(perfect.per_doc_type) == types
+
+
+def test_predictions_sharing_no_document_with_the_gold_are_refused(inputs, tmp_path):
+    gold, a, _ = inputs
+    SYSTEM_A.assign(id_document=SYSTEM_A["id_document"].str.upper()).to_parquet(tmp_path / "upper.parquet")
+    args = ["evaluate", "--gold", str(gold), "--bootstrap", "10", "--json", str(tmp_path / "e.json")]
+    systems = ["--pred", str(a), "--pred", str(tmp_path / "upper.parquet"), "--name", "rules", "--name", "upper"]
+    result = CliRunner().invoke(main, [*args, *systems])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "predictions of upper: none of its 1 document(s) is among the 2 gold document(s)" in result.output
+    assert "micro F1" not in result.output and not (tmp_path / "e.json").exists()
+    SYSTEM_A.iloc[:0].to_parquet(tmp_path / "nothing.parquet")  # found nothing at all: scored, with a warning
+    result = CliRunner().invoke(main, [*args, "--pred", str(tmp_path / "nothing.parquet")])
+    assert result.exit_code == 0, result.output
+    assert "no prediction on 2 of the 2 gold document(s)" in result.output
+
+
+def test_a_partial_overlap_is_warned_about_with_counts(inputs, tmp_path):
+    gold, a, b = inputs
+    result = CliRunner().invoke(
+        main, ["evaluate", "--gold", str(gold), "--pred", str(a), "--pred", str(b), "--bootstrap", "10", "-q"]
+    )
+    assert result.exit_code == 0, result.output
+    # sysA predicts on d1 only; sysB on both gold documents (and d3, outside the gold: ignored, as documented)
+    assert "warning: sysA: no prediction on 1 of the 2 gold document(s)" in result.output
+    assert "0 of its 1 document(s) are not in the gold" in result.output
+    assert "sysB: no prediction" not in result.output and "d2" not in result.output

@@ -269,6 +269,22 @@ def test_hybrid_is_the_merge_of_model_and_rules(predicted, model_dir, notes_file
 
 
 @pytest.mark.slow
+def test_with_rules_warns_about_a_knowledge_base_of_other_departements(model_dir, notes_file, kb_dir, tmp_path):
+    built = CliRunner().invoke(
+        main, ["build-kb", "--ban", str(REPO / "kb" / "sources" / "adresses-22.csv.gz"), "--out", str(tmp_path / "kb")]
+    )
+    assert built.exit_code == 0, built.output
+    args = [model_dir, notes_file, "--with-rules", tmp_path / "kb", "--kb", kb_dir, "--workers", "1"]
+    output = _predict([*args, "--out", tmp_path / "other"])
+    coverage = json.loads((tmp_path / "other" / "report.json").read_text())["kb_coverage"]
+    assert coverage["kb_departements"] == ["22"] and coverage["share"] < 0.8
+    assert f"warning: predict --with-rules: the knowledge base covers {coverage['share']:.0%}" in output
+    output = _predict([*args[:3], kb_dir, *args[4:], "--out", tmp_path / "breton"])
+    assert json.loads((tmp_path / "breton" / "report.json").read_text())["kb_coverage"]["share"] == 1.0
+    assert "knowledge base covers" not in output
+
+
+@pytest.mark.slow
 def test_with_rules_refuses_a_knowledge_base_table_that_does_not_match_its_manifest(
     model_dir, notes_file, kb_dir, tmp_path
 ):
