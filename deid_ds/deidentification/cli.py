@@ -265,7 +265,6 @@ def deidentify_command(
         fail_on_leak=fail_on_leak,
         overwrite=overwrite,
         keep_identifiers=keep_identifiers,
-
         allow_unmatched_spans=allow_unmatched_spans,
     )
     if report.documents_with_leaks and not report.kept_aside:

@@ -17,6 +17,7 @@ from deid_ds.cli import main
 from deid_ds.deidentification.keyed import KEY_ENV
 
 KEY = "spellings-test-key-0123456789"
+SIGNATURE = "<p>Dr Le Goff</p>"
 NFD = lambda text: unicodedata.normalize("NFD", text)  # noqa: E731
 PATIENT = {
     "firstname": "Hélène",
@@ -31,8 +32,12 @@ PATIENT = {
 def run(tmp_path, notes: list[dict], spans: list[tuple[str, str, str]] = (), *options: str):
     """``deidentify`` on ``notes`` (rows: id_document, html, metadata...) with spans ``(id_document, label,
     text)`` located by their text; returns the output html per note, the documents rows, the report and the
-    command's result."""
+    command's result. A note given no span here is signed by a doctor the spans name: ``deidentify`` refuses
+    spans that leave the notes without any (the residual-leak check is what these notes are about)."""
     tmp_path.mkdir(parents=True, exist_ok=True)
+    named = {id_document for id_document, _, _ in spans}
+    notes = [row if row["id_document"] in named else {**row, "html": row["html"] + SIGNATURE} for row in notes]
+    spans = [*spans, *((row["id_document"], "DOCTOR", "Le Goff") for row in notes if row["id_document"] not in named)]
     notes_path, spans_path, out = tmp_path / "notes.parquet", tmp_path / "spans.parquet", tmp_path / "out"
     pd.DataFrame(notes).to_parquet(notes_path)
     html = {row["id_document"]: row["html"] for row in notes}
