@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html import unescape
 
 from deid_ds.deidentification.regions import INVISIBLE, INVISIBLE_RE
@@ -121,7 +121,7 @@ def is_valid_rpps(value: str) -> bool:
 _NIR_BODY = re.compile(r"[1-478]\d{4}(?:\d\d|2[AB])\d{6}")
 _G = r"[ .\-]?"  # between the groups of a number as written
 _NIR = rf"[1-478]{_G}\d\d{_G}\d\d{_G}(?:\d\d|2[ab]){_G}\d\d\d{_G}\d\d\d(?:{_G}\d\d)?"
-_RPPS = r"(?:8[ ]?)?\d{11}"
+_RPPS = r"(?:8[ ]?)?\d(?:[ .]?\d){10}"  # 11 digits, grouped or not: ``1 00 034 567 89``
 _ADELI = r"\d(?:[ .]?\d){8}"
 _GENERIC = r"[a-z]{0,4}\d[a-z0-9]*(?:[.\-/_][a-z0-9]+)*"
 _ANY_VALUE = rf"{_NIR}|{_GENERIC}"
@@ -131,14 +131,15 @@ _DE = r"(?:\s*(?:de\s+la\s+|de\s+l'|du\s+|de\s+|d'|des\s+))?"
 _CUES: dict[str, str] = {
     "INS": r"(?:matricule\s+)?ins(?:[\s\-](?:nir|nia))?|identifiant\s+national\s+de\s+sante",
     "NIR": rf"nir|nss|n\.s\.?s\.?|{_NO}\s*{_DE}\s*(?:securite\s+sociale|secu|s\.?s\.?|immatriculation|assure)"
-    r"|securite\s+sociale|carte\s+vitale",
+    r"|securite\s+sociale|carte\s+vitale|matricule(?:\s+(?:de\s+l'|d')?assure)?|immatriculation",
     "RPPS": r"rpps|id[\s.\-]?ps|identifiant\s+national\s+ps",
     "ADELI": r"adeli",
     "IPP": rf"ipp|nip|i\.p\.p\.?|{_NO}\s*{_DE}\s*patient|identifiant\s+(?:permanent\s+)?(?:du\s+)?patient"
-    r"|id[\s.\-]?patient|numero\s+d'identification",
+    r"|id[\s.\-]?patient|numero\s+d'identification|identifiant(?!\s+(?:national|rpps|ps|adeli|finess))",
     "NDA": rf"nda|{_NO}\s*{_DE}\s*(?:sejour|venue|passage|admission|hospitalisation|hospit\.?|entree|episode)"
-    rf"|(?:sejour|venue)\s+{_NO}",
-    "DOSSIER": rf"{_NO}\s*{_DE}\s*dossier(?:\s+(?:patient|medical|administratif))?|dossier\s+{_NO}|n\.?dossier",
+    rf"|(?:sejour|venue)\s+{_NO}|episode",
+    "DOSSIER": rf"(?:{_NO}\s*{_DE}\s*|ref(?:erence)?\.?\s*{_DE}\s*)?dossier(?:\s+(?:patient|medical|administratif))?"
+    rf"|dossier\s+{_NO}|n\.?dossier",
     "EXAMEN": rf"{_NO}\s*{_DE}\s*(?:examen|exam|demande|prelevement|accession)",
 }
 #: Cues of the numbers kept (institutions).
@@ -368,8 +369,10 @@ def known_values(text: str, identifiers: Iterable[Identifier], known: dict[str, 
 
 
 def find_all(text: str, known: Mapping[str, str]) -> list[Identifier]:
-    """:func:`find_identifiers` and the other occurrences of ``known`` values, non-overlapping."""
-    return resolve([*find_identifiers(text), *find_values(text, known)])
+    """:func:`find_identifiers` and the other occurrences of ``known`` values, non-overlapping; a value keeps
+    the kind it was first found as (``IPP : 26752240 ... dossier 26752240``: one number, one surrogate)."""
+    found = resolve([*find_identifiers(text), *find_values(text, known)])
+    return [replace(i, kind=known.get(compact(text[i.start : i.end]), i.kind)) for i in found]
 
 
 def note_identifiers(parsed: ParsedHtml, found_in_text: Iterable[Identifier] | None = None) -> dict[str, str]:

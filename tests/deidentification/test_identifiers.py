@@ -93,6 +93,12 @@ def test_rpps_numbers_hold_their_luhn_checksum():
         ("Né(e) le :\t26/09/1994\tIPP :\t80092945", "80092945", "IPP"),
         ("26752240 (IPP, 1.2.250.1.71.4.2.7.1234)", "26752240", "IPP"),
         ("IPP : 2675\u00ad2240", "2675\u00ad2240", "IPP"),  # a soft hyphen inside: one number
+        ("Dossier : 2021-12345", "2021-12345", "DOSSIER"),  # the word alone, before a number
+        ("Réf. dossier 123456", "123456", "DOSSIER"),
+        ("Identifiant : 45678901", "45678901", "IPP"),
+        ("Episode 12345678", "12345678", "NDA"),
+        ("Matricule : 1841275123456", "1841275123456", "NIR"),  # 13 digits, no key
+        ("RPPS : 1 00 034 567 89", "1 00 034 567 89", "RPPS"),  # grouped
     ],
 )
 def test_a_number_after_its_cue_is_found_whatever_the_spelling(text, value, kind):
@@ -112,6 +118,8 @@ def test_a_number_after_its_cue_is_found_whatever_the_spelling(text, value, kind
         "N° 8-3360 COFRAC, Dictée n° 1234, réf. 12345",
         "Patient : 26752240",  # no number cue: "patient" alone names no identifier
         "184127512345679",  # a NIR-shaped number whose key does not hold
+        "Dossier suivi depuis 2019, revu le 12/03/2021, dossier de 4 pages",  # a year, a date, a count
+        "Episode dépressif en 2019",
     ],
 )
 def test_no_cue_no_valid_key_or_a_kept_cue_is_no_identifier(text):
