@@ -52,11 +52,33 @@ from deid_ds.cli_common import column_option, handle_errors, quiet_option, seed_
         "of the run (the notes, the spans, the KB) or a file inside one."
     ),
 )
+@click.option(
+    "--allow-unmatched-spans",
+    is_flag=True,
+    help=(
+        "Review even when most notes have no span, or most span documents are not among the notes (as for "
+        "deidentify). Spans that match none of the notes are refused whatever the options (exit 2)."
+    ),
+)
 @quiet_option
 @verbose_option
 @handle_errors
 def review_command(
-    notes, spans, out, documents, sample, seed, mode, key, allow_short_key, kb, column, overwrite, quiet, verbose
+    notes,
+    spans,
+    out,
+    documents,
+    sample,
+    seed,
+    mode,
+    key,
+    allow_short_key,
+    kb,
+    column,
+    overwrite,
+    allow_unmatched_spans,
+    quiet,
+    verbose,
 ):
     """Write an HTML page of original and de-identified notes side by side, for review before release.
 
@@ -86,6 +108,7 @@ def review_command(
         kb=kb,
         column_map=parse_column_map(column),
         overwrite=overwrite,
+        allow_unmatched_spans=allow_unmatched_spans,
     )
     failed = f", {result.failed} not de-identifiable" if result.failed else ""
     # One line at every level (-q, default, -v): the page is the report.

@@ -120,6 +120,7 @@ def review(
     hidden: str = "deidentify",
     column_map: Mapping[str, str] | None = None,
     overwrite: bool = False,
+    allow_unmatched_spans: bool = False,
 ) -> ReviewResult:
     """Write the review page of the chosen notes of ``notes`` to ``out`` (module docstring).
 
@@ -127,8 +128,12 @@ def review(
     ``key``, ``kb``, ``mask_format`` and ``hidden`` mean what they mean for ``deidentify``; in surrogate
     mode give the release's key, else the surrogates shown are not the released ones. ``out`` is
     written atomically; it replaces a page deid-ds wrote, any other file only with ``overwrite``, and
-    never an input of the run (``notes``, ``spans``, ``kb`` or a file inside one of them).
+    never an input of the run (``notes``, ``spans``, ``kb`` or a file inside one of them). Spans that are
+    not about these notes are refused as ``deidentify`` refuses them (``allow_unmatched_spans``:
+    :mod:`deid_ds.deidentification.span_coverage`): a page of notes left as they were would pass for a
+    de-identified sample.
     """
+    from deid_ds.deidentification.span_coverage import check_coverage, coverage_of
     from deid_ds.io.files import atomic_write_text
     from deid_ds.io.html_page import check_replaceable
     from deid_ds.review.page import review_page
@@ -149,6 +154,7 @@ def review(
     chosen = choose_documents(identifiers, documents, sample, seed)
     wanted = set(chosen)
     spans_by_document = read_spans_by_document(spans)
+    check_coverage(coverage_of(spans_by_document, identifiers), allow_unmatched_spans, str(spans))
     picked = {}
     for batch in source.iter_batches():
         for note in batch:

@@ -136,3 +136,19 @@ def test_the_page_escapes_the_document_type_once_and_lists_the_changes_outside_t
     (changes,) = re.findall(r'<div class="other-views">.*?</div>', page)
     assert "DOCTOR</mark>: <del>Jean DUPONT</del> → <ins>" in changes  # the name in the <title>, and its mask
     assert "DUPONT</ins>" not in changes and "emptied" in changes  # the name replaced; the script emptied
+
+
+def test_spans_about_other_notes_are_refused_as_deidentify_refuses_them(inputs, tmp_path):
+    notes, gold, _ = inputs
+    other = tmp_path / "other.parquet"
+    spans = pd.read_parquet(gold)
+    spans.assign(id_document=spans["id_document"].str.upper() + "-X").to_parquet(other)
+    base = ["review", str(notes), "--spans", str(other), "--out", str(tmp_path / "p.html"), "-q"]
+    refused = CliRunner().invoke(main, base)
+    assert refused.exit_code == 2 and "none of its" in refused.output
+    assert "Traceback" not in refused.output and not (tmp_path / "p.html").exists()
+    most = tmp_path / "most.parquet"  # the spans of one note only
+    spans[spans["id_document"] == spans["id_document"].iloc[0]].to_parquet(most)
+    base[3] = str(most)
+    assert CliRunner().invoke(main, base).exit_code == 2
+    assert CliRunner().invoke(main, [*base, "--allow-unmatched-spans"]).exit_code == 0
