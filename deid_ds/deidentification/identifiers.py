@@ -145,7 +145,7 @@ _CUES: dict[str, str] = {
 #: Cues of the numbers kept (institutions).
 _KEPT_CUE = rf"(?:{_NO}\s*)?(?:finess(?:\s+(?:et|ej|geographique|juridique))?|siret|siren)"
 _VALUES = {"INS": _NIR, "NIR": _NIR, "RPPS": _RPPS, "ADELI": _ADELI}
-_SEP = r"[ :=#|>\-.]{0,12}"
+_SEP = r"""[ :=#|>\-."']{0,12}"""  # quotes too: an attribute named by its cue (data-ipp="80092945")
 _BEFORE = r"(?<![a-z0-9])"
 _AFTER = r"(?![a-z0-9])"
 

@@ -132,3 +132,13 @@ def test_an_identifier_a_span_overlaps_is_masked_outside_the_span(tmp_path, mode
     assert result.exit_code == 0, result.output
     (html,) = _written(out)
     assert "26752240" not in html and "IPP : [IPP]" in html  # "267" masked, "52240" the span's replacement
+
+
+def test_an_attribute_named_by_its_cue_is_read_as_one(tmp_path):
+    row = _note("d1", "p1")
+    row["html"] = row["html"].replace("<body>", "<body><div data-ipp=\"80092945\" data-nda='2112345678'>")
+    result, out = _run(tmp_path, [row], "--mode", "mask", "--fail-on-leak")
+    assert result.exit_code == 0, result.output
+    (html,) = _written(out)
+    assert "80092945" not in html and "2112345678" not in html
+    assert "<div data-ipp=\"[IPP]\" data-nda='[NDA]'>" in html
