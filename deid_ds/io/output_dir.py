@@ -86,10 +86,7 @@ def forbidden_reason(out: Path, inputs: Inputs = ()) -> str | None:
             return f"it is {what}"
         if target in place.parents:
             return f"it holds {what}"
-    for item in inputs:
-        if item is None or _is_remote(item):
-            continue
-        source = _local(item).resolve()
+    for item, source in _local_inputs(inputs):
         if target == source:
             return f"it is an input of this run ({item})"
         if target in source.parents:
@@ -104,15 +101,19 @@ def forbidden_file_reason(out: Path, inputs: Inputs = ()) -> str | None:
     weak-label output's spans), is part of what the run reads: replacing it would destroy it.
     """
     target = out.resolve()
-    for item in inputs:
-        if item is None or _is_remote(item):
-            continue
-        source = _local(item).resolve()
+    for item, source in _local_inputs(inputs):
         if target == source:
             return f"it is an input of this run ({item})"
         if source in target.parents and target.exists():
             return f"it is a file of an input of this run ({item})"
     return None
+
+
+def _local_inputs(inputs: Inputs):
+    """``(input as given, its resolved local path)`` for each input on this machine's file system."""
+    for item in inputs:
+        if item is not None and not _is_remote(item):
+            yield item, _local(item).resolve()
 
 
 def read_marker(out: Path) -> dict | None:
