@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from deid_ds.synth import pools
@@ -134,21 +134,28 @@ def draw_name(rng: random.Random, sex: str) -> tuple[str, str]:
     return rng.choice(names[origin][sex]), last
 
 
-def draw_people(rng: random.Random, patient: Patient, count: int) -> list[ThirdParty]:
-    """``count`` people with distinct relations; kin share the patient's surname a third of the time."""
-    pool = FAMILY * 2 + CLOSE + LEGAL  # the social workers are written by their own sentence only
-    people, seen = [], set()
-    while len(people) < count:
-        relation = rng.choice(pool)
-        if relation.word in seen or (relation.word in ("épouse", "époux") and relation.sex == patient.sex):
-            continue
-        seen.add(relation.word)
-        first, last = draw_name(rng, relation.sex)
-        if relation.kin and rng.random() < SAME_SURNAME:
-            last = patient.usual_last
-        phone = "0" + rng.choice("67") + "".join(str(rng.randrange(10)) for _ in range(8))
-        people.append(ThirdParty(first, last, relation, phone))
-    return people
+def person(rng: random.Random, patient: Patient, relation: Relation) -> ThirdParty:
+    """Someone who stands in ``relation`` to ``patient``, a name of their sex; kin share the patient's surname a
+    third of the time."""
+    first, last = draw_name(rng, relation.sex)
+    if relation.kin and rng.random() < SAME_SURNAME:
+        last = patient.usual_last
+    phone = "0" + rng.choice("67") + "".join(str(rng.randrange(10)) for _ in range(8))
+    return ThirdParty(first, last, relation, phone)
+
+
+def _relation(word: str) -> Relation:
+    return next(r for r in FAMILY + CLOSE + LEGAL + SOCIAL if r.word == word)
+
+
+#: Whom a patient lives with, leaves with, or has as main carer.
+HOUSEHOLD = tuple(_relation(w) for w in ("épouse", "époux", "compagne", "compagnon", "fille", "fils", "sœur", "frère"))
+#: A legal protection and who exercises it.
+MEASURES = {
+    "tutelle": (_relation("tutrice"), _relation("tuteur")),
+    "curatelle renforcée": (_relation("curatrice"), _relation("curateur")),
+    "curatelle simple": (_relation("curatrice"), _relation("curateur")),
+}
 
 
 # -- one passage ---------------------------------------------------------------------------------------------
@@ -159,6 +166,25 @@ class Passage:
     rng: random.Random
     patient: Patient
     age: int
+    used: set[str] = field(default_factory=set)  # relations already named in the passage
+
+    def people(self, count: int = 1, pool: tuple[Relation, ...] | None = None) -> list[ThirdParty]:
+        """``count`` people of distinct relations, not named before in the passage (a spouse of the other sex)."""
+        pool = pool or FAMILY * 2 + CLOSE  # guardians and social workers have sentences of their own
+        out: list[ThirdParty] = []
+        for _ in range(50):
+            relation = self.rng.choice(pool)
+            spouse_of_same_sex = relation.word in ("épouse", "époux") and relation.sex == self.patient.sex
+            if relation.word in self.used or spouse_of_same_sex:
+                continue
+            self.used.add(relation.word)
+            out.append(person(self.rng, self.patient, relation))
+            if len(out) == count:
+                break
+        return out or [person(self.rng, self.patient, _relation("amie"))]
+
+    def one(self, pool: tuple[Relation, ...] | None = None) -> ThirdParty:
+        return self.people(1, pool)[0]
 
     def civ(self, p: ThirdParty) -> str:
         long = self.rng.random() < 0.25
@@ -184,23 +210,22 @@ class Passage:
         return "e" if self.patient.sex == "F" else ""
 
     @property
-    def le_patient(self) -> str:
-        return "la patiente" if self.patient.sex == "F" else "le patient"
+    def of_patient(self) -> str:
+        return "de la patiente" if self.patient.sex == "F" else "du patient"
 
 
 def _rel(p: ThirdParty) -> str:
     return f"{p.relation.determiner} {p.relation.word}"
 
 
-def _accompanied(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = people[0]
-    e = s.e
+def _accompanied(s: Passage) -> list[Fragment]:
+    p, e = s.one(), s.e
     head = s.rng.choice((f"Venu{e} accompagné{e} de ", f"Arrivé{e} aux urgences avec ", f"Accompagné{e} par "))
     return [head, _rel(p), ", ", *s.name(p), "."]
 
 
-def _trust(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = people[0]
+def _trust(s: Passage) -> list[Fragment]:
+    p = s.one()
     out = [s.rng.choice(("Personne de confiance : ", "Personne de confiance désignée : ", "PERSONNE À PRÉVENIR : "))]
     out += [*s.name(p, s.rng.choice(("full", "bare"))), f" ({p.relation.word})"]
     if s.rng.random() < 0.7:
@@ -208,62 +233,61 @@ def _trust(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
     return out + ["."]
 
 
-def _legal(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
+def _legal(s: Passage) -> list[Fragment]:
     rng = s.rng
-    word = rng.choice(("tutelle", "curatelle renforcée", "curatelle simple", "habilitation familiale"))
-    p = ThirdParty(people[0].first, people[0].last, rng.choice(LEGAL), people[0].phone)
+    measure = rng.choice(sorted(MEASURES))
+    p = s.one(MEASURES[measure])
     if rng.random() < 0.5:
-        return [f"Mesure de protection : {word}. {p.relation.word.capitalize()} : ", *s.name(p, "full"), "."]
-    return [f"Sous {word} ({p.relation.word} : ", *s.name(p, rng.choice(("full", "last"))), ")."]
+        return [f"Mesure de protection : {measure}. {p.relation.word.capitalize()} : ", *s.name(p, "full"), "."]
+    return [f"Sous {measure} ({p.relation.word} : ", *s.name(p, rng.choice(("full", "last"))), ")."]
 
 
-def _neighbour(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    rng = s.rng
-    sex = rng.choice("FM")
-    p = ThirdParty(people[0].first, people[0].last, CLOSE[6] if sex == "F" else CLOSE[7], people[0].phone)
-    if rng.random() < 0.5:
+def _neighbour(s: Passage) -> list[Fragment]:
+    p = s.one((_relation("voisine"), _relation("voisin")))
+    if s.rng.random() < 0.5:
         return [f"{_rel(p).capitalize()}, ", *s.name(p, "last"), ", passe tous les jours."]
-    return [f"C'est {'la' if sex == 'F' else 'le'} {p.relation.word}, ", *s.name(p), ", qui a donné l'alerte."]
+    article = "la" if p.sex == "F" else "le"
+    return [f"C'est {article} {p.relation.word}, ", *s.name(p), ", qui a donné l'alerte."]
 
 
-def _contact(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = people[0]
+def _contact(s: Passage) -> list[Fragment]:
+    p = s.one()
     head = s.rng.choice(("Contacter ", "En cas de besoin, joindre ", "Prévenir "))
     return [head, _rel(p), " ", *s.name(p, s.rng.choice(("first", "full"))), " au ", *s.phone(p), "."]
 
 
-def _lives_with(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = people[0]
+def _lives_with(s: Passage) -> list[Fragment]:
+    p = s.one(HOUSEHOLD)
     if s.rng.random() < 0.5:
         return [f"Vit avec {_rel(p)}, ", *s.name(p, s.rng.choice(("first", "bare", "full"))), ", à domicile."]
     return [f"Vit seul{s.e} depuis le départ de {_rel(p)} ", *s.name(p, "first"), "."]
 
 
-def _carer(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = people[0]
+def _carer(s: Passage) -> list[Fragment]:
+    p = s.one(HOUSEHOLD)
     word = "Aidante principale" if p.sex == "F" else "Aidant principal"
     return [f"{word} : {_rel(p)} (", *s.name(p, s.rng.choice(("full", "bare", "first"))), ")."]
 
 
-def _reported(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    rng, p = s.rng, people[0]
-    quote = rng.choice(("il ne mange plus depuis une semaine", "elle tombe souvent la nuit", "il est plus confus"))
+def _reported(s: Passage) -> list[Fragment]:
+    rng, p = s.rng, s.one()
+    il = "elle" if s.patient.sex == "F" else "il"
+    quote = rng.choice((f"{il} ne mange plus depuis une semaine", f"{il} tombe souvent la nuit", f"{il} perd la tête"))
     if rng.random() < 0.5:
         return [f"D'après {_rel(p)} ", *s.name(p, "first"), f", « {quote} »."]
     return [*s.name(p, "full"), f", {p.relation.word}, rapporte des chutes répétées à domicile."]
 
 
-def _apposition(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = people[0]
-    of = "de la patiente" if s.patient.sex == "F" else "du patient"
+def _apposition(s: Passage) -> list[Fragment]:
+    p = s.one()
     came = "venue" if p.sex == "F" else "venu"
-    return [*s.name(p, s.rng.choice(("full", "bare"))), f", {p.relation.word} {of}, est {came} ce jour."]
+    return [*s.name(p, s.rng.choice(("full", "bare"))), f", {p.relation.word} {s.of_patient}, est {came} ce jour."]
 
 
-def _listing(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
+def _listing(s: Passage) -> list[Fragment]:
     rng = s.rng
     out: list[Fragment] = [rng.choice(("Entourage : ", "Famille : ", "Contacts : "))]
-    for k, p in enumerate(people):
+    for k, p in enumerate(s.people(rng.choice((1, 2, 3)))):
         if k:
             out.append(rng.choice((", ", " ; ")))
         if rng.random() < 0.5:
@@ -273,50 +297,47 @@ def _listing(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
     return out + ["."]
 
 
-def _first_alone(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = people[0]
-    tail = s.rng.choice((" a appelé ce jour pour avoir des nouvelles.", " viendra le chercher à la sortie."))
+def _first_alone(s: Passage) -> list[Fragment]:
+    p = s.one()
+    him = "la" if s.patient.sex == "F" else "le"
+    tail = s.rng.choice((" a appelé ce jour pour avoir des nouvelles.", f" viendra {him} chercher à la sortie."))
     return [_rel(p).capitalize(), " ", Ent(p.label, p.first), tail]
 
 
-def _surname_alone(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = people[0]
-    last = s.rng.choice((p.last, p.last.upper()))
-    return ["Les ", Ent(p.label, last), " (voisins) passent matin et soir."]
+def _surname_alone(s: Passage) -> list[Fragment]:
+    p = s.one((_relation("voisine"), _relation("voisin")))
+    return ["Les ", Ent(p.label, s.rng.choice((p.last, p.last.upper()))), " (voisins) passent matin et soir."]
 
 
-def _call(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = people[0]
-    of = "de la patiente" if s.patient.sex == "F" else "du patient"
-    return ["Appel de ", *s.name(p, "full"), f", {p.relation.word} {of}, informé{'e' if p.sex == 'F' else ''}."]
+def _call(s: Passage) -> list[Fragment]:
+    p = s.one()
+    told = "informée" if p.sex == "F" else "informé"
+    return ["Appel de ", *s.name(p, "full"), f", {p.relation.word} {s.of_patient}, {told}."]
 
 
-def _social(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = ThirdParty(people[0].first, people[0].last, s.rng.choice(SOCIAL), people[0].phone)
+def _social(s: Passage) -> list[Fragment]:
+    p = s.one(SOCIAL)
     if p.relation.word == "auxiliaire de vie":
         return ["Passage d'une auxiliaire de vie (", *s.name(p, "full"), ") deux fois par jour."]
     return [f"Vu{s.e} par l'{p.relation.word} (", *s.name(p, "full"), ") : dossier d'APA en cours."]
 
 
-def _parents(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    rng = s.rng
-    mother = ThirdParty(*draw_name(rng, "F"), FAMILY[6], people[0].phone)
-    father = ThirdParty(draw_name(rng, "M")[0], s.patient.usual_last, FAMILY[7], people[0].phone)
+def _parents(s: Passage) -> list[Fragment]:
+    mother, father = s.one((_relation("mère"),)), s.one((_relation("père"),))
     return ["Autorisation d'opérer signée par les parents, ", *s.name(mother), " et ", *s.name(father), "."]
 
 
-def _children(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    rng = s.rng
-    daughter, son = draw_name(rng, "F")[0], draw_name(rng, "M")[0]
-    return ["Ses enfants, ", Ent("PATIENT", daughter), " et ", Ent("PATIENT", son), ", sont informés."]
+def _children(s: Passage) -> list[Fragment]:
+    daughter, son = s.one((_relation("fille"),)), s.one((_relation("fils"),))
+    return ["Ses enfants, ", Ent("PATIENT", daughter.first), " et ", Ent("PATIENT", son.first), ", sont informés."]
 
 
-def _not_to_inform(s: Passage, people: list[ThirdParty]) -> list[Fragment]:
-    p = ThirdParty(people[0].first, people[0].last, CLOSE[11], people[0].phone)
+def _not_to_inform(s: Passage) -> list[Fragment]:
+    p = s.one((_relation("ex-mari"),))
     return ["Ne pas donner d'informations à ", *s.name(p, s.rng.choice(("full", "last"))), " (ex-mari)."]
 
 
-SENTENCES: tuple[Callable[[Passage, list[ThirdParty]], list[Fragment]], ...] = (
+SENTENCES: tuple[Callable[[Passage], list[Fragment]], ...] = (
     _accompanied,
     _trust,
     _legal,
@@ -339,15 +360,10 @@ SENTENCES: tuple[Callable[[Passage, list[ThirdParty]], list[Fragment]], ...] = (
 def passage(rng: random.Random, patient: Patient, age: int) -> list[list[Fragment]]:
     """One to three sentences about the people around ``patient`` (the parents sign for a child)."""
     s = Passage(rng, patient, age)
-    count = rng.choice((1, 1, 2, 3))
-    chosen = rng.sample(SENTENCES, count)
+    chosen = rng.sample(SENTENCES, rng.choice((1, 1, 2, 3)))
     if age < 18 and rng.random() < 0.7:
         chosen[0] = _parents
-    out = []
-    for sentence in chosen:
-        people = draw_people(rng, patient, rng.choice((1, 2, 3)) if sentence is _listing else 1)
-        out.append(sentence(s, people))
-    return out
+    return [sentence(s) for sentence in chosen]
 
 
 # -- writing it into a note ----------------------------------------------------------------------------------
@@ -366,27 +382,31 @@ def _case(fragments: list[Fragment], case: str) -> list[Fragment]:
     return out
 
 
-#: export style -> (case, what goes around each sentence, what ends the line before the passage)
-LAYOUTS: dict[str, tuple[str, str, str, str]] = {
-    "prose": ("", "<p>", "</p>\n", "</p>\n"),
-    "cda": ("", "<p>", "</p>\n", "</p>\n"),
-    "lab_report": ("", "<p>", "</p>\n", "</p>\n"),
-    "transmissions": ("", "<p>", "</p>\n", "</p>\n"),
-    "dictation": ("lower", "<p>", "</p>\n", "</p>\n"),
-    "caps_letter": ("upper", "", "<br>\n", "<br>\n"),
-    "fixed_width": ("upper", "", "\n", "\n"),
-    "pdf": ("", '<div class="t m0 x9" style="position:absolute;left:72px">', "</div>\n", "</div>\n"),
+_BLOCKS = ("</p>\n", "</table>\n")
+#: export style -> (case, what opens and closes each sentence, the line ends a passage may follow)
+LAYOUTS: dict[str, tuple[str, str, str, tuple[str, ...]]] = {
+    "prose": ("", "<p>", "</p>\n", _BLOCKS),
+    "cda": ("", "<p>", "</p>\n", _BLOCKS),
+    "lab_report": ("", "<p>", "</p>\n", _BLOCKS),
+    "transmissions": ("", "<p>", "</p>\n", _BLOCKS),
+    "dictation": ("lower", "<p>", "</p>\n", _BLOCKS),
+    "caps_letter": ("upper", "", "<br>\n", ("<br>\n",)),
+    "fixed_width": ("upper", "", "\n", ("\n",)),
+    "pdf": ("", '<div class="t m0 x9" style="position:absolute;left:72px">', "</div>\n", ("</div>\n",)),
 }
 
 
-def _boundaries(doc: HtmlDoc, style: str, after: str) -> list[int]:
+def _boundaries(doc: HtmlDoc, style: str, after: tuple[str, ...]) -> list[int]:
     """Indexes of ``doc.parts`` before which a block may go: after a line end of the style, in the body, outside a
     table and a tag, inside the ``<pre>`` for a fixed-width export and outside it otherwise."""
     full = "".join(doc.parts)
     out, position = [], 0
+    # a letter's passage goes after its salutation (``OBJET : ...``, ``CHER CONFRÈRE,``), not into an address block
+    subject = max(full.find("OBJET"), full.find("CONCERNE"))
+    letter_body = full.find(",<br>\n", subject) + 1 if subject >= 0 else len(full)
     for index, part in enumerate(doc.parts[:-1], start=1):
         position += len(part)
-        if not full.endswith(after, 0, position) or not 0.3 * len(full) <= position <= 0.9 * len(full):
+        if not any(full.endswith(end, 0, position) for end in after) or not 0.2 <= position / len(full) <= 0.92:
             continue
         if full.rfind("<body", 0, position) < 0 or full.rfind("<", 0, position) > full.rfind(">", 0, position):
             continue
@@ -397,8 +417,20 @@ def _boundaries(doc: HtmlDoc, style: str, after: str) -> list[int]:
             continue
         if style == "pdf" and not full[full.rfind("\n", 0, position - 1) + 1 : position].startswith('<div class="t'):
             continue
+        if style == "fixed_width" and not _before_a_section(full[position : full.find("\n", position)]):
+            continue
+        if style == "caps_letter" and position < letter_body:
+            continue
         out.append(index)
     return out
+
+
+def _before_a_section(line: str) -> bool:
+    """A fixed-width export's line that opens a section: a ruler or a heading in capitals (``PRESCRIPTION``); a
+    passage goes before it, not between the lines of an identity block or a table of staff."""
+    return line.startswith("-----") or (
+        0 < len(line) <= 30 and line == line.upper() and ":" not in line and line[0] != " "
+    )
 
 
 def write_passage(rng: random.Random, doc: HtmlDoc, patient: Patient, age: int, style: str) -> list[GoldSpan]:
