@@ -23,7 +23,7 @@ PHRASINGS = {
 GEOGRAPHIES = ("brittany", "france")
 #: Share of notes given a passage about the people around the patient (:mod:`deid_ds.synth.third_parties`) when
 #: ``--third-parties`` is not given: family 3 (``exports``, the export styles' development phrasing) only. The
-#: other families keep their corpora byte for byte (the shipped sample, issue 20's held-out acceptance corpus).
+#: other families keep their corpora byte for byte (the shipped sample, the held-out export test corpora).
 DEFAULT_THIRD_PARTIES = {3: 0.4}
 
 

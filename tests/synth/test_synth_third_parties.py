@@ -125,7 +125,7 @@ def test_names_are_of_many_origins_and_mostly_unknown_to_the_lists_and_the_kb(ex
 
 def test_the_labeller_finds_third_parties_less_often_than_the_patient(exports, tmp_path):
     """What the passages are for: no metadata and no list names these people, only the context does. Measured
-    (docs/synth.md): the patient's own names ~0.99, the people around them ~0.66 on 300 export notes."""
+    (docs/synth.md): the patient's own names 0.98, the people around them 0.70 on 500 export notes."""
     write_corpus(exports, tmp_path / "s")
     sources = sorted(str(p) for p in (tmp_path / "s" / "kb").iterdir())
     build_kb(
