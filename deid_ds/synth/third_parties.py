@@ -165,7 +165,6 @@ class Passage:
 
     rng: random.Random
     patient: Patient
-    age: int
     used: set[str] = field(default_factory=set)  # relations already named in the passage
 
     def people(self, count: int = 1, pool: tuple[Relation, ...] | None = None) -> list[ThirdParty]:
@@ -359,7 +358,7 @@ SENTENCES: tuple[Callable[[Passage], list[Fragment]], ...] = (
 
 def passage(rng: random.Random, patient: Patient, age: int) -> list[list[Fragment]]:
     """One to three sentences about the people around ``patient`` (the parents sign for a child)."""
-    s = Passage(rng, patient, age)
+    s = Passage(rng, patient)
     chosen = rng.sample(SENTENCES, rng.choice((1, 1, 2, 3)))
     if age < 18 and rng.random() < 0.7:
         chosen[0] = _parents
