@@ -5,6 +5,7 @@ that neither the knowledge base nor the labeller's lists hold; the corpora of th
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -22,6 +23,10 @@ from deid_ds.segmentation.tokens import tokenize
 from deid_ds.synth import SynthConfig, generate_corpus, pools, write_corpus
 from deid_ds.synth.third_parties import third_party_names
 from tests.synth import test_synth as family_checks  # a module, not its tests: they would run twice
+from tests.synth.test_synth_geography import _digest, _small
+
+#: sha256 (16 hex digits) of small export corpora before the passages existed (commit 56d80b6)
+_EXPORTS_BEFORE = {"exports": "8c96e509973d3bf5", "exports-heldout": "3b14b9a2e13149f1"}
 
 
 @pytest.fixture(scope="module")
@@ -161,6 +166,15 @@ def test_older_families_and_the_held_out_exports_get_no_passage_unless_asked():
         ).third_parties
     assert SynthConfig().third_party_share(0) == 0 and SynthConfig().third_party_share(3) > 0
     assert SynthConfig(third_parties=0).third_party_share(3) == 0
+
+
+def test_export_corpora_are_what_they_were_without_passages():
+    """A passage draws from a stream of its own: the held-out family is unchanged, and the development family
+    with ``--third-parties 0`` too (notes, gold and knowledge-base files)."""
+    assert _digest(generate_corpus(_small("exports-heldout"))) == _EXPORTS_BEFORE["exports-heldout"]
+    config = _small("exports")
+    assert _digest(generate_corpus(config)) != _EXPORTS_BEFORE["exports"]
+    assert _digest(generate_corpus(replace(config, third_parties=0.0))) == _EXPORTS_BEFORE["exports"]
 
 
 def test_synth_command_writes_passages_when_asked_and_says_so_in_the_readme(tmp_path):
