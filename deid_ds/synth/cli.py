@@ -75,6 +75,14 @@ _SHARE = click.FloatRange(0.0, 1.0)
     "buildings and quartiers, people of many origins; the default of the exports phrasings).",
 )
 @click.option(
+    "--third-parties",
+    type=_SHARE,
+    help="Share of notes given a passage about the people around the patient (relatives, neighbours, guardians, "
+    "friends; names of many origins the knowledge base does not hold) in many phrasings, spliced in the note's own "
+    "style. Default: 0.4 of the 'exports' family's notes, none in the other families (their corpora stay as they "
+    "were).",
+)
+@click.option(
     "--distractor-professionals",
     default=2500,
     show_default=True,
@@ -103,6 +111,7 @@ def synth_command(
     noise,
     phrasing,
     geography,
+    third_parties,
     distractor_professionals,
     distractor_streets,
     quiet,
@@ -134,6 +143,7 @@ def synth_command(
         noise=noise,
         phrasing=phrasing,
         geography=geography,
+        third_parties=third_parties,
         distractor_professionals=distractor_professionals,
         distractor_streets=distractor_streets,
     )

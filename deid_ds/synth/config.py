@@ -21,6 +21,10 @@ PHRASINGS = {
 #: before it) or ``france`` (arrondissements, Corsica, overseas départements, CEDEX/BP/CS/TSA, buildings and
 #: quartiers, people of many origins, the metadata flaws of real warehouses).
 GEOGRAPHIES = ("brittany", "france")
+#: Share of notes given a passage about the people around the patient (:mod:`deid_ds.synth.third_parties`) when
+#: ``--third-parties`` is not given: family 3 (``exports``, the export styles' development phrasing) only. The
+#: other families keep their corpora byte for byte (the shipped sample, the held-out export test corpora).
+DEFAULT_THIRD_PARTIES = {3: 0.4}
 
 
 @dataclass(frozen=True)
@@ -37,14 +41,16 @@ class SynthConfig:
     distractor_professionals: int = 2500
     distractor_streets: int = 20  # per commune, on average (three times more in the big towns)
     geography: str | None = None  # None: "france" for the exports phrasings, "brittany" for the others
+    third_parties: float | None = None  # None: DEFAULT_THIRD_PARTIES per family
 
     def __post_init__(self) -> None:
         if self.notes < 1:
             raise ValueError("notes must be at least 1")
         if self.patients is not None and not 1 <= self.patients <= self.notes:
             raise ValueError("patients must be between 1 and the number of notes")
-        for name in ("missing_professionals", "missing_streets", "noise"):
-            if not 0.0 <= getattr(self, name) <= 1.0:
+        for name in ("missing_professionals", "missing_streets", "noise", "third_parties"):
+            value = getattr(self, name)
+            if value is not None and not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be between 0 and 1")
         if self.phrasing not in PHRASINGS:
             raise ValueError(f"phrasing must be one of {', '.join(PHRASINGS)}")
@@ -58,6 +64,12 @@ class SynthConfig:
         if self.geography is not None:
             return self.geography
         return "france" if self.phrasing.startswith("exports") else "brittany"
+
+    def third_party_share(self, family: int) -> float:
+        """The share of the notes of ``family`` that get a passage about the people around the patient."""
+        if self.third_parties is not None:
+            return self.third_parties
+        return DEFAULT_THIRD_PARTIES.get(family, 0.0)
 
     @property
     def n_patients(self) -> int:

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from deid_ds.io.files import atomic_path, atomic_write_text
 from deid_ds.model import LABELS
-from deid_ds.synth import kb
+from deid_ds.synth import kb, third_parties
 from deid_ds.synth.config import PHRASINGS, SynthConfig
 from deid_ds.synth.context import NoteContext
 from deid_ds.synth.documents import DOCUMENT_TYPES
@@ -73,6 +73,8 @@ class Corpus:
     annuaire: list[str]  # lines, header first
     families: dict[str, int] = field(default_factory=dict)  # id_document -> phrasing family
     world: WorldBuilder | None = field(default=None, repr=False)  # the people and places behind the notes
+    #: (id_document, html_start) of the gold spans of the people around the patients (--third-parties)
+    third_parties: set[tuple[str, int]] = field(default_factory=set, repr=False)
 
     def label_counts(self) -> dict[str, int]:
         counts = Counter(row["label"] for row in self.gold)
@@ -145,6 +147,7 @@ class SynthNote(NamedTuple):
     row: dict[str, str | None]
     gold: list[dict[str, str | int]]
     family: int
+    third_parties: tuple[int, ...] = ()  # html_start of the spans of the people around the patient
 
 
 class Generation:
@@ -268,7 +271,17 @@ class Generation:
                 address,
                 extras,
             )
-            writer(ctx)
+            written = writer(ctx)  # the export writers say which style they drew
+            style = written if family >= 3 else "prose"
+            people: tuple[int, ...] = ()
+            share = config.third_party_share(family)
+            if share:  # a stream of its own: the notes without a passage are byte for byte what they were
+                people_rng = random.Random(f"people-{seed}-{number}")
+                if people_rng.random() < share:
+                    born = patient.birthdate
+                    age = when.year - born.year - ((when.month, when.day) < (born.month, born.day))
+                    spans = third_parties.write_passage(people_rng, doc, patient, age, style)
+                    people = tuple(span.html_start for span in spans)
             row = {
                 "id_document": id_document,
                 "id_patient": patient.id_patient,
@@ -286,7 +299,7 @@ class Generation:
                 }
                 for span in sorted(doc.spans, key=lambda s: s.html_start)
             ]
-            yield SynthNote(row, gold, family)
+            yield SynthNote(row, gold, family, people)
         self._exhausted = True
 
     def knowledge_bases(self) -> Iterator[tuple[str, Iterable[list[str]] | list[str]]]:
@@ -307,14 +320,15 @@ def generate_corpus(config: SynthConfig = SynthConfig(), *, progress: bool = Fal
     For a large sample use :func:`synthesize`, which writes as it generates and gives the same files.
     """
     generation = Generation(config)
-    notes, gold, family_of = [], [], {}
+    notes, gold, family_of, people = [], [], {}, set()
     for note in generation.notes(progress=progress):
         notes.append(note.row)
         gold.extend(note.gold)
         family_of[note.row["id_document"]] = note.family
+        people.update((note.row["id_document"], start) for start in note.third_parties)
     files = {name: list(rows) for name, rows in generation.knowledge_bases()}
     annuaire = files.pop("annuaire")
-    return Corpus(config, notes, gold, files, annuaire, family_of, generation.world)
+    return Corpus(config, notes, gold, files, annuaire, family_of, generation.world, people)
 
 
 def _department_for(rng: random.Random, hospital: Hospital, kind: str, main: str):
@@ -594,6 +608,8 @@ def canonical_command(config: SynthConfig, out: str | Path, kb_dir: str | Path |
         parts.append(f"--distractor-streets {config.distractor_streets}")
     if config.geography is not None:
         parts.append(f"--geography {config.geography}")
+    if config.third_parties is not None:
+        parts.append(f"--third-parties {config.third_parties:g}")
     return " ".join(parts)
 
 

@@ -149,5 +149,19 @@ class HtmlDoc:
         cut = rng.randrange(1, len(value))  # a style run that starts mid-word: DU<span>PONT</span>
         return "", html_chars[:cut] + [f"<{tag}>"] + html_chars[cut:], f"</{name}>"
 
+    def splice(self, index: int, other: HtmlDoc) -> list[GoldSpan]:
+        """Insert ``other``'s HTML before part ``index`` (a boundary between two appends, so no span is cut): the
+        spans after it move by its length, its own spans land where it went and are returned."""
+        offset = sum(len(part) for part in self.parts[:index])
+        shift = other.length
+        self.parts[index:index] = other.parts
+        self.length += shift
+        moved = [GoldSpan(s.label, s.html_start + offset, s.html_end + offset, s.text) for s in other.spans]
+        self.spans = [
+            s if s.html_start < offset else GoldSpan(s.label, s.html_start + shift, s.html_end + shift, s.text)
+            for s in self.spans
+        ] + moved
+        return moved
+
     def html(self) -> str:
         return "".join(self.parts)
