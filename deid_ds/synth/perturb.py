@@ -22,7 +22,8 @@ The rules at entity boundaries (so that labels never merge wrongly):
   entity, not a noisy one); every other perturbation may change an entity's own characters.
 
 ``protected`` ranges (in HTML: tags, character references, ``<head>``/``<style>``/``<script>``) are
-never touched, nor edited next to in a way that would join them to a word. Everything is drawn from the
+never touched: no edit covers one of their characters, a space beside one is never lost and nothing is
+inserted against one (a tag stays where it was in the words around it). Everything is drawn from the
 ``random.Random`` given, so the same seed gives the same perturbation.
 """
 
