@@ -343,8 +343,9 @@ def _augment_train(
     from deid_ds.ner.augment import AugmentConfig, augment_file
 
     target = scratch / "augmented-train.txt"  # absolute: ColumnCorpus joins it to data_dir as itself
+    # whatever train file was prepared (sampled, mixed...): files["train"] is relative to data_dir or absolute
     record = augment_file(
-        data_dir / "train.txt", target, AugmentConfig(config.augment, config.augment_level, config.seed)
+        data_dir / files["train"], target, AugmentConfig(config.augment, config.augment_level, config.seed)
     )
     files["train"] = str(target)
     statistics["train"] = split_statistics(target)
