@@ -90,6 +90,9 @@ class TrainConfig:
     features_dim: int = 32
     transformer_layers: str = "-1"
     transformer_fine_tune: bool = False
+    #: Share of training sentences perturbed (scan and typing noise, tags carried: deid_ds.ner.augment) and how much.
+    augment: float = 0.0
+    augment_level: int = 2
 
 
 def _no_log(message: str) -> None:
@@ -205,6 +208,7 @@ def train_tagger(
 
     with tempfile.TemporaryDirectory(prefix="deid-ds-train-") as scratch:
         data_dir, files, statistics = _prepare_data(weak_dir, Path(scratch), config)
+        augmentation = _augment_train(data_dir, Path(scratch), files, statistics, config)
         if statistics["train"]["sentences"] == 0:
             raise InputError(f"{weak_dir}/train.txt: no sentence")
         if statistics["train"]["entities"] == 0:
@@ -254,6 +258,7 @@ def train_tagger(
                 "weak_dir": str(weak_dir.resolve()),
                 "splits": statistics,
                 "max_sentences": config.max_sentences,
+                "augmentation": augmentation,
                 "labels": tag_dictionary.get_items(),
             }
             with output_directory(out, "train", inputs=inputs, overwrite=overwrite) as tmp:
@@ -325,6 +330,26 @@ def _prepare_data(
         statistics[name] = split_statistics(path)
         files[name] = f"{name}.txt" if statistics[name]["sentences"] else None
     return data_dir, files, statistics
+
+
+def _augment_train(
+    data_dir: Path, scratch: Path, files: dict[str, str | None], statistics: dict[str, dict], config: TrainConfig
+) -> dict | None:
+    """With ``config.augment``, train on a copy of the train split with that share of sentences perturbed
+    (:mod:`deid_ds.ner.augment`; dev and test never are): ``files`` and ``statistics`` then point at it.
+    Returns what the model card records (None without augmentation)."""
+    if not config.augment or files["train"] is None:
+        return None
+    from deid_ds.ner.augment import AugmentConfig, augment_file
+
+    target = scratch / "augmented-train.txt"  # absolute: ColumnCorpus joins it to data_dir as itself
+    # whatever train file was prepared (sampled, mixed...): files["train"] is relative to data_dir or absolute
+    record = augment_file(
+        data_dir / files["train"], target, AugmentConfig(config.augment, config.augment_level, config.seed)
+    )
+    files["train"] = str(target)
+    statistics["train"] = split_statistics(target)
+    return record
 
 
 def corpus_characters(corpus) -> list[str]:

@@ -148,6 +148,23 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     help="Train on a seeded sample of at most N sentences per split (quick trials).",
 )
 @click.option(
+    "--augment",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    metavar="RATE",
+    help="Share of training sentences perturbed with scan and typing noise (look-alike characters, lost accents, "
+    "lost or inserted spaces, line-end hyphens, capitals, dropped punctuation), BIO tags carried along; "
+    "dev and test never are. Recorded in the model card.",
+)
+@click.option(
+    "--augment-level",
+    default=2,
+    show_default=True,
+    type=click.IntRange(1, 3),
+    help="How noisy an augmented sentence is: the levels of `deid-ds synth --text-noise`.",
+)
+@click.option(
     "--embeddings-storage",
     type=click.Choice(["auto", "cpu", "gpu", "none"]),
     default="auto",
@@ -221,6 +238,8 @@ def train_command(
     features_dim,
     no_crf,
     max_sentences,
+    augment,
+    augment_level,
     embeddings_storage,
     device,
     threads,
@@ -265,6 +284,8 @@ def train_command(
         char_dim=char_dim,
         char_hidden=char_hidden,
         max_sentences=max_sentences,
+        augment=augment,
+        augment_level=augment_level,
         embeddings_storage=embeddings_storage,
         device=device,
         threads=threads,

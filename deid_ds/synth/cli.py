@@ -57,6 +57,16 @@ _SHARE = click.FloatRange(0.0, 1.0)
     help="0 = clean; higher = more character references, markup inside entities, metadata typos and gaps.",
 )
 @click.option(
+    "--text-noise",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 3),
+    metavar="LEVEL",
+    help="Scan and typing noise in the notes' text, gold kept exact: 0 none; 1 light, 2 poor, 3 very poor "
+    "(look-alike characters, lost or mangled accents, lost or inserted spaces, line-end hyphens, lines in capitals "
+    "or lower case, dropped punctuation). Never inside tags or character references.",
+)
+@click.option(
     "--phrasing",
     default="train",
     show_default=True,
@@ -109,6 +119,7 @@ def synth_command(
     missing_professionals,
     missing_streets,
     noise,
+    text_noise,
     phrasing,
     geography,
     third_parties,
@@ -141,6 +152,7 @@ def synth_command(
         missing_professionals=missing_professionals,
         missing_streets=missing_streets,
         noise=noise,
+        text_noise=text_noise,
         phrasing=phrasing,
         geography=geography,
         third_parties=third_parties,

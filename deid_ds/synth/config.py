@@ -42,6 +42,7 @@ class SynthConfig:
     distractor_streets: int = 20  # per commune, on average (three times more in the big towns)
     geography: str | None = None  # None: "france" for the exports phrasings, "brittany" for the others
     third_parties: float | None = None  # None: DEFAULT_THIRD_PARTIES per family
+    text_noise: int = 0  # 0-3: OCR and typing noise written into the notes' text (deid_ds.synth.perturb.LEVELS)
 
     def __post_init__(self) -> None:
         if self.notes < 1:
@@ -54,6 +55,8 @@ class SynthConfig:
                 raise ValueError(f"{name} must be between 0 and 1")
         if self.phrasing not in PHRASINGS:
             raise ValueError(f"phrasing must be one of {', '.join(PHRASINGS)}")
+        if self.text_noise not in (0, 1, 2, 3):
+            raise ValueError("text_noise must be 0, 1, 2 or 3")
         if self.geography is not None and self.geography not in GEOGRAPHIES:
             raise ValueError(f"geography must be one of {', '.join(GEOGRAPHIES)}")
 

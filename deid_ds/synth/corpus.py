@@ -299,6 +299,8 @@ class Generation:
                 }
                 for span in sorted(doc.spans, key=lambda s: s.html_start)
             ]
+            if config.text_noise:  # its own stream: every other draw is the one a clean corpus makes
+                _perturb_note(row, gold, config.text_noise, random.Random(f"perturb-{seed}-{number}"))
             yield SynthNote(row, gold, family, people)
         self._exhausted = True
 
@@ -312,6 +314,20 @@ class Generation:
         kb.add_distractor_streets(world, config.distractor_streets)
         for dep in world.departements:  # lazily: each département's rows are written as they are drawn
             yield dep, kb.iter_ban_rows(world, dep, self.seed)
+
+
+def _perturb_note(row: dict, gold: list[dict], level: int, rng: random.Random) -> None:
+    """Perturb a note's text in place (``--text-noise``, :mod:`deid_ds.synth.perturb`): its HTML and its gold
+    rows, whose offsets and text then read exactly the perturbed entities."""
+    from deid_ds.segmentation.html_text import html_to_text
+    from deid_ds.synth.perturb import perturb_html
+
+    spans = [(span["html_start"], span["html_end"], span["label"]) for span in gold]
+    row["html"], moved = perturb_html(row["html"], spans, level, rng)
+    parsed = html_to_text(row["html"])
+    for span, (start, end, _) in zip(gold, moved, strict=True):
+        text_start, text_end = parsed.text_span(start, end)
+        span.update(html_start=start, html_end=end, text=parsed.text[text_start:text_end])
 
 
 def generate_corpus(config: SynthConfig = SynthConfig(), *, progress: bool = False) -> Corpus:
@@ -610,6 +626,8 @@ def canonical_command(config: SynthConfig, out: str | Path, kb_dir: str | Path |
         parts.append(f"--geography {config.geography}")
     if config.third_parties is not None:
         parts.append(f"--third-parties {config.third_parties:g}")
+    if config.text_noise:
+        parts.append(f"--text-noise {config.text_noise}")
     return " ".join(parts)
 
 

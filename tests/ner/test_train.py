@@ -261,6 +261,8 @@ def test_a_model_is_kept_without_a_dev_split(weak_dir, tmp_path):
             "1",
             "--max-sentences",
             "40",
+            "--augment",
+            "0.5",
             "--threads",
             "1",
             "--device",
@@ -272,6 +274,15 @@ def test_a_model_is_kept_without_a_dev_split(weak_dir, tmp_path):
     assert (tmp_path / "model" / "best-model.pt").is_file()
     assert card["selection"] == {"rule": "lowest training loss (no dev split)", "epoch": 1}
     assert card["data"]["splits"]["train"]["sentences"] == 40 and card["scores"] == {}
+    # half the training sentences perturbed (deid_ds.ner.augment), the settings on the card
+    augmentation = card["data"]["augmentation"]
+    assert {k: augmentation[k] for k in ("rate", "level", "seed", "sentences")} == {
+        "rate": 0.5,
+        "level": 2,
+        "seed": 0,
+        "sentences": 40,
+    }
+    assert 10 <= augmentation["perturbed"] <= 30
     assert card["hybrid"] is None  # no dev split: no proxy threshold, predict's hybrid counts every model span
     assert [e["type"] for e in card["embeddings"]] == ["characters", "knowledge-features"]
 
