@@ -8,7 +8,7 @@ annotation; it labels its notes with the rules, trains on them and de-identifies
 
     .venv/bin/python benchmarks/dev_gold.py [--dev-gold /work/shared/dev-gold] [--workdir /tmp/deid-dev-gold]
         [--metadata with,without] [--name weak] [--train-args "--augment 0.5"] [--hidden 64]
-        [--max-epochs 10] [--seeds 0] [--lms] [--json OUT.json] [--resume] [-v]
+        [--max-epochs 40] [--batch 8] [--seeds 0] [--lms] [--threshold T] [--json OUT.json] [--resume] [-v]
 
 1. ``notes.jsonl`` → ``WORKDIR/notes.parquet`` (the notes table of docs/input.md) and ``WORKDIR/gold.parquet``
    (the spans ``evaluate --gold`` reads);
@@ -21,6 +21,7 @@ annotation; it labels its notes with the rules, trains on them and de-identifies
    nor Flair LM by default — on 21 notes they learn next to nothing (``--lms`` trains both on the weak corpus
    at the demo's sizes, as ``model_vs_rules.py`` does); ``--train-args`` is passed to ``train`` as is
    (``--augment 0.5``, ``--synthetic N``...), ``--name`` keeps each variant's models and scores apart;
+   ``--threshold`` sets the hybrid's threshold for model spans the rules did not find (default: the card's);
 5. ``predict`` (model) and ``predict --with-rules`` (hybrid) on the 21 notes, ``evaluate --gold --notes``
    (exact and overlap entity F1 with bootstrap intervals, token redaction recall), plus paired bootstrap
    intervals (documents resampled, 1,000 draws, seed 0) of each system's precision, redaction and their
@@ -217,13 +218,25 @@ def main() -> None:
     )
     parser.add_argument("--name", default="weak", help="name of this training variant (models and scores)")
     parser.add_argument("--train-args", default="", help='extra options of `deid-ds train`, e.g. "--augment 0.5"')
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        help="the hybrid's `predict --threshold` [default: the model card's]; with --resume, only the hybrid reruns",
+    )
     parser.add_argument("--keep-empty", default="0.3", help="weak-label --keep-empty (the demo's)")
     parser.add_argument(
         "--split",
         default="0.85,0.15,0",
         help="weak-label --split: every patient in train or dev (the notes are the ones de-identified)",
     )
-    parser.add_argument("--max-epochs", type=int, default=10)
+    parser.add_argument("--max-epochs", type=int, default=40)
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=8,
+        help="train --batch: ~325 sentences make 10 steps an epoch at the demo's 32, too few before annealing",
+    )
+    parser.add_argument("--patience", type=int, default=5, help="train --patience (the dev split holds 2 patients)")
     parser.add_argument("--hidden", type=int, default=64, help="the tagger's LSTM hidden size (the demo's: 64)")
     parser.add_argument("--seeds", default="0", help="tagger seeds, comma-separated (one model each)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for training")
@@ -284,13 +297,16 @@ def main() -> None:
             run(
                 f"train {setting} seed {seed}",
                 ["train", str(weak), "--out", str(model), *embeddings, "--char", "--hidden", str(args.hidden)]
-                + ["--max-epochs", str(args.max_epochs), "--threads", str(args.threads), "--seed", str(seed)]
+                + ["--max-epochs", str(args.max_epochs), "--batch", str(args.batch), "--patience", str(args.patience)]
+                + ["--threads", str(args.threads), "--seed", str(seed)]
                 + [*shlex.split(args.train_args), "--quiet"],
                 timings,
             )
             cards[f"{setting}-{seed}"] = json.loads((model / "model_card.json").read_text(encoding="utf-8"))
             out = work / f"eval-{args.name}-{setting}-{seed}"
-            systems = {"rules": rules, "model": out / "model", "hybrid": out / "hybrid"}
+            suffix = "" if args.threshold is None else f"-t{args.threshold:g}"
+            threshold = [] if args.threshold is None else ["--threshold", str(args.threshold)]
+            systems = {"rules": rules, "model": out / "model", "hybrid": out / f"hybrid{suffix}"}
             run(
                 f"predict {setting}",
                 ["predict", str(model), str(notes), "--out", str(systems["model"]), "--kb", str(kb)]
@@ -300,15 +316,15 @@ def main() -> None:
             run(
                 f"hybrid {setting}",
                 ["predict", str(model), str(notes), "--out", str(systems["hybrid"]), "--with-rules", str(kb)]
-                + [*no_metadata, *workers, "--quiet"],
+                + [*threshold, *no_metadata, *workers, "--quiet"],
                 timings,
             )
             evaluate_args = ["evaluate", "--gold", str(gold), "--notes", str(notes)]
-            evaluate_args += ["--json", str(out / "evaluate.json"), "--quiet"]
+            evaluate_args += ["--json", str(out / f"evaluate{suffix}.json"), "--quiet"]
             for name, path in systems.items():
                 evaluate_args += ["--pred", str(path), "--name", name]
             run(f"evaluate {setting}", evaluate_args, timings)
-            scores = json.loads((out / "evaluate.json").read_text(encoding="utf-8"))
+            scores = json.loads((out / f"evaluate{suffix}.json").read_text(encoding="utf-8"))
             counts = document_counts(notes, gold, systems)
             for name, c in counts.items():  # the per-document scoring adds up to evaluate's totals
                 micro = scores["systems"][name]["exact"]["micro"]
@@ -334,7 +350,8 @@ def main() -> None:
         "total_s": round(time.perf_counter() - started, 1),
         "results": results,
     }
-    path = args.json or work / f"dev_gold-{args.name}.json"
+    threshold_name = "" if args.threshold is None else f"-t{args.threshold:g}"
+    path = args.json or work / f"dev_gold-{args.name}{threshold_name}.json"
     path.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
     print_summary(report, args.verbose)
     print(f"\nwritten to {path}")
