@@ -46,6 +46,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import shutil
 from bisect import bisect_left
 from collections import Counter
@@ -191,7 +192,6 @@ def gold_blocks(labelled: Path, gold_path: Path, keep_empty: float) -> tuple[dic
     """
     import pyarrow.parquet as pq
 
-    from deid_ds.ner.self_train import column_blocks, split_line
     from deid_ds.weak_labelling.render import flair_token
     from deid_ds.weak_labelling.split import keeps_empty_sentence
 
@@ -203,7 +203,7 @@ def gold_blocks(labelled: Path, gold_path: Path, keep_empty: float) -> tuple[dic
     for split, blocks in out.items():
         path = labelled / f"{split}.txt"
         ours = (row for row in rows if row["split"] == split)
-        for block, row in zip(_blocks_or_none(path, column_blocks), ours, strict=True):
+        for block, row in zip(_blocks_or_none(path), ours, strict=True):
             tokens = row["tokens"]
             parts = [split_line(line, path) for line in block]
             if len(parts) != len(tokens) or any(
@@ -228,8 +228,35 @@ def gold_blocks(labelled: Path, gold_path: Path, keep_empty: float) -> tuple[dic
     return out, counts
 
 
-def _blocks_or_none(path: Path, reader: Callable[[Path], Iterator[Block]]) -> Iterator[Block]:
-    return reader(path) if path.is_file() else iter(())
+_LINE = re.compile(r"^(.*\S)(\s+)(\S+)$")
+
+
+def column_blocks(path: Path) -> Iterator[Block]:
+    """The sentences of a Flair column file as their lines (as :func:`deid_ds.ner.self_train.column_blocks`, which
+    this module cannot import: self-training sits above ``train``, which imports this module)."""
+    block: Block = []
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            line = line.rstrip("\n")
+            if line.strip():
+                block.append(line)
+            elif block:
+                yield block
+                block = []
+    if block:
+        yield block
+
+
+def split_line(line: str, path: Path) -> tuple[str, str, str]:
+    """``(everything before the tag, the separator, the tag)`` of one column line."""
+    match = _LINE.match(line)
+    if match is None:
+        raise InputError(f"{path}: a line is not 'token ... TAG'")
+    return match.group(1), match.group(2), match.group(3)
+
+
+def _blocks_or_none(path: Path) -> Iterator[Block]:
+    return column_blocks(path) if path.is_file() else iter(())
 
 
 def _spans_near(spans: list[tuple[int, int, str]], offsets: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
@@ -311,9 +338,6 @@ def mix_synthetic(
     the synthetic dev ones (``mix.dev_share``); test: the weak one as it is. Returns the record the model card
     keeps under ``data.synthetic``.
     """
-    from deid_ds.ner.self_train import column_blocks
-    from deid_ds.ner.train import split_statistics
-
     weak_dir, target = Path(weak_dir), Path(target)
     features, use_metadata = _weak_knowledge(weak_dir)
     target.mkdir(parents=True)
@@ -340,7 +364,7 @@ def mix_synthetic(
                 out.write("\n".join(block) + "\n\n")
     if (weak_dir / "test.txt").is_file():
         shutil.copyfile(weak_dir / "test.txt", target / "test.txt")
-    weak_train = split_statistics(weak_dir / "train.txt")
+    weak_train = block_statistics(_blocks_or_none(weak_dir / "train.txt"))
     synthetic_train = block_statistics(train)
     total = weak_train["sentences"] + synthetic_train["sentences"]
     record = {
@@ -362,7 +386,7 @@ def mix_synthetic(
             "synthetic_share": round(synthetic_train["sentences"] / total, 6) if total else 0.0,
         },
         "dev": {
-            "weak": split_statistics(weak_dir / "dev.txt"),
+            "weak": block_statistics(_blocks_or_none(weak_dir / "dev.txt")),
             "synthetic": block_statistics(synthetic["dev"]),
         },
     }
