@@ -196,14 +196,16 @@ def gold_blocks(labelled: Path, gold_path: Path, keep_empty: float) -> tuple[dic
     from deid_ds.weak_labelling.split import keeps_empty_sentence
 
     gold = _gold_by_document(gold_path)
-    rows = pq.read_table(labelled / "sentences.parquet", columns=["tokens", "meta", "split"]).to_pylist()
     out: dict[str, list[Block]] = {"train": [], "dev": []}
     tagged = unaligned = 0
     seen: set[tuple[str, int, int, str]] = set()  # the gold spans some sentence's tokens overlap
     for split, blocks in out.items():
         path = labelled / f"{split}.txt"
-        ours = (row for row in rows if row["split"] == split)
-        for block, row in zip(_blocks_or_none(path), ours, strict=True):
+        table = pq.read_table(
+            labelled / "sentences.parquet", columns=["tokens", "meta"], filters=[("split", "=", split)]
+        )
+        rows = (row for batch in table.to_batches(max_chunksize=2048) for row in batch.to_pylist())
+        for block, row in zip(_blocks_or_none(path), rows, strict=True):
             tokens = row["tokens"]
             parts = [split_line(line, path) for line in block]
             if len(parts) != len(tokens) or any(
