@@ -4,7 +4,9 @@
 its Flair files (``token FEATURES TAG``); ``train`` reads it as the ``kf`` column and stacks
 :class:`KnowledgeEmbeddings` with the other embeddings: the multi-hot vector of the token's features
 through a trainable linear layer. The tagger then weighs "in the surname list", "the patient's first
-name", "a common French word" in context instead of memorising surface forms.
+name", "a common French word" in context instead of memorising surface forms. With ``feature_dropout``
+(``train --feature-dropout``), a share of the tokens read as having no feature in training
+(:func:`drop_tokens`), so that it cannot lean on the lists alone.
 
 The embedding stores the feature vocabulary, the knowledge base's fingerprint and whether metadata
 features were used — never the knowledge base's contents. At prediction, :func:`attach_features`
