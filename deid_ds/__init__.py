@@ -49,6 +49,7 @@ _API: dict[str, str] = {
     "import_flair_lm": "deid_ds.ner.flair_lm",
     "train_tagger": "deid_ds.ner.train",
     "TrainConfig": "deid_ds.ner.train",
+    "SyntheticMix": "deid_ds.ner.synthetic",
     "predict": "deid_ds.ner.predict",
     "merge_spans": "deid_ds.ner.hybrid",
     "merge_scored": "deid_ds.ner.hybrid",

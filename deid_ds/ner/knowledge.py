@@ -4,7 +4,9 @@
 its Flair files (``token FEATURES TAG``); ``train`` reads it as the ``kf`` column and stacks
 :class:`KnowledgeEmbeddings` with the other embeddings: the multi-hot vector of the token's features
 through a trainable linear layer. The tagger then weighs "in the surname list", "the patient's first
-name", "a common French word" in context instead of memorising surface forms.
+name", "a common French word" in context instead of memorising surface forms. With ``feature_dropout``
+(``train --feature-dropout``), a share of the tokens read as having no feature in training
+(:func:`drop_tokens`), so that it cannot lean on the lists alone.
 
 The embedding stores the feature vocabulary, the knowledge base's fingerprint and whether metadata
 features were used — never the knowledge base's contents. At prediction, :func:`attach_features`
@@ -44,6 +46,7 @@ class KnowledgeEmbeddings(TokenEmbeddings):
         kb_fingerprint: str | None = None,
         use_metadata: bool = True,
         field: str = FEATURE_COLUMN,
+        feature_dropout: float = 0.0,
     ) -> None:
         self.name = "knowledge-features"
         self.static_embeddings = False
@@ -54,6 +57,7 @@ class KnowledgeEmbeddings(TokenEmbeddings):
         self.use_metadata = use_metadata
         self.field = field
         self._length = embedding_length
+        self.feature_dropout = feature_dropout  # training only: see drop_tokens
         self.linear = torch.nn.Linear(len(self.names), embedding_length)
         self.to(flair.device)
 
@@ -84,7 +88,10 @@ class KnowledgeEmbeddings(TokenEmbeddings):
         tokens = [token for sentence in sentences for token in sentence.tokens]
         if not tokens:
             return sentences
-        embedded = self.linear(self.multi_hot(tokens).to(flair.device))
+        matrix = self.multi_hot(tokens)
+        if self.training and self.feature_dropout > 0:
+            matrix = drop_tokens(matrix, self.feature_dropout)
+        embedded = self.linear(matrix.to(flair.device))
         for vector, token in zip(embedded, tokens):
             token.set_embedding(self.name, vector)
         return sentences
@@ -104,6 +111,7 @@ class KnowledgeEmbeddings(TokenEmbeddings):
             params.get("kb_fingerprint"),
             params.get("use_metadata", True),
             params.get("field", FEATURE_COLUMN),
+            params.get("feature_dropout", 0.0),
         )
 
     def to_params(self) -> dict[str, Any]:
@@ -113,7 +121,23 @@ class KnowledgeEmbeddings(TokenEmbeddings):
             "kb_fingerprint": self.kb_fingerprint,
             "use_metadata": self.use_metadata,
             "field": self.field,
+            "feature_dropout": self.feature_dropout,
         }
+
+
+def drop_tokens(matrix: torch.Tensor, share: float, generator: torch.Generator | None = None) -> torch.Tensor:
+    """``matrix`` (tokens x features) with the row of each token zeroed with probability ``share``: the token
+    reads as one with no feature (``-``), as a name the knowledge base does not hold does.
+
+    Knowledge-feature dropout (``train --feature-dropout``): drawn afresh for every mini-batch of every epoch
+    (the embedding is recomputed each batch, its layer being trained), in training mode only, so that the
+    network cannot lean on the lists alone and must read the context too. Whole rows, not single features,
+    and no rescaling (unlike ``torch.nn.Dropout``): a dropped token must look exactly like an unlisted one.
+    """
+    if share <= 0 or len(matrix) == 0:
+        return matrix
+    kept = torch.rand(len(matrix), 1, generator=generator) >= share
+    return matrix * kept
 
 
 def knowledge_embedding_of(tagger) -> KnowledgeEmbeddings | None:

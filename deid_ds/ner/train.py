@@ -88,6 +88,8 @@ class TrainConfig:
     #: Stack the knowledge embedding when the weak files have the feature column (None: yes; deid_ds.ner.knowledge).
     features: bool | None = None
     features_dim: int = 32
+    #: Share of tokens whose knowledge features are dropped, per mini-batch, in training (ner.knowledge.drop_tokens).
+    feature_dropout: float = 0.0
     transformer_layers: str = "-1"
     transformer_fine_tune: bool = False
     #: Share of training sentences perturbed (scan and typing noise, tags carried: deid_ds.ner.augment) and how much.
@@ -176,8 +178,12 @@ def train_tagger(
     verbose: bool = False,
     log: Callable[[str], None] = _no_log,
     overwrite: bool = False,
+    synthetic=None,
 ) -> dict:
     """Train the BiLSTM-CRF on ``weak_dir``'s Flair files into ``out``; return the model card.
+
+    ``synthetic`` (a :class:`deid_ds.ner.synthetic.SyntheticMix`) mixes generated notes with their exact gold
+    into the training split first (``train --synthetic N``); the card records the mix under ``data.synthetic``.
 
     ``out`` is replaced only if deid-ds train wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
 
@@ -207,7 +213,13 @@ def train_tagger(
     seed_everything(config.seed)
 
     with tempfile.TemporaryDirectory(prefix="deid-ds-train-") as scratch:
-        data_dir, files, statistics = _prepare_data(weak_dir, Path(scratch), config)
+        source, mix = weak_dir, None
+        if synthetic is not None:
+            from deid_ds.ner.synthetic import mix_synthetic
+
+            source = Path(scratch) / "mixed"
+            mix = mix_synthetic(weak_dir, source, synthetic, log=log)
+        data_dir, files, statistics = _prepare_data(source, Path(scratch), config)
         augmentation = _augment_train(data_dir, Path(scratch), files, statistics, config)
         if statistics["train"]["sentences"] == 0:
             raise InputError(f"{weak_dir}/train.txt: no sentence")
@@ -260,6 +272,7 @@ def train_tagger(
                 "max_sentences": config.max_sentences,
                 "augmentation": augmentation,
                 "labels": tag_dictionary.get_items(),
+                "synthetic": mix,  # None without --synthetic (deid_ds.ner.synthetic)
             }
             with output_directory(out, "train", inputs=inputs, overwrite=overwrite) as tmp:
                 history, selection = _fit(
@@ -467,6 +480,7 @@ def build_embeddings(
             config.features_dim,
             knowledge.get("kb_fingerprint"),
             knowledge.get("use_metadata", True),
+            feature_dropout=config.feature_dropout,
         )
         stack.append(embedding)
         info.append({"type": "knowledge-features", "dim": embedding.embedding_length, "features": len(embedding.names)})

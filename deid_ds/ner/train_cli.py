@@ -21,7 +21,9 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     "char_dim": 25,
     "char_hidden": 25,
     "features_dim": 32,
+    "feature_dropout": 0.0,
 }
+_SYNTHETIC_SEED = 2929  # deid_ds.ner.synthetic.DEFAULT_SEED (checked by a test), repeated to keep --help light
 
 
 @click.command("train")
@@ -140,6 +142,67 @@ _D = {  # the TrainConfig defaults, repeated here so that --help needs no import
     type=click.IntRange(min=1),
     help="Size of the knowledge embedding.",
 )
+@click.option(
+    "--feature-dropout",
+    default=_D["feature_dropout"],
+    show_default=True,
+    type=click.FloatRange(0, 1, max_open=True),
+    metavar="SHARE",
+    help=(
+        "In training, the knowledge features of this share of tokens read as none ('-'), drawn afresh for every "
+        "mini-batch, so that the network cannot lean on the lists alone."
+    ),
+)
+@click.option(
+    "--synthetic",
+    "synthetic_notes",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help=(
+        "Mix N generated notes with their exact gold (deid-ds synth: the phrasings of --synthetic-phrasing, a "
+        "knowledge base of their own) into the training split; same segmentation, tokens and feature columns "
+        "as the weak files. The model card records the mix."
+    ),
+)
+@click.option(
+    "--synthetic-seed",
+    default=_SYNTHETIC_SEED,
+    show_default=True,
+    type=int,
+    help="Generator seed of the synthetic notes (one per phrasing: SEED, SEED+1...).",
+)
+@click.option(
+    "--synthetic-phrasing",
+    multiple=True,
+    type=click.Choice(["train", "heldout", "all", "exports"]),
+    help=(
+        "synth phrasing of the synthetic notes, repeatable, the notes shared out evenly [default: all and exports]; "
+        "the test phrasings (unseen, exports-heldout) are never trained on."
+    ),
+)
+@click.option(
+    "--synthetic-weight",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Times each synthetic training sentence is seen per epoch (by repetition: 2 = twice, 0.5 = a seeded half).",
+)
+@click.option(
+    "--synthetic-dev",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 1, max_open=True),
+    metavar="SHARE",
+    help="Share of the synthetic patients put in dev (after the weak dev) instead of train: exact gold to select on.",
+)
+@click.option(
+    "--synthetic-keep-empty",
+    default=0.0,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    metavar="SHARE",
+    help="Share of the synthetic sentences without entity kept (as weak-label --keep-empty).",
+)
 @click.option("--no-crf", is_flag=True, help="Softmax instead of the CRF layer (ablation; the paper uses a CRF).")
 @click.option(
     "--max-sentences",
@@ -236,6 +299,13 @@ def train_command(
     char_hidden,
     features,
     features_dim,
+    feature_dropout,
+    synthetic_notes,
+    synthetic_seed,
+    synthetic_phrasing,
+    synthetic_weight,
+    synthetic_dev,
+    synthetic_keep_empty,
     no_crf,
     max_sentences,
     augment,
@@ -257,6 +327,11 @@ def train_command(
     and a character embedding; nothing is downloaded. Keeps the epoch with the best dev F1 as
     OUT/best-model.pt and writes OUT/model_card.json (data, label counts, embeddings,
     hyper-parameters, dev/test scores against the weak labels, time per epoch, device, versions).
+
+    \b
+    --synthetic N adds a second teacher: N generated notes whose gold is exact, labelled into the
+    same columns as the weak files and mixed into train only (dev and test stay the weak ones unless
+    --synthetic-dev); the card records the mix under data.synthetic.
 
     \b
     Defaults: the architecture is the paper's; its Flair hyper-parameter table is not in the text at
@@ -292,6 +367,7 @@ def train_command(
         seed=seed,
         features=features,
         features_dim=features_dim,
+        feature_dropout=feature_dropout,
         transformer_layers=transformer_layers,
         transformer_fine_tune=transformer_fine_tune,
     )
@@ -303,6 +379,20 @@ def train_command(
         "progress": show_progress(quiet),
         "verbose": verbose,
     }
+    if synthetic_notes:
+        from deid_ds.errors import InputError
+        from deid_ds.ner.synthetic import DEFAULT_PHRASINGS, SyntheticMix
+
+        if self_train_rounds:
+            raise InputError("--synthetic and --self-train: one or the other (their combination is not built yet)")
+        options["synthetic"] = SyntheticMix(
+            synthetic_notes,
+            synthetic_seed,
+            tuple(synthetic_phrasing) or DEFAULT_PHRASINGS,
+            synthetic_weight,
+            synthetic_dev,
+            synthetic_keep_empty,
+        )
     log = (lambda message: None) if quiet else click.echo  # -q: the last line only
     if self_train_rounds:
         from deid_ds.ner.self_train import self_train
