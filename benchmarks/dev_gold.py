@@ -343,7 +343,7 @@ def main() -> None:
         "machine": {"cpu": cpu_model(), "python": platform.python_version()},
         "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
         "training": {
-            key: {k: card.get(k) for k in ("data", "selection", "augment", "seconds_per_epoch", "total_seconds")}
+            key: {k: card.get(k) for k in ("data", "selection", "seconds_per_epoch", "total_seconds")}
             for key, card in cards.items()
         },
         "timings_s": {k: round(v, 1) for k, v in timings.items()},
