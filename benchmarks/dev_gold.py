@@ -1,6 +1,6 @@
 """Experiment: rules, model and hybrid on the hand-written development notes, in the study's setting.
 
-Issue 29's first acceptance item: on ``../shared/dev-gold`` (21 notes written by hand, with gold spans and
+The first acceptance target of the tagger work: on ``../shared/dev-gold`` (21 notes written by hand, with gold spans and
 the knowledge-base files of their hospital; read here only, never copied into the repository), the tagger
 trained on the weak labels of those same notes — the gold never read for training — against the rules it
 learned from. The hospital's situation: it has its notes, the national files (BAN, Annuaire Santé) and no
@@ -25,7 +25,7 @@ annotation; it labels its notes with the rules, trains on them and de-identifies
 5. ``predict`` (model) and ``predict --with-rules`` (hybrid) on the 21 notes, ``evaluate --gold --notes``
    (exact and overlap entity F1 with bootstrap intervals, token redaction recall), plus paired bootstrap
    intervals (documents resampled, 1,000 draws, seed 0) of each system's precision, redaction and their
-   differences with the rules, which ``evaluate`` does not give, and issue 29's acceptance checks.
+   differences with the rules, which ``evaluate`` does not give, and the acceptance checks.
 
 Prints the tables (``-v``: per label too) and writes ``WORKDIR/dev_gold-NAME.json`` (or ``--json``).
 """
@@ -180,7 +180,7 @@ def bootstrap(counts: dict, reference: str = "rules", n: int = 1000, seed: int =
 
 
 def acceptance(systems: dict) -> dict:
-    """Issue 29's thresholds on dev-gold, on the point estimates: model F1 ≥ rules', model and hybrid
+    """The acceptance thresholds on dev-gold, on the point estimates: model F1 ≥ rules', model and hybrid
     redaction ≥ rules' + 0.02, hybrid precision ≥ rules' − 0.01."""
     rules, model, hybrid = (systems[name] for name in ("rules", "model", "hybrid"))
 
