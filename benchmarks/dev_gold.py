@@ -1,9 +1,9 @@
 """Experiment: rules, model and hybrid on the hand-written development notes, in the study's setting.
 
-The first acceptance target of the tagger work: on ``../shared/dev-gold`` (21 notes written by hand, with gold spans and
-the knowledge-base files of their hospital; read here only, never copied into the repository), the tagger
-trained on the weak labels of those same notes — the gold never read for training — against the rules it
-learned from. The hospital's situation: it has its notes, the national files (BAN, Annuaire Santé) and no
+The first acceptance target of the tagger work: on ``../shared/dev-gold`` (21 notes written by hand, with
+gold spans and the knowledge-base files of their hospital; read here only, never copied into the repository),
+the tagger trained on the weak labels of those same notes — the gold never read for training — against the
+rules it learned from. The hospital's situation: it has its notes, the national files (BAN, Annuaire Santé) and no
 annotation; it labels its notes with the rules, trains on them and de-identifies the same notes.
 
     .venv/bin/python benchmarks/dev_gold.py [--dev-gold /work/shared/dev-gold] [--workdir /tmp/deid-dev-gold]
