@@ -48,21 +48,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import cpu_model  # noqa: E402
 
-LABELS = ("PATIENT", "DOCTOR", "DATE", "EMAIL", "PHONE", "STR", "ZIP", "VILLE")
-NOTE_COLUMNS = (
-    "id_document",
-    "id_patient",
-    "doc_type",
-    "html",
-    "firstname",
-    "lastname",
-    "birthdate",
-    "address",
-    "zip",
-    "city",
-    "phone",
-    "email",
-)
+from deid_ds.model import LABELS  # noqa: E402
+from deid_ds.synth.corpus import NOTE_COLUMNS  # noqa: E402
+
 RESUME = False  # --resume: a step whose --out exists is not run again
 
 
