@@ -39,15 +39,15 @@ the dev F1 against the weak labels.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from deid_ds.errors import InputError
+from deid_ds.ner.column_files import column_blocks, split_line
 
 #: Source given to the spans read from the weak BIO tags (not in hybrid.RULE_WINS: see the module docstring).
 WEAK_SOURCE = "weak-label"
@@ -55,8 +55,6 @@ DEFAULT_THRESHOLD = 0.9
 
 TokenSpan = tuple[int, int, str]  # first token, end token (exclusive), label
 ScoredSpan = tuple[int, int, str, float]  # the same with the model's confidence
-
-_LINE = re.compile(r"^(.*\S)(\s+)(\S+)$")
 
 
 @dataclass
@@ -123,34 +121,6 @@ def relabel(tags: Sequence[str], model: Iterable[ScoredSpan], threshold: float) 
             counts.added += 1
     counts.removed = sum(1 for span in weak if span not in merged and not overlaps(span, merged))
     return spans_to_bio(len(tags), merged), counts
-
-
-# --------------------------------------------------------------------------------------------------
-# Column files
-
-
-def column_blocks(path: Path) -> Iterator[list[str]]:
-    """The sentences of a Flair column file as their raw lines (without the newline)."""
-    block: list[str] = []
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            line = line.rstrip("\n")
-            if not line.strip():
-                if block:
-                    yield block
-                    block = []
-                continue
-            block.append(line)
-    if block:
-        yield block
-
-
-def split_line(line: str, path: Path) -> tuple[str, str, str]:
-    """``(everything before the tag, the separator, the tag)`` of one column line."""
-    match = _LINE.match(line)
-    if match is None:
-        raise InputError(f"{path}: a line is not 'token ... TAG'")
-    return match.group(1), match.group(2), match.group(3)
 
 
 def rewrite_split(

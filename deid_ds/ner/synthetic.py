@@ -46,7 +46,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import re
 import shutil
 from bisect import bisect_left
 from collections import Counter
@@ -55,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deid_ds.errors import InputError
+from deid_ds.ner.column_files import Block, column_blocks, split_line
 
 #: The generator's seed for the synthetic part: not the shipped sample's (1) nor one of the benchmarks'.
 DEFAULT_SEED = 2929
@@ -62,8 +62,6 @@ DEFAULT_SEED = 2929
 DEFAULT_PHRASINGS = ("all", "exports")
 #: Phrasings that are test corpora only: training on them would void the figures measured on them.
 TEST_PHRASINGS = ("unseen", "exports-heldout", "exports-all")
-
-Block = list[str]  # the lines of one sentence of a Flair column file
 
 
 @dataclass(frozen=True)
@@ -228,33 +226,6 @@ def gold_blocks(labelled: Path, gold_path: Path, keep_empty: float) -> tuple[dic
     counts = {"gold_spans": total, "entities_tagged": tagged, "unaligned": unaligned}
     counts["in_no_sentence"] = total - len(seen)
     return out, counts
-
-
-_LINE = re.compile(r"^(.*\S)(\s+)(\S+)$")
-
-
-def column_blocks(path: Path) -> Iterator[Block]:
-    """The sentences of a Flair column file as their lines (as :func:`deid_ds.ner.self_train.column_blocks`, which
-    this module cannot import: self-training sits above ``train``, which imports this module)."""
-    block: Block = []
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            line = line.rstrip("\n")
-            if line.strip():
-                block.append(line)
-            elif block:
-                yield block
-                block = []
-    if block:
-        yield block
-
-
-def split_line(line: str, path: Path) -> tuple[str, str, str]:
-    """``(everything before the tag, the separator, the tag)`` of one column line."""
-    match = _LINE.match(line)
-    if match is None:
-        raise InputError(f"{path}: a line is not 'token ... TAG'")
-    return match.group(1), match.group(2), match.group(3)
 
 
 def _blocks_or_none(path: Path) -> Iterator[Block]:
