@@ -37,7 +37,6 @@ import filecmp
 import json
 import platform
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,26 +45,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import model_vs_rules  # noqa: E402
 from machine import cpu_model  # noqa: E402
+from model_vs_rules import run  # noqa: E402  (its --resume: model_vs_rules.RESUME, set in main)
 
 from deid_ds.model import LABELS  # noqa: E402
 from deid_ds.synth.corpus import NOTE_COLUMNS  # noqa: E402
 
 RESUME = False  # --resume: a step whose --out exists is not run again
-
-
-def run(step: str, args: list[str], timings: dict[str, float]) -> None:
-    """``deid-ds ARGS`` in a subprocess, timed; stops the experiment on failure (as model_vs_rules.py)."""
-    out = args[args.index("--out") + 1] if "--out" in args else None
-    if RESUME and out is not None and Path(out).exists():
-        print(f"[{time.strftime('%H:%M:%S')}] {step}: kept {out}", flush=True)
-        return
-    print(f"[{time.strftime('%H:%M:%S')}] {step}: deid-ds {' '.join(args)}", flush=True)
-    started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "deid_ds", *args], cwd=REPO, capture_output=True, text=True)
-    timings[step] = timings.get(step, 0.0) + time.perf_counter() - started
-    if result.returncode != 0:
-        sys.exit(f"{step} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
 
 
 def convert(dev_gold: Path, work: Path) -> tuple[Path, Path]:
@@ -235,7 +222,7 @@ def main() -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="print F1 per label")
     args = parser.parse_args()
     global RESUME
-    RESUME = args.resume
+    RESUME = model_vs_rules.RESUME = args.resume
     if not (args.dev_gold / "notes.jsonl").is_file():
         sys.exit(f"{args.dev_gold}: no notes.jsonl (give --dev-gold)")
     settings = [s.strip() for s in args.metadata.split(",") if s.strip()]

@@ -160,6 +160,19 @@ def kb_dir(tmp_path_factory) -> Path:
     return out
 
 
+def weak_label_sample(root: Path, kb: Path, notes: int) -> Path:
+    """``root/weak``: a weak-label output (feature column included, the default) of the first ``notes`` notes of
+    the embedded sample, for the training tests."""
+    import pyarrow.parquet as pq
+
+    from deid_ds import weak_label
+
+    table = root / "notes.parquet"
+    pq.write_table(pq.read_table(REPO / "data" / "notes.parquet").slice(0, notes), table)
+    weak_label(table, root / "weak", kb=kb, workers=1, progress=False)
+    return root / "weak"
+
+
 # ------------------------------------------------------------------------------------ the tiny tagger
 # One tagger per test session (per xdist worker), shared by the predict, calibrate, deidentify and Spark
 # tests: each module used to train its own, identical one.

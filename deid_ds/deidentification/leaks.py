@@ -268,7 +268,7 @@ def find_leaks(
     parsed = note if isinstance(note, ParsedHtml) else html_to_text(note)
     needles = patient if isinstance(patient, Needles) else needles_for(patient)
     result = LeakCounts(unreadable=dict.fromkeys(needles.unreadable, 1))
-    read = views(parsed)
+    read = views(parsed) if identifiers or not needles.empty() else {}  # nothing to look for: none read
     if identifiers:
         result.add(identifier_leaks(read, identifiers))
     if needles.empty():

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from deid_ds.cli import main
 from deid_ds.errors import InputError
 from deid_ds.ner.synthetic import DEFAULT_SEED, SyntheticMix, gold_tags, mix_synthetic, repeat_blocks
-from tests.conftest import REPO
+from tests.conftest import REPO, weak_label_sample
 
 SAMPLE_NOTES = 30
 
@@ -26,13 +26,7 @@ def no_network(cut_network):
 @pytest.fixture(scope="module")
 def weak_dir(tmp_path_factory, kb_dir) -> Path:
     """A weak-label output (feature column included, the default) of the first notes of the embedded sample."""
-    from deid_ds import weak_label
-
-    root = tmp_path_factory.mktemp("synthetic")
-    notes = root / "notes.parquet"
-    pq.write_table(pq.read_table(REPO / "data" / "notes.parquet").slice(0, SAMPLE_NOTES), notes)
-    weak_label(notes, root / "weak", kb=kb_dir, workers=1, progress=False)
-    return root / "weak"
+    return weak_label_sample(tmp_path_factory.mktemp("synthetic"), kb_dir, SAMPLE_NOTES)
 
 
 def blocks(path: Path) -> list[list[str]]:

@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from deid_ds.cli import main
-from tests.conftest import REPO, NetworkUsed
+from tests.conftest import NetworkUsed, weak_label_sample
 
 SAMPLE_NOTES = 60
 
@@ -43,15 +43,7 @@ def no_network(cut_network):
 @pytest.fixture(scope="module")
 def weak_dir(tmp_path_factory, kb_dir) -> Path:
     """A weak-label output of the first notes of the embedded sample."""
-    import pyarrow.parquet as pq
-
-    from deid_ds import weak_label
-
-    root = tmp_path_factory.mktemp("ner")
-    notes = root / "notes.parquet"
-    pq.write_table(pq.read_table(REPO / "data" / "notes.parquet").slice(0, SAMPLE_NOTES), notes)
-    weak_label(notes, root / "weak", kb=kb_dir, workers=1, progress=False)
-    return root / "weak"
+    return weak_label_sample(tmp_path_factory.mktemp("ner"), kb_dir, SAMPLE_NOTES)
 
 
 def run(args: list[str]) -> str:
