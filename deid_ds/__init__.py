@@ -21,7 +21,7 @@ _API: dict[str, str] = {
     "segment_html": "deid_ds.segmentation.segmenter",
     "segment_notes": "deid_ds.segmentation.notes",
     "tokenize": "deid_ds.segmentation.tokens",
-    "train_parameters": "deid_ds.segmentation.punkt",
+    "train_parameters": "deid_ds.segmentation.punkt_training",
     "punkt_train": "deid_ds.segmentation.notes",
     "weak_label": "deid_ds.weak_labelling",
     "WeakLabelReport": "deid_ds.weak_labelling",

@@ -7,7 +7,9 @@
 * :mod:`.offsets` — the offset map between the text and the HTML;
 * :mod:`.encoding` — bytes to text for notes stored as bytes;
 * :mod:`.tokens` — the tokenizer;
-* :mod:`.punkt` — Punkt sentence-boundary parameters (trained, shipped, loaded);
+* :mod:`.punkt` — Punkt sentence-boundary parameters (shipped, loaded, saved);
+* :mod:`.punkt_splitter` — Punkt's sentence splitting with those parameters, without NLTK;
+* :mod:`.punkt_training` — Punkt training with NLTK (``deid-ds punkt-train``);
 * :mod:`.segmenter` — sentences and tokens of one note;
 * :mod:`.limits` — the per-note size and time limits every stage that reads notes applies;
 * :mod:`.notes` — a notes table segmented into ``sentences.parquet`` and ``documents.parquet``

@@ -433,7 +433,8 @@ def punkt_train(
 
     Returns counts of what was learned (abbreviations, collocations, sentence starters, notes used).
     """
-    from deid_ds.segmentation.punkt import save_parameters, train_parameters
+    from deid_ds.segmentation.punkt import save_parameters
+    from deid_ds.segmentation.punkt_training import train_parameters
 
     source = open_notes(notes, column_map)
     total = min(source.num_notes, limit) if limit else source.num_notes

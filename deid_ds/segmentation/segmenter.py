@@ -1,6 +1,6 @@
 """Sentences and tokens of a note, with offsets in the text and in the HTML.
 
-Sentence splitting is NLTK Punkt (see :mod:`deid_ds.segmentation.punkt`) made aware of the layout the HTML parser
+Sentence splitting is Punkt (see :mod:`deid_ds.segmentation.punkt`) made aware of the layout the HTML parser
 preserved. Clinical notes are full of lines that are not sentences — letterhead lines, identity blocks,
 signatures, table rows — and Punkt, which only looks at periods, would glue them to the next paragraph.
 So the text is first cut into *blocks* at line breaks, and Punkt runs inside each block:
@@ -22,12 +22,11 @@ from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
-
 from deid_ds.defaults import DEFAULT_MAX_TOKENS
 from deid_ds.model import Sentence, Token
 from deid_ds.segmentation.html_text import ParsedHtml, html_to_text
 from deid_ds.segmentation.punkt import sentence_splitter
+from deid_ds.segmentation.punkt_splitter import PunktParameters, PunktSplitter
 from deid_ds.segmentation.tokens import fixup_positions, tokenize, tokenize_with
 
 _SOFT_BREAK_TOKENS = frozenset({";", ",", ":"})
@@ -101,7 +100,7 @@ class Segmenter:
     def __init__(self, parameters: PunktParameters | None = None, *, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
         if max_tokens < 1:
             raise ValueError("max_tokens must be at least 1")
-        self._splitter: PunktSentenceTokenizer = sentence_splitter(parameters)
+        self._splitter: PunktSplitter = sentence_splitter(parameters)
         self.max_tokens = max_tokens
 
     def sentence_spans(self, text: str) -> Iterator[tuple[int, int]]:

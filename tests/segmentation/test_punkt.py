@@ -12,8 +12,8 @@ from deid_ds.segmentation.punkt import (
     load_parameters,
     save_parameters,
     sentence_splitter,
-    train_parameters,
 )
+from deid_ds.segmentation.punkt_training import train_parameters
 
 
 @pytest.fixture(autouse=True)
