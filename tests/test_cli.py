@@ -6,11 +6,15 @@ import json
 import subprocess
 import sys
 
+import click
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
-from deid_ds.cli import COMMANDS, main
+from deid_ds.cli import COMMANDS, SHORT_HELP, main
+from tests.conftest import REPO
 
 
 def test_help_lists_every_command_and_each_has_its_own_help():
@@ -22,6 +26,70 @@ def test_help_lists_every_command_and_each_has_its_own_help():
         sub = runner.invoke(main, [name, "--help"])
         assert sub.exit_code == 0, sub.output
         assert "Usage:" in sub.output
+
+
+def test_each_short_help_of_the_table_is_its_commands_own():
+    assert list(SHORT_HELP) == list(COMMANDS)
+    context = click.Context(main)
+    for name in COMMANDS:
+        assert SHORT_HELP[name] == main.get_command(context, name).get_short_help_str(limit=10**6), name
+
+
+@pytest.mark.parametrize("width", [40, 80, 200])
+def test_help_lists_the_commands_as_if_it_had_imported_them(width):
+    context = click.Context(main, terminal_width=width, max_content_width=width)
+    listed, imported = context.make_formatter(), context.make_formatter()
+    main.format_commands(context, listed)
+    click.Group.format_commands(main, context, imported)  # click's own: imports every command
+    assert listed.getvalue() == imported.getvalue()
+
+
+#: Modules a light path must not import: the model stack, NLTK (and the scipy it pulls in), plotting.
+HEAVY = ("nltk", "scipy", "sklearn", "matplotlib", "torch", "flair", "gensim", "pyspark", "transformers")
+
+
+def modules_after(code: str) -> dict:
+    """What a fresh interpreter has imported after running ``code`` (and its exit status)."""
+    script = (
+        "import json, sys\n"
+        "status = 0\n"
+        "try:\n" + "".join(f"    {line}\n" for line in code.splitlines()) + "except SystemExit as exit:\n"
+        "    status = exit.code\n"
+        "print(json.dumps({'status': status, 'modules': sorted(sys.modules)}))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO)
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_help_imports_no_command_and_nothing_heavy():
+    seen = modules_after("from deid_ds.cli import main\nmain(['--help'])")
+    assert seen["status"] == 0
+    assert [m for m in seen["modules"] if m.split(".")[0] in (*HEAVY, "pandas", "pyarrow", "numpy")] == []
+    assert [m for m in seen["modules"] if m.startswith("deid_ds.") and m != "deid_ds.cli"] == []
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["deid_ds.weak_labelling", "deid_ds.weak_labelling.batch", "deid_ds.deidentification.batch", "deid_ds.campaign"],
+)
+def test_the_light_stages_and_their_workers_import_nothing_heavy(module):
+    """A worker of the local engine starts with ``spawn``: it imports its stage's module, and pays for it."""
+    seen = modules_after(f"import {module}")
+    assert [m for m in seen["modules"] if m.split(".")[0] in HEAVY] == []
+
+
+def test_weak_label_and_deidentify_on_a_note_import_nothing_heavy(tmp_path, kb_dir):
+    notes = tmp_path / "one.parquet"
+    pq.write_table(pq.read_table(REPO / "data" / "notes.parquet").slice(0, 1), notes)
+    weak = tmp_path / "weak"
+    run = f"from deid_ds.cli import main\nmain({{}} + ['--kb', {str(kb_dir)!r}, '-q', '--workers', '1'])"
+    seen = modules_after(run.format(["weak-label", str(notes), "--out", str(weak)]))
+    assert seen["status"] == 0 and (weak / "spans.parquet").is_file()
+    assert [m for m in seen["modules"] if m.split(".")[0] in HEAVY] == []
+    spans = str(weak / "spans.parquet")
+    seen = modules_after(run.format(["deidentify", str(notes), "--spans", spans, "--out", str(tmp_path / "deid")]))
+    assert seen["status"] == 0 and (tmp_path / "deid").is_dir()
+    assert [m for m in seen["modules"] if m.split(".")[0] in HEAVY] == []
 
 
 def test_python_dash_m_works_and_import_is_light():
