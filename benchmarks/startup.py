@@ -31,6 +31,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from machine import cpu_model  # noqa: E402
 
 from deid_ds.report import format_table  # noqa: E402
 
@@ -124,7 +127,7 @@ def main() -> None:
     if options.before:
         sides = {options.before: extract(options.before, options.workdir / "before"), "this tree": REPO}
     commands = {k: v for k, v in COMMANDS.items() if not options.only or any(k.startswith(o) for o in options.only)}
-    inputs = {side: prepare(checkout, options.workdir / f"inputs-{i}") for i, (side, checkout) in enumerate(sides.items())}
+    inputs = {side: prepare(path, options.workdir / f"inputs-{i}") for i, (side, path) in enumerate(sides.items())}
     times: dict[tuple[str, str], list[float]] = {(side, label): [] for side in sides for label in commands}
     for round_ in range(options.repeat):
         order = list(sides) if round_ % 2 == 0 else list(reversed(sides))
@@ -149,7 +152,7 @@ def main() -> None:
             row.append(f"{medians[1] / medians[0]:.2f}")
         rows.append(row)
     print(format_table(header, rows))
-    print(f"{options.repeat} fresh processes per command and side; {os.cpu_count()} CPUs; Python {sys.version.split()[0]}")
+    print(f"{options.repeat} fresh processes per command and side; machine: {cpu_model()}, {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
