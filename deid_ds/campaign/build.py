@@ -34,6 +34,7 @@ from pathlib import Path
 from deid_ds.campaign import doccano, label_studio
 from deid_ds.campaign.assignment import OVERLAP, PRIMARY, annotators_of, assign_documents, parse_annotators
 from deid_ds.campaign.sampling import NO_TYPE, sample_documents
+from deid_ds.campaign.selection import RANDOM, document_priorities
 from deid_ds.campaign.source import read_pool, read_sentences
 from deid_ds.campaign.tasks import TaskError, build_task, validate_task
 from deid_ds.errors import InputError
@@ -89,13 +90,17 @@ def prepare_campaign(
     log: Callable[[str], None] | None = None,
     overwrite: bool = False,
     tool: str = "prodigy",
+    select: str = RANDOM,
+    predictions: str | Path | None = None,
 ) -> CampaignReport:
     """Prepare the campaign of ``weak_dir`` into ``out``; see the module docstring for the files.
 
     ``per_type=None`` takes every document of the chosen splits. A type with fewer documents than
     ``per_type`` is taken whole and listed in ``short_doc_types`` (and logged, counts only). ``out`` is
     replaced only if deid-ds campaign wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
-    ``tool``: ``prodigy``, ``label-studio`` or ``doccano``, the format of the task files.
+    ``tool``: ``prodigy``, ``label-studio`` or ``doccano``, the format of the task files. ``select``:
+    ``random``, or ``disagreement``/``uncertainty`` from the model's ``predictions`` (a ``deid-ds predict``
+    output): the documents to correct first (:mod:`~deid_ds.campaign.selection`).
     """
     try:
         if tool not in TOOLS:
@@ -108,12 +113,14 @@ def prepare_campaign(
     except ValueError as error:
         raise InputError(str(error)) from None
     wanted = parse_splits(splits)
-    check_output_dir(out, "campaign", (weak_dir,), overwrite)
+    inputs = (weak_dir,) if predictions is None else (weak_dir, predictions)
+    check_output_dir(out, "campaign", inputs, overwrite)
     pool = read_pool(weak_dir, wanted)
     if not pool.doc_types:
         where = "any split" if wanted is None else f"split {','.join(wanted)}"
         raise InputError(f"{weak_dir}: no document with sentences in {where}")
-    sample = sample_documents(pool.doc_types, per_type, seed)
+    priority = document_priorities(select, weak_dir, predictions, pool.doc_types.keys())
+    sample = sample_documents(pool.doc_types, per_type, seed, priority=priority)
     chosen = sample.documents
     assignments = assign_documents(chosen, names, overlap=overlap, seed=seed)
     who = annotators_of(assignments)
@@ -142,6 +149,8 @@ def prepare_campaign(
             "splits": list(wanted) if wanted else "all",
             "seed": seed,
             "tool": tool,
+            "select": select,
+            "predictions": None if predictions is None else str(predictions),
         },
         documents=len(chosen),
         tasks=sum(len(t) for t in tasks.values()),
@@ -168,7 +177,7 @@ def prepare_campaign(
         }
         report.per_annotator_doc_type[name] = dict(sorted(Counter(a.doc_type for a in mine).items()))
 
-    with output_directory(out, "campaign", inputs=(weak_dir,), overwrite=overwrite) as tmp:
+    with output_directory(out, "campaign", inputs=inputs, overwrite=overwrite) as tmp:
         per_annotator = {
             name: [
                 task

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from deid_ds.campaign.build import TOOLS
+from deid_ds.campaign.selection import SELECTIONS
 from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option, seed_option, verbose_option
 
 
@@ -56,10 +57,28 @@ from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option, se
     help="Annotation tool the tasks are written for: Prodigy, or the open Label Studio and doccano "
     "(OUT/label-studio/, OUT/doccano/: one import file per annotator, with the tool's import instructions).",
 )
+@click.option(
+    "--select",
+    type=click.Choice(SELECTIONS),
+    default="random",
+    show_default=True,
+    help="Which documents of each type: a random draw (the only choice for an evaluation set), or those where "
+    "the model and the rules disagree most, or where the model is least sure (to correct for --gold-train); "
+    "the last two need --predictions.",
+)
+@click.option(
+    "--predictions",
+    type=click.Path(path_type=str),
+    metavar="PREDICT_DIR",
+    help="The model's predictions on the same notes (`deid-ds predict` output, without --with-rules), "
+    "for --select disagreement or uncertainty.",
+)
 @quiet_option
 @verbose_option
 @handle_errors
-def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, split, seed, tool, quiet, verbose):
+def campaign_command(
+    weak_dir, out, overwrite, annotators, per_type, overlap, split, seed, tool, select, predictions, quiet, verbose
+):
     """Prepare the correction campaign: sample documents per type, assign them, write the annotation tasks.
 
     WEAK_DIR is a `deid-ds weak-label` output (or any directory of sentences in its format). Writes
@@ -82,6 +101,8 @@ def campaign_command(weak_dir, out, overwrite, annotators, per_type, overlap, sp
         log=(lambda message: None) if quiet else click.echo,
         overwrite=overwrite,
         tool=tool,
+        select=select,
+        predictions=predictions,
     )
     if verbose or not quiet:  # the counts per type and annotator are the summary, and all of it (-v prints the same)
         click.echo(campaign_table(report))

@@ -55,8 +55,16 @@ class Sample:
         return {doc_type: n for doc_type, n in self.available.items() if n < self.per_type}
 
 
-def sample_documents(documents: Mapping[str, str | None], per_type: int | None, seed: int = 0) -> Sample:
+def sample_documents(
+    documents: Mapping[str, str | None],
+    per_type: int | None,
+    seed: int = 0,
+    priority: Mapping[str, float] | None = None,
+) -> Sample:
     """Choose ``per_type`` documents of each type from ``documents`` (id -> doc type); ``None``: all.
+
+    ``priority`` (id -> score, :mod:`~deid_ds.campaign.selection`): within each type, the documents of
+    highest score come first, the hash rank breaking ties; ``None`` is the random draw.
 
     Types are returned sorted; within a type, documents in their hash rank (the order the assignment
     then deals them in is its own).
@@ -69,6 +77,8 @@ def sample_documents(documents: Mapping[str, str | None], per_type: int | None, 
     sample = Sample(per_type=per_type)
     for doc_type in sorted(strata):
         ranked = sorted(strata[doc_type], key=lambda d: rank_key(d, seed, f"sample:{doc_type}"))
+        if priority is not None:  # stable: equal scores keep their random order
+            ranked.sort(key=lambda d: -priority.get(d, 0.0))
         sample.available[doc_type] = len(ranked)
         sample.chosen[doc_type] = ranked if per_type is None else ranked[:per_type]
     return sample
