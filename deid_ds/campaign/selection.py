@@ -76,7 +76,7 @@ def document_priorities(
         )
     if select == UNCERTAINTY:
         if any(score is None for rows in model.values() for *_, score in rows):
-            raise InputError(f"{predictions}: spans without a score (written before predict kept scores): predict again")
+            raise InputError(f"{predictions}: spans without a score (an older predict): run predict again")
         return {d: uncertainty_score(row[4] for row in model.get(d, [])) for d in documents}
     rules = _read_spans(Path(weak_dir) / "spans.parquet", documents, with_score=False)
     return {
