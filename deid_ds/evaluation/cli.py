@@ -126,7 +126,9 @@ def evaluate_command(
     type, with paired bootstrap 95% intervals on micro F1 over documents. Evaluated documents: the
     gold's (every id_document of the gold table); predictions on other documents are ignored.
     Predictions sharing no document with the gold are refused (exit 1: an id mismatch, not a
-    score); a gold document without any prediction is warned about (counts only).
+    score); a gold document without any prediction is warned about (counts only). Gold documents
+    the predictions' model was trained on (train --gold-train) or calibrated on (calibrate) are left
+    out of every system's scores, with a warning (counts only).
     """
     from deid_ds.evaluation import evaluate
     from deid_ds.io.notes import parse_column_map
@@ -148,6 +150,11 @@ def evaluate_command(
         confidence=confidence,
         progress=show_progress(quiet),
     )
+    if result.documents_learnt:
+        warn(
+            f"{result.documents_learnt:,} gold document(s) left out: the predictions' model was trained "
+            "(train --gold-train) or calibrated (calibrate) on them; scores on them would not generalise"
+        )
     for name, covered in result.coverage.items():
         if covered.partial:
             warn(

@@ -214,6 +214,8 @@ class Evaluation:
     seed: int = 0
     #: Per system, its :class:`Coverage` of the gold's documents (the CLI warns when it is partial).
     coverage: dict[str, Coverage] = field(default_factory=dict)
+    #: Gold documents left out because a system's model was trained or calibrated on them (held_out).
+    documents_learnt: int = 0
 
     def to_dict(self) -> dict:
         """The JSON of ``--json``: inputs, choices, then each system's scores (see docs/predict-evaluate.md)."""
@@ -223,6 +225,7 @@ class Evaluation:
             "gold": self.gold,
             "documents": self.documents,
             "documents_evaluated": DOCUMENTS_RULE,
+            "documents_left_out_trained_or_calibrated_on": self.documents_learnt,
             "redaction_unit": self.redaction_unit,
             "doc_types_from": self.doc_types_from,
             "notes": None
@@ -312,6 +315,15 @@ def evaluate(
     labels = system_names(predictions, names)
     gold_frame = read_spans(gold, "gold")
     frames = {name: read_spans(path, f"predictions of {name}") for name, path in zip(labels, predictions)}
+    learnt = _learnt_documents(predictions)
+    left_out = len({d for d in gold_frame["id_document"] if d is not None} & learnt)
+    if left_out:  # a document a system was trained or calibrated on is never scored, for any system
+        gold_frame = gold_frame[~gold_frame["id_document"].isin(learnt)]
+        if gold_frame.empty:
+            raise InputError(
+                f"{gold}: every gold document was used to train or calibrate the model of the predictions "
+                "(its model card, its calibration file): nothing left to score"
+            )
     documents = sorted({d for d in gold_frame["id_document"] if d is not None})
     coverage = {name: coverage_of(frame, documents) for name, frame in frames.items()}
     for name, covered in coverage.items():
@@ -351,6 +363,7 @@ def evaluate(
         n_bootstrap=n_bootstrap,
         seed=seed,
         coverage=coverage,
+        documents_learnt=left_out,
     )
     if json_out is not None:
         atomic_write_text(json_out, json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n")
@@ -363,6 +376,17 @@ def evaluate(
     if html is not None:
         _write_html(result, html, gold_frame, frames, documents, notes_html, examples_per_label, seed, png)
     return result
+
+
+def _learnt_documents(predictions: Sequence[str | Path]) -> set[str]:
+    """The documents any system's model was trained (``--gold-train``) or calibrated on."""
+    from deid_ds.evaluation.held_out import used_documents
+
+    learnt: set[str] = set()
+    for path in predictions:
+        used = used_documents(_spans_file(Path(path), "predictions"))
+        learnt |= used["train"] | used["calibrate"]
+    return learnt
 
 
 def _write_html(result, html, gold_frame, frames, documents, notes_html, per_label, seed, png) -> None:

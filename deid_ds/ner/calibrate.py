@@ -230,6 +230,7 @@ def calibrate(
         "model": str(Path(model).resolve()),
         "notes": str(notes),
         "gold": str(gold),
+        "documents": sorted(documents),  # calibrated on: evaluate never scores them (deid_ds.evaluation.held_out)
         "kb": str(kb),
         "use_metadata": use_metadata,
         "metrics": "exact micro precision; label-blind redaction recall on characters (deid_ds.evaluation.scoring)",

@@ -27,6 +27,8 @@ class Thresholds:
     add: float = 0.0
     override: float = 0.0
     source: str = "none recorded: every model span counts (the hybrid before thresholds)"
+    #: The calibration file they came from (its documents are never scored: deid_ds.evaluation.held_out).
+    calibration: str | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -54,6 +56,7 @@ def read_calibration(path: str | Path) -> Thresholds:
         check_threshold(chosen.get("add"), str(path), "add"),
         check_threshold(chosen.get("override"), str(path), "override"),
         f"calibration {path}",
+        str(path.resolve()),
     )
 
 
@@ -95,4 +98,4 @@ def resolve_thresholds(
     given = " and ".join(
         name for name, value in (("--threshold", threshold), ("--override", override)) if value is not None
     )
-    return Thresholds(add, over, f"{given}; otherwise {base.source}")
+    return Thresholds(add, over, f"{given}; otherwise {base.source}", base.calibration)

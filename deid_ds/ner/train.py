@@ -179,11 +179,14 @@ def train_tagger(
     log: Callable[[str], None] = _no_log,
     overwrite: bool = False,
     synthetic=None,
+    gold_train: str | Path | None = None,
 ) -> dict:
     """Train the BiLSTM-CRF on ``weak_dir``'s Flair files into ``out``; return the model card.
 
     ``synthetic`` (a :class:`deid_ds.ner.synthetic.SyntheticMix`) mixes generated notes with their exact gold
     into the training split first (``train --synthetic N``); the card records the mix under ``data.synthetic``.
+    ``gold_train`` (a gold table) relabels its documents with their gold (:mod:`deid_ds.ner.gold_train`), recorded
+    under ``data.gold_train``.
 
     ``out`` is replaced only if deid-ds train wrote it, or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
 
@@ -195,7 +198,9 @@ def train_tagger(
     out = Path(out)
     if not (weak_dir / "train.txt").is_file():
         raise InputError(f"{weak_dir}: no train.txt (not an output of `deid-ds weak-label`)")
-    inputs = (weak_dir, fasttext, flair_lm, transformer)
+    if gold_train is not None and synthetic is not None:
+        raise InputError("--gold-train and --synthetic: one or the other (their combination is not built yet)")
+    inputs = (weak_dir, fasttext, flair_lm, transformer, gold_train)
     check_output_dir(out, "train", inputs, overwrite)  # before hours of training, not after
     started = time.monotonic()
 
@@ -213,7 +218,12 @@ def train_tagger(
     seed_everything(config.seed)
 
     with tempfile.TemporaryDirectory(prefix="deid-ds-train-") as scratch:
-        source, mix = weak_dir, None
+        source, mix, corrected = weak_dir, None, None
+        if gold_train is not None:
+            from deid_ds.ner.gold_train import mix_gold
+
+            source = Path(scratch) / "gold"
+            corrected = mix_gold(weak_dir, source, gold_train, log=log)
         if synthetic is not None:
             from deid_ds.ner.synthetic import mix_synthetic
 
@@ -273,6 +283,7 @@ def train_tagger(
                 "augmentation": augmentation,
                 "labels": tag_dictionary.get_items(),
                 "synthetic": mix,  # None without --synthetic (deid_ds.ner.synthetic)
+                "gold_train": corrected,  # None without --gold-train (deid_ds.ner.gold_train)
             }
             with output_directory(out, "train", inputs=inputs, overwrite=overwrite) as tmp:
                 history, selection = _fit(

@@ -203,6 +203,14 @@ _SYNTHETIC_SEED = 2929  # deid_ds.ner.synthetic.DEFAULT_SEED (checked by a test)
     metavar="SHARE",
     help="Share of the synthetic sentences without entity kept (as weak-label --keep-empty).",
 )
+@click.option(
+    "--gold-train",
+    type=click.Path(exists=True, path_type=str),
+    metavar="GOLD",
+    help="Corrected documents (a `deid-ds gold` table, or any gold `evaluate` reads): their sentences take the gold's "
+    "tags instead of the weak ones (a test document moves to train); the model card lists them, and `evaluate` "
+    "leaves them out of its scores.",
+)
 @click.option("--no-crf", is_flag=True, help="Softmax instead of the CRF layer (ablation; the paper uses a CRF).")
 @click.option(
     "--max-sentences",
@@ -306,6 +314,7 @@ def train_command(
     synthetic_weight,
     synthetic_dev,
     synthetic_keep_empty,
+    gold_train,
     no_crf,
     max_sentences,
     augment,
@@ -393,6 +402,12 @@ def train_command(
             synthetic_dev,
             synthetic_keep_empty,
         )
+    if gold_train:
+        if self_train_rounds:
+            from deid_ds.errors import InputError
+
+            raise InputError("--gold-train and --self-train: one or the other (their combination is not built yet)")
+        options["gold_train"] = gold_train
     log = (lambda message: None) if quiet else click.echo  # -q: the last line only
     if self_train_rounds:
         from deid_ds.ner.self_train import self_train
