@@ -76,10 +76,12 @@ class GoldSummary:
     tied_tokens: Counter = field(default_factory=Counter)  # tie rule -> tokens
     notes: Counter = field(default_factory=Counter)  # how sentences were located in the notes
     read: dict = field(default_factory=dict)
+    joined: int = 0  # entities cut by a sentence bound whose pieces were joined back (join_continued)
 
     def to_dict(self) -> dict:
         return {
             "strategy": self.strategy,
+            "spans_joined_across_sentences": self.joined,
             "documents": self.documents,
             "items": self.items,
             "spans": dict(self.spans),
@@ -100,6 +102,8 @@ class GoldSummary:
         ]
         extra = [[f"tied tokens: {rule}", n] for rule, n in sorted(self.tied_tokens.items())]
         extra += [[f"sentences located in notes: {how}", n] for how, n in sorted(self.notes.items())]
+        if self.joined:
+            extra.append(["entities over two sentences, pieces joined (meta.continues)", self.joined])
         extra += [[reason, n] for reason, n in self.read.get("skipped", {}).items()]
         if extra:
             sections.append(format_table(["note", "count"], extra))
@@ -270,12 +274,22 @@ def build_gold(
     if notes is not None:
         index = _NoteIndex(notes, column_map, {item.first.id_document for item in items})
     rows = []
+    bounds: dict[tuple[str, int], tuple[int | None, int | None, str | None]] = {}  # for join_continued
     for item in items:
         spans, annotators = (
             reviewed_spans(item, report) if strategy == "review" else majority_spans(item, summary, report)
         )
+        spans = sorted(spans, key=lambda s: (s.start, s.end, s.label))
+        if spans and item.first.sentence_index is not None:
+            first_char = item.tokens[0][0] if item.tokens else 0
+            last_char = item.tokens[-1][1] if item.tokens else len(item.text.rstrip())
+            bounds[(item.first.id_document, item.first.sentence_index)] = (
+                len(rows) if spans[0].start <= first_char else None,
+                len(rows) + len(spans) - 1 if spans[-1].end >= last_char else None,
+                next((a.continues for a in item.answers.values() if a.continues), None),
+            )
         sentence_start = None
-        for span in sorted(spans, key=lambda s: (s.start, s.end, s.label)):
+        for span in spans:
             offsets = _aligned_html(item, span)
             if offsets is None:
                 if index is None:
@@ -308,6 +322,10 @@ def build_gold(
                 )
             )
             summary.spans[span.label] += 1
+    rows, joined = join_continued(rows, bounds)
+    for label, n in joined.items():
+        summary.spans[label] -= n
+    summary.joined = sum(joined.values())
     summary.items = len(items)
     summary.documents = len({item.first.id_document for item in items})
     frame = pd.DataFrame(rows, columns=list(GOLD_COLUMNS))
@@ -319,6 +337,36 @@ def build_gold(
         report.skip("the same span found in two items (kept once)", before - len(frame))
     summary.read = report.to_dict()
     return frame.reset_index(drop=True), summary
+
+
+def join_continued(
+    rows: list[tuple], bounds: Mapping[tuple[str, int], tuple[int | None, int | None, str | None]]
+) -> tuple[list[tuple], Counter]:
+    """Join the pieces of entities cut by a sentence bound (:mod:`deid_ds.campaign.continuation`).
+
+    ``bounds[(document, sentence_index)]`` is (the row of the sentence's first span when it starts the
+    sentence, the row of its last span when it ends it, the task's ``meta.continues`` label). The last span of
+    a sentence and the first of the next one become one row, from the first's start to the second's end,
+    when the task says its entity continues with that label and both pieces still have it (an annotator
+    who removed or relabelled a piece decided otherwise). Pieces over three sentences chain. Returns the
+    rows and the joins per label.
+    """
+    into: dict[int, int] = {}  # a row joined into an earlier one
+    joined: Counter = Counter()
+    rows = list(rows)
+    for (document, index), (_, last, label) in sorted(bounds.items()):
+        following = bounds.get((document, index + 1))
+        if label is None or last is None or following is None or following[0] is None:
+            continue
+        head, tail = into.get(last, last), following[0]
+        if rows[head][1] != label or rows[tail][1] != label:
+            continue
+        first, second = rows[head], rows[tail]
+        annotators = ",".join(sorted(set(first[7].split(",")) | set(second[7].split(","))))
+        rows[head] = (first[0], label, first[2], second[3], f"{first[4]} {second[4]}", first[5], first[6], annotators)
+        into[tail] = head
+        joined[label] += 1
+    return [row for i, row in enumerate(rows) if i not in into], joined
 
 
 def gold_schema():

@@ -44,6 +44,7 @@ class Annotation:
     sentence_index: int | None = None
     primary: str | None = None  # the annotator the campaign assigned the item to (``meta.annotator``)
     sentence_start: int | None = None  # offset of the sentence in the note's extracted text, when known
+    continues: str | None = None  # label of the entity going on in the next sentence (campaign meta.continues)
     order: float = 0.0  # when it was saved (Prodigy ``_timestamp``) or its position in the input
     answer: str = "accept"  # only accepted answers become annotations; the others are counted by reason
     source: str = ""

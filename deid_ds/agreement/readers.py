@@ -207,6 +207,8 @@ def _fill_meta(annotation: Annotation, meta: dict, where: str) -> None:
     index = meta.get("sentence_index")
     if index is not None:
         annotation.sentence_index = _int(index, where, "meta.sentence_index")
+    continues = meta.get("continues")  # deid_ds.campaign.continuation
+    annotation.continues = str(continues) if continues else None
     primary = meta.get("primary_annotator", meta.get("annotator"))  # Label Studio, doccano; Prodigy
     annotation.primary = str(primary) if primary is not None else None
     for key in ("sentence_start", "text_start"):

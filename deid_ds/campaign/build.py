@@ -33,8 +33,9 @@ from pathlib import Path
 
 from deid_ds.campaign import doccano, label_studio
 from deid_ds.campaign.assignment import OVERLAP, PRIMARY, annotators_of, assign_documents, parse_annotators
+from deid_ds.campaign.continuation import continued_entities
 from deid_ds.campaign.sampling import NO_TYPE, sample_documents
-from deid_ds.campaign.selection import RANDOM, document_priorities
+from deid_ds.campaign.selection import RANDOM, document_priorities, weak_spans
 from deid_ds.campaign.source import read_pool, read_sentences
 from deid_ds.campaign.tasks import TaskError, build_task, validate_task
 from deid_ds.errors import InputError
@@ -125,13 +126,15 @@ def prepare_campaign(
     assignments = assign_documents(chosen, names, overlap=overlap, seed=seed)
     who = annotators_of(assignments)
     sentences = read_sentences(weak_dir, set(chosen))
+    entities = weak_spans(weak_dir, set(chosen))  # empty without spans.parquet: no entity is known to continue
 
     tasks: dict[str, list[dict]] = {}
     for document in sorted(chosen):
         primary, others = who[document]
         built = []
+        continues = continued_entities(sentences.get(document, []), entities.get(document, []))
         for sentence in sentences.get(document, []):
-            task = build_task(sentence, primary, others)
+            task = build_task(sentence, primary, others, continues.get(sentence["meta"].get("sentence_index")))
             try:
                 validate_task(task)
             except TaskError as error:

@@ -85,6 +85,14 @@ def document_priorities(
     }
 
 
+def weak_spans(weak_dir: str | Path, documents: Collection[str]) -> dict[str, list[Span]]:
+    """The rules' entities of ``documents`` in ``weak_dir/spans.parquet`` (none when there is no such file)."""
+    path = Path(weak_dir) / "spans.parquet"
+    if not path.is_file():
+        return {}
+    return {d: [row[:3] for row in rows] for d, rows in _read_spans(path, documents, with_score=False).items()}
+
+
 def _tagged_documents(predictions: Path) -> set[str]:
     path = predictions / "documents.parquet"
     if not path.is_file():

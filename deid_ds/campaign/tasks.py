@@ -40,8 +40,13 @@ class TaskError(ValueError):
     shows its message to the annotator and refuses the submit."""
 
 
-def build_task(sentence: Mapping[str, Any], annotator: str, others: Sequence[str]) -> dict[str, Any]:
+def build_task(
+    sentence: Mapping[str, Any], annotator: str, others: Sequence[str], continues: str | None = None
+) -> dict[str, Any]:
     """The campaign task of one weak-label sentence, assigned to ``annotator`` (primary) and ``others``.
+
+    ``continues``: the label of the weak entity that goes on in the next sentence, kept as ``meta.continues``
+    (only then: :mod:`~deid_ds.campaign.continuation`).
 
     The same sentence gets the same task object in every file it appears in (the overall file and each
     of its annotators' files), so Prodigy hashes it to the same input everywhere.
@@ -50,6 +55,8 @@ def build_task(sentence: Mapping[str, Any], annotator: str, others: Sequence[str
     task_meta = {key: meta.get(key) for key in META_KEYS[:4]}
     task_meta["annotator"] = annotator
     task_meta["annotator2"] = list(others)
+    if continues is not None:
+        task_meta["continues"] = continues
     task: dict[str, Any] = {
         "text": sentence["text"],
         "tokens": [dict(token) for token in sentence["tokens"]],
@@ -201,6 +208,8 @@ def tool_fields(task: Mapping[str, Any], assigned_to: str) -> dict[str, Any]:
     fields["primary_annotator"] = meta.get("annotator")
     fields["other_annotators"] = list(meta.get("annotator2") or [])
     fields["assigned_to"] = assigned_to
+    if meta.get("continues") is not None:  # an entity cut by the sentence bound (campaign.continuation)
+        fields["continues"] = meta["continues"]
     fields["tokens"] = [
         {key: token.get(key) for key in ("start", "end", "html_start", "html_end")}
         for token in task.get("tokens") or []
