@@ -109,6 +109,23 @@ def _first_non_blank(path: Path) -> str | None:
 # Shared helpers
 
 
+def _tool_id(value: Any) -> str | None:
+    """A tool's own id of a task or an answer, for messages (short; ``None`` when absent or not a scalar)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or value == "":
+        return None
+    return str(value)[:40]
+
+
+def _where_task(path: Path, number: int, tool_id: Any, line: bool = False, name: str = "id") -> str:
+    """Where a task is, for messages: the tool's task id first (what its interface shows), then the position
+    (``path:LINE`` for JSONL files, ``task N of the file`` for a JSON list)."""
+    position = f"{path}:{number}" if line else f"{path}: task {number} of the file"
+    shown = _tool_id(tool_id)
+    if shown is None:
+        return position
+    return f"{path}:{number} ({name} {shown})" if line else f"{path}: task {name} {shown} (task {number} of the file)"
+
+
 def _text_of(record: dict, where: str) -> str:
     text = record.get("text")
     if not isinstance(text, str):
@@ -236,7 +253,7 @@ def read_prodigy(path: str | Path, report: ReadReport) -> list[tuple[Annotation,
     out: list[tuple[Annotation, str]] = []
     for number, record in iter_json_objects(path):
         report.lines += 1
-        where = f"{path}:{number}"
+        where = _where_task(path, number, record.get("_task_hash"), line=True, name="_task_hash")
         answer = record.get("answer")
         if answer is None:
             report.skip("prodigy: no 'answer' field (a task, not a saved answer)")
@@ -321,7 +338,7 @@ def read_doccano(path: str | Path, report: ReadReport, annotator_from: str = "au
     out: list[Annotation] = []
     for number, record in iter_json_objects(path):
         report.lines += 1
-        where = f"{path}:{number}"
+        where = _where_task(path, number, record.get("id"), line=True)
         if record.get("is_confirmed") is False:
             report.skip("doccano: example not confirmed")
             continue
@@ -406,7 +423,7 @@ def read_labelstudio(path: str | Path, report: ReadReport, annotator_from: str =
     out: list[Annotation] = []
     for number, task in enumerate(tasks, 1):
         report.lines += 1
-        where = f"{path}: task {number}"
+        where = _where_task(path, number, task.get("id") if isinstance(task, dict) else None)
         if isinstance(task, dict) and "data" not in task and isinstance(task.get("text"), str):
             if task.get("was_cancelled"):
                 report.skip("labelstudio: annotation cancelled")
@@ -431,20 +448,22 @@ def read_labelstudio(path: str | Path, report: ReadReport, annotator_from: str =
         for annotation_number, entry in enumerate(annotations, 1):
             if not isinstance(entry, dict):
                 raise InputError(f"{where}: annotation {annotation_number} is not an object")
+            shown = _tool_id(entry.get("id"))  # the tool's annotation id, as its interface shows it
+            which = f"annotation id {shown}" if shown is not None else f"annotation {annotation_number}"
             if entry.get("was_cancelled"):
                 report.skip("labelstudio: annotation cancelled")
                 continue
             results = entry.get("result") or []
             if not isinstance(results, list):
-                raise InputError(f"{where}: annotation {annotation_number}: 'result' is not a list")
+                raise InputError(f"{where}: {which}: 'result' is not a list")
             spans = []
             for result in results:
                 if not isinstance(result, dict):
-                    raise InputError(f"{where}: annotation {annotation_number}: a result is not an object")
+                    raise InputError(f"{where}: {which}: a result is not an object")
                 if result.get("type") != "labels":
                     report.skip(f"labelstudio: result of type '{result.get('type')}' ignored")
                     continue
-                span = _ls_region(result.get("value"), text, f"{where}: annotation {annotation_number}", report)
+                span = _ls_region(result.get("value"), text, f"{where}: {which}", report)
                 spans.append(span)
             user = _ls_annotator(meta, entry.get("completed_by"), path, annotator_from)
             annotation = Annotation(user, "", text, spans, tokens, html, order=_ls_order(entry, number), source=where)
@@ -457,7 +476,7 @@ def read_labelstudio(path: str | Path, report: ReadReport, annotator_from: str =
 
 def _labelstudio_min(record: dict, path: Path, number: int, report: ReadReport, annotator_from: str) -> Annotation:
     """One JSON-MIN record: the data fields flat, ``annotator``, and the regions under the tag's name."""
-    where = f"{path}: task {number}"
+    where = _where_task(path, number, record.get("id"))
     text = record["text"]
     spans = []
     for value in record.values():

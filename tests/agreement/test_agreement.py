@@ -448,15 +448,45 @@ def test_span_outside_text_names_file_and_line(doccano_files):
     record["label"].append([0, 999, "PATIENT"])
     lines[1] = json.dumps(record)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(InputError, match=rf"{path.name}:2: span \[0, 999\) outside the text"):
+    with pytest.raises(InputError, match=rf"{path.name}:2 \(id 2\): span \[0, 999\) outside the text"):
         read_answers([path], "doccano")
+
+
+def test_errors_name_the_task_by_the_tool_s_own_id_through_the_cli(prodigy_file, doccano_files, labelstudio_file):
+    """The id the annotator sees in the tool (Label Studio's task and annotation ids, doccano's example id,
+    Prodigy's _task_hash) comes first; the position in the file follows."""
+    tasks = json.loads(labelstudio_file.read_text(encoding="utf-8"))
+    tasks[2]["annotations"][0]["result"] = "broken"
+    labelstudio_file.write_text(json.dumps(tasks), encoding="utf-8")
+    result = CliRunner().invoke(main, ["agreement", str(labelstudio_file)])
+    assert result.exit_code == 1
+    assert "task id 102 (task 3 of the file): annotation id 1: 'result' is not a list" in result.output
+
+    lines = doccano_files[0].read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[1])
+    record["label"].append([0, 999, "PATIENT"])
+    lines[1] = json.dumps(record)
+    doccano_files[0].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["agreement", "--format", "doccano", str(doccano_files[0])])
+    assert result.exit_code == 1 and f"{doccano_files[0].name}:2 (id {record['id']}): span [0, 999)" in result.output
+
+    lines = prodigy_file.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[0])
+    record["spans"] = "broken"
+    lines[0] = json.dumps(record)
+    prodigy_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["agreement", str(prodigy_file)])
+    assert result.exit_code == 1
+    assert f"{prodigy_file.name}:1 (_task_hash {record['_task_hash']}): 'spans' is not a list" in result.output
 
 
 def test_labelstudio_errors_name_the_task(labelstudio_file):
     tasks = json.loads(labelstudio_file.read_text(encoding="utf-8"))
     del tasks[1]["data"]["text"]
     labelstudio_file.write_text(json.dumps(tasks), encoding="utf-8")
-    with pytest.raises(InputError, match=rf"{labelstudio_file.name}: task 2: no 'text' string"):
+    with pytest.raises(
+        InputError, match=rf"{labelstudio_file.name}: task id 101 \(task 2 of the file\): no 'text' string"
+    ):
         read_answers([labelstudio_file])
     labelstudio_file.write_text('[\n{"data": \n', encoding="utf-8")
     with pytest.raises(InputError, match=rf"{labelstudio_file.name}:3: malformed JSON"):

@@ -180,7 +180,7 @@ def _doccano(tasks: list[dict], keep_index: bool = True) -> list[dict]:
 
 def test_doccano_answers_need_notes_for_html_offsets(campaign, answers):
     path = _write_jsonl(campaign["root"] / "reviewer.jsonl", _doccano(campaign["tasks"]))
-    with pytest.raises(InputError, match=r"reviewer.jsonl:1: the answers carry no HTML offsets.*--notes"):
+    with pytest.raises(InputError, match=r"reviewer.jsonl:1 \(id 0\): the answers carry no HTML offsets.*--notes"):
         gold_from_files([path], strategy="review")
     frame, summary = gold_from_files([path], strategy="review", notes=campaign["notes"])
     reference, _ = gold_from_files([answers[0]], strategy="review")
@@ -259,7 +259,7 @@ def test_gold_command_end_to_end(campaign, answers, tmp_path):
 
 def test_gold_without_document_id_is_an_error(tmp_path):
     path = _write_jsonl(tmp_path / "a.jsonl", [{"id": 1, "text": "Dr Martin", "label": [[3, 9, "DOCTOR"]]}])
-    with pytest.raises(InputError, match=r"a.jsonl:1: no meta.id_document"):
+    with pytest.raises(InputError, match=r"a.jsonl:1 \(id 1\): no meta.id_document"):
         gold_from_files([path], fmt="doccano")
 
 
