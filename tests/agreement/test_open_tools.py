@@ -164,7 +164,7 @@ def test_doccano_export_gives_the_same_agreement_and_the_gold_needs_the_notes_fo
     # changes) and no skipped sentence: one item more, the same tokens disagreeing.
     assert doccano.n_items == 4 and 0.5 < doccano.value < 1.0
 
-    with pytest.raises(InputError, match=r"doccano-ann2.jsonl:1 \(id 60\): a span does not start and end on token .*--notes"):
+    with pytest.raises(InputError, match=r"doccano-ann2.jsonl:1 \(id 60\): a span does not start and end on token"):
         gold_from_files([DOCCANO["ann2"]], strategy="review")
     frame, summary = gold_from_files([DOCCANO["ann2"]], strategy="review", notes=campaign["notes"])
     assert summary.notes == {"sentence index": 1}
