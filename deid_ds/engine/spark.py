@@ -45,7 +45,7 @@ from deid_ds.engine import require_pyspark
 from deid_ds.engine.output import building, is_local
 from deid_ds.engine.stage import Sink, Stage
 from deid_ds.errors import InputError
-from deid_ds.io.notes import NOTE_COLUMNS, REQUIRED_COLUMNS, notes_from_columns
+from deid_ds.io.notes import NOTE_COLUMNS, REQUIRED_COLUMNS, column_hint, notes_from_columns
 
 #: Columns the engine adds to the notes, and keys of every output row: the note's file and row; for
 #: outputs, the batch's file and first row and the row's position in the batch's table.
@@ -245,7 +245,7 @@ def read_notes(
     names = frame.columns
     for ours in REQUIRED_COLUMNS:
         if column_map.get(ours, ours) not in names:
-            hint = f"use --column {ours}=SOURCE_COLUMN" if ours not in column_map else "check the --column mapping"
+            hint = column_hint(ours, column_map)
             raise InputError(
                 f"{path}: required column {column_map.get(ours, ours)!r} not found "
                 f"(columns: {', '.join(names)}); {hint}"

@@ -166,11 +166,19 @@ def _open_parquet(root: Path, files: tuple[Path, ...], column_map: dict[str, str
     return NotesSource(root, "parquet", sum(rows), columns, files, tuple(rows))
 
 
+def column_hint(ours: str, column_map: Mapping[str, str]) -> str:
+    """How to map a missing column, said for both callers: the CLI's ``--column`` and the Python API's
+    ``column_map=`` (the library cannot tell which one called it)."""
+    if ours in column_map:
+        return "check the column mapping (--column, or column_map= in Python)"
+    return f'map it with --column {ours}=SOURCE_COLUMN (in Python: column_map={{"{ours}": "SOURCE_COLUMN"}})'
+
+
 def _check_columns(file: Path, names: list[str], column_map: Mapping[str, str]) -> None:
     for ours in REQUIRED_COLUMNS:
         theirs = column_map.get(ours, ours)
         if theirs not in names:
-            hint = f"use --column {ours}=SOURCE_COLUMN" if ours not in column_map else "check the --column mapping"
+            hint = column_hint(ours, column_map)
             raise InputError(f"{file}: required column {theirs!r} not found (columns: {', '.join(names)}); {hint}")
     for ours, theirs in column_map.items():
         if theirs not in names and ours not in REQUIRED_COLUMNS:

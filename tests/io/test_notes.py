@@ -56,9 +56,28 @@ def test_a_missing_required_column_is_named_with_a_hint(write_notes):
     path = write_notes([{"id_document": "d", "TEXTE": "<p>x</p>"}])
     with pytest.raises(
         InputError,
-        match=r"required column 'html' not found \(columns: id_document, TEXTE\); use --column html=SOURCE_COLUMN",
+        match=r"required column 'html' not found \(columns: id_document, TEXTE\); map it with --column "
+        r"html=SOURCE_COLUMN \(in Python: column_map=\{\"html\": \"SOURCE_COLUMN\"\}\)",
     ):
         open_notes(path)
+    with pytest.raises(InputError, match=r"check the column mapping \(--column, or column_map= in Python\)"):
+        open_notes(path, column_map={"html": "TEXT"})
+
+
+def test_the_column_hint_speaks_to_the_cli_and_to_python(write_notes, tmp_path):
+    """The library cannot tell who called it: the hint gives the option and the argument."""
+    from click.testing import CliRunner
+
+    from deid_ds import segment_notes
+    from deid_ds.cli import main
+
+    path = write_notes([{"id_document": "d", "TEXTE": "<p>x</p>"}])
+    result = CliRunner().invoke(main, ["segment", str(path), "--out", str(tmp_path / "s")])
+    assert result.exit_code == 1 and "--column html=SOURCE_COLUMN" in result.output
+    assert 'column_map={"html": "SOURCE_COLUMN"}' in result.output
+    with pytest.raises(InputError, match=r"column_map="):
+        segment_notes(path, tmp_path / "s2")
+    segment_notes(path, tmp_path / "s3", column_map={"html": "TEXTE"})  # the mapping the hint names works
 
 
 def test_a_file_that_is_not_parquet_is_refused_clearly(tmp_path):
