@@ -86,6 +86,9 @@ class DirectTagger:
         result = []
         for sentence_predictions in predictions:
             tags = [tag for tag, _ in sentence_predictions]
+            if all(tag == "O" for tag in tags):  # most sentences: nothing to read
+                result.append([])
+                continue
             confidences = [float(score) for _, score in sentence_predictions]
             if tagger.predict_spans:
                 result.append(
