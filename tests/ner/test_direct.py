@@ -133,3 +133,19 @@ def test_predict_writes_the_same_spans_directly_and_through_flair(model_dir, not
     assert len(direct.spans["label"]) > 10
     assert direct.spans == through_flair.spans
     assert direct.documents == through_flair.documents
+
+
+def test_a_full_character_cache_keeps_the_tokens_of_the_mini_batch(stacked, monkeypatch):
+    """When the remembered character embeddings overflow in the middle of the input, the mini-batch's tokens
+    that were remembered before are computed again, not lost (a KeyError before)."""
+    import deid_ds.ner.speed as speed
+    from deid_ds.ner.direct import DirectTagger
+    from deid_ds.ner.predict import _rounded
+
+    sentences = [["Dr", "Martin", "le"], ["Dr", "Durand", "le"], ["Dr", "Martin", "."]]
+    expected = _flair_entities(stacked, sentences)
+    fast = copy.deepcopy(stacked)
+    speed.speed_up(fast)
+    monkeypatch.setattr(speed, "CHAR_CACHE_SIZE", 3)  # the second sentence overflows it, "Dr" and "le" remembered
+    found = DirectTagger.of(fast).tag(sentences, [_columns(tokens) for tokens in sentences], 1)
+    assert [[(a, b, label, _rounded(score)) for a, b, label, score in spans] for spans in found] == expected
