@@ -9,8 +9,9 @@ and span reading (``get_spans_from_bio``): the same weights, the same arithmetic
 (``tests/ner/test_direct.py`` compares them with Flair's on every sentence of a note set).
 
 Supported embeddings: FastText (``FastTextEmbeddings``), Flair's character embeddings, Flair character
-language models and the knowledge features (:mod:`deid_ds.ner.knowledge`); :meth:`DirectTagger.of`
-returns None for a tagger holding any other (a transformer), which ``predict`` then runs through Flair.
+language models and the knowledge features (:mod:`deid_ds.ner.knowledge`), for a tagger predicting spans
+(BIO/BIOES tags, as ``train`` writes them); :meth:`DirectTagger.of` returns None for any other (a transformer,
+token tags), which ``predict`` then runs through Flair.
 
 Imported only at run time (it imports torch and Flair).
 """
@@ -49,6 +50,8 @@ class DirectTagger:
             return None
         if any(isinstance(e, FastTextEmbeddings) and e.field is not None for e in stack):
             return None
+        if not tagger.predict_spans:  # token tags: read by predict's tags_to_spans, through Flair
+            return None
         return cls(tagger, sorted(stack, key=lambda embedding: embedding.name))
 
     @property
@@ -82,7 +85,7 @@ class DirectTagger:
         if tagger.use_crf:
             predictions, _ = tagger.viterbi_decoder.decode(scores, False, texts)
         else:
-            predictions, _ = tagger._standard_inference(scores, texts, False)
+            predictions, _ = tagger._standard_inference(scores, texts, False)  # reads only the sentences' lengths
         result = []
         for sentence_predictions in predictions:
             tags = [tag for tag, _ in sentence_predictions]
@@ -90,20 +93,8 @@ class DirectTagger:
                 result.append([])
                 continue
             confidences = [float(score) for _, score in sentence_predictions]
-            if tagger.predict_spans:
-                result.append(
-                    [(span[0], span[-1], label, score) for span, score, label in get_spans_from_bio(tags, confidences)]
-                )
-            else:
-                from deid_ds.ner.predict import tags_to_spans
-
-                tags = ["O" if tag in ("O", "_") else tag for tag in tags]
-                result.append(
-                    [
-                        (first, last, label, sum(confidences[first : last + 1]) / (last - first + 1))
-                        for first, last, label in tags_to_spans(tags)
-                    ]
-                )
+            spans = get_spans_from_bio(tags, confidences)
+            result.append([(span[0], span[-1], label, score) for span, score, label in spans])
         return result
 
     def _embed(self, embedding, texts: list[Sequence[str]], columns) -> torch.Tensor:
