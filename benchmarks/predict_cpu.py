@@ -203,6 +203,7 @@ def in_process(model_path: str, notes_path: Path, repeat: int, kb: str | None = 
     from flair.models import SequenceTagger
     from torch.ao.quantization import quantize_dynamic
 
+    import deid_ds.ner.knowledge  # noqa: F401 - registers the knowledge embedding for SequenceTagger.load
     from deid_ds.defaults import DEFAULT_MAX_TOKENS
     from deid_ds.io.notes import open_notes
     from deid_ds.ner.predict import PredictJob, PredictOptions, load_tagger, predict_batch

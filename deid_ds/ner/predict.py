@@ -2,11 +2,12 @@
 
 Each note is parsed and segmented exactly as ``weak-label`` does (:func:`deid_ds.segmentation.notes.segment_note`
 with the same :class:`~deid_ds.segmentation.segmenter.Segmenter` options), so the model sees the tokens it was trained
-on: each sentence becomes a ``flair.data.Sentence`` built from *our* token texts (the same
-:func:`~deid_ds.weak_labelling.render.flair_token` rendering as the training files: whitespace inside a
-token becomes ``_``), never re-tokenised by Flair. The sentences of a whole batch of notes are tagged
-together (sorted by length, ``mini_batch_size`` at a time: :func:`deid_ds.ner.speed.tag_sentences`), and each
-predicted entity — a Flair span, or a run of BIO/BIOES token tags (:func:`tags_to_spans`) for a model
+on: each sentence is the list of *our* token texts (the same :func:`~deid_ds.weak_labelling.render.flair_token`
+rendering as the training files: whitespace inside a token becomes ``_``), never re-tokenised by Flair. The
+sentences of a whole batch of notes are tagged together (sorted by length, ``mini_batch_size`` at a time:
+:func:`tag_token_texts`, through :mod:`deid_ds.ner.direct` — the tagger's modules on tensors, Flair's spans
+without its ``Sentence`` objects — or, for embeddings it does not know, :func:`deid_ds.ner.speed.tag_sentences`),
+and each predicted entity — a Flair span, or a run of BIO/BIOES token tags (:func:`tags_to_spans`) for a model
 that predicts tags — maps back from token indices to text offsets, then to HTML offsets through the
 note's offset map (``parsed.html_span``).
 
