@@ -38,7 +38,7 @@ class DirectTagger:
     def __init__(self, tagger, embeddings: list) -> None:
         self.tagger = tagger
         self.embeddings = embeddings  # in Flair's concatenation order (sorted by name: Token.get_each_embedding)
-        self._knowledge: dict[str, torch.Tensor] = {}
+        self._knowledge: dict[str, torch.Tensor] = {}  # per feature column: a few hundred combinations at most
 
     @classmethod
     def of(cls, tagger) -> DirectTagger | None:
@@ -50,6 +50,8 @@ class DirectTagger:
             return None
         if any(isinstance(e, FastTextEmbeddings) and e.field is not None for e in stack):
             return None
+        if any(isinstance(e, FlairEmbeddings) and not e.tokenized_lm for e in stack):
+            return None  # a language model over the untokenised text: Flair knows the spaces, not us
         if not tagger.predict_spans:  # token tags: read by predict's tags_to_spans, through Flair
             return None
         return cls(tagger, sorted(stack, key=lambda embedding: embedding.name))
@@ -121,9 +123,8 @@ class DirectTagger:
 
 def _language_model_rows(embedding: FlairEmbeddings, texts: list[Sequence[str]]) -> torch.Tensor:
     """Flair's character language model embedding of every token (``FlairEmbeddings._add_embeddings_internal``
-    on token texts: the tokenized string, the hidden state at each token's end), sentences grouped by length."""
-    if not embedding.tokenized_lm:
-        raise ValueError("a character language model over untokenized text is not supported here")
+    on token texts: the tokenized string, the hidden state at each token's end), sentences grouped by length
+    as :class:`~deid_ds.ner.speed.LengthSortedFlairEmbeddings` groups them."""
     strings = [" ".join(sentence) for sentence in texts]
     if embedding.is_lower:
         strings = [string.lower() for string in strings]

@@ -114,6 +114,9 @@ def test_direct_tagger_skips_empty_sentences_and_refuses_unknown_embeddings(stac
     other = copy.deepcopy(stacked)
     other.embeddings.embeddings.append(TransformerWordEmbeddings.__new__(TransformerWordEmbeddings))
     assert DirectTagger.of(other) is None
+    untokenised = copy.deepcopy(fast)
+    untokenised.embeddings.embeddings[1].tokenized_lm = False  # reads the text's own spaces: Flair's business
+    assert DirectTagger.of(untokenised) is None
 
 
 @pytest.mark.slow
