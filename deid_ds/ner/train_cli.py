@@ -276,7 +276,7 @@ _SYNTHETIC_SEED = 2929  # deid_ds.ner.synthetic.DEFAULT_SEED (checked by a test)
     "--fast",
     is_flag=True,
     help=(
-        f"The CPU-fast recipe: no character language model or transformer (refused with --flair-lm or "
+        "The CPU-fast recipe: no character language model or transformer (refused with --flair-lm or "
         f"--transformer), tagger hidden {_FAST_HIDDEN} unless --hidden is given. `predict` then tags over 100 "
         "notes/s per core on CPU. Against the demo's full recipe: 0.01-0.02 micro F1 below at the same epochs, "
         "above it with twice the epochs, about the same training time (docs/train.md)."
