@@ -3,8 +3,12 @@
 Target: at least 100 notes of ~3 KB per second per core, the whole command, on CPU.
 
     .venv/bin/python benchmarks/predict_cpu.py --model out/demo/model [--notes data/notes.parquet]
-        [--min-notes 600] [--repeat 2] [--workdir /tmp/deid-predict-bench] [--skip-command | --only-command]
-        [--runs 1x1,2x1,1x2]
+        [--kb out/demo/kb] [--min-notes 600] [--repeat 2] [--workdir /tmp/deid-predict-bench]
+        [--skip-command | --only-command | --paths-only] [--runs 1x1,2x1,1x2] [--model OTHER ...]
+
+``--kb``: the knowledge base a model with knowledge features needs (``predict --kb``). ``--model`` may be
+given several times (a full model and its fast student, say): the in-process tables are for the first; the
+"direct or Flair" table and the command's are for each, the models' runs alternated.
 
 Notes: the notes of ``--notes`` (default: the 300-note sample, ~1.9 KB of HTML each) joined two by two
 within each patient (``weak_label.py``'s :func:`paired`: the same HTML in notes ~1.75 times longer; the
@@ -23,6 +27,10 @@ does not inflate it), best of ``--repeat``, notes in batches of 256 as the comma
   parse + segment + Flair ``Sentence`` objects, each embedding alone (fastText, each Flair language
   model, the character BiLSTM), the tagger's BiLSTM + linear + CRF (``forward``) and Viterbi decoding,
   and the rest (Flair's bookkeeping, spans back to offsets, the output columns).
+
+Then ``predict_batch`` through :mod:`deid_ds.ner.direct` (the default) and through Flair's ``Sentence`` objects
+(``PredictOptions(direct=False)``: the code before the direct path), alternated ``--repeat`` times in this
+process on each model, with the number of notes whose spans differ (``--paths-only``: only this table).
 
 Then the command end to end (``python -m deid_ds predict``, ``--quiet``), in a fresh interpreter each time,
 at 1 worker × 1 thread, 2 workers × 1 thread and 1 worker × 2 threads: wall seconds and CPU seconds (its
@@ -129,11 +137,73 @@ def embedding_name(embedding) -> str:
     }.get(kind, kind)
 
 
-def in_process(model_path: str, notes_path: Path, repeat: int) -> tuple[list[list], dict]:
+def features_for(model_path: str, kb: str | None):
+    """The ``PredictOptions.features`` of a model: its knowledge base's labeller config, None without features."""
+    from deid_ds.label.labeller import LabelConfig
+    from deid_ds.ner.knowledge import knowledge_embedding_of
+    from deid_ds.ner.predict import load_tagger
+
+    if knowledge_embedding_of(load_tagger(model_path, "cpu")) is None:
+        return None
+    if kb is None:
+        raise SystemExit(f"{model_path}: a model with knowledge features: give --kb")
+    return LabelConfig(str(Path(kb).resolve()), True)
+
+
+def paths(models: list[str], notes_path: Path, kb: str | None, repeat: int) -> list[list]:
+    """CPU seconds of ``predict_batch`` on every batch, direct and through Flair, alternated (median of ``repeat``)."""
+    from dataclasses import replace
+
+    import torch
+
+    from deid_ds.defaults import DEFAULT_MAX_TOKENS
+    from deid_ds.io.notes import open_notes
+    from deid_ds.ner.predict import PredictJob, PredictOptions, predict_batch
+    from deid_ds.segmentation.notes import SegmentOptions
+
+    torch.set_num_threads(1)
+    notes = list(open_notes(notes_path).iter_notes())
+    batches = [notes[i : i + BATCH] for i in range(0, len(notes), BATCH)]
+    runs = []
+    for model in models:
+        segment = SegmentOptions(None, DEFAULT_MAX_TOKENS)
+        options = PredictOptions(model, segment, "cpu", features=features_for(model, kb))
+        predict_batch(PredictJob(batches[0][:4], options))  # load the model and the knowledge base first
+        runs += [(model, replace(options, direct=direct)) for direct in (False, True)]
+    seconds: dict[tuple[str, bool], list[float]] = {}
+    spans: dict[tuple[str, bool], list] = {}
+    for _ in range(repeat):
+        for model, options in runs:
+            started = time.process_time()
+            results = [predict_batch(PredictJob(batch, options)) for batch in batches]
+            seconds.setdefault((model, options.direct), []).append(time.process_time() - started)
+            spans[model, options.direct] = [list(zip(*r.spans.values())) for r in results]
+    rows = []
+    for model, options in runs:
+        key = (model, options.direct)
+        cpu = statistics.median(seconds[key])
+        direct, through_flair = _by_note(spans[model, True]), _by_note(spans[model, False])
+        differ = sum(direct.get(note) != through_flair.get(note) for note in direct.keys() | through_flair.keys())
+        name = f"{Path(model).parent.name}, {'direct' if options.direct else 'through Flair'}"
+        rows.append([name, cpu, len(notes) / cpu, f"{differ} notes differ" if options.direct else "reference"])
+    return rows
+
+
+def _by_note(batches: list[list[tuple]]) -> dict[str, list[tuple]]:
+    """The span rows of every batch grouped by note (``id_document`` first)."""
+    notes: dict[str, list[tuple]] = {}
+    for rows in batches:
+        for row in rows:
+            notes.setdefault(row[0], []).append(row)
+    return notes
+
+
+def in_process(model_path: str, notes_path: Path, repeat: int, kb: str | None = None) -> tuple[list[list], dict]:
     import torch
     from flair.models import SequenceTagger
     from torch.ao.quantization import quantize_dynamic
 
+    import deid_ds.ner.knowledge  # noqa: F401 - registers the knowledge embedding for SequenceTagger.load
     from deid_ds.defaults import DEFAULT_MAX_TOKENS
     from deid_ds.io.notes import open_notes
     from deid_ds.ner.predict import PredictJob, PredictOptions, load_tagger, predict_batch
@@ -192,7 +262,7 @@ def in_process(model_path: str, notes_path: Path, repeat: int) -> tuple[list[lis
         timer.wrap(embedding, "embed", "embedding: " + embedding_name(embedding))
     timer.wrap(ours, "forward", "BiLSTM + linear + CRF scores")
     timer.wrap(ours.viterbi_decoder, "decode", "Viterbi decoding")
-    options = PredictOptions(model_path, segment, "cpu")
+    options = PredictOptions(model_path, segment, "cpu", features=features_for(model_path, kb), direct=False)
     segment_s = 0.0
     whole = float("inf")
     for _ in range(repeat):
@@ -225,7 +295,7 @@ COMMAND_CODE = (
 )
 
 
-def command(model: str, notes: Path, workers: int, threads: int, repeat: int) -> tuple[float, float]:
+def command(model: str, notes: Path, workers: int, threads: int, repeat: int, kb: str | None = None):
     """Best wall and CPU seconds of ``deid-ds predict`` (all its processes) over ``repeat`` runs."""
     import json
 
@@ -234,6 +304,7 @@ def command(model: str, notes: Path, workers: int, threads: int, repeat: int) ->
         with tempfile.TemporaryDirectory() as tmp:
             argv = [sys.executable, "-m", "deid_ds", "predict", model, str(notes), "--out", f"{tmp}/out", "--quiet"]
             argv += ["--device", "cpu", "--workers", str(workers), "--threads", str(threads)]
+            argv += ["--kb", kb] if kb else []
             env = {**os.environ, "PYTHONPATH": str(REPO)}
             done = subprocess.run(
                 [sys.executable, "-c", COMMAND_CODE, *argv], capture_output=True, text=True, check=True, env=env
@@ -245,13 +316,17 @@ def command(model: str, notes: Path, workers: int, threads: int, repeat: int) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", required=True, help="a predict MODEL (directory or .pt)")
+    parser.add_argument(
+        "--model", required=True, action="append", help="a predict MODEL (directory or .pt); repeat to compare"
+    )
     parser.add_argument("--notes", type=Path, default=REPO / "data" / "notes.parquet")
+    parser.add_argument("--kb", help="knowledge base for a model with knowledge features (predict --kb)")
     parser.add_argument("--min-notes", type=int, default=600)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "deid-predict-bench")
     parser.add_argument("--skip-command", action="store_true", help="only the in-process figures")
     parser.add_argument("--only-command", action="store_true", help="only the command's figures")
+    parser.add_argument("--paths-only", action="store_true", help="only the direct-or-Flair table")
     parser.add_argument(
         "--runs", default="1x1,2x1,1x2", help="the command's WORKERSxTHREADS runs, comma-separated [1x1,2x1,1x2]"
     )
@@ -262,15 +337,15 @@ def main() -> None:
     from deid_ds.ner.predict import model_file
 
     args.workdir.mkdir(parents=True, exist_ok=True)
-    model = str(model_file(args.model).resolve())
+    models = [str(model_file(model).resolve()) for model in args.model]
     notes = corpus(args.notes, args.workdir, args.min_notes)
     html = [h for h in pq.read_table(notes, columns=["html"])["html"].to_pylist() if h]
     size_kb = statistics.mean(len(h.encode("utf-8")) for h in html) / 1000
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores; Python {platform.python_version()}")
-    print(f"notes: {len(html)} of {size_kb:.2f} KB of HTML on average ({notes.name}); model {model}\n")
+    print(f"notes: {len(html)} of {size_kb:.2f} KB of HTML on average ({notes.name}); models {', '.join(models)}\n")
 
-    if not args.only_command:
-        rows, details = in_process(model, notes, args.repeat)
+    if not args.only_command and not args.paths_only:
+        rows, details = in_process(models[0], notes, args.repeat, args.kb)
         print(f"{details['sentences']} sentences\n")
         print(
             format_table(
@@ -284,30 +359,47 @@ def main() -> None:
             format_table(
                 ["predict_batch, 1 thread, mini-batch 128", "CPU s", "share", "notes/s"],
                 details["breakdown"],
-                title="Where a worker's time goes",
+                title="Where a worker's time goes (through Flair's Sentence objects)",
             )
         )
-    if args.skip_command:
+    if not args.only_command:
+        print()
+        print(
+            format_table(
+                ["predict_batch, 1 thread, mini-batch 128", "CPU s", "notes/s", "spans"],
+                paths(models, notes, args.kb, args.repeat),
+                title="Direct or through Flair (CPU time, median of --repeat, alternated)",
+            )
+        )
+    if args.skip_command or args.paths_only:
         return
     one = args.workdir / "one-note.parquet"
     pq.write_table(pq.read_table(notes).slice(0, 1), one)
     rows = []
     for run in args.runs.split(","):
         workers, threads = (int(n) for n in run.split("x"))
-        _, fixed_cpu = command(model, one, workers, threads, args.repeat)
-        wall, cpu = command(model, notes, workers, threads, args.repeat)
-        cores = workers * threads
-        rows.append(
-            [
-                f"{workers} worker(s) x {threads} thread(s)",
-                wall,
-                cpu,
-                fixed_cpu,
-                len(html) / wall / cores,
-                len(html) / cpu,
-                (len(html) - 1) / max(cpu - fixed_cpu, 1e-9),
-            ]
-        )
+        fixed: dict[str, float] = {}
+        best: dict[str, tuple[float, float]] = {}
+        for _ in range(args.repeat):  # the models alternated, best of --repeat each
+            for model in models:
+                _, fixed_cpu = command(model, one, workers, threads, 1, args.kb)
+                wall, cpu = command(model, notes, workers, threads, 1, args.kb)
+                fixed[model] = min(fixed.get(model, float("inf")), fixed_cpu)
+                best[model] = min(best.get(model, (float("inf"),) * 2), (cpu, wall))
+        for model in models:
+            cpu, wall = best[model]
+            cores = workers * threads
+            rows.append(
+                [
+                    f"{Path(model).parent.name}: {workers} worker(s) x {threads} thread(s)",
+                    wall,
+                    cpu,
+                    fixed[model],
+                    len(html) / wall / cores,
+                    len(html) / cpu,
+                    (len(html) - 1) / max(cpu - fixed[model], 1e-9),
+                ]
+            )
     print()
     print(
         format_table(

@@ -67,21 +67,28 @@ class KnowledgeEmbeddings(TokenEmbeddings):
 
     def multi_hot(self, tokens) -> torch.Tensor:
         """The ``(tokens, features)`` 0/1 matrix of ``tokens``' feature labels (unknown names ignored)."""
-        rows: list[int] = []
-        columns: list[int] = []
-        index = self.index
-        for row, token in enumerate(tokens):
+        columns = []
+        for token in tokens:
             labels = token.get_labels(self.field)
-            if not labels:
+            columns.append(labels[0].value if labels else "")
+        return self.multi_hot_of(columns)
+
+    def multi_hot_of(self, columns: Sequence[str]) -> torch.Tensor:
+        """The ``(tokens, features)`` 0/1 matrix of feature columns (``""``: none; unknown names ignored)."""
+        rows: list[int] = []
+        indices: list[int] = []
+        index = self.index
+        for row, column in enumerate(columns):
+            if not column:
                 continue
-            for name in parse_feature_column(labels[0].value):
-                column = index.get(name)
-                if column is not None:
+            for name in parse_feature_column(column):
+                position = index.get(name)
+                if position is not None:
                     rows.append(row)
-                    columns.append(column)
-        matrix = torch.zeros(len(tokens), len(self.names))
+                    indices.append(position)
+        matrix = torch.zeros(len(columns), len(self.names))
         if rows:
-            matrix[rows, columns] = 1.0
+            matrix[rows, indices] = 1.0
         return matrix
 
     def _add_embeddings_internal(self, sentences: list[Sentence]) -> list[Sentence]:

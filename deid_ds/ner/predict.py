@@ -2,11 +2,12 @@
 
 Each note is parsed and segmented exactly as ``weak-label`` does (:func:`deid_ds.segmentation.notes.segment_note`
 with the same :class:`~deid_ds.segmentation.segmenter.Segmenter` options), so the model sees the tokens it was trained
-on: each sentence becomes a ``flair.data.Sentence`` built from *our* token texts (the same
-:func:`~deid_ds.weak_labelling.render.flair_token` rendering as the training files: whitespace inside a
-token becomes ``_``), never re-tokenised by Flair. The sentences of a whole batch of notes are tagged
-together (sorted by length, ``mini_batch_size`` at a time: :func:`deid_ds.ner.speed.tag_sentences`), and each
-predicted entity — a Flair span, or a run of BIO/BIOES token tags (:func:`tags_to_spans`) for a model
+on: each sentence is the list of *our* token texts (the same :func:`~deid_ds.weak_labelling.render.flair_token`
+rendering as the training files: whitespace inside a token becomes ``_``), never re-tokenised by Flair. The
+sentences of a whole batch of notes are tagged together (sorted by length, ``mini_batch_size`` at a time:
+:func:`tag_token_texts`, through :mod:`deid_ds.ner.direct` — the tagger's modules on tensors, Flair's spans
+without its ``Sentence`` objects — or, for embeddings it does not know, :func:`deid_ds.ner.speed.tag_sentences`),
+and each predicted entity — a Flair span, or a run of BIO/BIOES token tags (:func:`tags_to_spans`) for a model
 that predicts tags — maps back from token indices to text offsets, then to HTML offsets through the
 note's offset map (``parsed.html_span``).
 
@@ -206,6 +207,7 @@ class PredictOptions:
     override: float = 0.0  # hybrid: the least score of a model span that overrides a weak rule span
     merge: bool = True  # hybrid: False writes the model's and the rules' spans unmerged (for calibrate)
     features: LabelConfig | None = None  # a model with knowledge features: the labeller that computes them
+    direct: bool = True  # False: tag through Flair's Sentence objects (deid_ds.ner.direct gives the same spans)
 
 
 @dataclass(frozen=True)
@@ -248,8 +250,6 @@ def _failed(status: DocumentStatus, reason: str) -> DocumentStatus:
 
 def predict_batch(job: PredictJob) -> BatchResult:
     """Segment, tag (and, in hybrid mode, label and merge) one batch of notes. Module level: workers import it."""
-    from flair.data import Sentence
-
     from deid_ds.engine.parallel import relaxed_gc
     from deid_ds.weak_labelling.render import flair_token
     from deid_ds.weak_labelling.schemas import spans_schema
@@ -269,13 +269,13 @@ def predict_batch(job: PredictJob) -> BatchResult:
     featurer = None
     if options.features is not None:
         from deid_ds.label.features import note_feature_columns
-        from deid_ds.ner.knowledge import attach_features
         from deid_ds.weak_labelling.note import labeller_for
 
         featurer = labeller_for(options.features)
     result = BatchResult({name: [] for name in documents_schema().names}, {name: [] for name in spans_schema().names})
     notes: list[tuple[Note, DocumentStatus, object, object]] = []
-    sentences = []
+    sentences: list[list[str]] = []  # each sentence's token texts, as the training files render them
+    columns: list[list[str]] | None = [] if featurer is not None else None  # their knowledge-feature columns
     owners: list[tuple[int, int]] = []  # (note position in ``notes``, index of the sentence's first token)
     with relaxed_gc():
         for position, note in enumerate(job.notes):
@@ -290,35 +290,31 @@ def predict_batch(job: PredictJob) -> BatchResult:
                 continue
             text = parsed.text
             bounds = compact.bounds
-            columns = None
+            note_columns = None
             if featurer is not None:  # the same features weak-label wrote for training (deid_ds.ner.knowledge)
                 patient = note.patient if options.features.use_metadata else None
                 try:
-                    columns = note_feature_columns(text, compact.starts, compact.ends, featurer.matcher, patient)
+                    note_columns = note_feature_columns(text, compact.starts, compact.ends, featurer.matcher, patient)
                 except Exception as error:
                     reason = f"internal error computing the knowledge features ({type(error).__name__})"
                     notes[-1] = (note, _failed(status, reason), None, None)
                     continue
-            first_sentence = len(sentences)
+            tokens = [flair_token(text[s:e]) for s, e in zip(compact.starts, compact.ends)]
             for k in range(len(bounds) - 1):
                 a, b = bounds[k], bounds[k + 1]
-                sentences.append(
-                    Sentence([flair_token(text[s:e]) for s, e in zip(compact.starts[a:b], compact.ends[a:b])])
-                )
+                sentences.append(tokens[a:b])
                 owners.append((len(notes) - 1, a))
-            if columns is not None:
-                attach_features(sentences[first_sentence:], columns, bounds[:-1])
+                if columns is not None:
+                    columns.append(note_columns[a:b])
         started = time.perf_counter()
+        tagged = []
         if sentences:
-            from deid_ds.ner.speed import tag_sentences
-
-            tag_sentences(tagger, sentences, options.mini_batch_size)
+            tagged = tag_token_texts(tagger, sentences, columns, options.mini_batch_size, options.direct)
         result.seconds_tagging = time.perf_counter() - started
         found: list[list[tuple[int, int, str, float]]] = [[] for _ in notes]
         ignored: Counter[str] = Counter()
-        label_type = tagger.label_type
-        for sentence, (owner, a) in zip(sentences, owners):
-            for first, last, label, score in sentence_entities(sentence, label_type):
+        for entities, (owner, a) in zip(tagged, owners):
+            for first, last, label, score in entities:
                 if label in LABELS:
                     found[owner].append((a + first, a + last, label, score))
                 else:
@@ -337,6 +333,46 @@ def predict_batch(job: PredictJob) -> BatchResult:
                 result.tokens += status.n_tokens
             _add_note(result, note, status, parsed, spans)
     return result
+
+
+def tag_token_texts(
+    tagger, sentences: list[list[str]], columns: list[list[str]] | None, mini_batch_size: int, direct: bool = True
+) -> list[list[tuple[int, int, str, float]]]:
+    """The entities of each sentence (token texts; ``columns``: their knowledge-feature columns, for a model
+    with knowledge features) as :func:`sentence_entities` reads them from Flair's ``predict``.
+
+    Through :class:`deid_ds.ner.direct.DirectTagger` (the same spans, without Flair's ``Sentence`` objects)
+    when the tagger's embeddings allow it and ``direct``, else through Flair
+    (:func:`deid_ds.ner.speed.tag_sentences`).
+    """
+    runner = direct_tagger(tagger) if direct else None
+    if runner is not None:
+        return [
+            [(first, last, label, _rounded(score)) for first, last, label, score in entities]
+            for entities in runner.tag(sentences, columns, mini_batch_size)
+        ]
+    from flair.data import Sentence
+
+    from deid_ds.ner.speed import tag_sentences
+
+    flair_sentences = [Sentence(list(texts)) for texts in sentences]
+    if columns is not None:
+        from deid_ds.ner.knowledge import attach_features
+
+        for sentence, sentence_columns in zip(flair_sentences, columns):
+            attach_features([sentence], sentence_columns, [0])
+    tag_sentences(tagger, flair_sentences, mini_batch_size)
+    return [sentence_entities(sentence, tagger.label_type) for sentence in flair_sentences]
+
+
+def direct_tagger(tagger):
+    """The :class:`deid_ds.ner.direct.DirectTagger` of a loaded tagger (built once, kept on it), or None when
+    an embedding of the tagger is one the direct path does not know."""
+    if "_deid_direct" not in tagger.__dict__:
+        from deid_ds.ner.direct import DirectTagger
+
+        tagger.__dict__["_deid_direct"] = DirectTagger.of(tagger)
+    return tagger.__dict__["_deid_direct"]
 
 
 def _with_rules(spans, note: Note, status: DocumentStatus, parsed, compact, labeller, options: PredictOptions):

@@ -39,16 +39,22 @@ class BatchedCharacterEmbeddings(CharacterEmbeddings):
     """
 
     def _add_embeddings_internal(self, sentences: list[Sentence]):
+        texts = [[token.text for token in sentence.tokens] for sentence in sentences]
+        for sentence, vectors in zip(sentences, self.token_vectors(texts)):
+            for token, vector in zip(sentence.tokens, vectors):
+                token.set_embedding(self.name, vector)
+
+    def token_vectors(self, sentences: Sequence[Sequence[str]]) -> list[list[torch.Tensor]]:
+        """The character embedding Flair gives each token of ``sentences`` (lists of token texts)."""
         cache: dict[str, torch.Tensor] = self.__dict__.setdefault("_deid_cache", {})
-        missing = list({token.text for sentence in sentences for token in sentence.tokens} - cache.keys())
+        wanted = {text for texts in sentences for text in texts}
+        missing = list(wanted - cache.keys())
         if missing:
             if len(cache) + len(missing) > CHAR_CACHE_SIZE:
                 cache.clear()
+                missing = list(wanted)
             cache.update(zip(missing, self._embed_texts(missing)))
-        for sentence in sentences:
-            texts = [token.text for token in sentence.tokens]
-            for token, text in zip(sentence.tokens, _flair_char_order(texts, self._char_indices)):
-                token.set_embedding(self.name, cache[text])
+        return [[cache[text] for text in _flair_char_order(list(texts), self._char_indices)] for texts in sentences]
 
     def _char_indices(self, text: str) -> tuple[int, ...]:
         known: dict[str, tuple[int, ...]] = self.__dict__.setdefault("_deid_chars", {})

@@ -56,6 +56,9 @@ SPLITS = ("train", "dev", "test")
 MODEL_FILE = "best-model.pt"
 MODEL_CARD = "model_card.json"
 
+#: ``train --fast``: the tagger's hidden size unless one is given (the demo's; docs/benchmarks.md, "Prediction").
+FAST_HIDDEN = 64
+
 #: Above this many training sentences, embeddings are recomputed every epoch instead of kept in memory.
 STORAGE_AUTO_LIMIT = 50_000
 
@@ -95,6 +98,8 @@ class TrainConfig:
     #: Share of training sentences perturbed (scan and typing noise, tags carried: deid_ds.ner.augment) and how much.
     augment: float = 0.0
     augment_level: int = 2
+    #: ``train --fast``: no character language model nor transformer, so that ``predict`` is fast on CPU.
+    fast: bool = False
 
 
 def _no_log(message: str) -> None:
@@ -200,6 +205,11 @@ def train_tagger(
         raise InputError(f"{weak_dir}: no train.txt (not an output of `deid-ds weak-label`)")
     if gold_train is not None and synthetic is not None:
         raise InputError("--gold-train and --synthetic: one or the other (their combination is not built yet)")
+    if config.fast and (flair_lm or transformer):
+        raise InputError(
+            "--fast: a tagger without character language models or transformer (what makes CPU prediction "
+            "slow); leave out --flair-lm and --transformer"
+        )
     inputs = (weak_dir, fasttext, flair_lm, transformer, gold_train)
     check_output_dir(out, "train", inputs, overwrite)  # before hours of training, not after
     started = time.monotonic()

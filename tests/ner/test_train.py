@@ -325,3 +325,54 @@ def test_train_refuses_without_embeddings(weak_dir, tmp_path):
     )
     assert result.exit_code == 1 and "no embeddings" in result.output
     assert not (tmp_path / "m").exists()
+
+
+def test_fast_hidden_is_repeated_for_the_help():
+    from deid_ds.ner.train import FAST_HIDDEN
+    from deid_ds.ner.train_cli import _FAST_HIDDEN
+
+    assert _FAST_HIDDEN == FAST_HIDDEN
+
+
+def test_fast_refuses_character_language_models(weak_dir, tmp_path):
+    lm = tmp_path / "lm.pt"
+    lm.write_bytes(b"not read")
+    result = CliRunner().invoke(
+        main, ["train", str(weak_dir), "--out", str(tmp_path / "m"), "--fast", "--flair-lm", str(lm), "--quiet"]
+    )
+    assert result.exit_code == 1 and "--fast" in result.output and "--flair-lm" in result.output
+    assert not (tmp_path / "m").exists()
+
+
+@pytest.mark.slow
+def test_fast_recipe_trains_a_model_predict_tags_directly(weak_dir, kb_dir, tmp_path):
+    """``train --fast``: characters and knowledge features, hidden 64, no language model; ``predict`` tags it
+    through deid_ds.ner.direct and writes the spans Flair's own objects give."""
+    from dataclasses import replace
+
+    import pyarrow.parquet as pq
+
+    from deid_ds.defaults import DEFAULT_MAX_TOKENS
+    from deid_ds.io.notes import open_notes
+    from deid_ds.label.labeller import LabelConfig
+    from deid_ds.ner.predict import PredictJob, PredictOptions, direct_tagger, load_tagger, predict_batch
+    from deid_ds.segmentation.notes import SegmentOptions
+
+    model = tmp_path / "model"
+    args = ["train", str(weak_dir), "--out", str(model), "--fast", "--max-epochs", "3", "--lr", "0.5"]
+    run([*args, "--threads", "1", "--device", "cpu", "--quiet"])
+    card = json.loads((model / "model_card.json").read_text())
+    assert [e["type"] for e in card["embeddings"]] == ["characters", "knowledge-features"]
+    assert card["hyperparameters"]["fast"] is True and card["hyperparameters"]["hidden"] == 64
+    assert direct_tagger(load_tagger(str(model / "best-model.pt"), "cpu")) is not None
+
+    notes = tmp_path / "notes.parquet"
+    pq.write_table(pq.read_table(Path(__file__).parents[2] / "data" / "notes.parquet").slice(0, 8), notes)
+    run(["predict", str(model), str(notes), "--out", str(tmp_path / "pred"), "--kb", str(kb_dir), "--quiet"])
+    written = pq.read_table(tmp_path / "pred" / "spans.parquet").to_pydict()
+    segment = SegmentOptions(None, DEFAULT_MAX_TOKENS)
+    features = LabelConfig(str(kb_dir), True)
+    options = PredictOptions(str(model / "best-model.pt"), segment, threads=1, features=features)
+    through_flair = predict_batch(PredictJob(list(open_notes(notes).iter_notes()), replace(options, direct=False)))
+    assert written["label"], "the model should find some entities"
+    assert {name: through_flair.spans[name] for name in written} == written
