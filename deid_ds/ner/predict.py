@@ -714,6 +714,8 @@ def predict(
         from deid_ds.ner.runtime import thread_count
 
         options = replace(options, threads=thread_count(threads, runner.task_threads()))  # never oversubscribes
+        if threads and options.threads < threads:
+            log(f"predict: --threads {threads}: {runner.task_threads()} core(s) per worker, {options.threads} used")
         report = PredictReport(
             model=str(path) if not runner.distributed else options.model,
             device=options.device,
