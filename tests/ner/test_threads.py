@@ -145,3 +145,16 @@ def test_flair_lm_shows_its_batches_on_a_terminal_and_records_its_threads(weak_d
 
     quiet = CliRunner().invoke(main, [*args, str(tmp_path / "quiet"), "--quiet"])
     assert quiet.exit_code == 0 and quiet.stderr == ""
+
+
+@pytest.mark.slow
+def test_predict_workers_times_threads_never_exceed_the_cores(model_dir, notes_file, tmp_path):
+    args = ["predict", str(model_dir), str(notes_file), "--device", "cpu", "--workers", "2", "--batch-size", "4"]
+    asked = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "asked"), "--threads", "8", "--quiet"])
+    assert asked.exit_code == 0, asked.output
+    report = json.loads((tmp_path / "asked" / "report.json").read_text())
+    assert report["workers"] == 2 and report["threads"] == max(1, available_cores() // 2)
+    assert "--threads 8:" in asked.output  # said, not silently lowered
+    default = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "default"), "--workers", "1", "--quiet"])
+    assert default.exit_code == 0, default.output
+    assert json.loads((tmp_path / "default" / "report.json").read_text())["threads"] == 1
