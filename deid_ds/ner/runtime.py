@@ -45,8 +45,8 @@ def thread_count(requested: int | None, cores: int, workers: int = 1) -> int:
     """torch's CPU threads for one of ``workers`` processes sharing ``cores``: the one rule of every command.
 
     By default one thread: when other jobs hold the cores, torch's threads spin waiting for each other, and an
-    epoch of the demo's tagger took 10 to 40 times longer with 2 threads than with 1 (loaded 2-core VM, hidden
-    64 and 256; docs/benchmarks.md, "Threads: one by default"), where a second thread could at best halve it.
+    epoch of the demo's tagger took 14 times longer with 2 threads than with 1 (median; loaded 2-core VM, hidden
+    64 and 256 alike; docs/benchmarks.md, "Threads: one by default"), where a second thread could at best halve it.
     ``requested`` (``--threads``) is obeyed up to the process's share of the cores, never beyond: workers ×
     threads never exceeds the cores.
     """

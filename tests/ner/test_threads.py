@@ -29,7 +29,7 @@ def no_network(cut_network):
     ("requested", "cores", "workers", "threads"),
     [
         (None, 1, 1, 1),  # one thread by default...
-        (None, 2, 1, 1),  # ... on a 2-core machine, where other jobs made 2 threads 10-40 times slower
+        (None, 2, 1, 1),  # ... on a 2-core machine, where other jobs made 2 threads 14 times slower
         (None, 64, 1, 1),  # ... and on a big one: the models are small
         (None, 16, 4, 1),
         (2, 2, 1, 2),  # asked for, within the cores: obeyed
