@@ -83,7 +83,7 @@ $(DEMO_OUT)/fasttext/fasttext.json: $(DEMO_OUT)/weak/report.json $(DEMO_DEPS)
 
 $(DEMO_OUT)/flair-lm/flair_lm.json: $(DEMO_OUT)/weak/report.json $(DEMO_DEPS)
 	$(TIMED) flair-lm $(BIN)/deid-ds embeddings flair-lm $(DEMO_OUT)/weak --out $(DEMO_OUT)/flair-lm --hidden 64 --epochs 2 \
-		--seq-len 50 --batch 16 --threads 1 --quiet
+		--seq-len 50 --batch 16 --quiet
 
 $(DEMO_OUT)/model/model_card.json: $(DEMO_OUT)/weak/report.json $(DEMO_OUT)/fasttext/fasttext.json \
 		$(DEMO_OUT)/flair-lm/flair_lm.json $(DEMO_DEPS)

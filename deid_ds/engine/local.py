@@ -14,7 +14,6 @@ them back from there, the finished batches of an earlier run included.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm import tqdm
 
+from deid_ds.defaults import available_cores
 from deid_ds.engine.output import building
 from deid_ds.engine.parallel import ordered_map
 from deid_ds.engine.stage import Resume, Sink, Stage, duplicate_positions
@@ -170,9 +170,9 @@ class LocalEngine:
         """Whether the batches run in this very process (one worker): what it loads, they use."""
         return self.workers <= 1
 
-    def task_threads(self) -> int | None:
-        """Threads a batch may use (torch): the cores shared among the workers; ``None`` with one worker."""
-        return max(1, (os.cpu_count() or 1) // self.workers) if self.workers > 1 else None
+    def task_threads(self) -> int:
+        """Threads a batch may use at most (torch): this process's cores shared among the workers."""
+        return max(1, available_cores() // self.workers)
 
     def open(
         self,

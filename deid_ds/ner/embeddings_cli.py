@@ -6,8 +6,6 @@ are imported only when a subcommand runs.
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from deid_ds.cli_common import (
@@ -19,7 +17,7 @@ from deid_ds.cli_common import (
     show_progress,
     verbose_option,
 )
-from deid_ds.defaults import DEFAULT_MAX_TOKENS
+from deid_ds.defaults import DEFAULT_MAX_TOKENS, available_cores
 
 splits_option = click.option(
     "--splits",
@@ -33,7 +31,7 @@ workers_option = click.option(
     "--workers",
     "-j",
     type=click.IntRange(min=1),
-    help="Processes segmenting the notes, and gensim threads [default: all cores].",
+    help="Processes segmenting the notes, and gensim threads [default: the cores available to this process].",
 )
 max_tokens_option = click.option(
     "--max-tokens",
@@ -171,7 +169,7 @@ def fasttext_command(
         min_n=min_n,
         max_n=max_n,
         bucket=bucket,
-        workers=workers or os.cpu_count() or 1,
+        workers=workers or available_cores(),
         seed=seed,
         column_map=parse_column_map(column),
         splits=_splits(splits),
@@ -258,7 +256,7 @@ def fasttext_command(
 @click.option(
     "--threads",
     type=click.IntRange(min=1),
-    help="torch CPU threads [default: one per core]; 1 is faster for tiny models or on a busy machine.",
+    help="torch CPU threads [default: 1, faster on a busy machine]; at most the cores available (never more).",
 )
 @seed_option("Random seed.")
 @click.option("--verbose", "-v", is_flag=True, help="Show Flair's own log lines.")
@@ -327,7 +325,7 @@ def flair_lm_command(
         device=device,
         threads=threads,
         seed=seed,
-        workers=workers or os.cpu_count() or 1,
+        workers=workers or available_cores(),
         column_map=parse_column_map(column),
         splits=_splits(splits),
         max_tokens=max_tokens,

@@ -109,7 +109,7 @@ def train_flair_lm(
     directions = _check_directions(directions)
     check_output_dir(out, COMMAND, (corpus,), overwrite)  # before the training, not after
     chosen = select_device(device)
-    threads_used = set_threads(threads)
+    threads_used = set_threads(threads, log)  # one by default, never more than the cores (runtime.thread_count)
     _check_lm_device(chosen)
     started = time.monotonic()
     out = Path(out)
@@ -158,6 +158,7 @@ def train_flair_lm(
                         patience=patience,
                         dropout=dropout,
                         num_workers=0 if layout["train_files"] == 1 else 2,
+                        progress=progress,
                     )
                 (tmp / direction).mkdir()
                 shutil.copyfile(best["model"], tmp / direction / MODEL_FILE)
@@ -272,6 +273,7 @@ def _train_direction(
     patience: int,
     dropout: float,
     num_workers: int,
+    progress: bool = False,
 ) -> dict:
     """Train one direction in ``work``; return the path of its best model and its validation loss."""
     from flair.models import LanguageModel
@@ -288,7 +290,9 @@ def _train_direction(
     # Flair logs generated text after every split: switched off, it could reproduce note content.
     model.generate_text = lambda *args, **kwargs: (_GENERATION_OFF, 0.0)
     text_corpus = TextCorpus(corpus_root, dictionary, forward=forward, character_level=True)
-    trainer = LanguageModelTrainer(model, text_corpus)
+    trainer = _progress_trainer(LanguageModelTrainer)(
+        model, text_corpus, desc="forward" if forward else "backward", epochs=epochs, seq_len=seq_len, shown=progress
+    )
     trainer.train(
         work,
         sequence_length=seq_len,
@@ -312,6 +316,50 @@ def _train_direction(
         "valid_loss": round(valid_loss, 6),
         "valid_perplexity": round(math.exp(valid_loss), 6) if valid_loss < 700 else None,
     }
+
+
+def _progress_trainer(base):
+    """Flair's ``LanguageModelTrainer`` (``base``) with a bar per training split on a terminal: the epoch,
+    batches done out of the split's, its time left at the current rate. Flair's language-model trainer has
+    no plugins: its two per-batch helpers, called through ``self``, are where the batches are known.
+    Counts and times only: no text is shown."""
+    from tqdm import tqdm
+
+    class ProgressTrainer(base):
+        def __init__(self, model, corpus, *, desc: str, epochs: int, seq_len: int, shown: bool) -> None:
+            super().__init__(model, corpus)
+            self._desc, self._epochs, self._seq_len, self._shown = desc, epochs, seq_len, shown
+            self._splits_done = 0
+            self._train_data = None
+            self._bar = None
+
+        def _batchify(self, data, batch_size):
+            batched = super()._batchify(data, batch_size)
+            if self._shown and data is not self.corpus.valid and data is not self.corpus.test:  # a training split
+                splits = len(self.corpus.train)
+                epoch = self._splits_done // splits + 1
+                where = f"epoch {epoch}/{self._epochs}" + (
+                    f", split {self._splits_done % splits + 1}" if splits > 1 else ""
+                )
+                self._train_data = batched
+                self._bar = tqdm(
+                    total=len(range(0, batched.size(0) - 1, self._seq_len)),
+                    unit="batch",
+                    desc=f"{self._desc} {where}",
+                    leave=False,
+                )
+                self._splits_done += 1
+            return batched
+
+        def _get_batch(self, source, i, sequence_length):
+            if self._bar is not None and source is self._train_data:  # not a validation batch
+                self._bar.update(1)
+                if self._bar.n >= self._bar.total:
+                    self._bar.close()
+                    self._bar = None
+            return super()._get_batch(source, i, sequence_length)
+
+    return ProgressTrainer
 
 
 def import_flair_lm(

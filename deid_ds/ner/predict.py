@@ -26,9 +26,9 @@ as it would from a human reading sentence by sentence.
 
 **Parallelism.** On a GPU, one process (the GPU is the parallelism, and tagging batches of sentences
 keeps it busy). On CPU with ``workers > 1``, batches of notes go to worker processes
-(:func:`deid_ds.engine.parallel.ordered_map`, ``spawn``) that each load the model once and use
-``cores / workers`` torch threads; results come back in input order, so the output does not depend on
-the worker count.
+(:func:`deid_ds.engine.parallel.ordered_map`, ``spawn``) that each load the model once and use one torch
+thread (``--threads``: up to ``cores / workers``, :func:`deid_ds.ner.runtime.thread_count`); results come
+back in input order, so the output does not depend on the worker count.
 """
 
 from __future__ import annotations
@@ -433,7 +433,7 @@ class PredictReport(DocumentTotals):
     model: str = ""
     device: str = "cpu"
     workers: int = 1
-    threads: int | None = None  # torch threads per process (None: torch's default, one per core)
+    threads: int | None = None  # torch threads per process (deid_ds.ner.runtime.thread_count)
     hybrid_kb: str | None = None
     hybrid: bool = False
     thresholds: dict | None = None  # hybrid: add, override and where they came from (deid_ds.ner.calibrate)
@@ -673,8 +673,8 @@ def predict(
     ``engine="spark"`` tags the batches on Apache Spark (:mod:`deid_ds.engine.spark`, the stage of
     :func:`predict_stage`; the model, the knowledge base and the Punkt file shipped to the executors once)
     with the same outputs; ``workers`` is then Spark's business, and ``device`` is resolved on each executor.
-    ``threads``: torch threads per worker process on CPU (default: the cores shared among the workers,
-    :meth:`~deid_ds.engine.local.LocalRunner.task_threads`).
+    ``threads``: torch threads per worker process on CPU (default one; never more than the cores shared among
+    the workers, :meth:`~deid_ds.engine.local.LocalEngine.task_threads`: :func:`deid_ds.ner.runtime.thread_count`).
 
     ``with_rules`` (a ``build-kb`` directory) switches the hybrid mode on: the weak labeller runs on
     the same notes (with their metadata unless ``use_metadata`` is false) and its spans are merged
@@ -747,7 +747,11 @@ def predict(
             source = runner.open("predict", notes, column_map, log)
         if runner.distributed:
             options = replace(options, device=device)
-        options = replace(options, threads=threads or runner.task_threads())
+        from deid_ds.ner.runtime import thread_count
+
+        options = replace(options, threads=thread_count(threads, runner.task_threads()))  # never oversubscribes
+        if threads and options.threads < threads:
+            log(f"predict: --threads {threads}: {runner.task_threads()} core(s) per worker, {options.threads} used")
         report = PredictReport(
             model=str(path) if not runner.distributed else options.model,
             device=options.device,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 import click
 
 from deid_ds.cli_common import (
@@ -17,7 +15,7 @@ from deid_ds.cli_common import (
     verbose_option,
     warn,
 )
-from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MINI_BATCH
+from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MINI_BATCH, available_cores
 
 
 @click.command("predict")
@@ -101,7 +99,7 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MINI_BATCH
 @click.option(
     "--threads",
     type=click.IntRange(min=1),
-    help="torch threads per worker on CPU [default: the cores shared among the workers].",
+    help="torch threads per worker on CPU [default: 1]; at most the cores shared among the workers (never more).",
 )
 @click.option(
     "--mini-batch-size",
@@ -169,7 +167,7 @@ def predict_command(
         max_tokens=max_tokens,
         batch_size=batch_size,
         mini_batch_size=mini_batch_size,
-        workers=workers or os.cpu_count() or 1,
+        workers=workers or available_cores(),
         threads=threads,
         device=device,
         progress=show_progress(quiet),

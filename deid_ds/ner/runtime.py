@@ -8,10 +8,11 @@ from __future__ import annotations
 import logging
 import platform
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
 
+from deid_ds.defaults import available_cores
 from deid_ds.errors import InputError
 
 DEVICES = ("auto", "cpu", "cuda")
@@ -40,20 +41,38 @@ def select_device(name: str = "auto") -> str:
     return chosen
 
 
-def set_threads(threads: int | None) -> int:
-    """Limit torch's CPU threads (None: torch's default, one per core); return the number in use.
+def thread_count(requested: int | None, cores: int, workers: int = 1) -> int:
+    """torch's CPU threads for one of ``workers`` processes sharing ``cores``: the one rule of every command.
 
-    Small models gain nothing from several threads, and when other processes keep the cores busy
-    torch's spinning threads slow training down many times over: one thread is then the faster choice.
+    By default one thread: when other jobs hold the cores, torch's threads spin waiting for each other, and an
+    epoch of the demo's tagger took 14 times longer with 2 threads than with 1 (median; loaded 2-core VM, hidden
+    64 and 256 alike; docs/benchmarks.md, "Threads: one by default"), where a second thread could at best halve it.
+    ``requested`` (``--threads``) is obeyed up to the process's share of the cores, never beyond: workers ×
+    threads never exceeds the cores.
+    """
+    if requested is not None and requested < 1:
+        raise InputError(f"--threads {requested}: at least 1")
+    share = max(1, cores // max(1, workers))
+    return 1 if requested is None else min(requested, share)
+
+
+def set_threads(requested: int | None, log: Callable[[str], None] | None = None) -> int:
+    """Give torch :func:`thread_count` threads on this process's cores; return the number (recorded in reports).
+
+    ``log`` is told when ``requested`` is more than the cores allow. torch's inter-op pool is left alone:
+    it starts only for ``torch.jit.fork``-style work, which none of these models does (a training with one
+    thread runs on 2 OS threads, one of them idle), and ``torch.set_num_threads`` sizes OpenMP's and MKL's
+    pools, the ones that spin.
     """
     import torch
 
-    if threads is not None:
-        if threads < 1:
-            raise InputError(f"--threads {threads}: at least 1")
-        if torch.get_num_threads() != threads:  # predict calls this for every batch
-            torch.set_num_threads(threads)
-    return torch.get_num_threads()
+    cores = available_cores()
+    threads = thread_count(requested, cores)
+    if log is not None and requested is not None and threads < requested:
+        log(f"--threads {requested}: {cores} core(s) available to this process, {threads} thread(s) used")
+    if torch.get_num_threads() != threads:  # predict calls this for every batch
+        torch.set_num_threads(threads)
+    return threads
 
 
 def device_description(device: str) -> str:

@@ -86,7 +86,7 @@ class TrainConfig:
     max_sentences: int | None = None
     embeddings_storage: str = "auto"
     device: str = "auto"
-    threads: int | None = None
+    threads: int | None = None  # torch's CPU threads (None: deid_ds.ner.runtime.thread_count's default, one)
     seed: int = 0
     #: Stack the knowledge embedding when the weak files have the feature column (None: yes; deid_ds.ner.knowledge).
     features: bool | None = None
@@ -224,7 +224,7 @@ def train_tagger(
     )
 
     device = select_device(config.device)
-    threads = set_threads(config.threads)
+    threads = set_threads(config.threads, log)  # one by default, never more than the cores (runtime.thread_count)
     seed_everything(config.seed)
 
     with tempfile.TemporaryDirectory(prefix="deid-ds-train-") as scratch:
@@ -604,8 +604,18 @@ def _fit(
     return plugin.history, selection
 
 
+def time_left(history: list[dict], max_epochs: int) -> float:
+    """Seconds the remaining epochs take at the mean pace so far: an upper bound, since early stopping
+    (the learning rate annealed below ``min_lr``) may end training sooner."""
+    if not history:
+        return 0.0
+    return (max_epochs - history[-1]["epoch"]) * sum(e["seconds"] for e in history) / len(history)
+
+
 def _progress_plugin(max_epochs: int, *, progress: bool, log: Callable[[str], None]):
-    """A Flair trainer plugin that shows a bar per epoch and one line per epoch with its dev F1."""
+    """A Flair trainer plugin: on a terminal, a bar per epoch (batches done, the epoch's time left at the
+    current rate); and one line per epoch with its loss, dev F1 and the training's time left at most.
+    Counts, scores and times only: no sentence is ever shown."""
     from flair.trainers.plugins.base import TrainerPlugin
 
     class ProgressPlugin(TrainerPlugin):
@@ -626,7 +636,9 @@ def _progress_plugin(max_epochs: int, *, progress: bool, log: Callable[[str], No
             if not progress:
                 return
             if self._bar is None:
-                self._bar = tqdm(total=total_number_of_batches, unit="batch", desc=f"epoch {epoch}", leave=False)
+                self._bar = tqdm(
+                    total=total_number_of_batches, unit="batch", desc=f"epoch {epoch}/{max_epochs}", leave=False
+                )
             self._bar.update(1)
             if batch_no + 1 >= total_number_of_batches:
                 self._bar.close()
@@ -653,7 +665,9 @@ def _progress_plugin(max_epochs: int, *, progress: bool, log: Callable[[str], No
             self.history.append(entry)
             dev = f"dev F1 {entry['dev_f1']:.4f}{' (best)' if entry['best'] else ''}" if has_dev else "no dev"
             loss = f"loss {entry['train_loss']:.4f}" if entry["train_loss"] is not None else "loss ?"
-            log(f"epoch {epoch}/{max_epochs}: {loss}, {dev}, lr {lr:g}, {entry['seconds']:.1f} s")
+            left = time_left(self.history, max_epochs)
+            rest = f" ({tqdm.format_interval(left)} left at most)" if left else ""
+            log(f"epoch {epoch}/{max_epochs}: {loss}, {dev}, lr {lr:g}, {entry['seconds']:.1f} s{rest}")
 
     return ProgressPlugin()
 

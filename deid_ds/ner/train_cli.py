@@ -250,7 +250,7 @@ _SYNTHETIC_SEED = 2929  # deid_ds.ner.synthetic.DEFAULT_SEED (checked by a test)
 @click.option(
     "--threads",
     type=click.IntRange(min=1),
-    help="torch CPU threads [default: one per core]; 1 is faster for tiny models or on a busy machine.",
+    help="torch CPU threads [default: 1, faster on a busy machine]; at most the cores available (never more).",
 )
 @click.option(
     "--seed",

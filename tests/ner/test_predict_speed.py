@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -13,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from deid_ds.cli import main
+from deid_ds.defaults import available_cores
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,8 +105,8 @@ def test_fast_path_tags_as_flair_does(tagger, mini_batch):
 def test_local_workers_share_the_cores():
     from deid_ds.engine import engine_for
 
-    cores = os.cpu_count() or 1
-    assert engine_for("local", workers=1, progress=False).task_threads() is None  # torch's default: every core
+    cores = available_cores()
+    assert engine_for("local", workers=1, progress=False).task_threads() == cores  # at most: the default is 1
     assert engine_for("local", workers=2, progress=False).task_threads() == max(1, cores // 2)
     assert engine_for("local", workers=4 * cores, progress=False).task_threads() == 1
 
