@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from itertools import groupby
+from operator import itemgetter
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from deid_ds.label.features import NO_FEATURE
+from deid_ds.label.features import feature_columns
+from deid_ds.label.lookup import NoteLookup
 from deid_ds.model import Note
 from deid_ds.segmentation.segmenter import SPACES
 from deid_ds.weak_labelling.note import LabelledNote
@@ -44,8 +47,9 @@ class BatchColumns:
         self._token_starts: list[int] = []  # every token of every note, offsets in its note's text
         self._token_ends: list[int] = []
         self._n_tokens: list[int] = []
-        #: every token's knowledge-feature column (deid_ds.label.features), with ``features`` only
-        self._features: list[str] | None = [] if features else None
+        #: each note's lookup (the labeller's), with ``features`` only: the knowledge features of the kept
+        #: sentences are computed from it (deid_ds.label.features)
+        self._lookups: list[NoteLookup | None] | None = [] if features else None
         self._bounds: list[int] = []  # each note's sentence bounds (token indices in its note)
         self._n_bounds: list[int] = []
         self._candidate: dict[str, list] = {name: [] for name in ("start", "end", "first", "last", "label", "source")}
@@ -91,8 +95,8 @@ class BatchColumns:
         self._token_starts.extend(compact.starts)
         self._token_ends.extend(compact.ends)
         self._n_tokens.append(len(compact.starts))
-        if self._features is not None:
-            self._features.extend(labelled.features or [NO_FEATURE] * len(compact.starts))
+        if self._lookups is not None:
+            self._lookups.append(labelled.lookup)
         self._bounds.extend(compact.bounds)
         self._n_bounds.append(len(compact.bounds))
         candidate = self._candidate
@@ -324,11 +328,22 @@ class _KeptSentences:
         return pa.array(vocabulary, type=pa.string()).take(pa.array(codes))
 
     def features(self):
-        """The kept tokens' knowledge-feature columns (a string array), or None when not asked for."""
-        features = self.batch.columns._features
-        if features is None:
+        """The kept tokens' knowledge-feature columns (a string array), or None when not asked for.
+
+        Computed here, for the kept sentences only (most sentences without entity are not written), from
+        each note's lookup (:func:`deid_ds.label.features.feature_columns`).
+        """
+        batch = self.batch
+        lookups = batch.columns._lookups
+        if lookups is None:
             return None
-        return pa.array(features, type=pa.string()).take(pa.array(self.tokens, type=pa.int64()))
+        notes = batch.sentence_note[self.sentences]
+        base = _bases(batch.n_tokens)[notes]  # each kept sentence's note's first token
+        kept = zip(notes.tolist(), (self.first - base).tolist(), (self.end - base).tolist())
+        columns: list[str] = []
+        for note, sentences in groupby(kept, key=itemgetter(0)):
+            columns += feature_columns(lookups[note], [(first, end) for _, first, end in sentences])
+        return pa.array(columns, type=pa.string())
 
     def spans(self):
         """The kept sentences' spans (``list<struct>``), offsets relative to their sentence."""
