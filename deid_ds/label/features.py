@@ -22,7 +22,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from itertools import chain, starmap
+from itertools import chain, compress, starmap
 
 from deid_ds.io.metadata import read_birthdate, read_zip
 from deid_ds.kb.ambiguity import is_common_word
@@ -181,32 +181,46 @@ def _metadata_features(lookup: NoteLookup, tokens: Sequence[int], found: dict[in
     text, view, names = lookup.text, lookup.view, lookup.names
     starts, ends, words, folded = view.starts, view.ends, view.words, view.folded
     if names is not None:
-        alpha = [k for k in tokens if words[k][:1].isalpha()]
-        stripped = [folded[k].strip(".-'’") for k in alpha]
-        named = names.names_among(set(stripped))  # the patient's names among the note's words, typos included
-        if named:
-            for k, word in zip(alpha, stripped):
-                if word in named:
-                    found.setdefault(k, set()).add("meta:" + names.kind(word))
+        stripped = {word: word.strip(".-'’") for word in map(folded.__getitem__, tokens)}
+        named = names.names_among(set(stripped.values()))  # the patient's names among the words, typos included
+        for k in _tokens_among(tokens, folded, {word for word, name in stripped.items() if name in named}):
+            if words[k][:1].isalpha():
+                found.setdefault(k, set()).add("meta:" + names.kind(stripped[folded[k]]))
     place_words, zip_code, birth, phone = _patient_facts(lookup.patient)
     year, month, day = birth[:4], birth[5:7], birth[8:10]
-    for k in tokens:
-        word = words[k]
-        if (zip_code and word == zip_code) or folded[k] in place_words:
-            found.setdefault(k, set()).add("meta:address")
-        if year.isdigit() and word == year:
+    for k in _tokens_among(tokens, folded, place_words) + _tokens_among(tokens, words, {zip_code} - {""}):
+        found.setdefault(k, set()).add("meta:address")
+    if year.isdigit():
+        for k in _tokens_among(tokens, words, {year}):
             found.setdefault(k, set()).add("meta:birth")
-    if year.isdigit() and month.isdigit() and day.isdigit():
+    # each scan only where the text can hold what it looks for (most notes hold neither)
+    if (
+        year.isdigit()
+        and month.isdigit()
+        and day.isdigit()
+        and any(s + y in text for s in "/.- " for y in (year, year[2:]))
+    ):
         for m in _DATE.finditer(text):
             d, mo, y = m.groups()
             if int(d) == int(day) and int(mo) == int(month) and (y == year or y == year[2:]):
                 for k in _token_range(starts, ends, m.start(), m.end()):
                     found.setdefault(k, set()).add("meta:birth")
-    if len(phone) == 9:
+    if len(phone) == 9 and phone in _without_phone_separators(text):
         for m in _PHONE.finditer(text):
             if "".join(_DIGITS.findall(m.group())).endswith(phone):
                 for k in _token_range(starts, ends, m.start(), m.end()):
                     found.setdefault(k, set()).add("meta:phone")
+
+
+def _without_phone_separators(text: str) -> str:
+    """``text`` without the characters :data:`_PHONE` allows between digits: a number it finds is a run of digits
+    there."""
+    return text.replace(" ", "").replace("\u00a0", "").replace(".", "").replace("-", "")
+
+
+def _tokens_among(tokens: Sequence[int], values: Sequence[str], wanted: set[str] | frozenset[str]) -> list[int]:
+    """The ``tokens`` whose value (``values[k]``: the word, or the folded word) is in ``wanted``, in order."""
+    return list(compress(tokens, map(wanted.__contains__, map(values.__getitem__, tokens)))) if wanted else []
 
 
 @lru_cache(maxsize=256)
