@@ -56,7 +56,7 @@ def label_notes(
                     note, segmenter, labeller, use_metadata, options.limits.max_bytes, timer, options.features
                 )
             columns.add(note, labelled, options.share_for(splits[position]))
-        return columns.tables()  # with the collector still paused: the features make many small objects
+    return columns.tables()
 
 
 def label_within_limits(

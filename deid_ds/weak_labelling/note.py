@@ -63,7 +63,7 @@ class LabelledNote:
     candidates: list = field(default_factory=list)
     ranges: list[tuple[int, int]] = field(default_factory=list)
     #: what the labeller looked up for the note, kept when the knowledge features are asked for: they are
-    #: computed from it for the sentences written out only (:meth:`BatchColumns.tables`)
+    #: computed from it for the sentences written out only (:meth:`BatchColumns.add`)
     lookup: NoteLookup | None = None
 
 
