@@ -120,8 +120,6 @@ def _word_features(word: str) -> frozenset[str]:
 
 #: :func:`_word_features` memoised: it depends on the word alone, and words repeat from note to note.
 _WORD_FEATURES = WordMemo(_word_features, 1 << 16)
-#: The column of a token with no gazetteer or metadata feature (most tokens), memoised as well.
-_WORD_COLUMNS = WordMemo(lambda word: "|".join(sorted(_WORD_FEATURES[word])), 1 << 16)
 
 
 def _token_range(starts: Sequence[int], ends: Sequence[int], start: int, end: int) -> range:
@@ -140,15 +138,8 @@ def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None
     words = lookup.view.words
     tokens = list(chain.from_iterable(starmap(range, ranges))) if ranges is not None else range(len(words))
     context = _context_features(lookup, tokens)
-    if not context:
-        return list(map(_WORD_COLUMNS.__getitem__, [words[k] for k in tokens]))
-    columns = []
-    for k in tokens:
-        extra = context.get(k)
-        word = words[k]
-        # most tokens have no gazetteer or metadata feature: their column depends on the word alone
-        columns.append(_WORD_COLUMNS[word] if extra is None else "|".join(sorted(_WORD_FEATURES[word] | extra)))
-    return columns
+    none: frozenset[str] = frozenset()
+    return [feature_column(tuple(sorted(_WORD_FEATURES[words[k]] | context.get(k, none)))) for k in tokens]
 
 
 def _context_features(lookup: NoteLookup, tokens: Sequence[int]) -> dict[int, set[str]]:
