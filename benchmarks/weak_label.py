@@ -4,7 +4,7 @@ Target: at least 250 notes/s per core for ~3 KB notes, so that the paper's 878,2
 summaries take under 30 minutes on 2 cores.
 
     .venv/bin/python benchmarks/weak_label.py [--scale 1.0] [--workdir /tmp/deid-wl-bench] [--kb DIR]
-                                              [--notes 3000] [--repeat 3] [--profile]
+                                              [--notes 3000] [--repeat 3] [--profile] [--no-features]
 
 Inputs (nothing is downloaded):
 
@@ -19,11 +19,14 @@ Stages, each timed ``--repeat`` times in this process (one core; best and median
 same notes, in batches of 256 under ``relaxed_gc`` as the command does:
 
 * ``label only``: ``WeakLabeller.label(text, tokens, patient)`` on notes parsed and segmented beforehand;
+* ``label + knowledge features``: ``WeakLabeller.labelling`` and the features of every token from its lookup
+  (:func:`deid_ds.label.features.feature_columns`; the command computes them for the written sentences only);
 * ``parse + segment``: ``html_to_text`` and ``Segmenter.token_spans`` (for reference);
 * ``worker``: parse + segment + label, note by note — what a worker does before writing its batch;
 * ``command``: ``deid_ds.weak_labelling.weak_label`` end to end (Parquet in, training sets out) with
   ``workers=1`` and ``workers=2``, each in a fresh interpreter so its peak memory (its own, and its
-  worker processes') is measured alone.
+  worker processes') is measured alone; with the knowledge features (the command's default) unless
+  ``--no-features``.
 
 Synthetic notes are ~2 KB of HTML, shorter than the ~3 KB of the target: every figure is also given
 per KB of HTML and as "3 KB notes/s" (KB/s divided by 3). That scaling charges a note's per-note costs
@@ -59,6 +62,7 @@ from machine import cpu_model  # noqa: E402
 
 from deid_ds.engine.parallel import relaxed_gc  # noqa: E402
 from deid_ds.io.notes import open_notes  # noqa: E402
+from deid_ds.label.features import feature_columns  # noqa: E402
 from deid_ds.label.labeller import WeakLabeller  # noqa: E402
 from deid_ds.report import format_table  # noqa: E402
 from deid_ds.segmentation.html_text import html_to_text  # noqa: E402
@@ -249,19 +253,20 @@ def cost_at(size_kb: float, points: list[tuple[float, float]]) -> float:
 _E2E = (
     IMPORT_COMMAND + "import json, resource, shutil, sys, tempfile, time\n"
     "out = tempfile.mkdtemp(prefix='wl-bench-'); t = time.perf_counter()\n"
-    "weak_label(sys.argv[1], out + '/out', kb=sys.argv[2], workers=int(sys.argv[3]), progress=False)\n"
+    "weak_label(sys.argv[1], out + '/out', kb=sys.argv[2], workers=int(sys.argv[3]), progress=False,\n"
+    "           **({} if sys.argv[4] == '1' else {'features': False}))\n"
     "s = time.perf_counter() - t; shutil.rmtree(out)\n"
     "print(json.dumps([s, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "
     "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024]))\n"
 )
 
 
-def end_to_end(notes_path: Path, kb: Path, workers: int, repeat: int) -> dict:
+def end_to_end(notes_path: Path, kb: Path, workers: int, repeat: int, features: bool = True) -> dict:
     """``weak_label`` in a fresh interpreter per run: wall time of the call, its peak and its workers' peak."""
     runs = []
     for _ in range(repeat):
         result = subprocess.run(
-            [sys.executable, "-c", _E2E, str(notes_path), str(kb), str(workers)],
+            [sys.executable, "-c", _E2E, str(notes_path), str(kb), str(workers), "1" if features else "0"],
             capture_output=True,
             text=True,
             cwd=REPO,
@@ -356,6 +361,7 @@ def print_command_profile(stats: pstats.Stats) -> None:
     _block("inside label_notes", callees_of(raw, "label_notes", "weak_label"), total, 12)
     _block("inside BatchColumns.add (after labelling)", callees_of(raw, "add", "weak_label"), total, 12)
     _block("inside label_note", callees_of(raw, "label_note", "weak_label"), total, 12)
+    _block("knowledge features of the kept sentences", callees_of(raw, "features", "columns.py"), total, 12)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -379,6 +385,9 @@ def main() -> None:
         help="also run the command on the notes this many times over (distinct ids), for its marginal rate",
     )
     parser.add_argument("--profile", action="store_true", help="profile one worker pass and one command run")
+    parser.add_argument(
+        "--no-features", action="store_true", help="the command without knowledge features (weak-label --no-features)"
+    )
     parser.add_argument("--top", type=int, default=25, help="functions listed by the profile")
     args = parser.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -415,6 +424,14 @@ def main() -> None:
             with relaxed_gc():
                 [labeller.label(*p) for p in prepared[i : i + BATCH]]
 
+    offsets = [([s for s, _ in tokens], [e for _, e in tokens]) for _, tokens, _ in prepared]
+
+    def label_features() -> None:
+        for i in range(0, n, BATCH):
+            with relaxed_gc():
+                for (text, _, patient), (starts, ends) in zip(prepared[i : i + BATCH], offsets[i : i + BATCH]):
+                    feature_columns(labeller.labelling(text, starts, ends, patient).lookup)
+
     def parse_segment() -> None:
         for i in range(0, n, BATCH):
             with relaxed_gc():
@@ -423,6 +440,7 @@ def main() -> None:
     print(f"timing {n} notes × {args.repeat}…", flush=True)
     results: dict[str, tuple[list[float], int]] = {}
     results["label only"] = (timings(args.repeat, label_only), 1)
+    results["label + knowledge features"] = (timings(args.repeat, label_features), 1)
     results["parse + segment"] = (timings(args.repeat, parse_segment), 1)
     results["worker (parse + segment + label)"] = (
         timings(args.repeat, lambda: worker_pass(notes, segmenter, labeller)),
@@ -445,8 +463,8 @@ def main() -> None:
             print(f"timing the command with {workers} worker(s)…", flush=True)
             stage = f"command, workers={workers}"
             try:
-                command[stage] = end_to_end(synth / "notes.parquet", kb, workers, args.repeat)
-                big = end_to_end(bigger, kb, workers, args.repeat) if args.copies > 1 else None
+                command[stage] = end_to_end(synth / "notes.parquet", kb, workers, args.repeat, not args.no_features)
+                big = end_to_end(bigger, kb, workers, args.repeat, not args.no_features) if args.copies > 1 else None
             except RuntimeError as error:  # the command failed: report the other stages anyway
                 print(f"{stage} failed:\n{error}", file=sys.stderr)
                 command.pop(stage, None)
@@ -470,8 +488,8 @@ def main() -> None:
         joined_bigger = replicate(joined, args.copies, args.workdir / f"{synth.name}-paired-x{args.copies}.parquet")
         joined_sizes = [len(note.html.encode("utf-8")) for note in open_notes(joined).iter_notes()]
         n_joined, joined_kb = len(joined_sizes), sum(joined_sizes) / 1000
-        small = min(end_to_end(joined, kb, 2, args.repeat)["seconds"])
-        large = min(end_to_end(joined_bigger, kb, 2, args.repeat)["seconds"])
+        small = min(end_to_end(joined, kb, 2, args.repeat, not args.no_features)["seconds"])
+        large = min(end_to_end(joined_bigger, kb, 2, args.repeat, not args.no_features)["seconds"])
         if large > small:
             points = [
                 (kbytes / n, 1 / marginal["command, workers=2"]),

@@ -36,7 +36,9 @@ with the first differing file (for Parquet: the first differing column and row; 
 
 Throughput: ``weak-label --workers 1`` on the ``all`` corpus, the whole command as a subprocess, timed for
 each side alternately (before, after, before, after...) ``--repeat`` times: best and median notes/s and KB
-of HTML/s per side, and the ratio after/before of the medians.
+of HTML/s per side, the ratio after/before of the medians, and the median CPU seconds of each side (user +
+system, the command and its processes: what a loaded machine distorts least). ``--after-option`` adds an
+option to the after side's command only (``--after-option=--no-features``: a before side may not know it).
 
 Exit status: 0 all identical and the median ratio at least 0.90; 1 otherwise; 2 bad arguments.
 
@@ -53,6 +55,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import statistics
@@ -250,15 +253,22 @@ class Runner:
 
     def cli(self, side: Side, *args, check: bool = True) -> float:
         """Run ``deid-ds ARGS`` for ``side``; the seconds it took. A failure stops the comparison with its output."""
+        return self.timed(side, *args, check=check)[0]
+
+    def timed(self, side: Side, *args, check: bool = True) -> tuple[float, float]:
+        """:meth:`cli`, with the CPU seconds (user + system) of the command and its worker processes."""
         argv = [sys.executable, "-m", "deid_ds", *map(str, args)]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         done = subprocess.run(argv, env=self.env(side), cwd=self.cwd, capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
         if check and done.returncode != 0:
             raise SystemExit(
                 f"{side.name}: deid-ds {' '.join(map(str, args))} exited {done.returncode}\n{done.stderr[-3000:]}"
             )
-        return seconds
+        return seconds, cpu
 
 
 def git_tree(spec: str, dest: Path) -> tuple[Path, bool]:
@@ -432,21 +442,30 @@ def compare_corpus(
         yield command, engine, compare_dirs(*dirs, keys=keys)
 
 
-def throughput(run: Runner, sides: list[Side], corpus: Path, kb: Path, out: Path, repeat: int) -> dict:
-    """notes/s and KB of HTML/s of ``weak-label --workers 1``, each side timed alternately ``repeat`` times."""
+def throughput(
+    run: Runner, sides: list[Side], corpus: Path, kb: Path, out: Path, repeat: int, after_options=()
+) -> dict:
+    """notes/s and KB of HTML/s of ``weak-label --workers 1``, each side timed alternately ``repeat`` times, and
+    the CPU seconds of each run. ``after_options`` are added to the after side's command (``--no-features``)."""
     notes = corpus / "notes.parquet"
     table = pq.read_table(notes, columns=["html"])
     n = table.num_rows
     kb_html = sum(len(h.encode()) for h in table.column("html").to_pylist() if h) / 1024
     seconds = {side.name: [] for side in sides}
+    cpu = {side.name: [] for side in sides}
     for i in range(repeat):
         for side in sides:
             d = out / side.name / "throughput"
             shutil.rmtree(d, ignore_errors=True)
             shutil.rmtree(d.with_name("throughput.partial"), ignore_errors=True)
-            s = run.cli(side, "weak-label", notes, "--kb", kb, "--workers", 1, "--out", d, "--quiet")
+            options = after_options if side is sides[1] else ()
+            s, c = run.timed(side, "weak-label", notes, "--kb", kb, "--workers", 1, "--out", d, "--quiet", *options)
             seconds[side.name].append(s)
-            print(f"  throughput run {i + 1}/{repeat} {side.name}: {s:.1f} s, {n / s:.0f} notes/s", flush=True)
+            cpu[side.name].append(c)
+            print(
+                f"  throughput run {i + 1}/{repeat} {side.name}: {s:.1f} s, {n / s:.0f} notes/s, {c:.1f} s of CPU",
+                flush=True,
+            )
     result = {"notes": n, "kb_html": kb_html}
     for side in sides:
         ss = seconds[side.name]
@@ -455,8 +474,10 @@ def throughput(run: Runner, sides: list[Side], corpus: Path, kb: Path, out: Path
             "median_notes_s": n / statistics.median(ss),
             "best_kb_s": kb_html / min(ss),
             "median_kb_s": kb_html / statistics.median(ss),
+            "median_cpu_s": statistics.median(cpu[side.name]),
         }
     result["ratio"] = result[sides[1].name]["median_notes_s"] / result[sides[0].name]["median_notes_s"]
+    result["cpu_ratio"] = result[sides[0].name]["median_cpu_s"] / result[sides[1].name]["median_cpu_s"]
     return result
 
 
@@ -485,6 +506,14 @@ def main(argv: list[str] | None = None) -> int:
         help="a JSON key the change under comparison added on purpose (e.g. a new report field): compared as if absent",
     )
     parser.add_argument("--min-ratio", type=float, default=0.90, help="lowest accepted after/before (0.90)")
+    parser.add_argument(
+        "--after-option",
+        action="append",
+        default=[],
+        metavar="OPTION",
+        help="an option added to the after side's weak-label in the throughput runs (repeatable; e.g. "
+        "--after-option=--no-features, which an older before side may not know)",
+    )
     args = parser.parse_args(argv)
 
     chosen = [c for c in args.corpora.split(",") if c]
@@ -538,16 +567,18 @@ def main(argv: list[str] | None = None) -> int:
                 run.cli(sides[0], "build-kb", "--out", kb, "--quiet", *kb_args(corpora["all"] / "kb"))
                 (kb / "done").write_text("")
             print(f"throughput: weak-label --workers 1 on {corpora['all'].name}, alternately, {args.repeat} times")
-            t = throughput(run, sides, corpora["all"], kb, out, args.repeat)
+            t = throughput(run, sides, corpora["all"], kb, out, args.repeat, args.after_option)
             print(f"  {t['notes']} notes, {t['kb_html'] / t['notes']:.2f} KB of HTML per note")
             for side in sides:
                 r = t[side.name]
                 print(
                     f"  {side.name:<6} best {r['best_notes_s']:.0f} notes/s ({r['best_kb_s']:.0f} KB/s), "
-                    f"median {r['median_notes_s']:.0f} notes/s ({r['median_kb_s']:.0f} KB/s)"
+                    f"median {r['median_notes_s']:.0f} notes/s ({r['median_kb_s']:.0f} KB/s), "
+                    f"median {r['median_cpu_s']:.1f} s of CPU"
                 )
             ok = t["ratio"] >= args.min_ratio
             print(f"  ratio after/before (medians): {t['ratio']:.3f} {'ok' if ok else 'BELOW'} {args.min_ratio}")
+            print(f"  CPU ratio before/after (medians): {t['cpu_ratio']:.3f}")
             failed |= not ok
     finally:
         for tree in created:

@@ -8,8 +8,10 @@ embeddings: :mod:`deid_ds.ner.knowledge`) lets it weigh them in context instead 
 The features are computed by the labeller's own structures — the compiled gazetteer matcher and its
 categories (:mod:`deid_ds.kb.matcher`), the street-type list of the street rules, the postcode test of
 the ZIP rule, the French lexicon of the ambiguity marking, the patient-name matching of
-:mod:`deid_ds.label.patient` — so that features and rules share one source of truth. One pass per note:
-one matcher call, set lookups per token, two regex scans for the metadata's dates and phone.
+:mod:`deid_ds.label.patient` — so that features and rules share one source of truth. They read what the
+labeller already looked up for the note (:class:`~deid_ds.label.lookup.NoteLookup`: its gazetteer
+matches, its folded words, the patient's names), so they cost set lookups per token and two regex
+scans for the metadata's dates and phone, and are computed only for the tokens written out.
 
 Pure: no torch, no Flair. :data:`FEATURES` is the fixed, ordered vocabulary a model stores.
 """
@@ -18,13 +20,15 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from itertools import chain, compress, starmap
 
 from deid_ds.io.metadata import read_birthdate, read_zip
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.normalize import fold
 from deid_ds.label.addresses import is_street_type
-from deid_ds.label.patient import PatientNames
+from deid_ds.label.lookup import NoteLookup
 from deid_ds.label.view import DIGIT, INITIAL, LOWER, PUNCT, TITLE, UPPER, WordMemo, token_shape
 from deid_ds.label.zips import valid_postcode
 from deid_ds.model import PatientMetadata
@@ -123,75 +127,108 @@ def _token_range(starts: Sequence[int], ends: Sequence[int], start: int, end: in
     return range(bisect_left(starts, start), bisect_right(ends, end))
 
 
-def token_features(
-    text: str,
-    starts: Sequence[int],
-    ends: Sequence[int],
-    matcher=None,
-    patient: PatientMetadata | None = None,
-    *,
-    folded: str | None = None,
-) -> list[tuple[str, ...]]:
-    """The sorted feature names of each token of a note (tokens given as text offsets).
+def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None = None) -> list[str]:
+    """The knowledge-feature column (:func:`feature_column`) of each token of ``ranges``, in order.
 
-    ``matcher`` is the labeller's compiled gazetteer matcher (``WeakLabeller.matcher``; None without a
-    knowledge base: no ``kb:*`` feature); ``patient`` the note's metadata (None, as with
-    ``--no-metadata``: no ``meta:*`` feature).
+    ``ranges`` are ``[first, end)`` token ranges of the note, sorted and disjoint (the sentences written to
+    the training files); every token of the note when None. The note's ``lookup`` is the labeller's
+    (:meth:`WeakLabeller.labelling`): its gazetteer matches (``kb:*``; none without a knowledge base), its
+    folded words and the patient's metadata and names (``meta:*``; none without metadata).
     """
-    words = [text[s:e] for s, e in zip(starts, ends)]
-    found: list[set[str]] = list(map(set, map(_WORD_FEATURES.__getitem__, words)))
-    if matcher is not None:
-        if folded is None:
-            folded = fold(text)
-        for match in matcher.find_all(text, folded):
-            names = {_KB_FEATURE.get((c.table, c.kind)) for c in match.categories}
-            if any(c.part for c in match.categories):
-                names.add("kb:name_part")
-            if match.ambiguous:
-                names.add("kb:ambiguous")
-            names.discard(None)
+    words = lookup.view.words
+    tokens = list(chain.from_iterable(starmap(range, ranges))) if ranges is not None else range(len(words))
+    context = _context_features(lookup, tokens)
+    none: frozenset[str] = frozenset()
+    return [feature_column(tuple(sorted(_WORD_FEATURES[words[k]] | context.get(k, none)))) for k in tokens]
+
+
+def _context_features(lookup: NoteLookup, tokens: Sequence[int]) -> dict[int, set[str]]:
+    """The ``kb:*`` and ``meta:*`` features of the tokens that have some: the gazetteer's, then the metadata's."""
+    starts, ends = lookup.view.starts, lookup.view.ends
+    found: dict[int, set[str]] = {}
+    for match in lookup.matches:
+        names = _match_features(match.categories)
+        if names:
             for k in _token_range(starts, ends, match.start, match.end):
-                found[k] |= names
-    if patient is not None:
-        _metadata_features(text, starts, ends, words, patient, found)
-    return [tuple(sorted(feats)) for feats in found]
+                found.setdefault(k, set()).update(names)
+    if lookup.patient is not None:
+        _metadata_features(lookup, tokens, found)
+    return found
 
 
-def _metadata_features(
-    text: str, starts: Sequence[int], ends: Sequence[int], words: list[str], patient: PatientMetadata, found
-) -> None:
-    """The ``meta:*`` features, with the patient rule's name matching (:class:`PatientNames`)."""
-    names = PatientNames.from_metadata(patient)
-    folded = [fold(word) for word in words]  # once per word, for the names and the address below
+def _match_features(categories: tuple) -> set[str]:
+    """The ``kb:*`` features of a gazetteer match's categories."""
+    names = {_KB_FEATURE.get((c.table, c.kind)) for c in categories}
+    if any(c.part for c in categories):
+        names.add("kb:name_part")
+    if all(c.ambiguous for c in categories):  # Match.ambiguous
+        names.add("kb:ambiguous")
+    names.discard(None)
+    return names
+
+
+def _metadata_features(lookup: NoteLookup, tokens: Sequence[int], found: dict[int, set[str]]) -> None:
+    """The ``meta:*`` features of ``tokens``, with the patient rule's name matching (:class:`PatientNames`)."""
+    text, view, names = lookup.text, lookup.view, lookup.names
+    starts, ends, words, folded = view.starts, view.ends, view.words, view.folded
     if names is not None:
-        for k, word in enumerate(words):
-            if word[:1].isalpha():
-                kind = names.kind(folded[k].strip(".-'’"))
-                if kind is not None:
-                    found[k].add("meta:" + kind)
-    place_words = {fold(w) for w in _WORDS.findall(" ".join(filter(None, (patient.address, patient.city))))}
-    place_words = {w for w in place_words if len(w) > 2 and not is_common_word(w)}
-    zip_code = read_zip(patient.zip) or ""
-    birthdate = read_birthdate(patient.birthdate)  # the one reader of deid_ds.io.metadata: any exported form
-    birth = birthdate.isoformat() if birthdate else ""
+        stripped = {word: word.strip(".-'’") for word in map(folded.__getitem__, tokens)}
+        named = names.names_among(set(stripped.values()))  # the patient's names among the words, typos included
+        for k in _tokens_among(tokens, folded, {word for word, name in stripped.items() if name in named}):
+            if words[k][:1].isalpha():
+                found.setdefault(k, set()).add("meta:" + names.kind(stripped[folded[k]]))
+    place_words, zip_code, birth, phone = _patient_facts(lookup.patient)
     year, month, day = birth[:4], birth[5:7], birth[8:10]
-    for k, word in enumerate(words):
-        if (zip_code and word == zip_code) or folded[k] in place_words:
-            found[k].add("meta:address")
-        if year.isdigit() and word == year:
-            found[k].add("meta:birth")
-    if year.isdigit() and month.isdigit() and day.isdigit():
+    for k in _tokens_among(tokens, folded, place_words) + _tokens_among(tokens, words, {zip_code} - {""}):
+        found.setdefault(k, set()).add("meta:address")
+    if year.isdigit():
+        for k in _tokens_among(tokens, words, {year}):
+            found.setdefault(k, set()).add("meta:birth")
+    # each scan only where the text can hold what it looks for (most notes hold neither)
+    if (
+        year.isdigit()
+        and month.isdigit()
+        and day.isdigit()
+        and any(s + y in text for s in "/.- " for y in (year, year[2:]))
+    ):
         for m in _DATE.finditer(text):
             d, mo, y = m.groups()
             if int(d) == int(day) and int(mo) == int(month) and (y == year or y == year[2:]):
                 for k in _token_range(starts, ends, m.start(), m.end()):
-                    found[k].add("meta:birth")
-    phone = "".join(_DIGITS.findall(patient.phone or ""))[-9:]
-    if len(phone) == 9:
+                    found.setdefault(k, set()).add("meta:birth")
+    if len(phone) == 9 and phone in _without_phone_separators(text):
         for m in _PHONE.finditer(text):
             if "".join(_DIGITS.findall(m.group())).endswith(phone):
                 for k in _token_range(starts, ends, m.start(), m.end()):
-                    found[k].add("meta:phone")
+                    found.setdefault(k, set()).add("meta:phone")
+
+
+def _without_phone_separators(text: str) -> str:
+    """``text`` without the characters :data:`_PHONE` allows between digits: a number it finds is a run of digits
+    there."""
+    return text.replace(" ", "").replace("\u00a0", "").replace(".", "").replace("-", "")
+
+
+def _tokens_among(tokens: Sequence[int], values: Sequence[str], wanted: set[str] | frozenset[str]) -> list[int]:
+    """The ``tokens`` whose value (``values[k]``: the word, or the folded word) is in ``wanted``, in order."""
+    return list(compress(tokens, map(wanted.__contains__, map(values.__getitem__, tokens)))) if wanted else []
+
+
+@lru_cache(maxsize=256)
+def _patient_facts(patient: PatientMetadata) -> tuple[frozenset[str], str, str, str]:
+    """What the ``meta:*`` features compare the words with: the folded words of the patient's address and city
+    (no common word, three letters or more), the postcode, the birthdate (ISO) and the phone's last nine digits.
+    The same for every note of a patient: kept for the next ones."""
+    place_words = {fold(w) for w in _WORDS.findall(" ".join(filter(None, (patient.address, patient.city))))}
+    zip_code = read_zip(patient.zip) or ""
+    birthdate = read_birthdate(patient.birthdate)  # the one reader of deid_ds.io.metadata: any exported form
+    phone = "".join(_DIGITS.findall(patient.phone or ""))[-9:]
+    return (
+        frozenset(w for w in place_words if len(w) > 2 and not is_common_word(w)),
+        zip_code,
+        birthdate.isoformat() if birthdate else "",
+        phone,
+    )
 
 
 def feature_column(features: tuple[str, ...]) -> str:
@@ -207,5 +244,14 @@ def parse_feature_column(value: str) -> tuple[str, ...]:
 def note_feature_columns(
     text: str, starts: Sequence[int], ends: Sequence[int], matcher=None, patient: PatientMetadata | None = None
 ) -> list[str]:
-    """:func:`token_features` of every token as its Flair column (:func:`feature_column`)."""
-    return [feature_column(f) for f in token_features(text, starts, ends, matcher, patient)]
+    """:func:`feature_columns` of every token of a note not labelled beforehand (its own lookup:
+    :meth:`NoteLookup.of_offsets`). ``matcher`` is the labeller's (``WeakLabeller.matcher``; None without a
+    knowledge base); ``patient`` the note's metadata (None, as with ``--no-metadata``)."""
+    return feature_columns(NoteLookup.of_offsets(text, list(starts), list(ends), matcher, patient))
+
+
+def token_features(
+    text: str, starts: Sequence[int], ends: Sequence[int], matcher=None, patient: PatientMetadata | None = None
+) -> list[tuple[str, ...]]:
+    """The sorted feature names of each token of a note (tokens given as text offsets)."""
+    return [parse_feature_column(column) for column in note_feature_columns(text, starts, ends, matcher, patient)]

@@ -37,6 +37,7 @@ from deid_ds.label.addresses import (
 from deid_ds.label.candidate import Candidate, split_at_columns
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
+from deid_ds.label.lookup import NoteLookup
 from deid_ds.label.patient import PatientNames, address_from_metadata, confirm_with_metadata, patient_names
 from deid_ds.label.people import (
     dictation_initials,
@@ -61,18 +62,27 @@ KEPT = "kept spans"  # the spans kept by the first resolution (the propagation o
 
 @dataclass
 class NoteInputs:
-    """What the labelling functions of one note are given: the note, and each function's candidates once computed.
+    """What the labelling functions of one note are given: the note's lookup, and each function's candidates once
+    computed.
 
-    ``matches`` are the gazetteer matches of the note (empty without a matcher). :meth:`candidates_of`
+    The lookup (:class:`NoteLookup`) holds the note's text, tokens, folded text, gazetteer matches (empty without a
+    matcher), patient metadata and names; its fields are read here under their own names. :meth:`candidates_of`
     returns an earlier function's candidates, computing them if that function is disabled.
     """
 
-    text: str
-    view: NoteView
-    folded: str
-    patient: PatientMetadata | None
-    matches: list
+    lookup: NoteLookup
     found: dict[str, list[Candidate]] = field(default_factory=dict)
+    text: str = field(init=False, repr=False)
+    view: NoteView = field(init=False, repr=False)
+    folded: str = field(init=False, repr=False)
+    matches: list = field(init=False, repr=False)
+    patient: PatientMetadata | None = field(init=False, repr=False)
+    names: PatientNames | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        lookup = self.lookup
+        self.text, self.view, self.folded, self.matches = lookup.text, lookup.view, lookup.folded, lookup.matches
+        self.patient, self.names = lookup.patient, lookup.names
 
     def candidates_of(self, name: str) -> list[Candidate]:
         """The candidates of function ``name`` on this note (computed once)."""
@@ -107,8 +117,7 @@ class LabellingFunction:
 
 
 def _patient_names(note: NoteInputs) -> list[Candidate]:
-    names = PatientNames.from_metadata(note.patient)
-    return patient_names(note.view, names) if names is not None else []
+    return patient_names(note.view, note.names) if note.names is not None else []
 
 
 def _confirmed_by_metadata(note: NoteInputs) -> list[Candidate]:
@@ -198,8 +207,7 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         "names after Dr/Pr, professional phrases (médecin traitant...), before a role, under a recipient header;"
         " lower-case names after a title",
         lambda note: (
-            doctor_context(note.view, note.folded)
-            + lower_case_names(note.view, PatientNames.from_metadata(note.patient), note.matches, doctor=True)
+            doctor_context(note.view, note.folded) + lower_case_names(note.view, note.names, note.matches, doctor=True)
         ),
     ),
     LabellingFunction(
@@ -238,7 +246,7 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         " lower-case ones included",
         lambda note: (
             patient_context(note.view, note.folded, {(c.start, c.end) for c in note.candidates_of("directory")})
-            + lower_case_names(note.view, PatientNames.from_metadata(note.patient), note.matches, doctor=False)
+            + lower_case_names(note.view, note.names, note.matches, doctor=False)
         ),
         reads=("directory",),
     ),

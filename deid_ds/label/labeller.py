@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from deid_ds.kb.normalize import fold
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.functions import FUNCTIONS, PROPAGATION, NoteInputs, check_names
+from deid_ds.label.lookup import NoteLookup
 from deid_ds.label.propagate import propagate
 from deid_ds.label.resolve import rank, winners
 from deid_ds.label.view import NoteView
@@ -35,6 +35,14 @@ class LabelConfig:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "disabled", check_names(self.disabled))
+
+
+@dataclass(frozen=True)
+class Labelling:
+    """A note's entities (:meth:`WeakLabeller.label`) and the lookup they were found with."""
+
+    candidates: list[Candidate]
+    lookup: NoteLookup
 
 
 class WeakLabeller:
@@ -60,14 +68,13 @@ class WeakLabeller:
         self, text: str, tokens: Sequence[tuple[int, int]], patient: PatientMetadata | None = None
     ) -> list[Candidate]:
         """Every labelling function's proposals, overlapping and unresolved (for debugging rules)."""
-        folded = fold(text)
-        return self._candidates(text, NoteView(text, tokens), folded, patient)
+        return self._candidates(self._lookup(text, NoteView(text, tokens), patient))
 
-    def _candidates(self, text: str, view: NoteView, folded: str, patient: PatientMetadata | None) -> list[Candidate]:
-        if not self.config.use_metadata:
-            patient = None
-        matches = self.matcher.find_all(text, folded) if self.matcher is not None else []
-        note = NoteInputs(text, view, folded, patient, matches)
+    def _lookup(self, text: str, view: NoteView, patient: PatientMetadata | None) -> NoteLookup:
+        return NoteLookup.of(text, view, self.matcher, patient if self.config.use_metadata else None)
+
+    def _candidates(self, lookup: NoteLookup) -> list[Candidate]:
+        note = NoteInputs(lookup)
         found: list[Candidate] = []
         for function in self.functions:  # in the order of FUNCTIONS
             found += note.candidates_of(function.name)
@@ -81,18 +88,26 @@ class WeakLabeller:
         Two passes: the candidates are resolved once, the names kept are propagated to their
         repetitions in the note (:mod:`deid_ds.label.propagate`), and everything is resolved again.
         """
-        return self._label(text, NoteView(text, tokens), patient)
+        return self._label(self._lookup(text, NoteView(text, tokens), patient))
 
     def label_offsets(
         self, text: str, starts: list[int], ends: list[int], patient: PatientMetadata | None = None
     ) -> list[Candidate]:
         """:meth:`label` of the tokens given as two offset lists (the segmenter's :class:`TokenSpans`
         form), without pairing them up; the lists are read, not modified."""
-        return self._label(text, NoteView.of_offsets(text, starts, ends), patient)
+        return self.labelling(text, starts, ends, patient).candidates
 
-    def _label(self, text: str, view: NoteView, patient: PatientMetadata | None) -> list[Candidate]:
-        folded = fold(text)
-        found = self._candidates(text, view, folded, patient)
+    def labelling(
+        self, text: str, starts: list[int], ends: list[int], patient: PatientMetadata | None = None
+    ) -> Labelling:
+        """:meth:`label_offsets` with the note's lookup it was found with, for the knowledge features
+        (:mod:`deid_ds.label.features` reads the same matches, folds and patient names)."""
+        lookup = self._lookup(text, NoteView.of_offsets(text, starts, ends), patient)
+        return Labelling(self._label(lookup), lookup)
+
+    def _label(self, lookup: NoteLookup) -> list[Candidate]:
+        view = lookup.view
+        found = self._candidates(lookup)
         ranked = rank(found, view.starts, view.ends, {})
         first = winners(ranked)
         kept = {(c.start, c.end, c.label) for c in first}

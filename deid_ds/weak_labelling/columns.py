@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from itertools import compress
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from deid_ds.label.features import NO_FEATURE
+from deid_ds.label.features import feature_columns
 from deid_ds.model import Note
 from deid_ds.segmentation.segmenter import SPACES
-from deid_ds.weak_labelling.note import LabelledNote
+from deid_ds.weak_labelling.note import LabelledNote, failed_status
 from deid_ds.weak_labelling.render import render_lines
 from deid_ds.weak_labelling.schemas import documents_schema, gold_tokens_schema, sentences_schema, spans_schema
-from deid_ds.weak_labelling.split import keeps_empty_sentence
+from deid_ds.weak_labelling.split import kept_sentences
 
 
 class BatchColumns:
@@ -37,16 +38,17 @@ class BatchColumns:
         self.gold_ids = gold_ids
         self.jsonl = jsonl  # render each sentence's JSONL line (only when sentences.jsonl is written)
         self._rows: list[int] = []  # the documents row of each note with content, in order
-        self._note: dict[str, list] = {name: [] for name in ("id_document", "id_patient", "doc_type", "share", "gold")}
+        self._note: dict[str, list] = {name: [] for name in ("id_document", "id_patient", "doc_type", "gold")}
         self._texts: list[str] = []
         self._html_starts: list = []  # each note's offset map (text character -> HTML range)
         self._html_ends: list = []
         self._token_starts: list[int] = []  # every token of every note, offsets in its note's text
         self._token_ends: list[int] = []
         self._n_tokens: list[int] = []
-        #: every token's knowledge-feature column (deid_ds.label.features), with ``features`` only
+        #: the knowledge-feature column of every kept token (deid_ds.label.features), with ``features`` only
         self._features: list[str] | None = [] if features else None
         self._bounds: list[int] = []  # each note's sentence bounds (token indices in its note)
+        self._keep: list[bool] = []  # whether each sentence of each note is kept (kept_sentences)
         self._n_bounds: list[int] = []
         self._candidate: dict[str, list] = {name: [] for name in ("start", "end", "first", "last", "label", "source")}
         self._n_candidates: list[int] = []
@@ -55,15 +57,23 @@ class BatchColumns:
         """Add one note: its document row and, when it was labelled, its entities and sentences.
 
         ``keep_empty`` is the share of sentences without entity kept for this note
-        (:func:`keeps_empty_sentence`). A sentence without entity is the one with no span: no other
-        flag is stored. ``n_sentences_kept`` is filled in by :meth:`tables`, which selects them.
+        (:func:`kept_sentences`); the knowledge features, when asked for, are computed here for the kept
+        sentences only, from the labeller's lookup of the note, which is then let go (a batch holding
+        every note's lookup until its tables are made costs more than the features).
+        ``n_sentences_kept`` is filled in by :meth:`tables`.
         """
         status = labelled.status
         entities = 0
         if status.status == "ok" and labelled.compact is not None:
-            self._rows.append(len(self.documents["id_document"]))
-            self._add_content(note, labelled, keep_empty)
-            entities = len(labelled.candidates)
+            keep = kept_sentences(labelled.compact.bounds, labelled.ranges, note.id_document, keep_empty)
+            try:  # before anything of the note is added: a note whose features fail is failed, not half-written
+                features = self._kept_features(labelled, keep)
+            except Exception as error:  # the reason names the exception type only: its message may quote the note
+                status = failed_status(status, f"internal error during knowledge features ({type(error).__name__})")
+            else:
+                self._rows.append(len(self.documents["id_document"]))
+                self._add_content(note, labelled, keep, features)
+                entities = len(labelled.candidates)
         row = {
             **{
                 name: getattr(status, name)
@@ -77,13 +87,19 @@ class BatchColumns:
         for name, values in self.documents.items():
             values.append(row[name])
 
-    def _add_content(self, note: Note, labelled: LabelledNote, keep_empty: float) -> None:
+    def _kept_features(self, labelled: LabelledNote, keep: list[bool]) -> list[str]:
+        """The knowledge-feature column of the note's kept sentences (none when not asked for)."""
+        if self._features is None or not any(keep):
+            return []
+        bounds = labelled.compact.bounds
+        return feature_columns(labelled.lookup, [(bounds[i], bounds[i + 1]) for i in compress(range(len(keep)), keep)])
+
+    def _add_content(self, note: Note, labelled: LabelledNote, keep: list[bool], features: list[str]) -> None:
         parsed, compact, candidates, ranges = labelled.parsed, labelled.compact, labelled.candidates, labelled.ranges
         info = self._note
         info["id_document"].append(note.id_document)
         info["id_patient"].append(note.id_patient)
         info["doc_type"].append(note.doc_type)
-        info["share"].append(keep_empty)
         info["gold"].append(self.gold_ids is not None and note.id_document in self.gold_ids)
         self._texts.append(parsed.text)
         self._html_starts.append(parsed.offsets.starts)
@@ -91,9 +107,11 @@ class BatchColumns:
         self._token_starts.extend(compact.starts)
         self._token_ends.extend(compact.ends)
         self._n_tokens.append(len(compact.starts))
+        bounds = compact.bounds
+        self._keep += keep
         if self._features is not None:
-            self._features.extend(labelled.features or [NO_FEATURE] * len(compact.starts))
-        self._bounds.extend(compact.bounds)
+            self._features += features
+        self._bounds.extend(bounds)
         self._n_bounds.append(len(compact.bounds))
         candidate = self._candidate
         candidate["start"].extend([c.start for c in candidates])
@@ -279,8 +297,7 @@ class _Batch:
 
 
 class _KeptSentences:
-    """The kept sentences of a batch: those with an entity, and those without that
-    :func:`keeps_empty_sentence` keeps for their note's share; with their tokens, tags and spans."""
+    """The kept sentences of a batch (:func:`kept_sentences`, note by note), with their tokens, tags and spans."""
 
     def __init__(self, batch: _Batch) -> None:
         self.batch = batch
@@ -289,16 +306,7 @@ class _KeptSentences:
         # that ends at or after its first token to the first one that starts at or after its end.
         inside_from = np.searchsorted(batch.candidate_last, first, "left")
         inside_to = np.maximum(np.searchsorted(batch.candidate_first, end, "left"), inside_from)
-        keep = inside_to > inside_from
-        share = (
-            np.array(batch.columns._note["share"], dtype=np.float64)[batch.sentence_note]
-            if batch.n_notes
-            else np.empty(0)
-        )
-        keep |= share >= 1.0
-        ids = batch.columns._note["id_document"]
-        for i in np.flatnonzero(~keep & (share > 0.0)).tolist():
-            keep[i] = keeps_empty_sentence(ids[batch.sentence_note[i]], int(batch.sentence_index[i]), float(share[i]))
+        keep = np.array(batch.columns._keep, dtype=bool)
         self.sentences = np.flatnonzero(keep)
         self.per_note = np.bincount(batch.sentence_note[self.sentences], minlength=batch.n_notes)
         self.first, self.end = first[self.sentences], end[self.sentences]
@@ -326,9 +334,7 @@ class _KeptSentences:
     def features(self):
         """The kept tokens' knowledge-feature columns (a string array), or None when not asked for."""
         features = self.batch.columns._features
-        if features is None:
-            return None
-        return pa.array(features, type=pa.string()).take(pa.array(self.tokens, type=pa.int64()))
+        return pa.array(features, type=pa.string()) if features is not None else None
 
     def spans(self):
         """The kept sentences' spans (``list<struct>``), offsets relative to their sentence."""

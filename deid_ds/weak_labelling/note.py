@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from deid_ds.errors import DocumentError
 from deid_ds.kb.ambiguity import load_lexicon
 from deid_ds.label.labeller import LabelConfig, WeakLabeller
+from deid_ds.label.lookup import NoteLookup
 from deid_ds.model import DocumentStatus, Note
 from deid_ds.segmentation.html_text import ParsedHtml
 from deid_ds.segmentation.notes import segment_note
@@ -61,7 +62,9 @@ class LabelledNote:
     compact: TokenSpans | None = None
     candidates: list = field(default_factory=list)
     ranges: list[tuple[int, int]] = field(default_factory=list)
-    features: list[str] | None = None  # each token's knowledge-feature column, when asked for
+    #: what the labeller looked up for the note, kept when the knowledge features are asked for: they are
+    #: computed from it for the sentences written out only (:meth:`BatchColumns.add`)
+    lookup: NoteLookup | None = None
 
 
 def label_note(
@@ -69,8 +72,8 @@ def label_note(
 ) -> LabelledNote:
     """Parse, segment and label one note; never raises for a bad note, the status says what happened.
 
-    With ``features``, each token's knowledge features (:mod:`deid_ds.label.features`, from the same
-    labeller's matcher and the same metadata) come with it.
+    With ``features``, the labeller's lookup of the note comes with it, for the knowledge features
+    (:mod:`deid_ds.label.features`: the same matches, folds and metadata as the labels).
 
     Reasons name the stage and the exception type only: an exception's message may quote the note.
     """
@@ -78,24 +81,19 @@ def label_note(
     if compact is None or not compact.starts:
         return LabelledNote(status, parsed, compact)
     try:
-        candidates = labeller.label_offsets(
+        labelling = labeller.labelling(
             parsed.text, compact.starts, compact.ends, note.patient if use_metadata else None
         )
+        candidates = labelling.candidates
         ranges = token_ranges(candidates, compact.starts, compact.ends)
-        columns = None
-        if features:
-            from deid_ds.label.features import note_feature_columns
-
-            patient = note.patient if use_metadata and labeller.config.use_metadata else None
-            columns = note_feature_columns(parsed.text, compact.starts, compact.ends, labeller.matcher, patient)
     except DocumentError as error:
-        return LabelledNote(_failed(status, str(error)))
+        return LabelledNote(failed_status(status, str(error)))
     except Exception as error:
-        return LabelledNote(_failed(status, f"internal error during labelling ({type(error).__name__})"))
-    return LabelledNote(status, parsed, compact, candidates, ranges, columns)
+        return LabelledNote(failed_status(status, f"internal error during labelling ({type(error).__name__})"))
+    return LabelledNote(status, parsed, compact, candidates, ranges, labelling.lookup if features else None)
 
 
-def _failed(status: DocumentStatus, reason: str) -> DocumentStatus:
+def failed_status(status: DocumentStatus, reason: str) -> DocumentStatus:
     """A note that segmented but could not be labelled: it contributes nothing, so no counts."""
     return DocumentStatus(
         status.id_document, status.id_patient, "failed", reason, status.n_chars, 0, 0, status.warnings

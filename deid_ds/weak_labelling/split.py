@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from deid_ds.errors import InputError
@@ -29,6 +30,28 @@ def keeps_empty_sentence(id_document: str, sentence_index: int, share: float) ->
     if share <= 0.0:
         return False
     return share >= 1.0 or unit_hash(f"{id_document}\x00{sentence_index}", "keep-empty") < share
+
+
+def kept_sentences(
+    bounds: Sequence[int], ranges: Sequence[tuple[int, int]], id_document: str, share: float
+) -> list[bool]:
+    """Whether each sentence of a note is written out: every sentence holding a token of an entity, and
+    those without entity that :func:`keeps_empty_sentence` keeps for ``share``.
+
+    ``bounds`` are the note's sentence bounds (token indices: sentence ``i`` is tokens ``bounds[i]`` to
+    ``bounds[i + 1]``), ``ranges`` its entities' first and last tokens.
+    """
+    n = max(len(bounds) - 1, 0)
+    if share >= 1.0:
+        return [True] * n
+    keep = [False] * n
+    for first, last in ranges:  # an entity cut by a sentence boundary is in both sentences
+        for i in range(bisect_right(bounds, first) - 1, bisect_right(bounds, last)):
+            keep[i] = True
+    if share > 0.0:
+        for i in range(n):
+            keep[i] = keep[i] or keeps_empty_sentence(id_document, i, share)
+    return keep
 
 
 def patient_group(id_document: str, id_patient: str | None) -> str:

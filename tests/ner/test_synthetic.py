@@ -80,8 +80,8 @@ def _writer_blocks(corpus: Path, kb: Path) -> list[list[str]]:
     """What weak-label's own writer gives for the generated notes with their gold spans as the labels."""
     from deid_ds.io.notes import open_notes
     from deid_ds.label.candidate import Candidate
-    from deid_ds.label.features import note_feature_columns
     from deid_ds.label.labeller import LabelConfig
+    from deid_ds.label.lookup import NoteLookup
     from deid_ds.segmentation.notes import SegmentOptions, segment_note, segmenter_for
     from deid_ds.weak_labelling import BatchColumns, LabelledNote, labeller_for, token_ranges
     from deid_ds.weak_labelling.gold import read_gold
@@ -100,8 +100,8 @@ def _writer_blocks(corpus: Path, kb: Path) -> list[list[str]]:
             inside = [k for k in range(len(starts)) if starts[k] < end and ends[k] > start]
             if inside and not any(c.start <= starts[inside[0]] < c.end for c in candidates):
                 candidates.append(Candidate(starts[inside[0]], ends[inside[-1]], label, "gold"))
-        features = note_feature_columns(parsed.text, starts, ends, matcher, note.patient)
-        labelled = LabelledNote(status, parsed, compact, candidates, token_ranges(candidates, starts, ends), features)
+        lookup = NoteLookup.of_offsets(parsed.text, starts, ends, matcher, note.patient)  # what the features read
+        labelled = LabelledNote(status, parsed, compact, candidates, token_ranges(candidates, starts, ends), lookup)
         columns.add(note, labelled, 0.0)
     text = "".join(columns.tables()["lines"].column("flair").to_pylist())
     return [block.splitlines() for block in text.split("\n\n") if block.strip()]

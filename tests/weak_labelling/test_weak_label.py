@@ -645,14 +645,14 @@ def test_a_failing_note_is_counted_with_a_reason_and_never_printed(kb_dir, write
         {"id_document": "d5", "id_patient": "p2", "html": "<p>&nbsp;</p>", "lastname": "QUÉMÉNEUR"},
     ]
     notes = write_notes(rows, schema=schema)
-    real = WeakLabeller.label_offsets  # what the pipeline calls: the segmenter's offset lists
+    real = WeakLabeller.labelling  # what the pipeline calls: the segmenter's offset lists, spans and lookup back
 
     def label(self, text, starts, ends, patient=None):
         if "QUÉMÉNEUR" in text:
             raise ValueError(f"cannot label {text}")
         return real(self, text, starts, ends, patient)
 
-    monkeypatch.setattr(WeakLabeller, "label_offsets", label)
+    monkeypatch.setattr(WeakLabeller, "labelling", label)
     out = tmp_path / "out"
     result = CliRunner().invoke(
         main, ["weak-label", str(notes), "--kb", str(kb_dir), "--out", str(out), "-j", "1", "--batch-size", "2"]
@@ -671,6 +671,37 @@ def test_a_failing_note_is_counted_with_a_reason_and_never_printed(kb_dir, write
     assert documents.loc["d1", "split"] == documents.loc["d2", "split"]
     assert pd.read_parquet(out / "spans.parquet")["id_document"].isin(["d1", "d3"]).all()
     assert report["written"] == 2
+
+
+def test_a_note_whose_knowledge_features_fail_is_failed_and_the_others_written(
+    kb_dir, write_notes, tmp_path, monkeypatch
+):
+    from deid_ds.weak_labelling import columns
+
+    rows = [
+        {"id_document": "d1", "id_patient": "p1", "html": "<p>Revue le 3 février 2021 par le Dr Yann MORVAN.</p>"},
+        {"id_document": "d2", "id_patient": "p2", "html": "<p>Courrier de Mme Odile QUÉMÉNEUR du 04/05/2020.</p>"},
+    ]
+    real = columns.feature_columns
+
+    def features(lookup, ranges):
+        if "QUÉMÉNEUR" in lookup.text:
+            raise ValueError(f"cannot compute {lookup.text}")
+        return real(lookup, ranges)
+
+    monkeypatch.setattr(columns, "feature_columns", features)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        main, ["weak-label", str(write_notes(rows)), "--kb", str(kb_dir), "--out", str(out), "-j", "1"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "QUÉMÉNEUR" not in result.output and "Odile" not in result.output
+    documents = pd.read_parquet(out / "documents.parquet").set_index("id_document")
+    assert documents["status"].to_dict() == {"d1": "ok", "d2": "failed"}
+    assert documents.loc["d2", "error"] == "internal error during knowledge features (ValueError)"
+    assert set(pd.read_parquet(out / "spans.parquet")["id_document"]) == {"d1"}
+    written = "".join((out / name).read_text() for name in ("train.txt", "dev.txt", "test.txt"))
+    assert "MORVAN" in written and "QUÉMÉNEUR" not in written
 
 
 def test_a_second_note_with_an_already_seen_id_is_failed_not_mixed_with_the_first(write_notes, tmp_path):
@@ -701,16 +732,18 @@ def test_a_second_note_with_an_already_seen_id_is_failed_not_mixed_with_the_firs
 
 def test_an_entity_cut_by_a_sentence_boundary_restarts_with_b_in_the_next_sentence(write_notes, tmp_path, monkeypatch):
     from deid_ds.label.candidate import Candidate
+    from deid_ds.label.labeller import Labelling
 
     html = "<p>Vu le 3</p><p>février 2021 au CHU.</p>"
     notes = write_notes([{"id_document": "d1", "id_patient": "p1", "html": html}])
+    real = WeakLabeller.labelling  # what the pipeline calls: its spans replaced, its lookup kept (the features)
 
     def label(self, text, starts, ends, patient=None):
         start = next(s for s, e in zip(starts, ends) if text[s:e] == "3")
         end = next(e for s, e in zip(starts, ends) if text[s:e] == "2021")
-        return [Candidate(start, end, "DATE", "test:cross")]
+        return Labelling([Candidate(start, end, "DATE", "test:cross")], real(self, text, starts, ends, patient).lookup)
 
-    monkeypatch.setattr(WeakLabeller, "label_offsets", label)
+    monkeypatch.setattr(WeakLabeller, "labelling", label)
     report = run(notes, tmp_path / "out")
     lines = [json.loads(line) for line in (tmp_path / "out" / "sentences.jsonl").read_text().splitlines()]
     assert [line["tags"] for line in lines] == [["O", "O", "B-DATE"], ["B-DATE", "I-DATE", "O", "O", "O"]]
