@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from deid_ds.campaign.label_studio_api import TOKEN_ENV, projects_by_title
 from deid_ds.cli import main
 from deid_ds.segmentation.html_text import html_to_text
 from tests.conftest import REPO
@@ -194,29 +195,36 @@ def answer(annotator: str, task: dict) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def round_trip(server, campaign) -> dict:
-    """Each annotator creates a project with the campaign's configuration, imports their file, submits
-    an answer to every task (:func:`answer`) and exports JSON and JSON-MIN. Also writes what was
+    """``deid-ds label-studio push`` creates the annotators' projects with the campaign's configuration
+    and imports their files; each annotator submits an answer to every task of their project
+    (:func:`answer`); ``deid-ds label-studio pull`` exports JSON and JSON-MIN. Also writes what was
     submitted as a local export (``NAME-submitted.json``: the imported tasks with the answers), the
     reference the server's exports are compared with."""
     url, files, out = server["url"], campaign["files"] / "label-studio", campaign["root"]
-    config = (files / "label_config.xml").read_text(encoding="utf-8")
     figures: dict = {"version": server["version"], "start_seconds": round(server["start_seconds"], 1)}
+    env = {TOKEN_ENV: server["tokens"]["alice"]}
+    started = time.monotonic()
+    pushed = CliRunner().invoke(main, ["label-studio", "push", str(campaign["files"]), "--url", url], env=env)
+    assert pushed.exit_code == 0, pushed.output
+    figures["push_seconds"] = round(time.monotonic() - started, 2)
+    imported = {name: json.loads((files / f"{name}.json").read_text(encoding="utf-8")) for name in USERS}
+    assert pushed.output.splitlines() == [
+        *(f"{name}: project {k}, {len(imported[name])} tasks imported" for k, name in enumerate(USERS, 1)),
+        f"2 projects created at {url}",
+    ]
+    again = CliRunner().invoke(main, ["label-studio", "push", str(campaign["files"]), "--url", url], env=env)
+    assert again.exit_code == 1 and "a project is already titled 'deid-ds alice'" in again.output
+    projects = projects_by_title(url, server["tokens"]["bob"])  # every project of the organisation
     for name in USERS:
         token = server["tokens"][name]
-        imported = json.loads((files / f"{name}.json").read_text(encoding="utf-8"))
-        project = call(f"{url}/api/projects/", token, "POST", {"title": f"deid-ds {name}", "label_config": config})
-        started = time.monotonic()
-        counts = call(
-            f"{url}/api/projects/{project['id']}/import", token, "POST", (files / f"{name}.json").read_bytes()
-        )
-        figures[f"{name}_import_seconds"] = round(time.monotonic() - started, 2)
-        figures[f"{name}_imported"] = (counts["task_count"], counts["prediction_count"])
-        assert counts["task_count"] == counts["prediction_count"] == len(imported)
-        listed = call(f"{url}/api/tasks/?project={project['id']}&page_size=10000&fields=all", token)["tasks"]
-        listed.sort(key=lambda task: task["id"])
-        assert [task["data"] for task in listed] == [task["data"] for task in imported]  # kept as imported
+        settings = call(f"{url}/api/projects/{projects['deid-ds ' + name]}/", token)
+        assert (settings["model_version"], settings["show_collab_predictions"]) == ("deid-ds weak labels", True)
+        listed = call(f"{url}/api/tasks/?project={projects['deid-ds ' + name]}&page_size=10000&fields=all", token)
+        listed = sorted(listed["tasks"], key=lambda task: task["id"])
+        figures[f"{name}_imported"] = (len(listed), sum(len(task["predictions"]) for task in listed))
+        assert [task["data"] for task in listed] == [task["data"] for task in imported[name]]  # kept as imported
         assert [task["predictions"][0]["result"] for task in listed] == [
-            t["predictions"][0]["result"] for t in imported
+            t["predictions"][0]["result"] for t in imported[name]
         ]
         submitted = []
         started = time.monotonic()
@@ -229,9 +237,10 @@ def round_trip(server, campaign) -> dict:
                                                        "result": result, "was_cancelled": False}]})  # fmt: skip
         figures[f"{name}_submit_seconds"] = round(time.monotonic() - started, 1)
         (out / f"{name}-submitted.json").write_text(json.dumps(submitted, ensure_ascii=False), encoding="utf-8")
-        for kind, suffix in (("JSON", "export"), ("JSON_MIN", "export-min")):
-            exported = call(f"{url}/api/projects/{project['id']}/export?exportType={kind}", token)
-            (out / f"{name}-{suffix}.json").write_text(json.dumps(exported, ensure_ascii=False), encoding="utf-8")
+    for kind, folder in (("JSON", "exports"), ("JSON_MIN", "exports-min")):
+        args = ["label-studio", "pull", str(campaign["files"]), "--url", url, "--out", str(out / folder)]
+        pulled = CliRunner().invoke(main, [*args, "--export-type", kind], env=env)
+        assert pulled.exit_code == 0, pulled.output
     return {"out": out, "figures": figures, "campaign": campaign}
 
 
@@ -247,12 +256,14 @@ def test_label_studio_exports_keep_the_tasks_and_the_answers_exactly(round_trip)
     out = round_trip["out"]
     for name in USERS:
         submitted = json.loads((out / f"{name}-submitted.json").read_text(encoding="utf-8"))
-        exported = sorted(json.loads((out / f"{name}-export.json").read_text(encoding="utf-8")), key=lambda t: t["id"])
+        exported = sorted(
+            json.loads((out / "exports" / f"{name}-export.json").read_text(encoding="utf-8")), key=lambda t: t["id"]
+        )
         assert [task["data"] for task in exported] == [task["data"] for task in submitted]
         assert [[r["value"] for r in t["annotations"][0]["result"]] for t in exported] == [
             [r["value"] for r in t["annotations"][0]["result"]] for t in submitted
         ]
-        rows = json.loads((out / f"{name}-export-min.json").read_text(encoding="utf-8"))
+        rows = json.loads((out / "exports-min" / f"{name}-export-min.json").read_text(encoding="utf-8"))
         assert len(rows) == len(submitted)
 
 
@@ -260,8 +271,8 @@ def test_agreement_and_gold_read_the_server_exports_as_what_was_submitted(round_
     out, figures, campaign = round_trip["out"], round_trip["figures"], round_trip["campaign"]
     names = list(USERS)
     reference = agreement_json(*(out / f"{n}-submitted.json" for n in names), out=out / "reference.json")
-    full = agreement_json(*(out / f"{n}-export.json" for n in names), out=out / "full.json")
-    short = agreement_json(*(out / f"{n}-export-min.json" for n in names), out=out / "min.json")
+    full = agreement_json(*(out / "exports" / f"{n}-export.json" for n in names), out=out / "full.json")
+    short = agreement_json(*(out / "exports-min" / f"{n}-export-min.json" for n in names), out=out / "min.json")
     assert full == reference and short == reference  # every figure, the counts of what was read included
     kappa = full["fleiss_kappa"]
     assert full["input"]["accepted"] == 2 * kappa["n_items"] and 0.5 < kappa["value"] < 1.0  # the corrections
@@ -271,7 +282,7 @@ def test_agreement_and_gold_read_the_server_exports_as_what_was_submitted(round_
         main,
         [
             "gold",
-            *(str(out / f"{n}-export.json") for n in names),
+            *(str(out / "exports" / f"{n}-export.json") for n in names),
             "--strategy",
             "majority",
             "--out",
