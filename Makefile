@@ -15,7 +15,7 @@ TORCH_PIP_ARGS ?=
 PYTEST_ARGS ?=
 DEMO_OUT ?= out/demo
 
-.PHONY: all venv install install-dev demo demo-files test test-fast bench clean
+.PHONY: all venv install install-dev label-studio demo demo-files test test-fast bench clean
 
 all: demo
 
@@ -38,6 +38,16 @@ $(VENV)/.installed-dev: pyproject.toml $(VENV)/.torch
 venv: $(VENV)/.installed
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
+
+# Label Studio in its own environment (it pins packages deid-ds's .venv has at other versions, pyarrow included):
+# the server that tests/campaign/test_label_studio_server.py starts, and the one docs/annotation-tools.md runs.
+LABEL_STUDIO_VENV ?= .venv-label-studio
+LABEL_STUDIO_SPEC ?= label-studio==1.23.2
+label-studio: $(LABEL_STUDIO_VENV)/bin/label-studio
+
+$(LABEL_STUDIO_VENV)/bin/label-studio:
+	$(PYTHON) -m venv $(LABEL_STUDIO_VENV)
+	$(LABEL_STUDIO_VENV)/bin/python -m pip install --quiet "$(LABEL_STUDIO_SPEC)"
 
 # The pipeline on the embedded sample (data/notes.parquet, kb/sources/). Each step is a file target: a second
 # `make demo` reruns only what is out of date (an input, an earlier step or the package's code changed), so it

@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "punkt-train": "deid_ds.segmentation.cli:punkt_train_command",
     "weak-label": "deid_ds.weak_labelling.cli:weak_label_command",
     "campaign": "deid_ds.campaign.cli:campaign_command",
+    "label-studio": "deid_ds.campaign.cli:label_studio_group",
     "agreement": "deid_ds.agreement.cli:agreement_command",
     "gold": "deid_ds.agreement.cli:gold_command",
     "embeddings": "deid_ds.ner.embeddings_cli:embeddings_group",
@@ -47,6 +48,7 @@ SHORT_HELP: dict[str, str] = {
     "punkt-train": "Train NLTK Punkt sentence-splitting parameters on the text of your notes.",
     "weak-label": "Label the eight entity types in HTML notes by distant supervision, into BIO training sets.",
     "campaign": "Prepare the correction campaign: sample documents per type, assign them, write the annotation tasks.",
+    "label-studio": "Send a campaign's Label Studio tasks to a server and fetch the answers, over its HTTP API.",
     "agreement": (
         "Inter-annotator agreement of a correction campaign: token-level Fleiss' kappa with a bootstrap "
         "interval over documents, per label, per annotator pair (Cohen's kappa, entity F1), per document "

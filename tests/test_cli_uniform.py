@@ -23,7 +23,7 @@ SOURCES = REPO / "kb" / "sources"
 UNIFORM = {"--out": "-o", "--quiet": "-q", "--verbose": "-v", "--workers": "-j", "--column": "-c", "--seed": "-s"}
 
 #: Commands that print without writing a directory: their files are written only where asked (--json, --figure).
-PRINT_ONLY = {"kb-info", "agreement", "evaluate"}
+PRINT_ONLY = {"kb-info", "agreement", "evaluate", "label-studio push"}
 
 #: A command whose whole output is the information asked for (no summary to shorten, nothing to silence).
 NO_LEVELS = {"kb-info"}

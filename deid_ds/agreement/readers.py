@@ -37,10 +37,10 @@ follows the last ``-``). The open tools (``annotator_from``, ``--annotator-from`
 Label Studio exports read: the full JSON export (a list of tasks with ``data`` and ``annotations``,
 each annotation's ``result`` regions of type ``labels``) and JSON-MIN (one flat object per annotation:
 the data fields, ``annotator``, and the regions under the labels tag's name, ``label`` in the campaign's
-configuration; a row without ``annotation_id`` is a task without annotation). Label Studio counts
-offsets in UTF-16 code units (JavaScript's); when a region's ``text`` is not the text at its offsets
-but is at the offsets read as UTF-16, those are used (a character outside the Basic Multilingual Plane,
-such as an emoji, before the region).
+configuration; a row without ``annotation_id`` is a task without annotation). Label Studio 1.23 counts
+offsets in code points, as Python does; a client that counts in UTF-16 code units (JavaScript's) is read
+too: when a region's ``text`` is not the text at its offsets but is at the offsets read as UTF-16, those
+are used (a character outside the Basic Multilingual Plane, such as an emoji, before the region).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""``deid-ds campaign``: a thin wrapper over :func:`deid_ds.campaign.build.prepare_campaign`."""
+"""``deid-ds campaign`` (a thin wrapper over :func:`deid_ds.campaign.build.prepare_campaign`) and ``deid-ds
+label-studio push|pull`` (over :mod:`deid_ds.campaign.label_studio_api`)."""
 
 from __future__ import annotations
 
@@ -110,3 +111,95 @@ def campaign_command(
         f"{report.documents} documents, {report.tasks} sentences, {report.overlap_documents} in the overlap; "
         f"written to {out}"
     )
+
+
+@click.group("label-studio")
+def label_studio_group():
+    """Send a campaign's Label Studio tasks to a server and fetch the answers, over its HTTP API.
+
+    The token is read from $LABEL_STUDIO_API_KEY (Account & Settings in Label Studio; the server started
+    with --enable-legacy-api-token). docs/annotation-tools.md has the steps.
+    """
+
+
+def _server_options(command):
+    command = click.option(
+        "--prefix",
+        default="deid-ds ",
+        show_default=True,
+        help="Project titles: PREFIX followed by the annotator's name.",
+    )(command)
+    return click.option(
+        "--url", required=True, metavar="URL", help="The Label Studio server, e.g. http://127.0.0.1:8080."
+    )(command)
+
+
+def _token() -> str:
+    import os
+
+    from deid_ds.campaign.label_studio_api import TOKEN_ENV
+    from deid_ds.errors import InputError
+
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if not token:
+        raise InputError(f"set {TOKEN_ENV} to your Label Studio API token (Account & Settings)")
+    return token
+
+
+@label_studio_group.command("push")
+@click.argument("campaign_dir", type=click.Path(path_type=str))
+@_server_options
+@quiet_option
+@verbose_option
+@handle_errors
+def label_studio_push_command(campaign_dir, url, prefix, quiet, verbose):
+    """Create one project per annotator with the campaign's labelling configuration and import their tasks.
+
+    CAMPAIGN_DIR is a `deid-ds campaign --tool label-studio` output. Refused if a project has one of the
+    titles already.
+    """
+    from deid_ds.campaign.label_studio_api import push
+
+    projects = push(campaign_dir, url, _token(), prefix)
+    if not quiet:  # one line per annotator is the whole summary (-v prints the same)
+        for project in projects:
+            click.echo(f"{project.annotator}: project {project.id}, {project.tasks} tasks imported")
+    click.echo(f"{len(projects)} projects created at {url}")
+
+
+@label_studio_group.command("pull")
+@click.argument("campaign_dir", type=click.Path(path_type=str))
+@_server_options
+@click.option(
+    "--out",
+    "-o",
+    required=True,
+    type=click.Path(path_type=str),
+    help="Directory of the exports, NAME-export.json per annotator (replaced as a whole, only if deid-ds wrote it).",
+)
+@overwrite_option
+@click.option(
+    "--export-type",
+    type=click.Choice(["JSON", "JSON_MIN"]),
+    default="JSON",
+    show_default=True,
+    help="Label Studio's export: the full JSON or JSON-MIN (NAME-export-min.json); agreement and gold read both.",
+)
+@quiet_option
+@verbose_option
+@handle_errors
+def label_studio_pull_command(campaign_dir, url, prefix, out, overwrite, export_type, quiet, verbose):
+    """Export each annotator's project, for `deid-ds agreement` and `deid-ds gold`.
+
+    CAMPAIGN_DIR is the `deid-ds campaign --tool label-studio` output the projects were pushed from.
+    """
+    from deid_ds.campaign.label_studio_api import pull
+    from deid_ds.io.output_dir import output_directory
+
+    token = _token()
+    with output_directory(out, "label-studio pull", inputs=[campaign_dir], overwrite=overwrite) as tmp:
+        written = pull(campaign_dir, url, token, tmp, export_type, prefix)
+    if not quiet:
+        for name, path, count in written:
+            click.echo(f"{name}: {count} {'answers' if export_type == 'JSON_MIN' else 'answered tasks'} in {path.name}")
+    click.echo(f"{len(written)} exports written to {out}")

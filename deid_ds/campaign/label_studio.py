@@ -107,6 +107,10 @@ For each annotator:
    guidelines say) and submits it, also when nothing had to change.
 6. Export > JSON: save the file, for example as `NAME-export.json`.
 
+With a Label Studio server and your API token in `LABEL_STUDIO_API_KEY`, `deid-ds label-studio push OUT
+--url URL` does steps 1 to 4 for every annotator, and `deid-ds label-studio pull OUT --url URL --out
+ANSWERS` step 6 (OUT: the campaign's folder, the one above this one).
+
 Then, from the exported files:
 
     deid-ds agreement ann1-export.json ann2-export.json --json agreement.json
