@@ -204,28 +204,30 @@ def _count_max(texts: list[str], needles: Needles, counts: dict[str, dict[str, i
 def _count_in_reading(text: str, needles: Needles, counts: dict[str, dict[str, int]]) -> None:
     folded = fold_text(text)
     if needles.names:
-        # each distinct word is compared with the name parts once, however often the note repeats it
-        starts: dict[str, list[int]] = {}
-        for match in _WORD.finditer(folded):
-            starts.setdefault(match.group(), []).append(match.start())
+        # each distinct word is compared with the name parts once, however often the note repeats it; only
+        # the words found are then looked for one by one (the Saint- test needs where each one stands)
+        words = set(_WORD.findall(folded))
         for name, parts in needles.names.items():
             saints_too = not parts.isdisjoint(_SAINTS)
             long_parts = [part for part in parts if len(part) >= FUZZY_MIN]
-            for word, at in starts.items():
-                if word in parts:
-                    kind = "exact"
-                elif (
+            near = {len(part) + d for part in long_parts for d in (-1, 0, 1)}  # one edit changes the length by 1
+            found = dict.fromkeys(words & parts, "exact")
+            for word in words if long_parts else ():
+                if (
                     len(word) >= FUZZY_MIN
+                    and len(word) in near
+                    and word not in found
                     and any(Levenshtein.distance(word, part, score_cutoff=1) <= 1 for part in long_parts)
                     and not is_common_word(word, accents_known=False)
                 ):
-                    kind = "fuzzy"
-                else:
+                    found[word] = "fuzzy"
+            for match in _WORD.finditer(folded) if found else ():
+                kind = found.get(match.group())
+                if kind is None:
                     continue
-                for start in at:
-                    if not saints_too and _SAINT_BEFORE.search(folded, max(0, start - 7), start):
-                        continue  # Sainte-Marie, Saint-Pierre: a place or an institution, not the patient's Marie
-                    counts[name][kind] += 1
+                if not saints_too and _SAINT_BEFORE.search(folded, max(0, match.start() - 7), match.start()):
+                    continue  # Sainte-Marie, Saint-Pierre: a place or an institution, not the patient's Marie
+                counts[name][kind] += 1
     for name, pattern in needles.patterns.items():
         counts[name]["exact"] += len(pattern.findall(folded))
     if needles.phone:

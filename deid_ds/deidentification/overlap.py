@@ -147,6 +147,15 @@ class NoteOriginals:
                 tokens |= name_tokens(original, label)
         return cls(frozenset(wholes), frozenset(tokens))
 
+    @classmethod
+    def of_note(cls, shared: tuple[tuple[str, str], ...], own: Iterable[tuple[str, str]]) -> NoteOriginals:
+        """:meth:`of` the ``shared`` entities (a patient's, the same in each of their notes) and the note's
+        ``own``, the shared part worked out once per patient: a note's own entities are nearly always among
+        them, and this was a twentieth of the ``document`` stage."""
+        base, known = _shared_originals(shared)
+        new = [entity for entity in own if entity not in known]
+        return base if not new else cls.of([*shared, *new])
+
     def given_back(self, surrogate: str) -> bool:
         """True when ``surrogate`` is one of the note's entities or carries one of their name tokens."""
         if not self.wholes:
@@ -159,6 +168,11 @@ class NoteOriginals:
             if tokens and any(token in letters for token in tokens):
                 return True
         return False
+
+
+@lru_cache(maxsize=256)
+def _shared_originals(shared: tuple[tuple[str, str], ...]) -> tuple[NoteOriginals, frozenset[tuple[str, str]]]:
+    return NoteOriginals.of(shared), frozenset(shared)
 
 
 def holds_phrase(text: str, phrases: Iterable[str]) -> bool:
