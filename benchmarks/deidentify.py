@@ -1,7 +1,7 @@
 """Benchmark: ``deid-ds deidentify`` throughput (documents per second) on the embedded sample.
 
     .venv/bin/python benchmarks/deidentify.py [--notes data/notes.parquet] [--spans data/gold.parquet]
-                                              [--kb DIR] [--repeat 3] [--workers 1]
+                                              [--kb DIR] [--repeat 3] [--workers 1] [--cpu]
 
 Stages, each timed ``--repeat`` times (best and median reported):
 
@@ -9,6 +9,10 @@ Stages, each timed ``--repeat`` times (best and median reported):
 * ``leak check``: ``find_leaks`` on the de-identified notes (parsing them again);
 * ``command``: ``deid_ds.deidentification.deidentify`` end to end (Parquet in, notes/audit/documents out),
   surrogate mode, ``--workers`` processes.
+
+``--cpu`` times this process's CPU seconds instead of the wall clock (a loaded machine). The stages run in one
+process, one after the other, so the later repeats (and ``command``) find the caches of the earlier ones warm:
+``benchmarks/deidentify_command.py`` measures the command as a user runs it, in a fresh process.
 """
 
 from __future__ import annotations

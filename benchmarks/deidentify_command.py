@@ -114,7 +114,7 @@ def timing(sides: dict[str, Path], inputs, workdir: Path, repeat: int) -> None:
                 args = ("deidentify", notes, "--spans", spans, "-j", 1, "-q", "--overwrite", "-o", out)
                 cpu.setdefault((name, side), []).append(run_cli(tree, workdir, *args))
     header = " ".join(f"{s + ' CPU s':>13} {s + ' notes/s':>15}" for s in sides)
-    print(f"{'input':<8} {'notes':>6} {header}  after/before")
+    print(f"{'input':<8} {'notes':>6} {header}  speed-up (CPU before / after)")
     for name, (_, _, n) in inputs.items():
         medians = {side: statistics.median(cpu[name, side]) for side in sides}
         cells = " ".join(f"{medians[s]:>13.2f} {n / medians[s]:>15.0f}" for s in sides)
