@@ -8,19 +8,15 @@ out (and tell a reader which words were replaced), so each one takes the origina
 from __future__ import annotations
 
 import unicodedata
-from functools import lru_cache
 
 
-@lru_cache(maxsize=1 << 14)
 def strip_accents(text: str) -> str:
     decomposed = unicodedata.normalize("NFD", text)
     return unicodedata.normalize("NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn"))
 
 
-@lru_cache(maxsize=1 << 14)
 def case_style(text: str) -> str:
-    """``upper`` (two letters or more, all capitals), ``lower``, ``title`` or ``mixed``. Cached: a note writes
-    the same names again and again, and each of their surrogates takes its original's style."""
+    """``upper`` (two letters or more, all capitals), ``lower``, ``title`` or ``mixed``."""
     letters = [c for c in text if c.isalpha()]
     if not letters:
         return "mixed"

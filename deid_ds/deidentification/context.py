@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TypeVar
 
 from rapidfuzz.distance import Levenshtein
@@ -48,16 +47,12 @@ def scope_of(id_patient: str | None, id_document: str) -> str:
     return f"patient:{id_patient}" if id_patient else f"document:{id_document}"
 
 
-_WORD_BREAKS = re.compile(r"[\s\-'’.,]+")
-
-
-@lru_cache(maxsize=1 << 14)
-def words_of(value: str | None) -> frozenset[str]:
-    """Folded words of a metadata value (names split on spaces, hyphens and apostrophes). Cached: every
-    candidate of every draw is split so, and the pools' names come back draw after draw."""
+def words_of(value: str | None) -> set[str]:
+    """Folded words of a metadata value (names split on spaces, hyphens and apostrophes)."""
     if not value:
-        return frozenset()
-    return frozenset(w for w in _WORD_BREAKS.split(fold_key(value)) if w)
+        return set()
+
+    return {w for w in re.split(r"[\s\-'’.,]+", fold_key(value)) if w}
 
 
 @dataclass

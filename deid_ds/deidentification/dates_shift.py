@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from deid_ds.deidentification.casing import apply_case, case_style, strip_accents
 from deid_ds.deidentification.context import Context
@@ -136,10 +135,8 @@ def parse_date(text: str) -> _Parsed | None:
     return None
 
 
-@lru_cache(maxsize=4096)
 def _month_word(month: int, original: str, period: str | None) -> tuple[str, str]:
-    """The new month in the original's style: full or abbreviated, case, accents; and its period. Cached:
-    the same few spellings of the twelve months come back in every note."""
+    """The new month in the original's style: full or abbreviated, case, accents; and its period."""
     folded = strip_accents(original.lower())
     abbreviated = folded not in {strip_accents(m) for m in MONTHS}
     word = ABBREVIATED[month - 1] if abbreviated else MONTHS[month - 1]

@@ -54,7 +54,7 @@ class Keyring:
 
     def digest(self, *parts: str) -> bytes:
         """HMAC-SHA256 of the parts (joined with a separator that folded text never holds)."""
-        return hmac.digest(self.key, _SEP.join(parts).encode("utf-8"), "sha256")  # one-shot: 3x faster than hmac.new
+        return hmac.new(self.key, _SEP.join(parts).encode("utf-8"), hashlib.sha256).digest()
 
     def integer(self, *parts: str) -> int:
         """A 64-bit integer drawn from the parts."""

@@ -219,7 +219,7 @@ def _text_matches(text: str) -> tuple[tuple[_Match, ...], tuple[Identifier, ...]
     the direct identifiers found by their cues and checksums.
 
     Cached: the same attribute values, titles and style sheets (``right``, ``100%``, a template's ``<style>``)
-    come back in note after note, and these searches were a third of the other views' cost."""
+    come back in note after note (2 % of the ``document`` stage: docs/benchmarks.md, *deidentify*)."""
     from deid_ds.label.dates import find_dates
     from deid_ds.label.emails import find_emails
     from deid_ds.label.phones import find_phones

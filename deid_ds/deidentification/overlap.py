@@ -126,8 +126,8 @@ class NoteOriginals:
     wholes: frozenset[str] = frozenset()
     tokens: frozenset[str] = frozenset()
     #: The tokens of :data:`SUBSTRING_FROM` letters or more by their first letters: a note with many entities
-    #: has hundreds of tokens, and a surrogate's letters hold only a few of their prefixes (the benchmark's
-    #: ``document`` stage spent a fifth of its time trying each token in each surrogate).
+    #: has hundreds of tokens, and a surrogate's letters hold only a few of their prefixes (3x faster per call
+    #: than trying every token: docs/benchmarks.md, *deidentify*).
     _by_prefix: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -147,15 +147,6 @@ class NoteOriginals:
                 tokens |= name_tokens(original, label)
         return cls(frozenset(wholes), frozenset(tokens))
 
-    @classmethod
-    def of_note(cls, shared: tuple[tuple[str, str], ...], own: Iterable[tuple[str, str]]) -> NoteOriginals:
-        """:meth:`of` the ``shared`` entities (a patient's, the same in each of their notes) and the note's
-        ``own``, the shared part worked out once per patient: a note's own entities are nearly always among
-        them, and this was a twentieth of the ``document`` stage."""
-        base, known = _shared_originals(shared)
-        new = [entity for entity in own if entity not in known]
-        return base if not new else cls.of([*shared, *new])
-
     def given_back(self, surrogate: str) -> bool:
         """True when ``surrogate`` is one of the note's entities or carries one of their name tokens."""
         if not self.wholes:
@@ -168,11 +159,6 @@ class NoteOriginals:
             if tokens and any(token in letters for token in tokens):
                 return True
         return False
-
-
-@lru_cache(maxsize=256)
-def _shared_originals(shared: tuple[tuple[str, str], ...]) -> tuple[NoteOriginals, frozenset[tuple[str, str]]]:
-    return NoteOriginals.of(shared), frozenset(shared)
 
 
 def holds_phrase(text: str, phrases: Iterable[str]) -> bool:

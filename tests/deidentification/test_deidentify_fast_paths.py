@@ -4,14 +4,11 @@
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import hmac
 import random
 
 import pytest
 from rapidfuzz.distance import Levenshtein
 
-from deid_ds.deidentification.keyed import Keyring
 from deid_ds.deidentification.leaks import (
     _SAINT_BEFORE,
     _SAINTS,
@@ -67,12 +64,6 @@ def test_a_surrogate_gives_back_an_entity_exactly_when_the_plain_test_says_so():
     assert any(verdicts) and not all(verdicts)
 
 
-def test_a_patients_entities_and_a_notes_own_make_the_same_originals_as_all_of_them_at_once():
-    shared = (("PATIENT", "Marie KERDRAON"), ("VILLE", "Quimper"), ("DOCTOR", "Dr LE GALL"))
-    for own in ([("VILLE", "Quimper")], [("VILLE", "Brest"), ("PATIENT", "Marie KERDRAON")], []):
-        assert NoteOriginals.of_note(shared, own) == NoteOriginals.of([*shared, *own])
-
-
 def test_a_patients_needles_are_prepared_once_and_cannot_be_changed():
     needles = needles_for(PATIENT)
     assert needles_for(PatientMetadata(**dataclasses.asdict(PATIENT))) is needles
@@ -119,9 +110,3 @@ def test_the_leak_count_is_the_word_by_word_count(text):
     _count_in_reading(text, needles, counts)
     assert counts == _counted_plainly(text, needles)
     assert sum(c["exact"] + c["fuzzy"] for c in counts.values()) > 0
-
-
-def test_the_one_shot_hmac_is_the_hmac():
-    keyring = Keyring(b"a key of the test, thirty-two by")
-    expected = hmac.new(keyring.key, b"patient:1\x1flast\x1fle gall", hashlib.sha256).digest()
-    assert keyring.digest("patient:1", "last", "le gall") == expected
