@@ -196,12 +196,19 @@ def _inside(start: int, end: int, ranges: Iterable[tuple[int, int]]) -> bool:
     return any(start < r_end and r_start < end for r_start, r_end in ranges)
 
 
+def _folded(text: str) -> str:
+    """``text`` as the patterns read it: folded, an invisible character as a dash (``2675&shy;2240`` is one
+    number; the second pass only when there is one: most texts hold none)."""
+    folded = fold(text)
+    return folded.translate(_INVISIBLE_AS_DASH) if INVISIBLE_RE.search(folded) else folded
+
+
 def find_identifiers(text: str) -> list[Identifier]:
     """The direct identifiers of one text (a note's visible text or one of its other views): cued,
     checksummed and table-column numbers (module docstring), non-overlapping, sorted by start."""
     if not _HAS_NUMBER.search(text):
         return []
-    folded = fold(text).translate(_INVISIBLE_AS_DASH)  # "2675&shy;2240" is one number
+    folded = _folded(text)
     kept = _kept_ranges(folded)
     found: list[Identifier] = []
     cued = _ANY_CUE.search(folded) is not None  # one pass first: most texts name no identifier
@@ -341,7 +348,7 @@ def find_values(text: str, known: Mapping[str, str], shortest: int = REPEAT_MIN)
     or more (the residual-leak check looks for all of them)."""
     if not known or not _HAS_NUMBER.search(text):
         return []
-    folded = fold(text).translate(_INVISIBLE_AS_DASH)
+    folded = _folded(text)
     found = []
     for value, kind in known.items():
         if len(value) >= shortest:

@@ -40,7 +40,7 @@ from urllib.parse import quote
 
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.identifier_surrogates import identifier_replacement
-from deid_ds.deidentification.identifiers import KINDS, find_identifiers, find_values, resolve
+from deid_ds.deidentification.identifiers import KINDS, Identifier, find_identifiers, find_values, resolve
 from deid_ds.deidentification.leaks import PHONE_RUN, national_number, needles_for
 from deid_ds.deidentification.regions import Decoded, Region, decode, regions
 from deid_ds.deidentification.spellings import data_url_payloads, encode_payload, percent_decoded
@@ -183,10 +183,6 @@ class Replacer:
 
     def matches(self, text: str) -> list[_Match]:
         """Non-overlapping matches in a decoded region (longest first where they overlap)."""
-        from deid_ds.label.dates import find_dates
-        from deid_ds.label.emails import find_emails
-        from deid_ds.label.phones import find_phones
-
         folded, index = fold_mapped(text)  # index: None where folding kept every offset
         found: list[_Match] = []
         for key, first, label, replacement, source in self.phrases:
@@ -204,10 +200,10 @@ class Replacer:
             for m in PHONE_RUN.finditer(text):
                 if self.phone in national_number("".join(c for c in m.group() if c.isdigit())):
                     found.append(_Match(m.start(), m.end(), "PHONE", "metadata"))
-        for finder in (find_emails, find_phones, find_dates):
-            found += [_Match(c.start, c.end, c.label, c.source) for c in finder(text) if not c.needs_context]
+        patterns, numbers = _text_matches(text)
+        found += patterns
         if self.identifiers is not None:
-            numbers = resolve([*find_identifiers(text), *find_values(text, self.identifiers)])
+            numbers = resolve([*numbers, *find_values(text, self.identifiers)])
             found += [_Match(n.start, n.end, n.kind, "identifier") for n in numbers]
         found.sort(key=lambda m: (m.start, -(m.end - m.start)))
         kept: list[_Match] = []
@@ -215,6 +211,26 @@ class Replacer:
             if not kept or match.start >= kept[-1].end:
                 kept.append(match)
         return kept
+
+
+@lru_cache(maxsize=4096)
+def _text_matches(text: str) -> tuple[tuple[_Match, ...], tuple[Identifier, ...]]:
+    """What a region's text holds whatever the note: the weak labeller's e-mail, phone and date patterns, and
+    the direct identifiers found by their cues and checksums.
+
+    Cached: the same attribute values, titles and style sheets (``right``, ``100%``, a template's ``<style>``)
+    come back in note after note (2 % of the ``document`` stage: docs/benchmarks.md, *deidentify*)."""
+    from deid_ds.label.dates import find_dates
+    from deid_ds.label.emails import find_emails
+    from deid_ds.label.phones import find_phones
+
+    patterns = tuple(
+        _Match(c.start, c.end, c.label, c.source)
+        for finder in (find_emails, find_phones, find_dates)
+        for c in finder(text)
+        if not c.needs_context
+    )
+    return patterns, tuple(find_identifiers(text))
 
 
 def _written(text: str, kind: str) -> str:

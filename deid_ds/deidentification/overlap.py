@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from deid_ds.kb.normalize import name_particles, street_type_abbreviations, street_type_words
@@ -72,6 +72,15 @@ def normalise(text: str) -> str:
     return unicodedata.normalize("NFKC", stripped.casefold().translate(_LIGATURES))
 
 
+@lru_cache(maxsize=1 << 16)
+def _compared(text: str) -> tuple[str, frozenset[str], str]:
+    """How a text is compared here: normalised with its spaces collapsed, its words, and their letters run
+    together. Cached: each draw is compared with its original and with every entity of its note."""
+    normalised = normalise(text)
+    words = _WORD.findall(normalised)
+    return " ".join(normalised.split()), frozenset(words), "".join(words)
+
+
 @lru_cache(maxsize=1)
 def _street_words() -> frozenset[str]:
     """Street type words and their parts (``lieu-dit``: ``lieu``, ``dit``), and the repetition index."""
@@ -116,13 +125,24 @@ class NoteOriginals:
 
     wholes: frozenset[str] = frozenset()
     tokens: frozenset[str] = frozenset()
+    #: The tokens of :data:`SUBSTRING_FROM` letters or more by their first letters: a note with many entities
+    #: has hundreds of tokens, and a surrogate's letters hold only a few of their prefixes (3x faster per call
+    #: than trying every token: docs/benchmarks.md, *deidentify*).
+    _by_prefix: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_prefix: dict[str, list[str]] = {}
+        for token in self.tokens:
+            if len(token) >= SUBSTRING_FROM:
+                by_prefix.setdefault(token[:SUBSTRING_FROM], []).append(token)
+        object.__setattr__(self, "_by_prefix", {k: tuple(v) for k, v in by_prefix.items()})
 
     @classmethod
     def of(cls, entities: Iterable[tuple[str, str]]) -> NoteOriginals:
         """From ``(label, original text)`` pairs; dates contribute their whole text only."""
         wholes, tokens = set(), set()
         for label, original in entities:
-            wholes.add(" ".join(normalise(original).split()))
+            wholes.add(_compared(original)[0])
             if label != "DATE":
                 tokens |= name_tokens(original, label)
         return cls(frozenset(wholes), frozenset(tokens))
@@ -131,11 +151,14 @@ class NoteOriginals:
         """True when ``surrogate`` is one of the note's entities or carries one of their name tokens."""
         if not self.wholes:
             return False
-        if " ".join(normalise(surrogate).split()) in self.wholes:
+        whole, words, letters = _compared(surrogate)
+        if whole in self.wholes or not self.tokens.isdisjoint(words):
             return True
-        words = _WORD.findall(normalise(surrogate))
-        letters, word_set = "".join(words), set(words)
-        return any(t in word_set or (len(t) >= SUBSTRING_FROM and t in letters) for t in self.tokens)
+        for i in range(len(letters) - SUBSTRING_FROM + 1):
+            tokens = self._by_prefix.get(letters[i : i + SUBSTRING_FROM])
+            if tokens and any(token in letters for token in tokens):
+                return True
+        return False
 
 
 def holds_phrase(text: str, phrases: Iterable[str]) -> bool:
@@ -151,10 +174,9 @@ def holds_phrase(text: str, phrases: Iterable[str]) -> bool:
 
 def keeps_original(original: str, surrogate: str, label: str) -> bool:
     """True when ``surrogate`` equals ``original`` or carries one of its name tokens (module docstring)."""
-    if " ".join(normalise(original).split()) == " ".join(normalise(surrogate).split()):
+    whole, words, letters = _compared(surrogate)
+    if _compared(original)[0] == whole:
         return True
     if label == "DATE":
         return False
-    words = _WORD.findall(normalise(surrogate))
-    letters, word_set = "".join(words), set(words)
-    return any(t in word_set or (len(t) >= SUBSTRING_FROM and t in letters) for t in name_tokens(original, label))
+    return any(t in words or (len(t) >= SUBSTRING_FROM and t in letters) for t in name_tokens(original, label))

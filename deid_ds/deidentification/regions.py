@@ -211,6 +211,14 @@ def decode(html: str, start: int, end: int) -> Decoded:
     return out
 
 
+def decode_text(html: str, start: int, end: int) -> str:
+    """``decode(html, start, end).text`` without the source ranges (the leak check reads, it does not
+    replace): most regions hold no reference nor invisible character and read as written."""
+    if _REFERENCE.search(html, start, end) is None:
+        return html[start:end]
+    return decode(html, start, end).text
+
+
 def readable(text: str) -> str:
     """A decoded string with the invisible characters dropped (``Du\\u00adpont`` → ``Dupont``)."""
     return INVISIBLE_RE.sub("", text) if INVISIBLE_RE.search(text) else text
@@ -229,7 +237,7 @@ def view_texts(parsed: ParsedHtml) -> dict[str, list[str]]:
     markup: list[str] = []
     previous_end = -1
     for region in regions(parsed):
-        text = decode(html, region.start, region.end).text
+        text = decode_text(html, region.start, region.end)
         if region.view == "markup":
             if region.start != previous_end and markup:
                 texts["markup"].append("".join(markup))

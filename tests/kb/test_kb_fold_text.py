@@ -54,3 +54,20 @@ def test_a_match_in_nfd_text_maps_back_to_the_whole_letters() -> None:
     folded, index = fold_mapped(text)
     start = folded.index("leger")
     assert text[index[start] : index[start + len("leger")]] == unicodedata.normalize("NFD", "LÉGER")
+
+
+def test_the_lexicon_folded_in_one_call_has_the_keys_of_its_words():
+    from deid_ds.kb.ambiguity import _folded_keys, _lexicon
+
+    tricky = frozenset(["É\x00a", "a b", "x\u00a0y", "Œuvre", "cafe\u0301", "", " ", "a-b", "A - B", "ＡＢＣ"])
+    assert _folded_keys(tricky) == frozenset(fold_key(word) for word in tricky)
+    words, folded = _lexicon()
+    assert folded == frozenset(fold_key(word) for word in words)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.frozensets(st.text(max_size=8), max_size=12))
+def test_any_words_folded_in_one_call_have_their_own_keys(words):
+    from deid_ds.kb.ambiguity import _folded_keys
+
+    assert _folded_keys(words) == frozenset(fold_key(word) for word in words)
