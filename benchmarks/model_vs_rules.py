@@ -7,7 +7,8 @@ on it. The paper's comparison is the same on real notes (model 0.9696 vs rules 0
 
     .venv/bin/python benchmarks/model_vs_rules.py [--workdir /tmp/deid-model-vs-rules] [--test-notes 300]
         [--test-seed 3] [--train sample|N] [--train-seed 2] [--max-epochs 8] [--seeds 0] [--threads 1]
-        [--styles unseen] [--json OUT.json] [--resume]
+        [--styles unseen] [--text-noise 0] [--name NAME] [--train-args "--augment 0.5"] [--json OUT.json]
+        [--resume]
 
 From nothing but the repository, with the commands and flags of ``make demo``:
 
@@ -23,8 +24,14 @@ From nothing but the repository, with the commands and flags of ``make demo``:
    spans it found that are not in the gold (entities masked by their label, digits by 0).
 
 ``--styles unseen,heldout`` scores the same systems on a family-1 corpus as well (the style the rules
-were tuned on). ``--seeds 0,1`` trains one tagger per seed (embeddings and data fixed). Prints the tables
-and writes ``WORKDIR/model_vs_rules.json`` (or ``--json``).
+were tuned on). ``--seeds 0,1`` trains one tagger per seed (embeddings and data fixed). ``--text-noise LEVEL``
+generates every corpus (test and training; not the embedded sample) with ``synth --text-noise LEVEL``: scan and
+typing noise, gold kept exact. ``--train-args`` is passed to ``train`` as is (``--augment 0.5``,
+``--synthetic N``...); ``--name`` keeps each variant's models and scores apart in one work directory, so that
+with ``--resume`` a variant reuses the corpora, knowledge base, weak labels and embeddings of the first run.
+Besides ``evaluate``'s F1 intervals, each system gets paired bootstrap intervals of its precision and redaction
+and of their differences with the rules (``dev_gold.bootstrap``). Prints the tables and writes
+``WORKDIR/model_vs_rules.json`` (or ``WORKDIR/model_vs_rules-NAME.json``, or ``--json``).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import argparse
 import json
 import platform
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -64,6 +72,30 @@ def run(step: str, args: list[str], timings: dict[str, float]) -> None:
     timings[step] = timings.get(step, 0.0) + time.perf_counter() - started
     if result.returncode != 0:
         sys.exit(f"{step} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+
+
+def synth_args(count: int | str, seed: int, style: str, out: Path, text_noise: int = 0) -> list[str]:
+    """``deid-ds synth`` for one corpus; ``--text-noise`` only when asked, so that the clean corpora are the
+    ones the earlier figures were measured on."""
+    args = ["synth", "--notes", str(count), "--seed", str(seed), "--phrasing", style, "--out", str(out)]
+    return args + (["--text-noise", str(text_noise)] if text_noise else []) + ["--quiet"]
+
+
+def deltas(systems: dict, reference: str = "rules") -> dict[str, dict[str, float]]:
+    """Each system's exact micro F1, precision and redaction minus the reference's (the acceptance
+    criteria are read on these point estimates; the intervals are in the tables)."""
+    ref = systems[reference]
+
+    def figures(s: dict) -> dict[str, float]:
+        micro = s["exact"]["micro"]
+        return {"f1": micro["f1"], "precision": micro["precision"], "redacted": s["redacted"]["recall"]}
+
+    base = figures(ref)
+    return {
+        name: {key: round(value - base[key], 4) for key, value in figures(s).items()}
+        for name, s in systems.items()
+        if name != reference
+    }
 
 
 def kb_sources(directory: Path) -> list[str]:
@@ -135,7 +167,7 @@ def error_breakdown(notes: Path, gold: Path, systems: dict[str, Path], top: int 
 
 
 def training_corpora(
-    spec: str, seed: int, test_seed: int, work: Path, timings: dict[str, float]
+    spec: str, seed: int, test_seed: int, work: Path, timings: dict[str, float], text_noise: int = 0
 ) -> list[tuple[str, Path | None]]:
     """The training corpora named by ``--train``: ``sample``, ``N`` (``synth --phrasing train``) or
     ``STYLE:N`` (``synth --phrasing STYLE``, e.g. ``unseen:300``), comma-separated; each generated corpus
@@ -150,22 +182,7 @@ def training_corpora(
         style, _, count = item.rpartition(":")
         style = style or "train"
         name = f"train-{style}-{count}"
-        run(
-            f"synth {name}",
-            [
-                "synth",
-                "--notes",
-                count,
-                "--seed",
-                str(next(seeds)),
-                "--phrasing",
-                style,
-                "--out",
-                str(work / name),
-                "--quiet",
-            ],
-            timings,
-        )
+        run(f"synth {name}", synth_args(count, next(seeds), style, work / name, text_noise), timings)
         parts.append((name, work / name))
     return parts
 
@@ -220,6 +237,15 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="predict workers")
     parser.add_argument("--styles", default="unseen", help="test styles: unseen, heldout (comma-separated)")
     parser.add_argument(
+        "--text-noise",
+        type=int,
+        choices=range(4),
+        default=0,
+        help="synth --text-noise of every generated corpus, test and training (0: clean; 1-3: light to very poor)",
+    )
+    parser.add_argument("--name", default="", help="name of this training variant (its models and scores)")
+    parser.add_argument("--train-args", default="", help='extra options of `deid-ds train`, e.g. "--augment 0.5"')
+    parser.add_argument(
         "--keep-empty",
         default="0.3",
         help="weak-label --keep-empty of the training notes: share of the sentences without entity kept",
@@ -245,24 +271,10 @@ def main() -> None:
     styles = [s.strip() for s in args.styles.split(",") if s.strip()]
     kb_args = kb_sources(REPO / "kb" / "sources")
     for style in styles:
-        run(
-            f"synth {style}",
-            [
-                "synth",
-                "--notes",
-                str(args.test_notes),
-                "--seed",
-                str(args.test_seed),
-                "--phrasing",
-                style,
-                "--out",
-                str(work / style),
-                "--quiet",
-            ],
-            timings,
-        )
+        synth = synth_args(args.test_notes, args.test_seed, style, work / style, args.text_noise)
+        run(f"synth {style}", synth, timings)
         kb_args += kb_sources(work / style / "kb")
-    train_parts = training_corpora(args.train, args.train_seed, args.test_seed, work, timings)
+    train_parts = training_corpora(args.train, args.train_seed, args.test_seed, work, timings, args.text_noise)
     for _, directory in train_parts:
         if directory is not None:
             kb_args += kb_sources(directory / "kb")
@@ -331,6 +343,7 @@ def main() -> None:
         timings,
     )
     seeds = [int(s) for s in args.seeds.split(",")]
+    variant = f"{args.name}-" if args.name else ""
     for seed in seeds:
         run(
             f"train seed {seed}",
@@ -338,7 +351,7 @@ def main() -> None:
                 "train",
                 str(weak),
                 "--out",
-                str(work / f"model-{seed}"),
+                str(work / f"model-{variant}{seed}"),
                 "--fasttext",
                 str(work / "fasttext"),
                 "--flair-lm",
@@ -351,6 +364,7 @@ def main() -> None:
                 str(args.threads),
                 "--seed",
                 str(seed),
+                *shlex.split(args.train_args),
                 "--quiet",
             ],
             timings,
@@ -359,7 +373,8 @@ def main() -> None:
     # 5-6. every system on every test style, side by side, and where each one errs
     results = {}
     for style in styles:
-        notes, gold, out = work / style / "notes.parquet", work / style / "gold.parquet", work / f"eval-{style}"
+        notes, gold = work / style / "notes.parquet", work / style / "gold.parquet"
+        out = work / f"eval-{variant}{style}"
         systems = {"rules": out / "rules"}
         run(
             f"rules {style}",
@@ -379,7 +394,7 @@ def main() -> None:
         )
         for seed in seeds:
             suffix = "" if len(seeds) == 1 else f"-{seed}"
-            model = work / f"model-{seed}"
+            model = work / f"model-{variant}{seed}"
             systems[f"model{suffix}"] = out / f"model{suffix}"
             systems[f"hybrid{suffix}"] = out / f"hybrid{suffix}"
             run(
@@ -431,10 +446,18 @@ def main() -> None:
             evaluate_args += ["--pred", str(path), "--name", name]
         run(f"evaluate {style}", evaluate_args, timings)
         scores = json.loads((out / "evaluate.json").read_text(encoding="utf-8"))
-        results[style] = {"evaluate": scores, "errors": error_breakdown(notes, gold, systems)}
+        from dev_gold import bootstrap, document_counts  # here: dev_gold imports this module
+
+        results[style] = {
+            "evaluate": scores,
+            "bootstrap": bootstrap(document_counts(notes, gold, systems)),
+            "deltas": deltas(scores["systems"]),
+            "errors": error_breakdown(notes, gold, systems),
+        }
 
     cards = {
-        seed: json.loads((work / f"model-{seed}" / "model_card.json").read_text(encoding="utf-8")) for seed in seeds
+        seed: json.loads((work / f"model-{variant}{seed}" / "model_card.json").read_text(encoding="utf-8"))
+        for seed in seeds
     }
     report = {
         "machine": {"cpu": cpu_model(), "python": platform.python_version()},
@@ -447,7 +470,7 @@ def main() -> None:
         "total_s": round(time.perf_counter() - started, 1),
         "results": results,
     }
-    path = args.json or work / "model_vs_rules.json"
+    path = args.json or work / f"model_vs_rules{'-' + args.name if args.name else ''}.json"
     path.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=str), encoding="utf-8")
     print_summary(report)
     print(f"\nwritten to {path}")
@@ -475,6 +498,18 @@ def print_summary(report: dict) -> None:
                 ]
             )
         print(format_table(["system", "P", "R", "F1", "F1 95% CI", "ΔF1 vs rules CI", "lenient F1", "redacted"], rows))
+        boot = result.get("bootstrap", {})
+        rows = [
+            [name, *(f"{d[key]:+.4f}" for key in ("f1", "precision", "redacted"))]
+            + [
+                "{:+.4f}..{:+.4f}".format(*boot[name][key]) if name in boot else ""
+                for key in ("delta_precision_ci", "delta_redacted_ci")
+            ]
+            + ["{:.4f}-{:.4f}".format(*boot[name]["redacted_ci"]) if name in boot else ""]
+            for name, d in result.get("deltas", {}).items()
+        ]
+        if rows:
+            print(format_table(["vs rules", "ΔF1", "ΔP", "Δredacted", "ΔP CI", "Δred. CI", "redacted CI"], rows))
         rows = [
             [
                 label,
