@@ -16,8 +16,8 @@ bootstrap intervals (documents resampled) of hybrid1's and model1's differences 
 with the rules. The mean over seeds has an interval too: each draw resamples every seed's scored notes
 and averages the seeds' differences.
 
-    .venv/bin/python benchmarks/campaign_simulation.py [--dev-gold DIR] [--workdir /tmp/deid-campaign-sim]
-        [--seeds 0,1,2] [--budget 5] [--max-epochs 20] [--resume] [--json OUT.json]
+    .venv/bin/python benchmarks/campaign_simulation.py [--workdir /tmp/deid-campaign-sim]
+        [--corpus DIR] [--seeds 0,1,2] [--budget 5] [--max-epochs 20] [--resume] [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -115,7 +115,13 @@ def subset(path: Path, documents: Sequence[str], out: Path) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dev-gold", type=Path, default=REPO.parent / "shared" / "dev-gold")
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=REPO.parent / "shared" / "dev-gold",
+        help="dev-gold (notes.jsonl), or a `deid-ds synth --kb-dir OUT` folder (notes.parquet, gold.parquet), "
+        "with its KB source files [default: ../shared/dev-gold]",
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/deid-campaign-sim"))
     parser.add_argument("--seeds", default="0,1,2", help="training seeds (also the random selection's)")
     parser.add_argument("--budget", type=int, default=5, help="corrected notes per selection")
@@ -128,8 +134,10 @@ def main() -> None:
     parser.add_argument("--resume", action="store_true", help="keep the outputs of a previous run in WORKDIR")
     args = parser.parse_args()
     dev_gold.RESUME = model_vs_rules.RESUME = args.resume
-    if not (args.dev_gold / "notes.jsonl").is_file():
-        sys.exit(f"{args.dev_gold}: no notes.jsonl (give --dev-gold)")
+    corpus: Path = args.corpus
+    generated = (corpus / "notes.parquet").is_file() and (corpus / "gold.parquet").is_file()
+    if not generated and not (corpus / "notes.jsonl").is_file():
+        sys.exit(f"{corpus}: neither notes.jsonl nor notes.parquet and gold.parquet (give --corpus)")
     work: Path = args.workdir
     work.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
@@ -137,10 +145,10 @@ def main() -> None:
 
     import pandas as pd
 
-    notes, gold = dev_gold.convert(args.dev_gold, work)
+    notes, gold = (corpus / "notes.parquet", corpus / "gold.parquet") if generated else dev_gold.convert(corpus, work)
     documents = sorted(pd.read_parquet(notes, columns=["id_document"]).id_document.astype(str))
     kb, weak, rules = work / "kb", work / "weak", work / "rules"
-    run("build-kb", ["build-kb", "--sources", str(args.dev_gold), "--out", str(kb), "--quiet"], timings)
+    run("build-kb", ["build-kb", "--sources", str(corpus), "--out", str(kb), "--quiet"], timings)
     common = ["--kb", str(kb), "--keep-empty", args.keep_empty, "--split", "0.85,0.15,0", "--workers", "1"]
     run("weak-label", ["weak-label", str(notes), "--out", str(weak), *common, "--quiet"], timings)
     run("rules", ["weak-label", str(notes), "--out", str(rules), "--gold", str(gold), *common, "--quiet"], timings)
