@@ -42,8 +42,10 @@ from model_vs_rules import run  # noqa: E402
 from deid_ds.campaign.selection import DISAGREEMENT, document_priorities  # noqa: E402
 
 SELECTIONS = ("random", "disagreement")
-SYSTEMS = ("rules", "hybrid0", "model1", "hybrid1")
-REFERENCES = ("hybrid0", "rules")
+SYSTEMS = ("rules", "model0", "hybrid0", "model1", "hybrid1")
+#: (system, reference) pairs whose differences get intervals: each retrained system against its model0 twin
+#: and against the rules.
+LIFTS = (("model1", "model0"), ("model1", "rules"), ("hybrid1", "hybrid0"), ("hybrid1", "rules"))
 
 
 def random_order(documents: Sequence[str], seed: int) -> list[str]:
@@ -210,7 +212,9 @@ def main() -> None:
             scored = [d for d in documents if d not in set(chosen)]
             scored_gold = subset(gold, scored, work / f"scored-gold-{tag}.parquet")
             counts = dev_gold.document_counts(
-                notes, scored_gold, {"rules": rules, "hybrid0": hybrid0, "model1": pred1, "hybrid1": hybrid1}
+                notes,
+                scored_gold,
+                {"rules": rules, "model0": pred0, "hybrid0": hybrid0, "model1": pred1, "hybrid1": hybrid1},
             )
             counts_by[(selection, seed)] = counts
             per_seed[tag] = {
@@ -218,11 +222,7 @@ def main() -> None:
                 "disagreement_of_chosen": [priorities[d] for d in chosen],
                 "threshold": json.loads(calibration.read_text(encoding="utf-8")).get("chosen"),
                 "scores": {name: scores(c) for name, c in counts.items()},
-                "lifts": {
-                    f"{name} - {ref}": lift_intervals([(counts[name], counts[ref])])
-                    for name in ("model1", "hybrid1")
-                    for ref in REFERENCES
-                },
+                "lifts": {f"{name} - {ref}": lift_intervals([(counts[name], counts[ref])]) for name, ref in LIFTS},
             }
         done = seeds[: seeds.index(seed) + 1]
         report = make_report(args, counts_by, per_seed, done, timings, time.perf_counter() - started)
@@ -244,11 +244,7 @@ def make_report(args, counts_by: dict, per_seed: dict, seeds: list[int], timings
                 name: {k: sum(scores(r[name])[k] for r in runs) / len(runs) for k in ("f1", "redacted")}
                 for name in SYSTEMS
             },
-            "mean_lifts": {
-                f"{name} - {ref}": lift_intervals([(r[name], r[ref]) for r in runs])
-                for name in ("model1", "hybrid1")
-                for ref in REFERENCES
-            },
+            "mean_lifts": {f"{name} - {ref}": lift_intervals([(r[name], r[ref]) for r in runs]) for name, ref in LIFTS},
         }
     return {
         "machine": {"cpu": cpu_model(), "python": platform.python_version()},
