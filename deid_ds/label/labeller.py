@@ -105,6 +105,12 @@ class WeakLabeller:
         lookup = self._lookup(text, NoteView.of_offsets(text, starts, ends), patient)
         return Labelling(self._label(lookup), lookup)
 
+    def label_lookup(self, lookup: NoteLookup) -> list[Candidate]:
+        """The note's entities from a lookup made beforehand with this labeller's matcher and metadata
+        (:meth:`NoteLookup.of_offsets`): for a caller that needs the lookup first (``predict``'s knowledge
+        features, then its rules on the same lookup)."""
+        return self._label(lookup)
+
     def _label(self, lookup: NoteLookup) -> list[Candidate]:
         view = lookup.view
         found = self._candidates(lookup)

@@ -268,10 +268,15 @@ def predict_batch(job: PredictJob) -> BatchResult:
         labeller = labeller_for(options.rules)
     featurer = None
     if options.features is not None:
-        from deid_ds.label.features import note_feature_columns
+        from deid_ds.label.features import feature_columns
+        from deid_ds.label.lookup import NoteLookup
         from deid_ds.weak_labelling.note import labeller_for
 
         featurer = labeller_for(options.features)
+    # A hybrid whose rules are the features' labeller looks each note up once (one matcher pass, one fold):
+    # the rules read the features' lookup, and only their spans are kept until the batch is tagged.
+    shared = labeller is not None and options.rules == options.features
+    ruled: dict[int, list | str] = {}  # note position in ``notes``: its rule spans, or why they failed
     result = BatchResult({name: [] for name in documents_schema().names}, {name: [] for name in spans_schema().names})
     notes: list[tuple[Note, DocumentStatus, object, object]] = []
     sentences: list[list[str]] = []  # each sentence's token texts, as the training files render them
@@ -294,11 +299,14 @@ def predict_batch(job: PredictJob) -> BatchResult:
             if featurer is not None:  # the same features weak-label wrote for training (deid_ds.ner.knowledge)
                 patient = note.patient if options.features.use_metadata else None
                 try:
-                    note_columns = note_feature_columns(text, compact.starts, compact.ends, featurer.matcher, patient)
+                    lookup = NoteLookup.of_offsets(text, compact.starts, compact.ends, featurer.matcher, patient)
+                    note_columns = feature_columns(lookup)
                 except Exception as error:
                     reason = f"internal error computing the knowledge features ({type(error).__name__})"
                     notes[-1] = (note, _failed(status, reason), None, None)
                     continue
+                if shared:
+                    ruled[len(notes) - 1] = _rule_spans(note, parsed, compact, labeller, options, lookup)
             tokens = [flair_token(text[s:e]) for s, e in zip(compact.starts, compact.ends)]
             for k in range(len(bounds) - 1):
                 a, b = bounds[k], bounds[k + 1]
@@ -321,7 +329,7 @@ def predict_batch(job: PredictJob) -> BatchResult:
                     ignored[label] += 1
         result.ignored_labels = dict(ignored)
         result.sentences = len(sentences)
-        for (note, status, parsed, compact), entities in zip(notes, found):
+        for position, ((note, status, parsed, compact), entities) in enumerate(zip(notes, found)):
             spans = []
             if status.status == "ok":
                 spans = [
@@ -329,7 +337,10 @@ def predict_batch(job: PredictJob) -> BatchResult:
                     for first, last, label, score in entities
                 ]
                 if labeller is not None:
-                    spans, status = _with_rules(spans, note, status, parsed, compact, labeller, options)
+                    rules = ruled.pop(position, None)
+                    if rules is None:
+                        rules = _rule_spans(note, parsed, compact, labeller, options)
+                    spans, status = _with_rules(spans, status, rules, options)
                 result.tokens += status.n_tokens
             _add_note(result, note, status, parsed, spans)
     return result
@@ -375,17 +386,27 @@ def direct_tagger(tagger):
     return tagger.__dict__["_deid_direct"]
 
 
-def _with_rules(spans, note: Note, status: DocumentStatus, parsed, compact, labeller, options: PredictOptions):
-    """The hybrid: the weak labeller on the same tokens, merged with the model's spans by the policy."""
+def _rule_spans(note: Note, parsed, compact, labeller, options: PredictOptions, lookup=None) -> list | str:
+    """The weak labeller's spans of a note on the model's tokens (from ``lookup`` when the knowledge features
+    made it with the same labeller), or the reason it failed."""
+    try:
+        if lookup is not None:
+            rules = labeller.label_lookup(lookup)
+        else:
+            patient = note.patient if options.rules.use_metadata else None
+            rules = labeller.label_offsets(parsed.text, compact.starts, compact.ends, patient)
+    except Exception as error:
+        return f"internal error during labelling ({type(error).__name__})"
+    return [(c.start, c.end, c.label, c.source) for c in rules]
+
+
+def _with_rules(spans, status: DocumentStatus, rule_spans: list | str, options: PredictOptions):
+    """The hybrid: the model's spans merged by the policy with the weak labeller's (:func:`_rule_spans`),
+    or none and a failed status where the rules failed."""
     from deid_ds.ner.hybrid import merge_scored
 
-    try:
-        rules = labeller.label_offsets(
-            parsed.text, compact.starts, compact.ends, note.patient if options.rules.use_metadata else None
-        )
-    except Exception as error:
-        return [], _failed(status, f"internal error during labelling ({type(error).__name__})")
-    rule_spans = [(c.start, c.end, c.label, c.source) for c in rules]
+    if isinstance(rule_spans, str):
+        return [], _failed(status, rule_spans)
     if not options.merge:
         return sorted(spans + [(*span, None) for span in rule_spans], key=lambda span: span[:4]), status
     return merge_scored(spans, rule_spans, add=options.add, override=options.override), status

@@ -156,3 +156,72 @@ def test_predict_warns_on_another_kb_and_strict_refuses(model, notes, kb_dir, tm
     assert any("not the knowledge base the model was trained with" in line for line in said)
     with pytest.raises(InputError, match="not the knowledge base"):
         predict(model, notes, tmp_path / "s", kb=other, progress=False, workers=1, device="cpu", strict_kb=True)
+
+
+@pytest.mark.slow
+def test_the_hybrid_looks_each_note_up_once_and_writes_what_two_lookups_wrote(
+    model, notes, kb_dir, tmp_path, monkeypatch
+):
+    """The rules read the features' lookup of the note (one matcher pass) when both are the same labeller;
+    the spans are those of the two separate passes (features from ``--kb``, a copy of the rules' base)."""
+    import shutil
+
+    from deid_ds.label.lookup import NoteLookup
+
+    looked_up = []
+    of = NoteLookup.of.__func__
+    monkeypatch.setattr(
+        NoteLookup, "of", classmethod(lambda cls, text, *rest: looked_up.append(text) or of(cls, text, *rest))
+    )
+    shared = tmp_path / "shared"
+    run(["predict", str(model), str(notes), "--out", str(shared), "--with-rules", str(kb_dir), "-j", "1", "-q"])
+    documents = pd.read_parquet(shared / "documents.parquet")
+    assert len(looked_up) == len(set(looked_up)) == (documents["status"] == "ok").sum() > 0
+
+    copy = tmp_path / "kb"
+    shutil.copytree(kb_dir, copy)
+    two = tmp_path / "two"
+    run(
+        [
+            "predict",
+            str(model),
+            str(notes),
+            "--out",
+            str(two),
+            "--with-rules",
+            str(kb_dir),
+            "--kb",
+            str(copy),
+            "-j",
+            "1",
+            "-q",
+        ]
+    )
+    assert len(looked_up) == 3 * len(set(looked_up))
+    for name in ("spans.parquet", "documents.parquet"):
+        assert pq.read_table(shared / name).equals(pq.read_table(two / name)), name
+    assert len(pd.read_parquet(two / "spans.parquet")) > 0
+
+
+@pytest.mark.slow
+def test_a_note_whose_rules_fail_on_the_shared_lookup_fails_alone(model, notes, kb_dir, tmp_path, monkeypatch):
+    from deid_ds.label.labeller import WeakLabeller
+
+    first = pd.read_parquet(notes)["id_document"].iloc[0]
+    label_lookup = WeakLabeller.label_lookup
+    calls = []
+
+    def failing(self, lookup):  # the first note's rules (one batch, one process, notes in order)
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("a rule broke")
+        return label_lookup(self, lookup)
+
+    monkeypatch.setattr(WeakLabeller, "label_lookup", failing)
+    out = tmp_path / "p"
+    run(["predict", str(model), str(notes), "--out", str(out), "--with-rules", str(kb_dir), "-j", "1", "-q"])
+    documents = pd.read_parquet(out / "documents.parquet").set_index("id_document")
+    assert documents.loc[first, "status"] == "failed"
+    assert documents.loc[first, "error"] == "internal error during labelling (RuntimeError)"
+    assert (documents.drop(index=first)["status"] != "failed").all() and len(calls) == len(documents)
+    assert first not in set(pd.read_parquet(out / "spans.parquet")["id_document"])
