@@ -6,7 +6,10 @@ Target: at least 100 notes of ~3 KB per second per core, the whole command, on C
         [--kb out/demo/kb] [--min-notes 600] [--repeat 2] [--workdir /tmp/deid-predict-bench]
         [--skip-command | --only-command | --paths-only] [--runs 1x1,2x1,1x2] [--model OTHER ...]
 
-``--kb``: the knowledge base a model with knowledge features needs (``predict --kb``). ``--model`` may be
+``--kb``: the knowledge base a model with knowledge features needs (``predict --kb``); with ``--with-rules``
+the command runs are hybrid (``predict --with-rules KB``: the rules and the features share one lookup per
+note). ``--before CHECKOUT`` (a directory holding another revision's ``deid_ds``, e.g. ``git archive``'d):
+each command run is made with it and with this tree, alternated. ``--model`` may be
 given several times (a full model and its fast student, say): the in-process tables are for the first; the
 "direct or Flair" table and the command's are for each, the models' runs alternated.
 
@@ -295,8 +298,18 @@ COMMAND_CODE = (
 )
 
 
-def command(model: str, notes: Path, workers: int, threads: int, repeat: int, kb: str | None = None):
-    """Best wall and CPU seconds of ``deid-ds predict`` (all its processes) over ``repeat`` runs."""
+def command(
+    model: str,
+    notes: Path,
+    workers: int,
+    threads: int,
+    repeat: int,
+    kb: str | None = None,
+    with_rules: bool = False,
+    root: Path = REPO,
+):
+    """Best wall and CPU seconds of ``deid-ds predict`` (all its processes) over ``repeat`` runs, with the
+    ``deid_ds`` of ``root``; ``with_rules``: hybrid, the rules from ``kb``."""
     import json
 
     best_wall, best_cpu = float("inf"), float("inf")
@@ -304,8 +317,8 @@ def command(model: str, notes: Path, workers: int, threads: int, repeat: int, kb
         with tempfile.TemporaryDirectory() as tmp:
             argv = [sys.executable, "-m", "deid_ds", "predict", model, str(notes), "--out", f"{tmp}/out", "--quiet"]
             argv += ["--device", "cpu", "--workers", str(workers), "--threads", str(threads)]
-            argv += ["--kb", kb] if kb else []
-            env = {**os.environ, "PYTHONPATH": str(REPO)}
+            argv += [("--with-rules" if with_rules else "--kb"), kb] if kb else []
+            env = {**os.environ, "PYTHONPATH": str(root)}
             done = subprocess.run(
                 [sys.executable, "-c", COMMAND_CODE, *argv], capture_output=True, text=True, check=True, env=env
             )
@@ -321,6 +334,8 @@ def main() -> None:
     )
     parser.add_argument("--notes", type=Path, default=REPO / "data" / "notes.parquet")
     parser.add_argument("--kb", help="knowledge base for a model with knowledge features (predict --kb)")
+    parser.add_argument("--with-rules", action="store_true", help="the command runs hybrid, the rules from --kb")
+    parser.add_argument("--before", type=Path, help="a checkout of the reference revision: alternated with this one")
     parser.add_argument("--min-notes", type=int, default=600)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "deid-predict-bench")
@@ -378,26 +393,29 @@ def main() -> None:
     rows = []
     for run in args.runs.split(","):
         workers, threads = (int(n) for n in run.split("x"))
-        fixed: dict[str, float] = {}
-        best: dict[str, tuple[float, float]] = {}
-        for _ in range(args.repeat):  # the models alternated, best of --repeat each
-            for model in models:
-                _, fixed_cpu = command(model, one, workers, threads, 1, args.kb)
-                wall, cpu = command(model, notes, workers, threads, 1, args.kb)
-                fixed[model] = min(fixed.get(model, float("inf")), fixed_cpu)
-                best[model] = min(best.get(model, (float("inf"),) * 2), (cpu, wall))
-        for model in models:
-            cpu, wall = best[model]
+        fixed: dict[tuple[str, str], float] = {}
+        best: dict[tuple[str, str], tuple[float, float]] = {}
+        sides = {"": REPO} if args.before is None else {"before, ": args.before.resolve(), "after, ": REPO}
+        runs = [(side, model) for model in models for side in sides]
+        for _ in range(args.repeat):  # the models (and revisions) alternated, best of --repeat each
+            for side, model in runs:
+                key = (side, model)
+                _, fixed_cpu = command(model, one, workers, threads, 1, args.kb, args.with_rules, sides[side])
+                wall, cpu = command(model, notes, workers, threads, 1, args.kb, args.with_rules, sides[side])
+                fixed[key] = min(fixed.get(key, float("inf")), fixed_cpu)
+                best[key] = min(best.get(key, (float("inf"),) * 2), (cpu, wall))
+        for side, model in runs:
+            cpu, wall = best[(side, model)]
             cores = workers * threads
             rows.append(
                 [
-                    f"{Path(model).parent.name}: {workers} worker(s) x {threads} thread(s)",
+                    f"{side}{Path(model).parent.name}: {workers} worker(s) x {threads} thread(s)",
                     wall,
                     cpu,
-                    fixed[model],
+                    fixed[(side, model)],
                     len(html) / wall / cores,
                     len(html) / cpu,
-                    (len(html) - 1) / max(cpu - fixed[model], 1e-9),
+                    (len(html) - 1) / max(cpu - fixed[(side, model)], 1e-9),
                 ]
             )
     print()
