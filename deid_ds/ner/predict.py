@@ -276,7 +276,7 @@ def predict_batch(job: PredictJob) -> BatchResult:
     # A hybrid whose rules are the features' labeller looks each note up once (one matcher pass, one fold):
     # the rules read the features' lookup, and only their spans are kept until the batch is tagged.
     shared = labeller is not None and options.rules == options.features
-    ruled: dict[int, list | str] = {}  # note position in ``notes``: its rule spans, or why they failed
+    ruled: dict[int, list | str] = {}  # hybrid: note position in ``notes`` -> its rule spans, or why they failed
     result = BatchResult({name: [] for name in documents_schema().names}, {name: [] for name in spans_schema().names})
     notes: list[tuple[Note, DocumentStatus, object, object]] = []
     sentences: list[list[str]] = []  # each sentence's token texts, as the training files render them
@@ -295,7 +295,7 @@ def predict_batch(job: PredictJob) -> BatchResult:
                 continue
             text = parsed.text
             bounds = compact.bounds
-            note_columns = None
+            note_columns = lookup = None
             if featurer is not None:  # the same features weak-label wrote for training (deid_ds.ner.knowledge)
                 patient = note.patient if options.features.use_metadata else None
                 try:
@@ -305,8 +305,10 @@ def predict_batch(job: PredictJob) -> BatchResult:
                     reason = f"internal error computing the knowledge features ({type(error).__name__})"
                     notes[-1] = (note, _failed(status, reason), None, None)
                     continue
-                if shared:
-                    ruled[len(notes) - 1] = _rule_spans(note, parsed, compact, labeller, options, lookup)
+            if labeller is not None:
+                ruled[len(notes) - 1] = _rule_spans(
+                    note, parsed, compact, labeller, options, lookup if shared else None
+                )
             tokens = [flair_token(text[s:e]) for s, e in zip(compact.starts, compact.ends)]
             for k in range(len(bounds) - 1):
                 a, b = bounds[k], bounds[k + 1]
@@ -337,10 +339,7 @@ def predict_batch(job: PredictJob) -> BatchResult:
                     for first, last, label, score in entities
                 ]
                 if labeller is not None:
-                    rules = ruled.pop(position, None)
-                    if rules is None:
-                        rules = _rule_spans(note, parsed, compact, labeller, options)
-                    spans, status = _with_rules(spans, status, rules, options)
+                    spans, status = _with_rules(spans, status, ruled[position], options)
                 result.tokens += status.n_tokens
             _add_note(result, note, status, parsed, spans)
     return result
