@@ -22,7 +22,7 @@ from pathlib import Path
 
 from deid_ds.errors import InputError
 from deid_ds.ner.column_files import Block, column_blocks, split_line
-from deid_ds.ner.synthetic import _gold_by_document, _spans_near, gold_tags
+from deid_ds.ner.synthetic import gold_by_document, gold_tags, spans_near
 
 SPLITS = ("train", "dev", "test")
 
@@ -42,7 +42,7 @@ def mix_gold(
     sentences = weak_dir / "sentences.parquet"
     if not sentences.is_file():
         raise InputError(f"{weak_dir}: no sentences.parquet (--gold-train needs each token's HTML offsets)")
-    gold = _gold_by_document(Path(gold_path))
+    gold = gold_by_document(Path(gold_path))
     if not gold:
         raise InputError(f"{gold_path}: the gold has no spans to train on")
     out: dict[str, list[Block]] = {split: [] for split in SPLITS}
@@ -68,7 +68,7 @@ def mix_gold(
                 ):
                     raise ValueError
                 offsets = [(t["html_start"], t["html_end"]) for t in tokens]
-                spans = _spans_near(gold[document], offsets)
+                spans = spans_near(gold[document], offsets)
                 seen.update((document, *span) for span in spans)
                 tags, bad = gold_tags(offsets, spans)
                 tagged += sum(tag.startswith("B-") for tag in tags)

@@ -168,7 +168,8 @@ def block_statistics(blocks: Iterable[Block]) -> dict:
 # A weak-label output relabelled with the gold
 
 
-def _gold_by_document(path: Path) -> dict[str, list[tuple[int, int, str]]]:
+def gold_by_document(path: Path) -> dict[str, list[tuple[int, int, str]]]:
+    """Each document's gold spans (HTML offsets, label), from any table `evaluate --gold` reads."""
     from deid_ds.weak_labelling.gold import read_gold
 
     frame = read_gold(path)
@@ -193,7 +194,7 @@ def gold_blocks(labelled: Path, gold_path: Path, keep_empty: float) -> tuple[dic
     from deid_ds.weak_labelling.render import flair_token
     from deid_ds.weak_labelling.split import keeps_empty_sentence
 
-    gold = _gold_by_document(gold_path)
+    gold = gold_by_document(gold_path)
     out: dict[str, list[Block]] = {"train": [], "dev": []}
     tagged = unaligned = 0
     seen: set[tuple[str, int, int, str]] = set()  # the gold spans some sentence's tokens overlap
@@ -212,7 +213,7 @@ def gold_blocks(labelled: Path, gold_path: Path, keep_empty: float) -> tuple[dic
                 raise RuntimeError("weak-label's Flair file and sentences.parquet disagree")  # pragma: no cover
             offsets = [(t["html_start"], t["html_end"]) for t in tokens]
             meta = row["meta"]
-            spans = _spans_near(gold.get(meta["id_document"], []), offsets)
+            spans = spans_near(gold.get(meta["id_document"], []), offsets)
             seen.update((meta["id_document"], *span) for span in spans)
             tags, bad = gold_tags(offsets, spans)
             entities = sum(tag.startswith("B-") for tag in tags)
@@ -232,7 +233,7 @@ def _blocks_or_none(path: Path) -> Iterator[Block]:
     return column_blocks(path) if path.is_file() else iter(())
 
 
-def _spans_near(spans: list[tuple[int, int, str]], offsets: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+def spans_near(spans: list[tuple[int, int, str]], offsets: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
     """The document's gold spans that may overlap the sentence (HTML range of its tokens)."""
     if not offsets or not spans:
         return []
