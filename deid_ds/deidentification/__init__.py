@@ -1,7 +1,8 @@
 """``deid-ds deidentify``: mask or replace the identifiers found in the original HTML notes.
 
 One module per job: :mod:`~deid_ds.deidentification.keyed` (HMAC-driven choices), :mod:`~.pools` (what
-surrogates are drawn from), :mod:`~.context` (scopes and what is never drawn), :mod:`~.names`,
+surrogates are drawn from), :mod:`~.context` (scopes and what is never drawn), :mod:`~.privacy` (keyed shift or
+ε·d-privacy), :mod:`~.names`,
 :mod:`~.places`, :mod:`~.contacts` and :mod:`~.dates_shift` (the surrogates), :mod:`~.surrogates`
 (mask or surrogate per label), :mod:`~.metadata` (metadata columns), :mod:`~.html_replace` (replacing
 inside the HTML), :mod:`~.regions` (the views of a file besides its text), :mod:`~.other_views`

@@ -20,6 +20,7 @@ from deid_ds.deidentification.context import Context, scope_of
 from deid_ds.deidentification.document import SpanIn, deidentify_document
 from deid_ds.deidentification.keyed import Keyring
 from deid_ds.deidentification.leaks import LeakCounts, find_leaks
+from deid_ds.deidentification.privacy import Privacy
 from deid_ds.deidentification.surrogates import DEFAULT_MASK
 from deid_ds.errors import InputError
 from deid_ds.model import PATIENT_FIELDS, InvalidText, Note
@@ -54,6 +55,8 @@ class DeidOptions:
     spans_predicted: bool = False
     #: Kept columns holding dates, shifted by each patient's offset (:mod:`.kept_columns`).
     date_columns: tuple[str, ...] = ()
+    #: The surrogate policy of dates, ages and places (:mod:`.privacy`): the keyed shift unless ``dp``.
+    privacy: Privacy = field(default_factory=Privacy)
 
 
 @dataclass
@@ -153,7 +156,7 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             error = note.html.reason
         else:
             scope = scope_of(note.id_patient, note.id_document)
-            ctx = Context(options.keyring, pools, scope, note.patient, options.birthdate_year)
+            ctx = Context(options.keyring, pools, scope, note.patient, options.birthdate_year, privacy=options.privacy)
             try:
                 outcome = deidentify_document(
                     html_to_text(note.html),

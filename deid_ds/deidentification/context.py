@@ -34,6 +34,7 @@ from rapidfuzz.distance import Levenshtein
 from deid_ds.deidentification.keyed import Keyring
 from deid_ds.deidentification.overlap import NoteOriginals, keeps_original
 from deid_ds.deidentification.pools import Pools
+from deid_ds.deidentification.privacy import Privacy
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
 
@@ -70,6 +71,8 @@ class Context:
     #: The note's entities (set by :func:`deid_ds.deidentification.document.deidentify_document`): no draw
     #: returns one of them, nor a word of one.
     note_originals: NoteOriginals = field(default_factory=NoteOriginals)
+    #: How dates, ages and places are perturbed (:mod:`deid_ds.deidentification.privacy`).
+    privacy: Privacy = field(default_factory=Privacy)
 
     def parts(self, *parts: str) -> tuple[str, ...]:
         """The parts of a keyed choice, with the salt of a second draw when there is one."""

@@ -1,0 +1,39 @@
+"""The surrogate policy for dates and places: today's keyed shift, or ε·d-private perturbation.
+
+``shift`` (the default) moves every date of a patient by one keyed offset and draws communes at random
+from the pools: intervals are kept exactly, so one true date known to an attacker gives back all the
+others. ``dp`` perturbs each distinct value on its own under ε·d-privacy (Tchouka, Couchot, Laiymani:
+Laplace noise in the unit a date or age is written in, communes drawn by a local exponential mechanism
+among similar communes), memoised so that the same value always gets the same surrogate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from deid_ds.errors import InputError
+
+PRIVACY_MODES = ("shift", "dp")
+
+
+@dataclass(frozen=True, slots=True)
+class Privacy:
+    """What a run's surrogates of dates, ages and places promise (picklable: it travels to workers)."""
+
+    mode: str = "shift"
+    #: The ε·d budget (``dp`` only): see docs/privacy.md for how it is split across a patient's values.
+    epsilon: float = 1.0
+    #: How many nearest similar communes the exponential mechanism draws among (``dp`` only).
+    k: int = 10
+
+    def __post_init__(self) -> None:
+        if self.mode not in PRIVACY_MODES:
+            raise InputError(f"--privacy {self.mode}: expected one of {', '.join(PRIVACY_MODES)}")
+        if not self.epsilon > 0:
+            raise InputError(f"--epsilon {self.epsilon}: expected a positive number")
+        if self.k < 1:
+            raise InputError(f"--k {self.k}: expected at least 1")
+
+    @property
+    def is_dp(self) -> bool:
+        return self.mode == "dp"
