@@ -74,6 +74,13 @@ class Context:
     #: How dates, ages and places are perturbed (:mod:`deid_ds.deidentification.privacy`).
     privacy: Privacy = field(default_factory=Privacy)
 
+    def spend(self, kind: str, key: str, epsilon: float) -> None:
+        """Record that one value of ``kind`` (e.g. ``date:day``, ``age:year``, ``commune``), folded as ``key``, was
+        perturbed with ``epsilon`` (``dp`` only). A memoised value costs once per patient: the report sums the
+        distinct keys of each scope, and never writes the keys themselves."""
+        spent: dict[tuple[str, str], float] = self.memory.setdefault("dp_spent", {})  # type: ignore[assignment]
+        spent[(kind, key)] = epsilon
+
     def parts(self, *parts: str) -> tuple[str, ...]:
         """The parts of a keyed choice, with the salt of a second draw when there is one."""
         return (*parts, "salt", self.salt) if self.salt else parts
