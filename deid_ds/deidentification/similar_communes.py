@@ -19,12 +19,16 @@ original), the choice is driven by a keyed uniform number (HMAC of the key, the 
 commune), so the same commune gets the same surrogate in every note of the patient (the seed's memoisation:
 no averaging attack over repeated draws) and a run is reproducible with its key.
 
-**What is promised.** The seed's proof drops the normalising factor and the fact that two communes have
-different neighbourhoods. What holds (:func:`ratio_bound`, checked by the tests): for two communes ``i``, ``i'``
-and a surrogate ``y`` both can give, ``P_i(y) / P_i'(y) ≤ exp(ε·(d(i, i') + 1) / 2) ≤ exp(ε)``, and
-``≤ exp(ε·d(i, i'))`` when their candidate sets are the same apart from each other; a surrogate ``y`` tells that
-the original is one of the communes that have ``y`` among their ``k`` nearest (:func:`reverse_neighbours`,
-about ``k`` of them, measured by ``benchmarks/dp_places.py``), never which one for sure.
+**What is promised.** For two communes ``i``, ``i'`` and a surrogate ``y`` both can give,
+``P_i(y) / P_i'(y) ≤ exp(ε·d(i, i'))`` (:func:`ratio_bound`, checked on every pair of a random table by the tests).
+The seed's proof stops at the numerators; the normalising sums ``Z`` need the ``/ 2`` of the exponent and the
+fact that a candidate set is the ``k`` *nearest*: the numerator ratio is at most ``exp(ε·d/2)`` by the triangle
+inequality, and ``Z_i' ≤ exp(ε·d/2)·Z_i`` because ``C(i')``, seen from ``i``, weighs no more than ``i``'s own top
+``k`` (when ``i ∈ C(i')``, its term ``exp(−ε·d/2)`` is matched by ``i'``'s in ``Z_i``, or is at most the ``k``-th
+term of ``Z_i`` when ``i' ∉ C(i)``). What the mechanism does not hide is its locality: a surrogate ``y`` has
+probability 0 from a commune that does not have ``y`` among its ``k`` nearest, so it tells that the original is
+one of the communes that do (:func:`reverse_neighbours`: ``k`` of them on average, measured by
+``benchmarks/dp_places.py``), never which one for sure.
 """
 
 from __future__ import annotations
@@ -195,11 +199,10 @@ def draw(index: CommuneIndex, i: int, epsilon: float, k: int, u: float) -> int:
     return rows[pick(probs, u)]
 
 
-def ratio_bound(d_pair: float, epsilon: float, same_candidates: bool) -> float:
-    """The largest ``P_i(y) / P_i'(y)`` the mechanism allows for two communes at ``d_pair`` and a surrogate both
-    can give (module docstring): ``exp(ε·d)`` when their candidate sets coincide apart from each other, else
-    ``exp(ε·(d + 1) / 2)``."""
-    return math.exp(epsilon * d_pair) if same_candidates else math.exp(epsilon * (d_pair + 1.0) / 2.0)
+def ratio_bound(d_pair: float, epsilon: float) -> float:
+    """The largest ``P_i(y) / P_i'(y)`` the mechanism allows for two communes at ``d_pair`` and a surrogate ``y``
+    both can give: ``exp(ε·d(i, i'))`` (module docstring)."""
+    return math.exp(epsilon * d_pair)
 
 
 def reverse_neighbours(index: CommuneIndex, k: int) -> np.ndarray:
