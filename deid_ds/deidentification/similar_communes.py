@@ -4,15 +4,20 @@
 drawn with probability ``P(j) ∝ exp(ε·U(i, j) / 2)``, ``U(i, j) = 1 − d(i, j)``, instead of uniformly from
 all of France: a city of a million stays a large city nearby, a coastal village a village of the same coast.
 
-**The distance.** ``d(i, j) = W_GEO · min(km(i, j) / GEO_SCALE_KM, 1) + W_SIZE · min(|ln(s_i / s_j)| / SIZE_SCALE, 1)``
-with ``km`` the great-circle (haversine) distance between the centroids, ``s`` the commune's size (its
-population when ``build-kb --population`` gave one, else its number of BAN addresses) and ``W_GEO + W_SIZE = 1``,
-so that ``d`` lies in ``[0, 1]`` as the seed's normalised features do. Each term is a truncated metric and their
-weighted sum a metric, so the triangle inequality the ε·d bound rests on holds. The weights are equal and the
-scales chosen so that **50 km away counts as much as a factor of 10 in size** (``0.5 · 50/100`` and
-``0.5 · ln 10 / ln 100`` are both 0.25); beyond 100 km or a factor of 100, communes are as far as they get.
-The medical and statistical features of the seed (cancer incidence, pollution…) are not in the knowledge base:
-size is the one characteristic the BAN (or an INSEE file) gives for every commune.
+**The distance.** ``d(i, j) = W_GEO · km(i, j) / GEO_SCALE_KM + W_SIZE · |ln(s_i / s_j)| / SIZE_SCALE`` with
+``km`` the great-circle (haversine) distance between the centroids and ``s`` the commune's size (its population
+when ``build-kb --population`` gave one, else its number of BAN addresses). Each term is a metric and so is
+their weighted sum: the triangle inequality the ε·d bound rests on holds. The weights are equal and the scales
+chosen so that **50 km away counts as much as a factor of 10 in size** (``0.5 · 50/100`` and
+``0.5 · ln 10 / ln 100`` are both 0.25): a town is replaced by a town of its own area rather than by one of the
+same size across the country, since what a commune tells a reader of a medical note (radon, pollution, the
+hospital it depends on) is regional. The seed normalises its features to [0, 1]; here the scales normalise but
+do not cap, so that ``d`` keeps growing with distance: a commune of La Réunion, whose ``k`` nearest may
+include communes of the mainland when the island has fewer than ``k``, gives them a weight about ``exp(−23·ε)``
+times its neighbours' (9,300 km away), so never in practice (and two communes far apart are, rightly, told
+apart by the ε·d bound). The medical and
+statistical features of the seed (cancer incidence, pollution…) are not in the knowledge base: size is the one
+characteristic the BAN (or an INSEE file) gives for every commune.
 
 **The draw.** Among the ``k`` nearest communes by ``d`` (the original excluded: a surrogate is never the
 original), the choice is driven by a keyed uniform number (HMAC of the key, the patient's scope and the
@@ -40,12 +45,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-#: Weight of geography and of size in the distance (they sum to 1, so that ``d`` lies in [0, 1]).
+#: Weight of geography and of size in the distance (they sum to 1).
 W_GEO = 0.5
 W_SIZE = 0.5
-#: Beyond this many kilometres two communes are as far apart as they get.
+#: This many kilometres count 1 in the geographic term.
 GEO_SCALE_KM = 100.0
-#: A size ratio of ``e ** SIZE_SCALE`` (100) or more counts as the largest difference.
+#: A size ratio of ``e ** SIZE_SCALE`` (100) counts 1 in the size term.
 SIZE_SCALE = math.log(100.0)
 EARTH_RADIUS_KM = 6371.0088
 
@@ -86,8 +91,8 @@ def log_size(size) -> np.ndarray:
 
 def distance(lat1, lon1, size1, lat2, lon2, size2, weights: Weights = DEFAULT_WEIGHTS):
     """``d`` between two communes (or one and many, as numpy arrays): see the module docstring."""
-    geo = np.minimum(haversine_km(lat1, lon1, lat2, lon2) / weights.geo_scale_km, 1.0)
-    size = np.minimum(np.abs(log_size(size1) - log_size(size2)) / weights.size_scale, 1.0)
+    geo = haversine_km(lat1, lon1, lat2, lon2) / weights.geo_scale_km
+    size = np.abs(log_size(size1) - log_size(size2)) / weights.size_scale
     return weights.geo * geo + weights.size * size
 
 

@@ -28,7 +28,7 @@ from deid_ds.deidentification.similar_communes import (
 )
 
 #: A hand-made table: communes on the parallel 48° N, 0.1° of longitude apart (7.44 km), the same size unless said.
-#: ``E`` sits between A and B but is a hundred times larger; ``F`` and ``G`` are far east (over 100 km).
+#: ``E`` sits between A and B but is a hundred times larger; ``F`` and ``G`` are far east (about 200 km).
 TABLE = [
     # code, name, lon, size
     ("00001", "A", 0.0, 1000),
@@ -60,13 +60,16 @@ def names(index, found):
 # ------------------------------------------------------------------------------------------------ the distance
 
 
-def test_the_distance_weighs_50_km_like_a_factor_of_10_in_size_and_is_capped_at_1():
+def test_the_distance_weighs_50_km_like_a_factor_of_10_in_size_and_grows_with_both():
     assert haversine_km(48.0, 0.0, 48.0, 0.1) == pytest.approx(7.44, abs=0.01)
     # 50 km apart, same size; on the spot, ten times larger: both 0.25
     fifty_km = 50 / 111.195  # degrees of latitude
     assert distance(48.0, 0.0, 1000, 48.0 + fifty_km, 0.0, 1000) == pytest.approx(0.25, abs=1e-3)
     assert distance(48.0, 0.0, 1000, 48.0, 0.0, 10_000) == pytest.approx(0.25, abs=1e-3)
-    assert distance(43.3, 5.4, 870_000, 48.4, -4.5, 120) == 1.0  # Marseille and a Breton village
+    # Marseille and a Breton village: 860 km and a factor of 7,000
+    assert distance(43.3, 5.4, 870_000, 48.4, -4.5, 120) == pytest.approx(
+        0.5 * haversine_km(43.3, 5.4, 48.4, -4.5) / 100 + 0.5 * math.log(870_001 / 121) / math.log(100)
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -77,10 +80,10 @@ def test_the_distance_weighs_50_km_like_a_factor_of_10_in_size_and_is_capped_at_
         max_size=3,
     )
 )
-def test_the_distance_is_a_metric_within_0_and_1(points):
+def test_the_distance_is_a_metric(points):
     (a, b, c) = points
     ab, bc, ac = distance(*a, *b), distance(*b, *c), distance(*a, *c)
-    assert 0.0 <= ab <= 1.0 and distance(*a, *a) == pytest.approx(0.0, abs=1e-9)
+    assert ab >= 0.0 and distance(*a, *a) == pytest.approx(0.0, abs=1e-9)
     assert ab == pytest.approx(distance(*b, *a), abs=1e-12)
     assert ac <= ab + bc + 1e-9  # the triangle inequality the ε·d bound rests on
 
@@ -92,14 +95,12 @@ def test_the_k_nearest_are_the_nearby_communes_of_a_similar_size_nearest_first()
     index = table_index()
     a = index.find("a")
     assert names(index, nearest(index, a, 3)) == ["B", "C", "D"]  # E is nearer but a hundred times larger
-    # F and G, over 100 km away but of the same size (0.5), come before E, next door but a hundred times larger
-    assert names(index, nearest(index, a, 6)) == ["B", "C", "D", "F", "G", "E"]
+    assert names(index, nearest(index, a, 6)) == ["B", "C", "D", "E", "F", "G"]  # F, G: 220 km away, d > 1
     assert [round(d, 4) for _, d in nearest(index, a, 2)] == [
         round(0.5 * haversine_km(48.0, 0.0, 48.0, 0.1) / 100, 4),
         round(0.5 * haversine_km(48.0, 0.0, 48.0, 0.2) / 100, 4),
     ]
-    # beyond 100 km every commune of the same size is as far: D (200 km) ties with A (220 km), the code decides
-    assert names(index, nearest(index, index.find("f"), 2)) == ["G", "A"]
+    assert names(index, nearest(index, index.find("f"), 2)) == ["G", "D"]
     assert all(j != a for j, _ in nearest(index, a, 10)) and len(nearest(index, a, 10)) == 6  # never itself
 
 
@@ -243,7 +244,7 @@ def test_every_pair_of_communes_and_shared_surrogate_respects_the_epsilon_d_boun
 
 def test_a_surrogate_only_one_commune_can_give_tells_the_original_the_bound_is_on_shared_surrogates():
     """The mechanism is local: a surrogate outside a commune's k nearest has probability 0 from it. Here F's
-    surrogates (G, A, B for k = 3) and C's (B, D, A) differ: G rules C out, as the report says."""
+    surrogates (G, D, C for k = 3) and C's (B, D, A) differ: G rules C out, as the docs say."""
     index = table_index()
     f, c, g = index.find("f"), index.find("c"), index.find("g")
     assert _probability(index, f, g, 5.0, 3) > 0 and _probability(index, c, g, 5.0, 3) == 0.0
@@ -252,6 +253,6 @@ def test_a_surrogate_only_one_commune_can_give_tells_the_original_the_bound_is_o
 def test_each_commune_may_stand_for_the_originals_that_have_it_among_their_k_nearest():
     index = table_index()
     counts = reverse_neighbours(index, 3)
-    # A: B C D; B: A C D; C: B D A; D: C B A; E: A B C (tie at 3.7 km by code); F: G A B; G: F A B
-    assert dict(zip(index.names, counts.tolist())) == {"A": 6, "B": 6, "C": 4, "D": 3, "E": 0, "F": 1, "G": 1}
+    # A: B C D; B: A C D; C: B D A; D: C B A; E: A B C (tie at 3.7 km by code); F: G D C; G: F D C
+    assert dict(zip(index.names, counts.tolist())) == {"A": 4, "B": 4, "C": 6, "D": 5, "E": 0, "F": 1, "G": 1}
     assert counts.sum() == 3 * len(index)
