@@ -97,20 +97,21 @@ def corpus(workdir: Path, notes: int, seed: int, epsilons: list[float], ks: list
     known = sorted((p, c) for p, c in mentions if index.find(c) is not None)
     print(f"\n## Generated corpus: {notes} notes, seed {seed}, {len(index)} communes in its knowledge base")
     print(f"{len(mentions):,} (patient, commune) pairs, {len(known):,} of communes the knowledge base knows\n")
-    print(HEADER)
+    print(HEADER.replace(" |\n", " | outside the mechanism |\n") + "---:|")
     for label, privacy in [("shift (today)", Privacy())] + [
         (f"dp ε={e:g} k={k}", Privacy("dp", e, k)) for k in ks for e in epsilons
     ]:
-        ratios, km = [], []
+        ratios, km, outside = [], [], 0
         for patient, city in known:
             ctx = Context(keyring, pools, f"patient:{patient}", PatientMetadata(), privacy=privacy)
             j = index.find(fold_key(commune_for(ctx, city).name))
+            outside += any(kind != "commune" for kind, _ in ctx.memory.get("dp_spent", {}))
             i = index.find(city)
             if j is None:
                 continue
             ratios.append((index.size[j] + 1) / (index.size[i] + 1))
             km.append(float(haversine_km(index.lat[i], index.lon[i], index.lat[j], index.lon[j])))
-        print(f"| {label} " + summary(ratios, km))
+        print(f"| {label} " + summary(ratios, km) + (f" {outside / len(known):.1%} |" if privacy.is_dp else " – |"))
 
 
 def national(n: int, epsilons: list[float], ks: list[int], seed: int) -> None:

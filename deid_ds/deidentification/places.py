@@ -43,8 +43,6 @@ from deid_ds.kb.normalize import fold_key
 
 #: Kinds of :meth:`Context.spend` for a commune: drawn by the mechanism, or replaced outside it (infinite ε).
 SPENT_COMMUNE, SPENT_ABROAD, SPENT_UNPROTECTED = "commune", "commune:abroad", "commune:unprotected"
-#: Keyed draws of the mechanism tried before a commune that clashes with the note is given up on.
-DP_ATTEMPTS = 16
 
 _DIGITS = re.compile(r"\d")
 _JOINERS = re.compile(r"[\s\-'’]+")
@@ -119,8 +117,9 @@ def _similar_commune(ctx: Context, city_key: str, clashes_label) -> Commune | No
     """A commune drawn among the ``k`` most similar to ``city_key`` by the exponential mechanism, or None for a
     commune the knowledge base does not know. The keyed uniform number depends on the key, the patient's scope
     and the commune only: the same commune gets the same surrogate in every note of the patient. A candidate
-    that clashes with the note (the patient's own commune, another place of the note) is drawn again with the
-    next keyed number, which draws from the mechanism restricted to the candidates that do not clash."""
+    that clashes with the note (the patient's own commune, another place of the note, a commune sharing a word
+    with the original: ``Saint-Malo`` never becomes ``Saint-Brieuc``) is drawn again from the mechanism restricted
+    to the candidates that do not clash, with a second keyed number; when all clash, None (today's draw)."""
     similar = similar_places(ctx)
     i = similar.index.find(city_key) if similar is not None else None
     if i is None:
@@ -129,14 +128,21 @@ def _similar_commune(ctx: Context, city_key: str, clashes_label) -> Commune | No
     rows, probs = distribution(index, i, epsilon, ctx.privacy.k)
     if not rows:
         return None
-    for attempt in range(DP_ATTEMPTS):
-        u = ctx.keyring.integer(ctx.scope, *ctx.parts("VILLE~dp", city_key, str(attempt))) / 2**64
-        j = rows[pick(probs, u)]
-        commune = Commune(index.names[j], index.postcodes[j], index.codes[j])
-        if not ctx.clashes(clashes_label(commune), city_key):
-            ctx.spend(SPENT_COMMUNE, city_key, epsilon)
-            return commune
-    return None
+
+    def commune(j: int) -> Commune:
+        return Commune(index.names[j], index.postcodes[j], index.codes[j])
+
+    def uniform(attempt: int) -> float:
+        return ctx.keyring.integer(ctx.scope, *ctx.parts("VILLE~dp", city_key, str(attempt))) / 2**64
+
+    drawn = commune(rows[pick(probs, uniform(0))])
+    if ctx.clashes(clashes_label(drawn), city_key):
+        allowed = [n for n, j in enumerate(rows) if not ctx.clashes(clashes_label(commune(j)), city_key)]
+        if not allowed:
+            return None
+        drawn = commune(rows[allowed[pick(probs[allowed] / probs[allowed].sum(), uniform(1))]])
+    ctx.spend(SPENT_COMMUNE, city_key, epsilon)
+    return drawn
 
 
 def surrogate_city(ctx: Context, text: str) -> str:

@@ -157,5 +157,9 @@ def test_the_surrogate_is_never_the_patients_own_commune(kb_dir):
     """Brest is the patient's city: Quimper, whose candidates include Brest, never becomes Brest for them."""
     index = similar_places(context(kb_dir)).index
     assert "Brest" in {index.names[j] for j, _ in nearest(index, index.find("quimper"), DP.k)}
+    candidates = {fold_key(index.names[j]) for j, _ in nearest(index, index.find("quimper"), DP.k)}
     for i in range(60):
-        assert fold_key(surrogate_city(context(kb_dir, scope=f"patient:Q{i}"), "Quimper")) != "brest"
+        ctx = context(kb_dir, scope=f"patient:Q{i}")
+        surrogate = fold_key(surrogate_city(ctx, "Quimper"))
+        assert surrogate != "brest" and surrogate in candidates  # drawn again among the others, not given up
+        assert spent(ctx) == {(SPENT_COMMUNE, "quimper"): DP.epsilon}
