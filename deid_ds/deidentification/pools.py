@@ -235,7 +235,7 @@ def load_similar_places(kb_dir: str | None) -> SimilarPlaces | None:
 def _streets_by_commune(path: Path, codes: set[str]) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
     """At most :data:`STREETS_PER_COMMUNE` BAN streets and lieux-dits of each commune (whole cities for Paris,
     Lyon and Marseille), without digits (a street name with a number would read as a house number)."""
-    from deid_ds.kb.population import whole_city_code
+    from deid_ds.kb.communes import whole_city_code
 
     table = pq.read_table(path, columns=["surface", "kind", "code_insee", "source"])
     table = table.filter(pc.and_(pc.equal(table["source"], "ban"), pc.is_valid(table["code_insee"])))

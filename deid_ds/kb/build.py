@@ -57,7 +57,7 @@ from deid_ds.io.files import TMP_PREFIX
 from deid_ds.kb.ambiguity import LEXICON_DESCRIPTION, ambiguity_reason
 from deid_ds.kb.annuaire import DirectoryTables, read_directory
 from deid_ds.kb.ban import BanTables, SourceStats, read_ban
-from deid_ds.kb.communes import CONTRACTED, whole_city, without_article
+from deid_ds.kb.communes import CONTRACTED, whole_city, whole_city_code, without_article
 from deid_ds.kb.manifest import (
     MANIFEST,
     MANIFEST_FORMAT,
@@ -266,6 +266,7 @@ def commune_table(ban: BanTables, population: dict[str, int] | None = None) -> p
     totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0, 0.0, 0])  # n, lon sum/count, lat sum/count
     for row in ban.communes.result().to_pylist():
         name, code_insee = whole_city(row["nom_commune"], row["code_insee"])
+        code_insee = whole_city_code(code_insee)  # also "Paris" written with an arrondissement's code
         names[code_insee][name] += row["n"]
         total = totals[code_insee]
         total[0] += row["n"]
@@ -275,7 +276,7 @@ def commune_table(ban: BanTables, population: dict[str, int] | None = None) -> p
         total[4] += row["lat_count"] or 0
     postcodes: dict[str, set[str]] = defaultdict(set)
     for row in ban.postcodes.result().to_pylist():
-        code_insee = whole_city(row["nom_commune"] or "", row["code_insee"])[1]
+        code_insee = whole_city_code(whole_city(row["nom_commune"] or "", row["code_insee"])[1])
         if row["code_postal"]:
             postcodes[code_insee].add(row["code_postal"])
     population = population or {}

@@ -26,13 +26,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deid_ds.errors import InputError
+from deid_ds.kb.communes import whole_city_code
 
 CODE_COLUMNS = ("codgeo", "depcom", "com", "code_insee", "code_commune")
 POPULATION_COLUMNS = ("pmun", "ptot", "population")
 _CENSUS = re.compile(r"p\d{2}_pop")
 _INSEE = re.compile(r"(?:\d{2}|2[AB])\d{3}")
-#: The INSEE code ranges of the arrondissements of each city (``75101``..``75120`` for Paris).
-ARRONDISSEMENTS = {"75056": ("751", 1, 20), "69123": ("6938", 1, 9), "13055": ("132", 1, 16)}
 
 
 @dataclass
@@ -44,14 +43,6 @@ class Population:
     rows_kept: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
     columns: tuple[str, str] = ("", "")
-
-
-def whole_city_code(code: str) -> str:
-    """``75056`` for ``75113`` (an arrondissement), any other code unchanged."""
-    for city, (prefix, first, last) in ARRONDISSEMENTS.items():
-        if code.startswith(prefix) and code[len(prefix) :].isdigit() and first <= int(code[len(prefix) :]) <= last:
-            return city
-    return code
 
 
 def _text(path: Path) -> str:
@@ -152,4 +143,4 @@ def _describe(header: list[str], code_at) -> str:
     return "dep+codcom" if callable(code_at) else header[code_at]
 
 
-__all__ = ["Population", "read_population", "whole_city_code"]
+__all__ = ["Population", "read_population"]

@@ -174,3 +174,20 @@ def test_build_kb_population_through_the_cli(tmp_path):
     )
     assert result.exit_code != 0 and "Traceback" not in result.output
     assert "--population" in result.output and "expected an INSEE code column" in result.output
+
+
+def test_an_arrondissement_written_with_the_citys_name_joins_the_whole_city(tmp_path):
+    """A BAN that writes ``Paris`` with the arrondissements' codes (as the generator does) gives one Paris too."""
+    header = FRANCE.read_text(encoding="utf-8").splitlines()[0]
+    lines = [header]
+    for code, postcode, lon, lat in (("75101", "75001", "2.34", "48.86"), ("75102", "75002", "2.35", "48.87")):
+        fields = dict.fromkeys(header.split(";"), "")
+        fields.update(
+            nom_voie="Rue de Rivoli", code_postal=postcode, code_insee=code, nom_commune="Paris", lon=lon, lat=lat
+        )
+        lines.append(";".join(fields.values()))
+    ban = write(tmp_path, "adresses-75.csv", "\n".join(lines) + "\n")
+    build_kb(tmp_path / "kb", ban=[str(ban)], progress=False, matcher=False)
+    (paris,) = read_table(tmp_path / "kb", "communes").to_pylist()
+    assert paris["code_insee"] == "75056" and paris["addresses"] == 2 and paris["postcodes"] == ["75001", "75002"]
+    assert paris["lat"] == pytest.approx(48.865) and paris["lon"] == pytest.approx(2.345)
