@@ -125,7 +125,7 @@ def _similar_commune(ctx: Context, city_key: str, clashes_label) -> Commune | No
     if i is None:
         return None
     index, epsilon = similar.index, ctx.privacy.epsilon
-    rows, probs = distribution(index, i, epsilon, ctx.privacy.k)
+    rows, probs = distribution(index, i, epsilon, ctx.privacy.k, ctx.privacy.neighbourhood)
     if not rows:
         return None
 

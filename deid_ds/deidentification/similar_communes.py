@@ -32,8 +32,15 @@ inequality, and ``Z_i' ≤ exp(ε·d/2)·Z_i`` because ``C(i')``, seen from ``i`
 ``k`` (when ``i ∈ C(i')``, its term ``exp(−ε·d/2)`` is matched by ``i'``'s in ``Z_i``, or is at most the ``k``-th
 term of ``Z_i`` when ``i' ∉ C(i)``). What the mechanism does not hide is its locality: a surrogate ``y`` has
 probability 0 from a commune that does not have ``y`` among its ``k`` nearest, so it tells that the original is
-one of the communes that do (:func:`reverse_neighbours`: ``k`` of them on average, measured by
-``benchmarks/dp_places.py``), never which one for sure.
+one of the communes that do (:func:`reverse_neighbours`), never which one for sure; but some surrogates are
+among the ``k`` nearest of one commune only, and then give it away (measured by ``benchmarks/dp_places.py``).
+
+**Groups** (``neighbourhood="groups"``, ``Privacy.neighbourhood``) close that gap: the communes are split once
+into groups of ``k + 1`` to ``2k + 1`` similar ones (:func:`groups`, from the public table alone) and a commune
+is drawn among the others of its group. A surrogate then tells the group, that is at least ``k`` possible
+originals, and the same bound holds between any two of them (their candidate sets are the group less each
+one: the normalising sums share the term of the pair, and the others compare term by term). The price: a
+commune at the edge of its group draws from communes a little farther than its own ``k`` nearest.
 """
 
 from __future__ import annotations
@@ -114,6 +121,7 @@ class CommuneIndex:
     weights: Weights = DEFAULT_WEIGHTS
     by_key: dict[str, int] = field(default_factory=dict)
     _nearest: dict[tuple[int, int], tuple[tuple[int, float], ...]] = field(default_factory=dict, repr=False)
+    _groups: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -178,6 +186,60 @@ def nearest(index: CommuneIndex, i: int, k: int) -> tuple[tuple[int, float], ...
     return result
 
 
+def embedding(index: CommuneIndex) -> np.ndarray:
+    """The communes as points where Euclidean distance approximates ``d`` (for grouping only): the centroid on the
+    sphere in units of ``GEO_SCALE_KM`` and the log size in units of ``SIZE_SCALE``, each times its weight."""
+    w = index.weights
+    lat, lon = np.radians(index.lat), np.radians(index.lon)
+    sphere = np.stack([np.cos(lat) * np.cos(lon), np.cos(lat) * np.sin(lon), np.sin(lat)], axis=1)
+    geo = sphere * (EARTH_RADIUS_KM / w.geo_scale_km * w.geo)
+    return np.column_stack([geo, log_size(index.size) / w.size_scale * w.size])
+
+
+def groups(index: CommuneIndex, k: int) -> np.ndarray:
+    """A partition of the communes into groups of ``k + 1`` to ``2k + 1`` similar ones (a group id per row, memoised):
+    the set is halved at the median of its widest coordinate (:func:`embedding`) until a half would hold fewer
+    than ``k + 1``. Built from the public table alone, so it may be published: a surrogate drawn within its group
+    tells the group, at least ``k`` possible originals, and within it the ε·d bound holds."""
+    cached = index._groups.get(k)
+    if cached is not None:
+        return cached
+    points = embedding(index)
+    group = np.zeros(len(index), dtype=np.int64)
+    pending, next_id = [np.arange(len(index))], 0
+    while pending:
+        rows = pending.pop()
+        if len(rows) < 2 * (k + 1):
+            group[rows] = next_id
+            next_id += 1
+            continue
+        axis = int(np.argmax(np.ptp(points[rows], axis=0)))
+        order = rows[np.lexsort((rows, points[rows, axis]))]  # ties by row: deterministic
+        half = len(order) // 2
+        pending += [order[half:], order[:half]]
+    index._groups[k] = group
+    return group
+
+
+def candidates(index: CommuneIndex, i: int, k: int, neighbourhood: str = "nearest") -> tuple[tuple[int, float], ...]:
+    """The communes ``i`` may become, with their distance, nearest first: its ``k`` nearest (``nearest``, the seed's)
+    or the other communes of its group (``groups``, :func:`groups`)."""
+    if neighbourhood == "nearest":
+        return nearest(index, i, k)
+    if neighbourhood != "groups":
+        raise ValueError(f"unknown neighbourhood {neighbourhood!r}")
+    cached = index._nearest.get((i, -k))  # a group's candidates are memoised beside the nearest, under -k
+    if cached is not None:
+        return cached
+    group = groups(index, k)
+    members = np.flatnonzero(group == group[i])
+    d = distance(index.lat[i], index.lon[i], index.size[i], index.lat[members], index.lon[members], index.size[members])
+    ordered = sorted((float(dj), index.codes[j], int(j)) for j, dj in zip(members, d) if j != i)
+    result = tuple((j, dj) for dj, _, j in ordered)
+    index._nearest[(i, -k)] = result
+    return result
+
+
 def probabilities(distances: Sequence[float], epsilon: float) -> np.ndarray:
     """The exponential mechanism over candidates at ``distances``: ``P(j) ∝ exp(ε·(1 − d_j) / 2)``."""
     scores = epsilon * (1.0 - np.asarray(distances, dtype=np.float64)) / 2.0
@@ -191,16 +253,18 @@ def pick(probs: np.ndarray, u: float) -> int:
     return int(min(np.searchsorted(cumulative, u * cumulative[-1], side="right"), len(probs) - 1))
 
 
-def distribution(index: CommuneIndex, i: int, epsilon: float, k: int) -> tuple[tuple[int, ...], np.ndarray]:
+def distribution(
+    index: CommuneIndex, i: int, epsilon: float, k: int, neighbourhood: str = "nearest"
+) -> tuple[tuple[int, ...], np.ndarray]:
     """The candidates of commune ``i`` and their probabilities under ε (the mechanism, without the draw)."""
-    candidates = nearest(index, i, k)
-    rows = tuple(j for j, _ in candidates)
-    return rows, probabilities([d for _, d in candidates], epsilon)
+    found = candidates(index, i, k, neighbourhood)
+    rows = tuple(j for j, _ in found)
+    return rows, probabilities([d for _, d in found], epsilon)
 
 
-def draw(index: CommuneIndex, i: int, epsilon: float, k: int, u: float) -> int:
+def draw(index: CommuneIndex, i: int, epsilon: float, k: int, u: float, neighbourhood: str = "nearest") -> int:
     """The surrogate row of commune ``i`` for the uniform number ``u`` (keyed by the caller)."""
-    rows, probs = distribution(index, i, epsilon, k)
+    rows, probs = distribution(index, i, epsilon, k, neighbourhood)
     return rows[pick(probs, u)]
 
 
@@ -210,11 +274,14 @@ def ratio_bound(d_pair: float, epsilon: float) -> float:
     return math.exp(epsilon * d_pair)
 
 
-def reverse_neighbours(index: CommuneIndex, k: int) -> np.ndarray:
-    """For each commune ``y``, how many communes have it among their ``k`` nearest: who a surrogate ``y`` may
+def reverse_neighbours(index: CommuneIndex, k: int, neighbourhood: str = "nearest") -> np.ndarray:
+    """For each commune ``y``, how many communes have it among their candidates: who a surrogate ``y`` may
     stand for (0 for a commune never drawn)."""
+    if neighbourhood == "groups":
+        group = groups(index, k)
+        return np.bincount(group)[group] - 1
     counts = np.zeros(len(index), dtype=np.int64)
     for i in range(len(index)):
-        for j, _ in nearest(index, i, k):
+        for j, _ in candidates(index, i, k, neighbourhood):
             counts[j] += 1
     return counts

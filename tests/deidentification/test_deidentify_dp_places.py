@@ -163,3 +163,23 @@ def test_the_surrogate_is_never_the_patients_own_commune(kb_dir):
         surrogate = fold_key(surrogate_city(ctx, "Quimper"))
         assert surrogate != "brest" and surrogate in candidates  # drawn again among the others, not given up
         assert spent(ctx) == {(SPENT_COMMUNE, "quimper"): DP.epsilon}
+
+
+def test_with_groups_a_commune_becomes_another_of_its_group(kb_dir):
+    from deid_ds.deidentification.similar_communes import groups
+
+    privacy = Privacy("dp", epsilon=2.0, k=6, neighbourhood="groups")
+    index = similar_places(context(kb_dir)).index
+    group = groups(index, 6)
+    quimper = index.find("quimper")
+    members = {fold_key(index.names[j]) for j in range(len(index)) if group[j] == group[quimper] and j != quimper}
+    for i in range(30):
+        ctx = context(kb_dir, scope=f"patient:G{i}", patient=PatientMetadata(), privacy=privacy)
+        assert fold_key(surrogate_city(ctx, "Quimper")) in members
+
+
+def test_an_unknown_neighbourhood_is_refused():
+    from deid_ds.errors import InputError
+
+    with pytest.raises(InputError, match="nearest, groups"):
+        Privacy("dp", neighbourhood="circles")

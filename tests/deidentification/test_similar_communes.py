@@ -16,9 +16,11 @@ from deid_ds.deidentification.keyed import Keyring
 from deid_ds.deidentification.pools import load_pools
 from deid_ds.deidentification.similar_communes import (
     build_index,
+    candidates,
     distance,
     distribution,
     draw,
+    groups,
     haversine_km,
     nearest,
     pick,
@@ -170,7 +172,8 @@ def test_seeded_draws_follow_the_analytic_distribution():
     n = 40_000
     counts = dict.fromkeys(rows, 0)
     for _ in range(n):
-        counts[draw(index, a, 30.0, 6, rng.random())] += 1
+        counts[rows[pick(probs, rng.random())]] += 1
+    assert draw(index, a, 30.0, 6, 0.0) == rows[0]  # the draw the run makes is this pick
     for row, p in zip(rows, probs):
         assert abs(counts[row] / n - p) < 0.01, (index.names[row], counts[row] / n, p)
     assert probs[0] > 2 * probs[-1]  # at ε = 30 the mechanism really prefers the nearer
@@ -227,6 +230,7 @@ def test_every_pair_of_communes_and_shared_surrogate_respects_the_epsilon_d_boun
         [r[1] for r in rows],
     )
     k, checked, tight = 6, 0, 0
+    probs = [dict(zip(*distribution(index, i, epsilon, k))) for i in range(60)]
     for i in range(60):
         for i2 in range(60):
             if i == i2:
@@ -234,7 +238,7 @@ def test_every_pair_of_communes_and_shared_surrogate_respects_the_epsilon_d_boun
             d_pair = float(index.distances_from(i)[i2])
             bound = ratio_bound(d_pair, epsilon)
             for y, _ in nearest(index, i, k):
-                p1, p2 = _probability(index, i, y, epsilon, k), _probability(index, i2, y, epsilon, k)
+                p1, p2 = probs[i][y], probs[i2].get(y, 0.0)
                 if p2 > 0:
                     checked += 1
                     assert p1 / p2 <= bound * (1 + 1e-9), (i, i2, y, p1 / p2, bound)
@@ -256,3 +260,65 @@ def test_each_commune_may_stand_for_the_originals_that_have_it_among_their_k_nea
     # A: B C D; B: A C D; C: B D A; D: C B A; E: A B C (tie at 3.7 km by code); F: G D C; G: F D C
     assert dict(zip(index.names, counts.tolist())) == {"A": 4, "B": 4, "C": 6, "D": 5, "E": 0, "F": 1, "G": 1}
     assert counts.sum() == 3 * len(index)
+
+
+# ------------------------------------------------------------------------------------------------ groups
+
+
+def random_index(n: int, seed: int):
+    rng = random.Random(seed)
+    rows = [(f"{i:05d}", f"c{i}", rng.uniform(-3.0, 3.0), rng.choice([60, 600, 6000, 60_000])) for i in range(n)]
+    lats = [rng.uniform(45.0, 49.0) for _ in rows]
+    return build_index(
+        [r[0] for r in rows],
+        [r[1] for r in rows],
+        [()] * n,
+        lats,
+        [r[2] for r in rows],
+        [r[3] for r in rows],
+        [r[1] for r in rows],
+    )
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+def test_groups_partition_the_communes_into_k_plus_1_to_2k_plus_1(k):
+    index = random_index(500, 5)
+    group = groups(index, k)
+    sizes = np.bincount(group)
+    assert sizes.sum() == 500 and sizes.min() >= k + 1 and sizes.max() <= 2 * k + 1
+    assert (groups(random_index(500, 5), k) == group).all()  # a function of the public table alone
+    assert (reverse_neighbours(index, k, "groups") >= k).all()  # every surrogate: at least k possible originals
+    i = 17
+    found = candidates(index, i, k, "groups")
+    assert {j for j, _ in found} == set(np.flatnonzero(group == group[i]).tolist()) - {i}
+    assert [d for _, d in found] == sorted(d for _, d in found)
+
+
+def test_groups_keep_similar_communes_together():
+    index = table_index()
+    group = groups(index, 1)  # groups of 2 or 3
+    assert group[index.find("f")] == group[index.find("g")]  # the two far-east towns
+    assert group[index.find("f")] != group[index.find("a")]
+
+
+@pytest.mark.parametrize("epsilon", [1.0, 5.0, 25.0])
+def test_within_a_group_every_pair_respects_the_epsilon_d_bound_and_groups_share_no_surrogate(epsilon):
+    index, k = random_index(80, 9), 4
+    group = groups(index, k)
+    checked = 0
+    probs = [dict(zip(*distribution(index, i, epsilon, k, "groups"))) for i in range(80)]
+    for i in range(80):
+        p_i = probs[i]
+        for i2 in range(80):
+            if i == i2:
+                continue
+            p_i2 = probs[i2]
+            shared = set(p_i) & set(p_i2)
+            if group[i] != group[i2]:
+                assert not shared
+                continue
+            d_pair = float(index.distances_from(i)[i2])
+            for y in shared:
+                checked += 1
+                assert p_i[y] / p_i2[y] <= ratio_bound(d_pair, epsilon) * (1 + 1e-9)
+    assert checked > 300
