@@ -59,7 +59,7 @@ HEADER = (
 )
 
 
-def corpus(workdir: Path, notes: int, seed: int, epsilons: list[float], ks: list[int]) -> None:
+def corpus(workdir: Path, notes: int, seed: int, epsilons: list[float], ks: list[int], hoods: list[str]) -> None:
     import pyarrow.parquet as pq
 
     from deid_ds.deidentification.context import Context
@@ -99,7 +99,7 @@ def corpus(workdir: Path, notes: int, seed: int, epsilons: list[float], ks: list
     print(f"{len(mentions):,} (patient, commune) pairs, {len(known):,} of communes the knowledge base knows\n")
     print(HEADER.replace(" |\n", " | outside the mechanism |\n") + "---:|")
     for label, privacy in [("shift (today)", Privacy())] + [
-        (f"dp ε={e:g} k={k}", Privacy("dp", e, k)) for k in ks for e in epsilons
+        (f"dp {h} ε={e:g} k={k}", Privacy("dp", e, k, h)) for h in hoods for k in ks for e in epsilons
     ]:
         ratios, km, outside = [], [], 0
         for patient, city in known:
@@ -114,7 +114,7 @@ def corpus(workdir: Path, notes: int, seed: int, epsilons: list[float], ks: list
         print(f"| {label} " + summary(ratios, km) + (f" {outside / len(known):.1%} |" if privacy.is_dp else " – |"))
 
 
-def national(n: int, epsilons: list[float], ks: list[int], seed: int) -> None:
+def national(n: int, epsilons: list[float], ks: list[int], hoods: list[str], seed: int) -> None:
     rng = np.random.default_rng(seed)
     lat, lon = rng.uniform(42.5, 51.0, n), rng.uniform(-4.5, 8.0, n)
     size = np.round(np.exp(rng.normal(6.0, 1.6, n)))
@@ -138,30 +138,28 @@ def national(n: int, epsilons: list[float], ks: list[int], seed: int) -> None:
             haversine_km(lat[originals], lon[originals], lat[uniform], lon[uniform]).tolist(),
         )
     )
-    for k in ks:
-        for e in epsilons:
-            picks = []
-            for i in originals:
-                rows, probs = distribution(index, int(i), e, k)
-                picks.append(rows[pick(probs, rng.random())])
-            picks = np.asarray(picks)
+    for hood in hoods:
+        for k in ks:
+            for e in epsilons:
+                picks = []
+                for i in originals:
+                    rows, probs = distribution(index, int(i), e, k, hood)
+                    picks.append(rows[pick(probs, rng.random())])
+                picks = np.asarray(picks)
+                ratios = ((size[picks] + 1) / (size[originals] + 1)).tolist()
+                km = haversine_km(lat[originals], lon[originals], lat[picks], lon[picks]).tolist()
+                print(f"| dp {hood} ε={e:g} k={k} " + summary(ratios, km))
+    print("\n| neighbourhood | k | reverse neighbours: min | p10 | median | max | communes never drawn | time |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for hood in hoods:
+        for k in ks:
+            started = time.perf_counter()
+            counts = reverse_neighbours(index, k, hood)
+            drawn = counts[counts > 0]
             print(
-                f"| dp ε={e:g} k={k} "
-                + summary(
-                    ((size[picks] + 1) / (size[originals] + 1)).tolist(),
-                    haversine_km(lat[originals], lon[originals], lat[picks], lon[picks]).tolist(),
-                )
+                f"| {hood} | {k} | {drawn.min()} | {np.percentile(drawn, 10):.0f} | {np.median(drawn):.0f} | "
+                f"{drawn.max()} | {np.mean(counts == 0):.1%} | {time.perf_counter() - started:.0f} s |"
             )
-    print("\n| k | reverse neighbours: min | p10 | median | max | communes never drawn | time |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for k in ks:
-        started = time.perf_counter()
-        counts = reverse_neighbours(index, k)
-        drawn = counts[counts > 0]
-        print(
-            f"| {k} | {drawn.min()} | {np.percentile(drawn, 10):.0f} | {np.median(drawn):.0f} | {drawn.max()} | "
-            f"{np.mean(counts == 0):.1%} | {time.perf_counter() - started:.0f} s |"
-        )
 
 
 def main() -> None:
@@ -172,13 +170,15 @@ def main() -> None:
     parser.add_argument("--epsilons", default="1,5,20")
     parser.add_argument("--ks", default="5,10,25")
     parser.add_argument("--national", type=int, default=35_000)
+    parser.add_argument("--neighbourhoods", default="nearest,groups")
     args = parser.parse_args()
     epsilons = [float(e) for e in args.epsilons.split(",")]
     ks = [int(k) for k in args.ks.split(",")]
+    hoods = args.neighbourhoods.split(",")
     print(f"machine: {cpu_model()} ({os.cpu_count()} CPUs), Python {platform.python_version()}")
-    corpus(args.workdir, args.notes, args.seed, epsilons, ks)
+    corpus(args.workdir, args.notes, args.seed, epsilons, ks, hoods)
     if args.national:
-        national(args.national, epsilons, ks, args.seed)
+        national(args.national, epsilons, ks, hoods, args.seed)
 
 
 if __name__ == "__main__":
