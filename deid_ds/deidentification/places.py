@@ -217,7 +217,7 @@ def _street_of_commune(ctx: Context, name: str, lieu_dit: bool, city: str | None
     if similar is None or similar.index.find(fold_key(city)) is None:
         return None
     commune = commune_for(ctx, fold_key(city))
-    pool = (similar.lieux_dits if lieu_dit else similar.streets).get(commune.code or "", ())
+    pool = similar.streets_of(commune.code, lieu_dit)
     if not pool:
         return None
     drawn = ctx.draw(pool, ("STR~dp", commune_key(fold_key(city)), fold_key(name)), name)

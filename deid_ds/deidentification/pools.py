@@ -26,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -194,11 +195,22 @@ def squash(text: str) -> str:
 
 @dataclass(frozen=True)
 class SimilarPlaces:
-    """What ``--privacy dp`` draws places from: the communes as an index, and streets by INSEE code."""
+    """What ``--privacy dp`` draws places from: the communes as an index, and their streets by INSEE code (kept as
+    Arrow lists, a few bytes a name, and turned into Python strings one commune at a time)."""
 
     index: CommuneIndex
-    streets: dict[str, tuple[str, ...]]  # INSEE code -> whole street names of the BAN ("Rue de la Paix")
-    lieux_dits: dict[str, tuple[str, ...]]
+    streets: pa.ListArray | None = None  # row -> the commune's most addressed BAN streets ("Rue de la Paix")
+    lieux_dits: pa.ListArray | None = None
+    row_of: dict[str, int] = field(default_factory=dict)  # INSEE code -> row of the two lists
+
+    def streets_of(self, code: str | None, lieu_dit: bool = False) -> tuple[str, ...]:
+        """The streets (with a type word) or the lieux-dits of the commune of INSEE ``code``; () when none."""
+        lists = self.lieux_dits if lieu_dit else self.streets
+        row = self.row_of.get(code or "")
+        if lists is None or row is None or not lists[row].is_valid:
+            return ()
+        names = [n for n in lists[row].as_py() if n]
+        return tuple(names if lieu_dit else [n for n in names if strip_street_type(n)[0]])
 
 
 @lru_cache(maxsize=4)
@@ -210,8 +222,8 @@ def load_similar_places(kb_dir: str | None) -> SimilarPlaces | None:
     if not kb_dir or not (Path(kb_dir) / "communes.parquet").is_file():
         return None
     table = pq.read_table(Path(kb_dir) / "communes.parquet")
-    names = ("code_insee", "commune", "postcodes", "lat", "lon", "size", "streets", "lieux_dits")
-    columns = {name: table[name].to_pylist() for name in names if name in table.column_names}
+    names = ("code_insee", "commune", "postcodes", "lat", "lon", "size")
+    columns = {name: table[name].to_pylist() for name in names}
     index = build_index(
         columns["code_insee"],
         columns["commune"],
@@ -223,14 +235,8 @@ def load_similar_places(kb_dir: str | None) -> SimilarPlaces | None:
     )
     if not len(index):
         return None
-    streets = {
-        code: tuple(name for name in names if strip_street_type(name)[0])  # a type word: it reads as a street
-        for code, names in zip(columns["code_insee"], columns.get("streets") or [()] * table.num_rows)
-        if names
+    lists = {
+        name: table[name].combine_chunks() if name in table.column_names else None for name in ("streets", "lieux_dits")
     }
-    lieux = {
-        code: tuple(names)
-        for code, names in zip(columns["code_insee"], columns.get("lieux_dits") or [()] * table.num_rows)
-        if names
-    }
-    return SimilarPlaces(index, streets, lieux)
+    row_of = {code: row for row, code in enumerate(columns["code_insee"])}
+    return SimilarPlaces(index, lists["streets"], lists["lieux_dits"], row_of)

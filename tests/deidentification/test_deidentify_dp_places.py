@@ -77,7 +77,7 @@ def test_the_postcode_and_the_street_follow_the_surrogate_commune(kb_dir):
     street = surrogate_street(ctx, "12 rue de Kerfeunteun", "Quimper")
     number, name = re.fullmatch(r"(\d+) (.+)", street).groups()
     assert len(number) == 2 and number != "12"
-    assert name in similar.streets[commune.code]  # a real street of the surrogate town, type word included
+    assert name in similar.streets_of(commune.code)  # a real street of the surrogate town, type word included
     assert surrogate_street(ctx, "12 rue de Kerfeunteun", "QUIMPER") == street  # the same street again
 
 
@@ -87,7 +87,7 @@ def test_the_patients_address_follows_their_surrogate_city_in_the_metadata_and_i
     fake = surrogate_metadata(ctx)
     commune = commune_for(ctx, "brest")
     assert fake["city"] == commune.name and fake["zip"] in commune.postcodes
-    assert re.sub(r"^\d+ ", "", fake["address"]) in similar.streets[commune.code]
+    assert re.sub(r"^\d+ ", "", fake["address"]) in similar.streets_of(commune.code)
     assert surrogate_street(context(kb_dir), "4 Allée Du Guesclin") == fake["address"]  # written without a city
 
 
@@ -104,7 +104,9 @@ def test_in_a_note_the_street_city_and_postcode_of_one_address_stay_together(kb_
     _, street, postcode, town, abroad = match.groups()
     similar = similar_places(ctx)
     code = similar.index.codes[similar.index.find(fold_key(town))]
-    assert street in similar.streets[code] and postcode in similar.index.postcodes[similar.index.find(fold_key(town))]
+    assert (
+        street in similar.streets_of(code) and postcode in similar.index.postcodes[similar.index.find(fold_key(town))]
+    )
     assert country_of(fold_key(abroad)) == "portugal" and abroad != "Porto"
 
 
