@@ -117,7 +117,7 @@ def _similar_commune(ctx: Context, city_key: str, clashes_label) -> Commune | No
     """A commune drawn among the ``k`` most similar to ``city_key`` by the exponential mechanism, or None for a
     commune the knowledge base does not know. The keyed uniform number depends on the key, the patient's scope
     and the commune only: the same commune gets the same surrogate in every note of the patient. A candidate
-    that clashes with the note (the patient's own commune, another place of the note, a commune sharing a word
+    that clashes (the patient's own commune, another place of the patient's notes, a commune sharing a word
     with the original: ``Saint-Malo`` never becomes ``Saint-Brieuc``) is drawn again from the mechanism restricted
     to the candidates that do not clash, with a second keyed number; when all clash, None (today's draw)."""
     similar = similar_places(ctx)

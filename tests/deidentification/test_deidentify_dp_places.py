@@ -185,3 +185,33 @@ def test_an_unknown_neighbourhood_is_refused():
 
     with pytest.raises(InputError, match="nearest, groups"):
         Privacy("dp", neighbourhood="circles")
+
+
+def test_a_batch_under_dp_keeps_one_surrogate_per_commune_across_the_patients_notes_and_leaks_nothing(kb_dir):
+    from deid_ds.deidentification.batch import DeidJob, DeidOptions, deidentify_batch
+    from deid_ds.model import Note
+
+    patient = PatientMetadata(firstname="Anne", lastname="KERBRAT", zip="29000", city="Quimper")
+    htmls = [
+        "<p>Mme Anne KERBRAT, domiciliée 29000 Quimper.</p>",
+        "<p>Revue à Quimper ce jour. Transfert prévu vers Brest.</p>",
+    ]
+    notes = [Note(f"d{i}", "P1", html, patient=patient) for i, html in enumerate(htmls)]
+    spans = []
+    for html in htmls:
+        found = [("PATIENT", "Anne KERBRAT"), ("ZIP", "29000"), ("VILLE", "Quimper"), ("VILLE", "Brest")]
+        spans.append([SpanIn(label, html.index(t), html.index(t) + len(t)) for label, t in found if t in html])
+    options = DeidOptions("surrogate", Keyring(KEY), str(kb_dir), keep_metadata="surrogate", privacy=DP)
+    # every span of the patient's notes, as the stage gives them: what no surrogate may be, in each note alike
+    entities = {"patient:P1": (("PATIENT", "Anne KERBRAT"), ("ZIP", "29000"), ("VILLE", "Quimper"), ("VILLE", "Brest"))}
+    result = deidentify_batch(DeidJob(notes, None, spans, frozenset(), options, entities))
+    assert result.ok == [0, 1] and result.leaks.total == 0, result.html
+    first = re.search(r"29\d{3} ([^.]+)\.", result.html[0]) or re.search(r"\d{5} ([^.]+)\.", result.html[0])
+    town = first.group(1)
+    assert re.search(rf"Revue à {re.escape(town)} ce jour", result.html[1]), (town, result.html[1])
+    assert result.metadata["city"][0] == result.metadata["city"][1] and fold_key(
+        result.metadata["city"][0]
+    ) == fold_key(town)
+    index = similar_places(context(kb_dir)).index
+    candidates = {fold_key(index.names[j]) for j, _ in nearest(index, index.find("quimper"), DP.k)}
+    assert fold_key(town) in candidates - {"brest"} and "Quimper" not in " ".join(result.html)
