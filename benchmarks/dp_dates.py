@@ -1,7 +1,7 @@
 """Benchmark: what ``deidentify --privacy dp`` does to dates (utility and one attack), against the keyed shift.
 
     .venv/bin/python benchmarks/dp_dates.py [--notes 400] [--patients 60] [--epsilon 1 0.3 0.1]
-                                            [--corpus DIR] [--reference 2026-11-27]
+                                            [--corpus DIR] [--reference 2024-01-01]
 
 Generates an export-style corpus (``deid-ds synth --phrasing exports``, gold spans) unless ``--corpus`` holds one,
 runs ``deidentify`` with the shift and with ``--privacy dp`` at each ε (``--audit-originals``, in a temporary
@@ -163,7 +163,12 @@ def main() -> None:
     parser.add_argument("--patients", type=int, default=60)
     parser.add_argument("--epsilon", nargs="+", default=["1", "0.3", "0.1"])
     parser.add_argument("--corpus", type=Path, help="A synth output directory (notes.parquet, gold.parquet).")
-    parser.add_argument("--reference", default="2026-11-27", help="--dp-reference of the runs.")
+    parser.add_argument(
+        "--reference",
+        default="2024-01-01",
+        help="--dp-reference of the runs, and the day the ages of the dates are counted from (the generated notes "
+        "run to 2023: a release soon after them).",
+    )
     args = parser.parse_args()
     reference = dt.date.fromisoformat(args.reference)
     with tempfile.TemporaryDirectory(prefix="deid-ds-dp-") as scratch:

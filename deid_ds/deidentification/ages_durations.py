@@ -12,7 +12,8 @@ clear cue, so that clinical numbers are never rewritten (a dose, a size, ``3 foi
 * ``DURATION``: after ``depuis``, ``il y a``, ``pendant``, ``durant``, ``voici``, ``dans``, ``après``, ``en``
   (with ``environ``, ``plus de``, ``moins de``, ``près de`` allowed between).
 
-A surrogate is 1 or more (``depuis 0 jour`` is not written) and never the original; the unit word follows its
+A surrogate is 1 or more (``depuis 0 jour`` is not written), an age in years at most :data:`MAX_AGE_YEARS`
+(bounds conditioned on, like the reference day of the dates), and never the original; the unit word follows its
 number (``1 an``, ``2 ans``). Numbers written in words (``quarante-cinq ans``) and the views outside the visible
 text are left as they are; an age is perturbed on its own, not recomputed from the perturbed birthdate and
 note date (docs/privacy.md). Pure functions.
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.dp_dates import Bounds, perturb
 
+#: The oldest age in years a surrogate may be (an age of 45 perturbed at a small ε never becomes 160).
+MAX_AGE_YEARS = 110
 #: The unit of each unit word (folded), and its singular and plural.
 _UNITS = {"an": "year", "ans": "year", "annee": "year", "annees": "year", "mois": "month"}
 _UNITS |= {"semaine": "week", "semaines": "week", "jour": "day", "jours": "day"}
@@ -93,6 +96,7 @@ def quantity_key(q: Quantity) -> tuple[str, str]:
 def perturb_quantity(ctx: Context, q: Quantity) -> str:
     """The ε·d-private surrogate of ``q`` (memoised per patient, its cost recorded), rendered as it was written."""
     kind, key = quantity_key(q)
-    new = perturb(ctx.keyring, ctx.scope, kind, q.value, ctx.privacy.epsilon, Bounds(down=max(q.value - 1, 0)))
+    up = max(MAX_AGE_YEARS - q.value, 0) if q.label == "AGE" and q.unit == "year" and q.value <= MAX_AGE_YEARS else None
+    new = perturb(ctx.keyring, ctx.scope, kind, q.value, ctx.privacy.epsilon, Bounds(max(q.value - 1, 0), up))
     ctx.spend(kind, key, ctx.privacy.epsilon)
     return f"{new}{q.sep}{_word(q.word, new)}"
