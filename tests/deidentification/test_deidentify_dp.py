@@ -236,10 +236,16 @@ def _run(sample, out, *options):
 
 def test_the_command_writes_the_accounting_reproducibly_and_leaves_no_leak(sample, tmp_path):
     options = ["--privacy", "dp", "--epsilon", "0.25", "--dp-reference", "2026-11-27", "--keep-metadata", "surrogate"]
-    first, second = _run(sample, tmp_path / "a", *options), _run(sample, tmp_path / "b", *options)
+    first = _run(sample, tmp_path / "a", *options)
+    second = _run(sample, tmp_path / "b", *options, "-j", "2", "--batch-size", "7")  # two workers, small batches
     assert first.exit_code == 0 and second.exit_code == 0, first.output
-    a, b = (pq.read_table(tmp_path / name / "notes.parquet") for name in ("a", "b"))
-    assert a.equals(b)  # the same key and reference day: the same bytes
+    for name in ("notes", "audit"):  # the same key and reference day: the same outputs, whatever the batching
+        a, b = (pq.read_table(tmp_path / run / f"{name}.parquet") for run in ("a", "b"))
+        assert a.equals(b), name
+    assert (
+        json.loads((tmp_path / "a" / "report.json").read_text())["privacy"]
+        == (json.loads((tmp_path / "b" / "report.json").read_text())["privacy"])
+    )
     report = json.loads((tmp_path / "a" / "report.json").read_text())
     privacy = report["privacy"]
     assert privacy["mode"] == "dp" and privacy["epsilon_per_value"] == 0.25 and privacy["reference_day"] == "2026-11-27"
