@@ -14,9 +14,9 @@ clear cue, so that clinical numbers are never rewritten (a dose, a size, ``3 foi
 
 A surrogate is 1 or more (``depuis 0 jour`` is not written), an age in years at most :data:`MAX_AGE_YEARS`
 (bounds conditioned on, like the reference day of the dates), and never the original; the unit word follows its
-number (``1 an``, ``2 ans``). Numbers written in words (``quarante-cinq ans``) and the views outside the visible
-text are left as they are; an age is perturbed on its own, not recomputed from the perturbed birthdate and
-note date (docs/privacy.md). Pure functions.
+number (``1 an``, ``2 ans``). A number written in words (``âgé de soixante-trois ans``, as dictation is
+transcribed) gets a surrogate in words. The views outside the visible text are left as they are; an age is
+perturbed on its own, not recomputed from the perturbed birthdate and note date (docs/privacy.md). Pure functions.
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ from dataclasses import dataclass
 
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.dp_dates import Bounds, perturb
+from deid_ds.label._numbers import NUMBER_WORDS
+from deid_ds.label._numbers import value as words_value
+from deid_ds.synth.exports.words import number_words
 
 #: The oldest age in years a surrogate may be (an age of 45 perturbed at a small ε never becomes 160).
 MAX_AGE_YEARS = 110
@@ -36,7 +39,7 @@ _SINGULAR = {"ans": "an", "années": "année", "annees": "annee", "semaines": "s
 _PLURAL = {v: k for k, v in _SINGULAR.items()}
 
 _S = r"[ \t\u00a0\u202f]"
-_NUMBER = rf"(?P<n>\d{{1,3}})(?P<sep>{_S}?)(?P<u>ans?|ann[ée]es?|mois|semaines?|jours?)\b"
+_NUMBER = rf"(?P<n>\d{{1,3}}|{NUMBER_WORDS})(?P<sep>{_S}?)(?P<u>ans?|ann[ée]es?|mois|semaines?|jours?)\b"
 _AGE_CUE = re.compile(
     rf"(?:\b(?:[âa]g[ée]e?s?{_S}+de|[âa]ge{_S}*:|patiente?s?{_S}+de|homme{_S}+de|femme{_S}+de|enfant{_S}+de"
     rf"|gar[çc]on{_S}+de|fille{_S}+de|nourrisson{_S}+de|b[ée]b[ée]{_S}+de)|[,(—–]){_S}*{_NUMBER}",
@@ -62,6 +65,8 @@ class Quantity:
     unit: str  # year, month, week, day
     sep: str
     word: str
+    in_words: bool = False  # ``soixante-trois ans``, as dictation is transcribed: its surrogate is in words too
+    number: str = ""  # the number as written
 
 
 def find_quantities(text: str) -> list[Quantity]:
@@ -73,11 +78,17 @@ def find_quantities(text: str) -> list[Quantity]:
                 continue
             if label == "AGE" and m.group(0)[:1] in ",(—–" and not _AGE_END.match(text, m.end()):
                 continue  # ", 3 ans après": not an identity line's age
-            word = m["u"]
+            word, number = m["u"], m["n"]
             unit = _UNITS.get(word.lower().replace("é", "e"))
             if unit is None or (label == "AGE" and m.group(0)[:1] in ",(—–" and unit not in ("year", "month")):
                 continue
-            found[m.start("n")] = Quantity(m.start("n"), m.end("u"), label, int(m["n"]), unit, m["sep"], word)
+            in_words = not number.isdigit()
+            value = words_value(number) if in_words else int(number)
+            if value is None or (in_words and (not m["sep"] or not 1 <= value < 1000)):
+                continue
+            found[m.start("n")] = Quantity(
+                m.start("n"), m.end("u"), label, value, unit, m["sep"], word, in_words, number
+            )
     return [found[start] for start in sorted(found)]
 
 
@@ -99,4 +110,16 @@ def perturb_quantity(ctx: Context, q: Quantity) -> str:
     up = max(MAX_AGE_YEARS - q.value, 0) if q.label == "AGE" and q.unit == "year" and q.value <= MAX_AGE_YEARS else None
     new = perturb(ctx.keyring, ctx.scope, kind, q.value, ctx.privacy.epsilon, Bounds(max(q.value - 1, 0), up))
     ctx.spend(kind, key, ctx.privacy.epsilon)
-    return f"{new}{q.sep}{_word(q.word, new)}"
+    return f"{_number(q, new)}{q.sep}{_word(q.word, new)}"
+
+
+def _number(q: Quantity, new: int) -> str:
+    """``new`` as ``q`` wrote its number: digits, or words (``une`` before a feminine unit, the original's case)."""
+    if not q.in_words:
+        return str(new)
+    words = number_words(new)
+    if q.word.lower().startswith(("semaine", "année", "annee")) and words.endswith("un"):
+        words += "e"  # une semaine, vingt et une années
+    if q.number.isupper():
+        return words.upper()
+    return words[:1].upper() + words[1:] if q.number[:1].isupper() else words

@@ -137,12 +137,16 @@ def test_the_nir_birth_year_and_month_follow_the_dp_birthdate():
         ),
         ("tabac arrêté depuis environ 10 ans", [("10 ans", "DURATION", "year")]),
         ("Amoxicilline 1 g x 3/j pendant 7 jours", [("7 jours", "DURATION", "day")]),
+        ("il s'agit de M. X âgé de soixante-trois ans", [("soixante-trois ans", "AGE", "year")]),
+        ("pendant vingt et un jours", [("vingt et un jours", "DURATION", "day")]),
         # clinical numbers never rewritten: doses, sizes, counts, post-operative days, ranges, uncued numbers
         ("3 fois par jour, 5 mg, nodule de 3 mm, J+5", []),
         ("2 à 3 ans", []),
         ("revu, 3 ans après la chirurgie", []),
         ("traitement de 6 mois", []),
         ("à 45 ans", []),
+        ("un an", []),
+        ("il y a deux mille vingt ans", []),
     ],
 )
 def test_only_clearly_cued_ages_and_durations_are_found(text, found):
@@ -160,6 +164,21 @@ def test_an_age_is_perturbed_in_years_memoised_at_least_one_and_its_unit_agrees(
         new = perturb_quantity(context(scope=f"patient:{i}"), one)
         count = int(new.split()[0])
         assert count >= 2 and new == f"{count} ans"
+
+
+@pytest.mark.parametrize(
+    "text, written",
+    [
+        ("âgé de soixante-trois ans", r"(?!soixante-trois )[a-z\-]+( et un)? ans"),
+        ("depuis une semaine", r"[a-z\-]+( et une)? semaines?"),
+        ("DEPUIS TROIS SEMAINES", r"[A-Z\-]+( ET UNE)? SEMAINES"),
+    ],
+)
+def test_a_number_in_words_gets_a_surrogate_in_words(text, written):
+    (q,) = find_quantities(text)
+    new = perturb_quantity(context(), q)
+    assert re.fullmatch(written, new), new
+    assert new.split()[0].lower() not in ("un", "une", "trois", "soixante-trois")
 
 
 def test_dp_documents_replace_ages_and_durations_outside_the_spans_and_audit_them():
