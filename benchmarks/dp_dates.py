@@ -129,6 +129,14 @@ def measure(pairs: dict[str, dict[tuple[str, dt.date], dt.date]], reference: dt.
     }
 
 
+def _count(text: str) -> int:
+    """The number of an age as written: ``45 ans``, ``soixante-trois ans``."""
+    from deid_ds.deidentification.ages_durations import find_quantities
+
+    (found,) = find_quantities(f"âgé de {text}")
+    return found.value
+
+
 def _run(corpus: Path, out: Path, reference: str, privacy: str, epsilon: float) -> tuple[dict, dict, list[int]]:
     import pandas as pd
 
@@ -151,7 +159,7 @@ def _run(corpus: Path, out: Path, reference: str, privacy: str, epsilon: float) 
     dates = audit[(audit["label"] == "DATE") & audit["fallback"].isna()]
     pairs = date_pairs(zip(dates["id_patient"].astype(str), dates["original"], dates["replacement"]))
     ages = audit[audit["label"] == "AGE"]
-    age_errors = [abs(int(a.split()[0]) - int(b.split()[0])) for a, b in zip(ages["original"], ages["replacement"])]
+    age_errors = [abs(_count(a) - _count(b)) for a, b in zip(ages["original"], ages["replacement"])]
     return pairs, report.privacy, age_errors
 
 
