@@ -15,6 +15,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from deid_ds.cli import main
 from deid_ds.deidentification.ages_durations import find_quantities, perturb_quantity
@@ -164,6 +166,17 @@ def test_an_age_is_perturbed_in_years_memoised_at_least_one_and_its_unit_agrees(
         new = perturb_quantity(context(scope=f"patient:{i}"), one)
         count = int(new.split()[0])
         assert count >= 2 and new == f"{count} ans"
+
+
+@given(
+    cue=st.sampled_from(["depuis", "il y a", "pendant", "âgé de", "patient de", ",", "(", "dans", "en", ""]),
+    number=st.integers(0, 999),
+    unit=st.sampled_from(["mg", "mm", "cm", "kg", "ml", "fois", "cp", "UI", "%", "h", "min", "mmHg", "g/dl", "/j"]),
+    after=st.sampled_from(["", ".", ",", " par jour", ")"]),
+)
+def test_a_clinical_number_is_never_taken_for_an_age_or_a_duration(cue, number, unit, after):
+    assert find_quantities(f"{cue} {number} {unit}{after}") == []
+    assert find_quantities(f"{cue} {number}{unit}{after}") == []
 
 
 @pytest.mark.parametrize(
