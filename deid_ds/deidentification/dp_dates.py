@@ -39,8 +39,11 @@ from dataclasses import dataclass
 
 from deid_ds.deidentification.keyed import Keyring
 
-#: The unit of each kind of date read by :func:`deid_ds.deidentification.dates_shift.parse_date`.
-DATE_UNITS = {"full": "day", "day_month": "day", "month_year": "month", "year": "year"}
+#: The unit of each kind of date read by :func:`deid_ds.deidentification.dates_shift.parse_date` (``day``: a day
+#: alone read with the month and year of the date it is paired with, ``du 8 au 10 mars 2021``).
+DATE_UNITS = {"full": "day", "day": "day", "day_month": "day", "month_year": "month", "year": "year"}
+#: Kinds that are the same value as another: a day alone, once paired, is that full date (one draw, one cost).
+_SAME_AS = {"day": "full"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,7 @@ def perturb_date(
     keyring: Keyring, scope: str, kind: str, date: dt.date, epsilon: float, reference: dt.date | None
 ) -> dt.date:
     """The ε·d-private surrogate of a parsed date of ``kind`` (module docstring)."""
+    kind = _SAME_AS.get(kind, kind)
     value = date_value(kind, date)
     moved = perturb(keyring, scope, f"date:{kind}", value, epsilon, date_bounds(kind, value, reference))
     return value_date(kind, moved, date)
@@ -148,4 +152,5 @@ def perturb_date(
 
 def date_key(kind: str, date: dt.date) -> tuple[str, str]:
     """The accounting kind (``date:day``...) and the memo key of a date: one value, one cost per patient."""
+    kind = _SAME_AS.get(kind, kind)
     return f"date:{DATE_UNITS[kind]}", f"{kind}:{date_value(kind, date)}"

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from deid_ds.deidentification.dp_dates import (
     Bounds,
     date_bounds,
+    date_key,
     date_value,
     delta,
     laplace_pmf,
@@ -192,3 +193,12 @@ def test_units_are_the_ones_the_date_is_written_in():
     )
     with pytest.raises(OverflowError):
         value_date("full", 0, dt.date(2021, 1, 1))
+
+
+def test_a_day_alone_paired_with_its_date_is_that_date():
+    """``du 8 au 10 mars 2021``: the ``8``, read with its pair's month and year, is the full date (one draw, one
+    cost), for the dates forms that read a day alone."""
+    day = dt.date(2021, 3, 8)
+    alone, full = (perturb_date(KEY, "patient:P1", kind, day, 0.3, None) for kind in ("day", "full"))
+    assert alone == full
+    assert date_key("day", day) == date_key("full", day)
