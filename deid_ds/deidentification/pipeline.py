@@ -422,7 +422,7 @@ def resolve_privacy(
                 reference = dt.date.fromisoformat(reference.strip())
             except ValueError:
                 raise InputError(f"--dp-reference {reference}: expected a day as YYYY-MM-DD") from None
-        privacy = Privacy(privacy, epsilon, k, reference)
+        privacy = Privacy(privacy, epsilon, k=k, reference=reference)
     if privacy.is_dp and mode == "mask":
         raise InputError(
             "--privacy dp perturbs the surrogates of --mode surrogate; with --mode mask every entity is masked and "
