@@ -49,6 +49,9 @@ from deid_ds.segmentation.html_text import ParsedHtml
 #: Between a postcode and its city: ``35000 RENNES``, ``RENNES (35000)``, ``35000, Rennes``.
 _ZIP_THEN_CITY = re.compile(r"^[\s,\u00a0]{1,3}$")
 _CITY_THEN_ZIP = re.compile(r"^[\s\u00a0]*\(\s*$")
+#: Between a street and its town: spaces, a comma, a dash or a line break (a postcode is blanked out first).
+_STREET_THEN_CITY = re.compile(r"^[\s,;\-–\u00a0]{1,12}$")
+_STREET_TO_CITY = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +92,9 @@ def _dictation_initials(text: str, start: int, end: int) -> bool:
 
 
 def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[int, str]:
-    """For each ZIP span (by index), the text of the VILLE span written right next to it."""
+    """For each ZIP span (by index), the text of the VILLE span written right next to it; for each STR span, the
+    VILLE of its address (after it, with at most a postcode and punctuation between: ``12 rue X, 29200 Brest``),
+    which its surrogate follows under ``--privacy dp``."""
     cities = [(located[i].text_start, located[i].text_end) for i, s in enumerate(spans) if s.label == "VILLE"]
     pairs: dict[int, str] = {}
     for i, span in enumerate(spans):
@@ -103,12 +108,31 @@ def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[in
             if city_end <= start and _CITY_THEN_ZIP.match(text[city_end:start]):
                 pairs[i] = text[city_start:city_end]
                 break
+    zips = [(located[i].text_start, located[i].text_end) for i, s in enumerate(spans) if s.label == "ZIP"]
+    for i, span in enumerate(spans):
+        if span.label == "STR":
+            city = _city_of_street(located[i].text_end, cities, zips, text)
+            if city is not None:
+                pairs[i] = city
     # a postcode written alone stands for the town it is written with elsewhere in the note
-    towns = {_digits(text, located[i]): city for i, city in pairs.items()}
+    towns = {_digits(text, located[i]): city for i, city in pairs.items() if spans[i].label == "ZIP"}
     for i, span in enumerate(spans):
         if span.label == "ZIP" and i not in pairs and _digits(text, located[i]) in towns:
             pairs[i] = towns[_digits(text, located[i])]
     return pairs
+
+
+def _city_of_street(end: int, cities: list, zips: list, text: str) -> str | None:
+    """The VILLE span that ends the address a street ending at ``end`` starts, or None."""
+    for city_start, city_end in sorted(cities):
+        if city_start < end or city_start - end > _STREET_TO_CITY:
+            continue
+        between = text[end:city_start]
+        for zip_start, zip_end in zips:  # the postcode between them, if any, read as punctuation
+            if end <= zip_start and zip_end <= city_start:
+                between = between.replace(text[zip_start:zip_end], " ", 1)
+        return text[city_start:city_end] if _STREET_THEN_CITY.match(between) else None
+    return None
 
 
 def _digits(text: str, where) -> str:

@@ -378,6 +378,11 @@ def deidentify(
     from deid_ds.deidentification.pools import load_pools
 
     load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
+    from deid_ds.deidentification.places import dp_places_warning
+
+    places_warning = dp_places_warning(options.kb, options.privacy)
+    if places_warning:
+        log(places_warning)
     source = runner.open("deidentify", notes, column_map, log, batch_size=batch_size)
     own = own_columns(dict(column_map or {}))
     dropped = check_keep_columns(keep_columns, list(source.columns), own, str(notes))
