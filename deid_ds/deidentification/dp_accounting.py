@@ -13,12 +13,18 @@ in this note or another of the patient's (``12/03/2021`` and ``12 mars 2021``, a
 birth year and month of the birthdate) reuses its memoised surrogate, and re-rendering it (its form, a weekday,
 ``--birthdate-year``) is post-processing: neither costs more. Distinct values compose.
 
+**What is not protected.** A value replaced outside the mechanisms (a commune the knowledge base does not place, a
+city abroad drawn within its country: :mod:`.places`) is recorded with an infinite ε. It is counted apart
+(``unprotected_values_per_kind``, ``patients_with_unprotected_values``) and left out of the ε sums, so that the
+figures stay finite (and the JSON valid) while saying which part of the release no ε covers.
+
 The batches send their spending up keyed by HMACs of the scope and the value (:func:`batch_spending`): no value
 and no patient id leaves a worker in clear; the report holds only counts and ε.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping
 
@@ -57,12 +63,22 @@ def accounting(privacy: Privacy, spent: Mapping[str, Mapping[str, Mapping[int, f
     """The report's ``privacy`` entry: the mode, and with ``dp`` the ε per value and per patient (module docstring)."""
     if not privacy.is_dp:
         return {"mode": privacy.mode}
-    totals, counts, per_kind = [], [], {}
+    totals, counts, per_kind, unprotected = [], [], {}, {}
+    exposed_patients = 0
     for kinds in spent.values():
-        totals.append(sum(sum(values.values()) for values in kinds.values()))
-        counts.append(sum(len(values) for values in kinds.values()))
+        total, count, exposed = 0.0, 0, False
         for kind, values in kinds.items():
-            per_kind[kind] = per_kind.get(kind, 0) + len(values)
+            finite = [eps for eps in values.values() if math.isfinite(eps)]
+            total += sum(finite)
+            count += len(finite)
+            if finite:
+                per_kind[kind] = per_kind.get(kind, 0) + len(finite)
+            if len(finite) < len(values):
+                unprotected[kind] = unprotected.get(kind, 0) + len(values) - len(finite)
+                exposed = True
+        totals.append(total)
+        counts.append(count)
+        exposed_patients += exposed
     return {
         "mode": "dp",
         "epsilon_per_value": privacy.epsilon,
@@ -73,6 +89,8 @@ def accounting(privacy: Privacy, spent: Mapping[str, Mapping[str, Mapping[int, f
         "values_per_kind": dict(sorted(per_kind.items())),
         "values_per_patient": _summary(sorted(counts)),
         "epsilon_per_patient": _summary(sorted(totals)),
+        "unprotected_values_per_kind": dict(sorted(unprotected.items())),
+        "patients_with_unprotected_values": exposed_patients,
         "composition": (
             "sequential over each patient's distinct values (kind, value); the same value again (memoised), its "
             "re-rendering, weekday or year-only form cost nothing more"

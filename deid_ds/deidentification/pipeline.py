@@ -220,6 +220,10 @@ def report_table(report: DeidentifyReport) -> str:
             *([f"  {kind}", n] for kind, n in privacy["values_per_kind"].items()),
             ["dp: ε per patient, max (sequential composition)", privacy["epsilon_per_patient"]["max"]],
             ["dp: ε per patient, median", privacy["epsilon_per_patient"]["median"]],
+            *(
+                [f"dp: {kind} replaced outside the mechanism (no ε covers it)", n]
+                for kind, n in privacy["unprotected_values_per_kind"].items()
+            ),
         ]
     rows += [["documents/s", report.documents_per_second], ["seconds", report.seconds]]
     title = f"deidentify ({report.mode}; key: {report.key_origin}; places: {report.pools})"

@@ -283,6 +283,9 @@ def test_the_command_writes_the_accounting_reproducibly_and_leaves_no_leak(sampl
     assert privacy["mode"] == "dp" and privacy["epsilon_per_value"] == 0.25 and privacy["reference_day"] == "2026-11-27"
     assert privacy["values"] >= privacy["patients"] > 0
     assert privacy["epsilon_per_patient"]["max"] == pytest.approx(0.25 * max_values(tmp_path / "a"))
+    # no --kb: the communes cannot be drawn among similar ones, so they are counted apart, never as ε-protected
+    assert privacy["unprotected_values_per_kind"]["commune:unprotected"] > 0
+    assert 0 < privacy["patients_with_unprotected_values"] <= privacy["patients"]
     assert report["leaks"]["total"] == 0 and report["replacements_per_label"]["AGE"] > 0
     shifted = _run(sample, tmp_path / "s")
     assert shifted.exit_code == 0
