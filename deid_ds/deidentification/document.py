@@ -17,6 +17,9 @@ The direct identifiers that are not one of the eight labels (NIR, INS, IPP, NDA,
 (:mod:`deid_ds.deidentification.identifier_surrogates`) unless ``identifiers`` is false. Their audit
 rows carry the kind as ``label`` and ``identifier:<how>`` as ``source``. A span wins where it overlaps
 one: the identifier's characters outside the span are masked (a part of a number has no surrogate).
+
+With ``--privacy dp`` the ages and durations of the text (:mod:`deid_ds.deidentification.ages_durations`) that
+no span or identifier covers are perturbed too (audit ``label`` ``AGE``/``DURATION``, ``source`` ``dp:age``...).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from deid_ds.deidentification.ages_durations import Quantity, find_quantities, perturb_quantity
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.html_replace import Edit, SpanError, apply_all, locate
 from deid_ds.deidentification.identifier_surrogates import NOTE_IDENTIFIERS, identifier_replacement
@@ -166,6 +170,24 @@ def _outside_spans(text: str, numbers: list[Identifier], located: Sequence) -> l
     return out
 
 
+def _quantities(text: str, located: Sequence, numbers: list[tuple[Identifier, bool]]) -> list[Quantity]:
+    """The ages and durations of the text (:mod:`.ages_durations`) that no span or identifier covers."""
+    taken = sorted([(w.text_start, w.text_end) for w in located] + [(n.start, n.end) for n, _ in numbers])
+    return [q for q in find_quantities(text) if not any(s < q.end and q.start < e for s, e in taken)]
+
+
+def _quantity_edit(parsed: ParsedHtml, ctx: Context, q: Quantity) -> Edit:
+    """An age or duration's surrogate in place of its number and unit word (or of its number alone, when the word
+    is in another element of the HTML)."""
+    written = perturb_quantity(ctx, q)
+    try:
+        return Edit(locate(parsed, *parsed.html_span(q.start, q.end)), written)
+    except SpanError:
+        number_end = q.end - len(q.word) - len(q.sep)
+        digits = re.match(r"\d+", written)
+        return Edit(locate(parsed, *parsed.html_span(q.start, number_end)), digits.group() if digits else written)
+
+
 def deidentify_document(
     parsed: ParsedHtml,
     spans: Sequence[SpanIn],
@@ -195,6 +217,7 @@ def deidentify_document(
     known = note_identifiers(parsed, found)
     ctx.memory[NOTE_IDENTIFIERS] = frozenset(known)
     numbers = _outside_spans(text, resolve([*found, *find_values(text, known)]), located) if identifiers else []
+    quantities = _quantities(text, located, numbers) if mode == "surrogate" and ctx.privacy.is_dp else []
     if mode == "surrogate":
         # No surrogate is one of the note's entities, nor one of its patient's other notes' (``scope_entities``,
         # the same in each of them: a patient's surrogates stay the same from note to note).
@@ -246,9 +269,10 @@ def deidentify_document(
                 else identifier_replacement(ctx, number.kind, original, mode, mask_format)
             )
             number_edits.append(Edit(where, written))
+        quantity_edits = [_quantity_edit(parsed, ctx, q) for q in quantities]
         html, ranges, other_ranges = apply_all(
             parsed,
-            [*(Edit(where, r.text) for where, r in zip(located, replacements)), *number_edits],
+            [*(Edit(where, r.text) for where, r in zip(located, replacements)), *number_edits, *quantity_edits],
             [(e.start, e.end, e.written) for e in others],
         )
     except SpanError as error:
@@ -292,6 +316,23 @@ def deidentify_document(
         outcome.per_label[number.kind] = outcome.per_label.get(number.kind, 0) + 1
         if cut:
             outcome.fallbacks[IDENTIFIER_CUT] = outcome.fallbacks.get(IDENTIFIER_CUT, 0) + 1
+    for q, edit, (out_start, out_end) in zip(quantities, quantity_edits, ranges[len(spans) + len(numbers) :]):
+        row = {
+            "label": q.label,
+            "source": f"dp:{q.label.lower()}",
+            "html_start": edit.span.html_start,
+            "html_end": edit.span.html_end,
+            "out_start": out_start,
+            "out_end": out_end,
+            "replacement": edit.text,
+            "replacement_length": len(edit.text),
+            "fallback": None,
+            "view": "text",
+        }
+        if audit_originals:
+            row["original"] = text[q.start : q.end]
+        outcome.audit.append(row)
+        outcome.per_label[q.label] = outcome.per_label.get(q.label, 0) + 1
     for edit, (out_start, out_end) in zip(others, other_ranges):
         row = {
             "label": edit.label,

@@ -9,6 +9,7 @@ among similar communes), memoised so that the same value always gets the same su
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from deid_ds.errors import InputError
@@ -29,6 +30,9 @@ class Privacy:
     epsilon: float = 1.0
     #: How many nearest similar communes the exponential mechanism draws among (``dp`` only).
     k: int = 10
+    #: The run's reference day (``dp`` only): a date on or before it never becomes one after it. Fixed for the
+    #: run (``--dp-reference``, else the day it runs, written in the report) so that a rerun reproduces it.
+    reference: dt.date | None = None
     #: Among which similar communes ``dp`` draws (:data:`NEIGHBOURHOODS`).
     neighbourhood: str = "nearest"
 
