@@ -215,3 +215,47 @@ def test_a_batch_under_dp_keeps_one_surrogate_per_commune_across_the_patients_no
     index = similar_places(context(kb_dir)).index
     candidates = {fold_key(index.names[j]) for j, _ in nearest(index, index.find("quimper"), DP.k)}
     assert fold_key(town) in candidates - {"brest"} and "Quimper" not in " ".join(result.html)
+
+
+def test_deidentify_privacy_dp_with_a_knowledge_base_through_the_cli(kb_dir, tmp_path):
+    """The sample's first 30 notes and their gold spans, ``--privacy dp --kb``: every commune the knowledge base
+    knows is ε-protected (counted in the report), the patients' surrogate cities are among the k nearest of their
+    own, nothing leaks, and the same run without ``--kb`` warns and counts the communes unprotected."""
+    import json
+
+    import pandas as pd
+    import pyarrow.parquet as pq
+    from click.testing import CliRunner
+
+    from deid_ds.cli import main
+    from tests.conftest import REPO
+
+    notes = pq.read_table(REPO / "data" / "notes.parquet").slice(0, 30).to_pandas()
+    gold = pd.read_parquet(REPO / "data" / "gold.parquet")
+    notes.to_parquet(tmp_path / "notes.parquet")
+    gold[gold["id_document"].isin(notes["id_document"])].to_parquet(tmp_path / "gold.parquet")
+
+    def run(out, *options):
+        args = ["deidentify", str(tmp_path / "notes.parquet"), "--spans", str(tmp_path / "gold.parquet")]
+        args += ["--out", str(tmp_path / out), "-j", "1", "--key", "k-test-key-not-secret", "--privacy", "dp"]
+        return CliRunner().invoke(main, [*args, "--k", "5", "--keep-metadata", "surrogate", *options])
+
+    result = run("with-kb", "--kb", str(kb_dir), "-q")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "with-kb" / "report.json").read_text())
+    assert report["leaks"]["total"] == 0 and report["privacy"]["values_per_kind"]["commune"] > 0
+    assert "commune" not in report["privacy"]["unprotected_values_per_kind"]
+    index = similar_places(context(kb_dir)).index
+    written = pq.read_table(tmp_path / "with-kb" / "notes.parquet", columns=["id_document", "city"]).to_pylist()
+    original = dict(zip(notes["id_document"], notes["city"]))
+    checked = 0
+    for row in written:
+        i = index.find(fold_key(original[row["id_document"]] or ""))
+        if i is not None and row["city"]:
+            assert fold_key(row["city"]) in {fold_key(index.names[j]) for j, _ in nearest(index, i, 5)}
+            checked += 1
+    assert checked > 10
+    plain = run("without-kb")
+    assert plain.exit_code == 0 and "WARNING --privacy dp: no --kb" in plain.output
+    report = json.loads((tmp_path / "without-kb" / "report.json").read_text())
+    assert report["privacy"]["unprotected_values_per_kind"]["commune:unprotected"] > 0
