@@ -255,6 +255,19 @@ def test_deidentify_privacy_dp_with_a_knowledge_base_through_the_cli(kb_dir, tmp
             assert fold_key(row["city"]) in {fold_key(index.names[j]) for j, _ in nearest(index, i, 5)}
             checked += 1
     assert checked > 10
+    # --dp-neighbourhood groups: each patient's city becomes another commune of its group
+    from deid_ds.deidentification.similar_communes import groups
+
+    assert run("groups", "--kb", str(kb_dir), "-q", "--dp-neighbourhood", "groups").exit_code == 0
+    group = groups(index, 5)
+    written = pq.read_table(tmp_path / "groups" / "notes.parquet", columns=["id_document", "city"]).to_pylist()
+    in_group = 0
+    for row in written:
+        i, j = index.find(fold_key(original[row["id_document"]] or "")), index.find(fold_key(row["city"] or ""))
+        if i is not None and j is not None:
+            assert group[i] == group[j] and i != j
+            in_group += 1
+    assert in_group > 10
     plain = run("without-kb")
     assert plain.exit_code == 0 and "WARNING --privacy dp: no --kb" in plain.output
     report = json.loads((tmp_path / "without-kb" / "report.json").read_text())
