@@ -170,11 +170,13 @@ def overlapping(spans, others):
     return pd.Series(hit, index=spans.index, dtype=bool)
 
 
-def stays(notes, gold, texts_by_version: dict[str, dict[tuple[str, int, int], str]]) -> dict[str, list[int]]:
-    """Per version, the error in days of each stay's length against the originals' (stays both read)."""
+def stays(
+    notes, gold, texts_by_version: dict[str, dict[tuple[str, int, int], str]]
+) -> dict[str, list[tuple[int, int]]]:
+    """Per version, each stay's length in days in the originals and in the version (stays read in both)."""
     html = dict(zip(notes["id_document"], notes["html"]))
     dates = gold[gold["label"] == "DATE"]
-    errors: dict[str, list[int]] = {version: [] for version in texts_by_version}
+    errors: dict[str, list[tuple[int, int]]] = {version: [] for version in texts_by_version}
     for doc, group in dates.groupby("id_document", sort=False):
         spans = list(zip(group["html_start"], group["html_end"]))
         originals = list(group["text"])
@@ -185,8 +187,14 @@ def stays(notes, gold, texts_by_version: dict[str, dict[tuple[str, int, int], st
             for version, texts in texts_by_version.items():
                 got = length_of_stay(texts.get((doc, *spans[a]), ""), texts.get((doc, *spans[b]), ""))
                 if got is not None:
-                    errors[version].append(abs(got - truth))
+                    errors[version].append((truth, got))
     return errors
+
+
+def _stay_summary(lengths: list[tuple[int, int]]) -> str:
+    """``median / p90 / max`` of the errors in days, and the stays whose end fell on or before their start."""
+    reversed_ = sum(truth > 0 and got <= 0 for truth, got in lengths)
+    return f"{_quantiles([abs(got - truth) for truth, got in lengths])} (n={len(lengths)}, {reversed_} reversed)"
 
 
 def _slug(name: str) -> str:
@@ -301,21 +309,21 @@ def main() -> None:
         "ages",
         "durations",
         "communes (dp)",
-        "stay err. days",
+        "stay err. days med/p90/max",
     ]
     rows = []
     for name, entry in report["versions"].items():
         micro, per_label = entry["scores_all"]["micro"], entry["scores_all"]["per_label"]
         date_rewritten = entry["scores_rewritten"]["per_label"].get("DATE", {}).get("recall", float("nan"))
         changes = entry.get("changes", {})
-        entry["stay_errors"] = stay_errors.get(name, [])
+        entry["stays"] = stay_errors.get(name, [])
         rows.append(
             [name, *(f"{micro[k]:.4f}" for k in ("precision", "recall", "f1"))]
             + [f"{per_label.get(label, {}).get('f1', float('nan')):.4f}" for label in LABELS]
             + [f"{per_label.get('DATE', {}).get('recall', float('nan')):.4f}", f"{date_rewritten:.4f}"]
             + [f"{entry['scores_rewritten']['micro']['f1']:.4f}"]
             + [changes.get("ages", "–"), changes.get("durations", "–"), changes.get("communes_by_mechanism", "–")]
-            + [f"{_quantiles(entry['stay_errors'])} (n={len(entry['stay_errors'])})" if name in stay_errors else "–"]
+            + [_stay_summary(entry["stays"]) if name in stay_errors else "–"]
         )
     print(
         f"machine: {report['machine']['cpu']}; {args.notes} notes, seed {args.seed}, {len(gold)} gold spans, "
