@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +49,7 @@ def texts_with_replacements(draw):
     return text, replacements
 
 
+@settings(deadline=None)  # a loaded machine: no per-example time limit
 @given(texts_with_replacements(), st.data())
 def test_a_span_of_untouched_text_keeps_its_text(case, data):
     text, replacements = case
@@ -61,6 +62,7 @@ def test_a_span_of_untouched_text_keeps_its_text(case, data):
     assert output[out_start:out_end] == text[start:end]
 
 
+@settings(deadline=None)
 @given(texts_with_replacements())
 def test_a_replaced_span_lands_on_its_replacement(case):
     text, replacements = case
