@@ -294,7 +294,9 @@ def main() -> None:
             if not (RESUME and scores.exists()):
                 run(f"evaluate {name} ({subset})", ["evaluate", "--gold", str(gold_path), "--pred", str(pred_path)]
                     + ["--name", name, "--json", str(scores), "-q"])  # fmt: skip
-            entry[f"scores_{subset}"] = json.loads(scores.read_text())["systems"][name]["exact"]
+            system = json.loads(scores.read_text())["systems"][name]
+            entry[f"scores_{subset}"] = system["exact"]
+            entry[f"micro_f1_ci_{subset}"] = system["micro_f1_ci"]
 
     stay_errors = stays(notes, gold, texts_by_version)
     header = [
@@ -302,6 +304,7 @@ def main() -> None:
         "P",
         "R",
         "F1",
+        "F1 95% CI",
         *LABELS,
         "DATE R",
         "DATE R rewr.",
@@ -319,6 +322,7 @@ def main() -> None:
         entry["stays"] = stay_errors.get(name, [])
         rows.append(
             [name, *(f"{micro[k]:.4f}" for k in ("precision", "recall", "f1"))]
+            + ["{:.4f}–{:.4f}".format(*entry["micro_f1_ci_all"])]
             + [f"{per_label.get(label, {}).get('f1', float('nan')):.4f}" for label in LABELS]
             + [f"{per_label.get('DATE', {}).get('recall', float('nan')):.4f}", f"{date_rewritten:.4f}"]
             + [f"{entry['scores_rewritten']['micro']['f1']:.4f}"]
