@@ -21,6 +21,7 @@ one: the identifier's characters outside the span are masked (a part of a number
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -107,6 +108,26 @@ def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[in
     return pairs
 
 
+#: Between the two ends of a range, or a day said and its correction: ``du 8 au 10 mars``, ``8-10 mars``,
+#: ``le 12 et le 14/03``, ``le douze non pardon le treize mars``.
+_DATE_PAIR_GAP = re.compile(
+    r"^\s*(?:[-–/]|au|et|à|a|jusqu['’]au|(?:(?:non|pardon|plutôt|plutot|euh|enfin|je veux dire|ou),?\s*){1,3})"
+    r"\s*(?:le\s*)?$",
+    re.IGNORECASE,
+)
+
+
+def _paired_dates(located: list, spans: Sequence[SpanIn], text: str) -> dict[int, str]:
+    """For each DATE span (by index), the DATE span just after it joined as a range or a correction: a day alone
+    (``du [8] au [10 mars]``) is shifted as a day of that date's month."""
+    dates = sorted((located[i].text_start, located[i].text_end, i) for i, s in enumerate(spans) if s.label == "DATE")
+    pairs: dict[int, str] = {}
+    for (_, end, i), (start, next_end, _) in itertools.pairwise(dates):
+        if 0 <= start - end <= 40 and _DATE_PAIR_GAP.match(text[end:start]):
+            pairs[i] = text[start:next_end]
+    return pairs
+
+
 def _digits(text: str, where) -> str:
     return "".join(c for c in text[where.text_start : where.text_end] if c.isdigit())
 
@@ -187,6 +208,7 @@ def deidentify_document(
             elif span.label == "VILLE":
                 remember_town(ctx, text[where.text_start : where.text_end])
         pairs = _paired_cities(located, spans, text)
+        paired_dates = _paired_dates(located, spans, text)
     replacements: list[Replacement] = []
     seen: dict[tuple, Replacement] = {}  # a note repeats its entities (letterhead, signature): one draw each
     for i, (span, where) in enumerate(zip(spans, located)):
@@ -195,9 +217,9 @@ def deidentify_document(
             replacements.append(mask(span.label, mask_format))
             continue
         initials = span.label in ("PATIENT", "DOCTOR") and _dictation_initials(text, where.text_start, where.text_end)
-        key = (span.label, original, pairs.get(i), initials)
+        key = (span.label, original, pairs.get(i), initials, paired_dates.get(i))
         if key not in seen:
-            seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format, initials)
+            seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format, initials, paired_dates.get(i))
         replacements.append(seen[key])
     originals = [text[where.text_start : where.text_end] for where in located]
     replacer = Replacer(

@@ -12,8 +12,9 @@ as a *fallback* (audit row, per-document count, report). Every surrogate then pa
 (:func:`deid_ds.deidentification.overlap.keeps_original`), or is another entity of the note or carries
 one of its words (:class:`deid_ds.deidentification.overlap.NoteOriginals`), it is drawn again with another keyed
 salt, at most :data:`ATTEMPTS` times, and masked if none passes. A date is never drawn again (another offset
-would break the intervals between the patient's dates): a date the shift leaves as it was (a year alone,
-a day and month moved by a whole year) is masked.
+would break the intervals between the patient's dates): a date the shift leaves as it was (a day alone
+moved by a whole month) is masked, and so is a day alone that no date goes with (``paired_date``: a bare
+``22`` is a date only as the first end of a range, ``du [22] au 25 mars``).
 """
 
 from __future__ import annotations
@@ -134,15 +135,17 @@ def surrogate(
     paired_city: str | None = None,
     mask_format: str = DEFAULT_MASK,
     initials: bool = False,
+    paired_date: str | None = None,
 ) -> Replacement:
     """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP;
-    ``initials``: a name span that is dictation initials, replaced by initials).
+    ``initials``: a name span that is dictation initials, replaced by initials; ``paired_date``: the date a
+    DATE span that is a day alone goes with, the other end of its range).
 
     A span that cannot be given a surrogate safely is masked with ``mask_format`` (module docstring).
     """
     text = unicodedata.normalize("NFC", text)  # decomposed accents (NFD) are read as the letters they make
     if label == "DATE":
-        shifted = shift_date_text(ctx, text)
+        shifted = shift_date_text(ctx, text, paired_date)
         if shifted is None:
             return _masked(label, mask_format, UNPARSED_DATE)
         if keeps_original(text, shifted, label):

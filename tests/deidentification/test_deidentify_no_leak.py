@@ -6,6 +6,7 @@ non-dates labelled DATE rewritten with random digits, given names of the wrong s
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import unicodedata
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 
 from deid_ds.cli import main
 from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.date_words import number_words
 from deid_ds.deidentification.dates_shift import date_offset
 from deid_ds.deidentification.document import SpanIn, deidentify_document
 from deid_ds.deidentification.keyed import KEY_ENV, MIN_KEY_BYTES, Keyring, resolve_key
@@ -26,7 +28,13 @@ from deid_ds.deidentification.names import first_name, sex_cue
 from deid_ds.deidentification.overlap import keeps_original, normalise
 from deid_ds.deidentification.places import surrogate_city
 from deid_ds.deidentification.pools import load_pools, squash
-from deid_ds.deidentification.surrogates import KEPT_ORIGINAL, UNCHANGED_DATE, UNPARSED_DATE, surrogate
+from deid_ds.deidentification.surrogates import (
+    KEPT_ORIGINAL,
+    UNCHANGED_DATE,
+    UNPARSED_DATE,
+    Replacement,
+    surrogate,
+)
 from deid_ds.errors import DeidError
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
@@ -165,9 +173,32 @@ def test_a_date_that_does_not_read_as_one_is_masked(text):
 
 
 def test_a_date_the_shift_leaves_as_it_was_is_masked():
-    scope = next(f"patient:{i}" for i in range(200) if abs(date_offset(context(scope=f"patient:{i}"))) < 150)
-    new = surrogate(context(scope=scope), "DATE", "2015")  # 2 July 2015 moved by less than 150 days
+    # a day alone moved by whole months (8 March 2020 to 8 April or 8 February) would print its original day
+    scope = next(
+        f"patient:{i}"
+        for i in range(3000)
+        if (dt.date(2020, 3, 8) + dt.timedelta(days=date_offset(context(scope=f"patient:{i}")))).day == 8
+    )
+    new = surrogate(context(scope=scope), "DATE", "8", paired_date="10 mars 2020")
     assert new.text == "[DATE]" and new.fallback == UNCHANGED_DATE
+
+
+def test_a_day_alone_is_shifted_with_the_date_it_goes_with_and_masked_without_one():
+    ctx = context()
+    offset = dt.timedelta(days=date_offset(ctx))
+    assert surrogate(ctx, "DATE", "8", paired_date="10 mars 2020").text == str((dt.date(2020, 3, 8) + offset).day)
+    day = (dt.date(2020, 3, 12) + offset).day
+    words = "premier" if day == 1 else number_words(day)
+    assert surrogate(ctx, "DATE", "douze", paired_date="treize mars 2020").text == words  # words stay words
+    assert surrogate(ctx, "DATE", "22") == Replacement("[DATE]", UNPARSED_DATE)  # a bare number: maybe no date
+
+
+def test_a_year_alone_moves_one_year_in_the_direction_of_the_shift():
+    for i in range(40):
+        ctx = context(scope=f"patient:{i}")
+        step = 1 if date_offset(ctx) > 0 else -1
+        assert surrogate(ctx, "DATE", "2015").text == str(2015 + step)
+        assert surrogate(ctx, "DATE", "deux mille quinze").text == number_words(2015 + step)
 
 
 @pytest.mark.parametrize(
