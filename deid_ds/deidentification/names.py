@@ -19,8 +19,11 @@ given a role, then each of its parts is mapped on its own, keyed by the folded p
 So ``Mme Le Gall``, ``Jeanne LE GALL``, ``J. Le Gall`` and the metadata ``LE GALL``/``JEANNE`` all map to
 the same ``Le Bihan``/``Claire`` pair, each written in its original's case. The role of a group comes
 from, in order: the patient's metadata (for PATIENT spans), case (in ``Jeanne LE GALL`` the capitals are
-the surname), the name lists (a word only known as a given name), then position (a lone word is a
-surname — ``Dr KERBRAT`` — and in ``Jeanne Le Gall`` the last group is). Dictation initials
+the surname), the name lists (a word only known as a given name stays a given name whatever the span's
+context — ``IDE Salma``, a relative's ``Ndeye`` alone; a compound of given names, ``Jean-Michel``, is a given
+name; the shipped lists first, then, for a word they know as both or do not know, what the knowledge base's
+professionals mostly are), then position (a lone word nothing settles is a surname — ``Dr KERBRAT`` — and in
+``Jeanne Le Gall`` the last group is). Dictation initials
 (``YK/CL``) are mapped letter by letter.
 """
 
@@ -217,8 +220,13 @@ def _assign_roles(groups: list[_Group], ctx: Context, label: str, forced: str | 
         return
     for group in undecided:
         keys = {fold_key(w.text) for w in group.words if not w.particle}
-        as_first, as_last = len(keys & pools.first_name_keys), len(keys & pools.surname_keys)
-        if group.words[0].particle or as_last > as_first:
+        roles = [name_role(key, pools) for key in keys]
+        as_first, as_last = roles.count("first"), roles.count("last")
+        if group.words[0].particle:
+            group.role = "last"
+        elif len(keys) > 1 and all(_given(key, pools) for key in keys):
+            group.role = "first"  # "Jean-Michel", "Anne-Colette": a compound of given names is a given name
+        elif as_last > as_first:
             group.role = "last"
         elif as_first > as_last:
             group.role = "first"
@@ -231,6 +239,19 @@ def _assign_roles(groups: list[_Group], ctx: Context, label: str, forced: str | 
     for position, group in enumerate(named):
         if not group.role:
             group.role = "last" if position == len(named) - 1 or len(named) == 1 else "first"
+
+
+def name_role(key: str, pools) -> str | None:
+    """What a folded name word is known as: ``first`` (a given name only), ``last`` (a surname only), from the
+    shipped lists, else (known as both, or neither) from the knowledge base's names; None when nothing says."""
+    first, last = key in pools.first_name_keys, key in pools.surname_keys
+    if first != last:
+        return "first" if first else "last"
+    return pools.kb_name_roles.get(key)
+
+
+def _given(key: str, pools) -> bool:
+    return key in pools.first_name_keys or pools.kb_name_roles.get(key) == "first"
 
 
 def _scope(ctx: Context, label: str) -> str:

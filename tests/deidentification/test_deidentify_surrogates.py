@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import replace
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from deid_ds.deidentification.contacts import surrogate_email, surrogate_phone
@@ -15,7 +18,7 @@ from deid_ds.deidentification.leaks import find_leaks
 from deid_ds.deidentification.metadata import surrogate_metadata
 from deid_ds.deidentification.names import surrogate_name
 from deid_ds.deidentification.places import surrogate_city, surrogate_street, surrogate_zip
-from deid_ds.deidentification.pools import load_pools
+from deid_ds.deidentification.pools import _kb_name_roles, load_pools
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
 
@@ -67,6 +70,33 @@ def test_compound_names_are_mapped_part_by_part():
     martin = surrogate_name(ctx, "MARTIN")
     assert surrogate_name(ctx, "Jean-Pierre MARTIN-DUVAL").split(" ", 1)[1].startswith(martin + "-")
     assert jean and pierre
+
+
+def _given_names(pools) -> set[str]:
+    return {fold_key(n) for n in pools.first_names["*"]} | {fold_key(n) for n in pools.first_names["E"]}
+
+
+def test_a_given_name_alone_stays_a_given_name_whatever_its_context():
+    # "IDE Salma", a relative's "Ndeye": given names the shipped lists lack, which a knowledge base's
+    # professionals carry as given names; a lone word nothing settles is still read as a surname
+    pools = replace(load_pools(None), kb_name_roles={"salma": "first", "ndeye": "first", "paris": "last"})
+    ctx = Context(Keyring(b"k1"), pools, "patient:P1", PatientMetadata())
+    for label in ("PATIENT", "DOCTOR"):
+        for name in ("Salma", "SALMA", "Ndeye", "Jean-Michel"):
+            new = surrogate_name(ctx, name, label)
+            assert all(fold_key(part) in _given_names(pools) for part in new.split("-")), (name, new)
+    ctx.memory["sex:PATIENT:salma"] = "F"  # "Mme Salma": the note's cue keeps the sex
+    assert fold_key(surrogate_name(ctx, "Salma")) in {fold_key(n) for n in pools.first_names["F"]}
+    unknown = Context(Keyring(b"k1"), load_pools(None), "patient:P1", PatientMetadata())
+    assert fold_key(surrogate_name(unknown, "Salma")) in {fold_key(n) for n in unknown.pools.surnames}
+
+
+def test_the_knowledge_base_says_which_names_are_given_names(tmp_path):
+    names = {"key": ["salma", "salma", "paris", "martin", "martin", "le gall"], "n": [10, 1, 12, 6, 3, 4]}
+    names["kind"] = ["firstname", "firstname", "lastname", "firstname", "lastname", "lastname"]
+    pq.write_table(pa.table(names), tmp_path / "names.parquet")
+    assert _kb_name_roles(tmp_path) == {"salma": "first", "paris": "last", "martin": "first"}
+    assert _kb_name_roles(tmp_path / "none") == {}
 
 
 def test_doctors_keep_their_surrogate_across_patients_and_dictation_initials_stay_initials():
