@@ -68,6 +68,9 @@ class DocumentOutcome:
     audit: list[dict] = field(default_factory=list)
     per_label: dict[str, int] = field(default_factory=dict)
     fallbacks: dict[str, int] = field(default_factory=dict)
+    #: The spans (text view, the eight labels) per label, and those masked per label and reason (``LABEL\treason``).
+    spans: dict[str, int] = field(default_factory=dict)
+    span_fallbacks: dict[str, int] = field(default_factory=dict)
     per_view: dict[str, int] = field(default_factory=dict)  # replacements outside the visible text, per view
     blanked: dict[str, int] = field(default_factory=dict)  # regions emptied, per kind (comment, script...)
     #: The direct identifiers found in the input note (compact value -> kind), for the residual-leak check.
@@ -269,8 +272,11 @@ def deidentify_document(
             row["original"] = text[where.text_start : where.text_end]
         outcome.audit.append(row)
         outcome.per_label[span.label] = outcome.per_label.get(span.label, 0) + 1
+        outcome.spans[span.label] = outcome.spans.get(span.label, 0) + 1
         if replacement.fallback:
             outcome.fallbacks[replacement.fallback] = outcome.fallbacks.get(replacement.fallback, 0) + 1
+            kind = f"{span.label}\t{replacement.fallback}"
+            outcome.span_fallbacks[kind] = outcome.span_fallbacks.get(kind, 0) + 1
     for (number, cut), edit, (out_start, out_end) in zip(numbers, number_edits, ranges[len(spans) :]):
         row = {
             "label": number.kind,

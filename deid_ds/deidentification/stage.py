@@ -71,6 +71,8 @@ def stats_schema():
             ("leaks", pa.string()),
             ("per_view", pa.string()),
             ("blanked", pa.string()),
+            ("spans", pa.string()),
+            ("span_fallbacks", pa.string()),
         ]
     )
 
@@ -116,6 +118,8 @@ class DeidBatch:
             "leaks": [json.dumps(result.leaks.to_dict())],
             "per_view": [json.dumps(result.per_view)],
             "blanked": [json.dumps(result.blanked)],
+            "spans": [json.dumps(result.spans)],
+            "span_fallbacks": [json.dumps(result.span_fallbacks)],
         }
         return {
             "notes": notes_table(result, self.notes_schema),
@@ -373,6 +377,8 @@ class DeidSink:
                     ),
                     json.loads(row["per_view"]),
                     json.loads(row["blanked"]),
+                    spans=json.loads(row["spans"]),
+                    span_fallbacks=json.loads(row["span_fallbacks"]),
                 )
                 self.report.add(batch, self.leaks)
             return

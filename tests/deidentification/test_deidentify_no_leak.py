@@ -245,8 +245,17 @@ def test_fallbacks_are_listed_per_document_and_in_the_summary(write_notes, tmp_p
     audit = pd.read_parquet(tmp_path / "out" / "audit.parquet")
     assert list(audit["fallback"].fillna("")) == [UNPARSED_DATE] * 3 + [""]
     assert pd.read_parquet(tmp_path / "out" / "documents.parquet")["n_fallbacks"].tolist() == [3]
-    assert json.loads((tmp_path / "out" / "report.json").read_text())["fallbacks"] == {UNPARSED_DATE: 3}
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["fallbacks"] == {UNPARSED_DATE: 3}
     assert re.search(r"fallbacks \(masked, see audit\)\s*\|?\s*3", result.output) and UNPARSED_DATE in result.output
+    # per label: 3 of the 4 DATE spans masked, with the reason; the summary flags it and a warning says so
+    assert report["fallbacks_per_label"] == {
+        "DATE": {"spans": 4, "masked": 3, "share": 75.0, "reasons": {UNPARSED_DATE: 3}}
+    }
+    assert re.search(r"DATE masked: 75\.00 % of 4 span\(s\) \(above 2 %\)\s*\|?\s*3", result.output)
+    assert f"DATE: 75.00 % of the spans masked instead of replaced (above 2 %; 3 of 4: {UNPARSED_DATE} 3" in (
+        result.output
+    )
 
 
 # ------------------------------------------------------------------------------------------------ sex of given names
