@@ -139,13 +139,18 @@ def parse_date(text: str) -> _Parsed | None:
     reads only once its look-alike letters are taken for digits (``2O17``) is read so."""
     parsed = _parse(text)
     if parsed is None and _LOOK_ALIKES_IN.search(text):
-        fixed = _DIGIT_RUN.sub(lambda m: m.group().translate(_LOOK_ALIKES), text)
+        fixed = digits_read(text)
         if fixed != text:
             parsed = _parse(fixed)
     return parsed
 
 
 _LOOK_ALIKES_IN = re.compile(r"[OoIlSB]")
+
+
+def digits_read(text: str) -> str:
+    """``text`` with the look-alike letters of its runs of digits read as digits (``2O17`` → ``2017``)."""
+    return _DIGIT_RUN.sub(lambda m: m.group().translate(_LOOK_ALIKES), text)
 
 
 def _compact(digits: str) -> tuple[dt.date, str] | None:

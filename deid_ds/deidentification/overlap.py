@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from deid_ds.kb.normalize import name_particles, street_type_abbreviations, street_type_words
+from deid_ds.label import _numbers
 
 _WORD = re.compile(r"[^\W\d_]+")
 _LIGATURES = str.maketrans({"œ": "oe", "æ": "ae", "ĳ": "ij"})
@@ -83,9 +84,11 @@ def _compared(text: str) -> tuple[str, frozenset[str], str]:
 
 @lru_cache(maxsize=1)
 def _street_words() -> frozenset[str]:
-    """Street type words and their parts (``lieu-dit``: ``lieu``, ``dit``), and the repetition index."""
+    """Street type words and their parts (``lieu-dit``: ``lieu``, ``dit``), the repetition index, and the postal
+    box prefixes a surrogate keeps (``BP``, ``CS``, ``TSA``: :func:`~.places.surrogate_street`)."""
     words = {normalise(w) for w in (*street_type_words(), *street_type_abbreviations())}
-    return frozenset(words | {p for w in words for p in _WORD.findall(w)} | {"bis", "ter", "quater"})
+    boxes = {"bp", "cs", "tsa", "cedex"}
+    return frozenset(words | {p for w in words for p in _WORD.findall(w)} | {"bis", "ter", "quater"} | boxes)
 
 
 @lru_cache(maxsize=16)
@@ -96,6 +99,8 @@ def generic_words(label: str) -> frozenset[str]:
         words |= _street_words()
     if label == "EMAIL":
         words |= EMAIL_GENERIC | {part for domain in PUBLIC_DOMAINS for part in re.split(r"[.\-]", domain)}
+    if label == "PHONE":  # a phone said in words keeps its trunk and region ("zéro deux"): its digits are compared
+        words |= frozenset(_numbers.WORDS) | {"et"}
     return words
 
 

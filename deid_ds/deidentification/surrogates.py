@@ -23,13 +23,14 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from deid_ds.deidentification.contacts import is_email, is_phone, surrogate_email, surrogate_phone
 from deid_ds.deidentification.context import Context
-from deid_ds.deidentification.dates_shift import shift_date_text
+from deid_ds.deidentification.dates_shift import digits_read, shift_date_text
 from deid_ds.deidentification.names import name_units, surrogate_name
 from deid_ds.deidentification.overlap import holds_phrase, keeps_original
+from deid_ds.deidentification.phone_words import phone_digits, rewrite_phone_words
 from deid_ds.deidentification.places import is_postcode, surrogate_city, surrogate_street, surrogate_zip
 from deid_ds.errors import InputError
 
@@ -75,7 +76,7 @@ def readable(label: str, text: str) -> bool:
     if label in ("PATIENT", "DOCTOR", "VILLE"):
         return bool(_LETTER.search(text))
     if label == "PHONE":
-        return is_phone(text)
+        return is_phone(text) or is_phone(phone_digits(text) or "")
     if label == "EMAIL":
         return is_email(text)
     if label == "ZIP":
@@ -88,7 +89,9 @@ def _draw(ctx: Context, label: str, text: str, paired_city: str | None, initials
     draws: dict[str, Callable[[], str]] = {
         "PATIENT": lambda: surrogate_name(ctx, text, label, role),
         "DOCTOR": lambda: surrogate_name(ctx, text, label, role),
-        "PHONE": lambda: surrogate_phone(ctx, text),
+        "PHONE": lambda: (
+            surrogate_phone(ctx, text) if is_phone(text) else rewrite_phone_words(text, partial(surrogate_phone, ctx))
+        ),
         "EMAIL": lambda: surrogate_email(ctx, text),
         "ZIP": lambda: surrogate_zip(ctx, text, paired_city),
         "VILLE": lambda: surrogate_city(ctx, text),
@@ -153,6 +156,8 @@ def surrogate(
         return Replacement(shifted)
     if label not in ("PATIENT", "DOCTOR", "PHONE", "EMAIL", "ZIP", "VILLE", "STR"):
         return _masked(label, mask_format, UNKNOWN_LABEL)
+    if not readable(label, text) and label in ("PHONE", "ZIP") and readable(label, digits_read(text)):
+        text = digits_read(text)  # "O2.96.17.55.64", "2908O": a scan's look-alike letters, read as digits
     if not readable(label, text):
         return _masked(label, mask_format, UNREADABLE.format(label=label.lower()))
     new = guard(ctx, label, text, lambda c: _draw(c, label, text, paired_city, initials))
