@@ -53,6 +53,17 @@ def is_service_word(word: str) -> bool:
     return word in EMAIL_GENERIC or (len(word) >= 5 and any(g.startswith(word) for g in _LONG_GENERIC))
 
 
+def _service_piece(word: str) -> bool:
+    """A piece of four letters or more of a long service word that no name list holds: a scan cuts ``imagerie``
+    into ``i magerie``, ``hopital`` into ``ho pital``, and such a piece is no more a name than the word."""
+    if len(word) < 4 or not any(word in g for g in _LONG_GENERIC):
+        return False
+    from deid_ds.deidentification.pools import load_pools
+
+    pools = load_pools(None)
+    return word not in pools.first_name_keys and word not in pools.surname_keys
+
+
 _LONG_GENERIC = tuple(w for w in EMAIL_GENERIC if len(w) > 5)
 _PLACE_GENERIC = frozenset({"saint", "sainte", "st", "ste"})
 #: Public mail providers: an address there keeps its domain (millions of people share it).
@@ -148,7 +159,9 @@ class NoteOriginals:
         wholes, tokens = set(), set()
         for label, original in entities:
             wholes.add(_compared(original)[0])
-            if label != "DATE":
+            if label == "EMAIL":  # the address's service words, even cut by a scan, are no identifier
+                tokens |= {t for t in name_tokens(original, label) if not _service_piece(t)}
+            elif label != "DATE":
                 tokens |= name_tokens(original, label)
         return cls(frozenset(wholes), frozenset(tokens))
 

@@ -25,7 +25,7 @@ from deid_ds.deidentification.document import SpanIn, deidentify_document
 from deid_ds.deidentification.keyed import KEY_ENV, MIN_KEY_BYTES, Keyring, resolve_key
 from deid_ds.deidentification.metadata import surrogate_metadata
 from deid_ds.deidentification.names import first_name, sex_cue
-from deid_ds.deidentification.overlap import keeps_original, normalise
+from deid_ds.deidentification.overlap import NoteOriginals, keeps_original, normalise
 from deid_ds.deidentification.places import surrogate_city
 from deid_ds.deidentification.pools import load_pools, squash
 from deid_ds.deidentification.surrogates import (
@@ -407,3 +407,11 @@ def test_every_surrogate_of_a_note_avoids_the_note_s_other_entities():
         written = " ".join(row["replacement"] for row in outcome.audit)
         for word in ("gilbert", "yann", "lorient", "leduc", "thebault", "56100"):
             assert word not in letters_of(written) + written, (n, word)
+
+
+def test_an_address_cut_by_a_scan_does_not_make_its_service_words_identifiers():
+    # the same address written cut ("i magerie", "ho pital") in another of the patient's notes
+    scanned = NoteOriginals.of([("EMAIL", "secretariat.i magerie@ho pital-vitre.fr")])
+    assert not scanned.given_back("secretariat.imagerie@hopital-combourg.fr")
+    assert scanned.given_back("secretariat.imagerie@hopital-vitre.fr")  # the town still counts
+    assert NoteOriginals.of([("EMAIL", "ines.martin@orange.fr")]).given_back("Inès")  # a name is no service piece
