@@ -22,7 +22,7 @@ from functools import lru_cache
 
 from deid_ds.deidentification.casing import case_style, strip_accents
 from deid_ds.label import _numbers
-from deid_ds.label.dates import MAX_YEAR, MIN_YEAR, MONTHS, WEEKDAYS
+from deid_ds.label.dates import MAX_YEAR, MIN_YEAR, MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS
 
 _UNITS = (
     "zéro", "un", "deux", "trois", "quatre", "cinq", "six", "sept", "huit", "neuf", "dix",
@@ -181,6 +181,26 @@ def _cuts(letters: str):
             for tokens in _segmentations(variant, fuzzy):
                 if any(t in _NUMBER_WORDS or t == "premier" for t in tokens):
                     yield tokens
+
+
+_MONTH_SPELLINGS = tuple(sorted({*_MONTH_KEYS, *(strip_accents(a) for a in MONTH_ABBREVIATIONS)}))
+
+
+def read_month(text: str) -> str | None:
+    """The month a scan wrote (``novcmbre``, ``0CT``, ``SEPT EMBRE``, ``avriI``, ``octo-`` at a line end) as its
+    folded spelling (``novembre``, ``oct``), or None: read as the words of a date in words are, one spelling
+    only."""
+    cleaned = re.sub(r"(?<=[a-zà-ÿ])I|I(?=[a-zà-ÿ])", "l", re.sub(r"-\s*\n\s*", "", text))
+    letters = _letters(cleaned)
+    if letters in _MONTH_SPELLINGS:
+        return letters
+    variants = {letters, *(letters.replace(a, b) for a, b in _SCAN_MISREADS)}
+    found = {m for v in variants for m in _MONTH_SPELLINGS if v == m or _one_letter_off(v, m)}
+    return found.pop() if len(found) == 1 else None
+
+
+def _one_letter_off(a: str, b: str) -> bool:
+    return len(a) == len(b) >= 4 and sum(x != y for x, y in zip(a, b)) == 1
 
 
 def read_words(text: str) -> WordsDate | None:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from deid_ds.deidentification.casing import apply_case, case_style, strip_accents
 from deid_ds.deidentification.context import Context
-from deid_ds.deidentification.date_words import WordsDate, number_words, read_words, render_words
+from deid_ds.deidentification.date_words import WordsDate, number_words, read_month, read_words, render_words
 from deid_ds.label import _numbers
 from deid_ds.label.dates import MAX_YEAR, MIN_YEAR, MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, _full_year, _month_number
 
@@ -69,6 +69,10 @@ _WRITTEN = re.compile(
     rf"(?P<month>{'|'.join(_MONTH_WORDS)})(?P<period>\.)?"
     rf"(?:(?P<s2>,?{_S}+|-|(?<=[^\W\d_.]))(?P<y>\d{{4}}|{_YEAR_WORDS}))?$",
     re.IGNORECASE,
+)
+#: A written date whose month a scan misspelled (``14 novcmbre 2015``, ``27 0CT 2016``): read with date_words.
+_SCANNED_WRITTEN = re.compile(
+    rf"^(?P<d>{_FIRST}|[0-3]?\d)(?P<s1>{_S}+)(?P<month>[^\W_].*?)(?:(?P<s2>,?{_S}+)(?P<y>\d{{4}}))?$", re.DOTALL
 )
 #: Letters a scan writes for digits, read back inside a run of digits (``2O17``, ``I5/12``, ``0B/10``).
 _LOOK_ALIKES = str.maketrans({"O": "0", "o": "0", "I": "1", "l": "1", "S": "5", "B": "8"})
@@ -197,6 +201,10 @@ def _parse(text: str) -> _Parsed | None:
     m = _YEAR.match(text)
     if m:
         return _Parsed(dt.date(int(m["y"]), 7, 2), "year", m, "numeric")
+    return _parse_written(text) or _parse_scanned(text) or _parse_words(text)
+
+
+def _parse_written(text: str) -> _Parsed | None:
     m = _WRITTEN.match(text)
     if m and (not m["d"] or 1 <= _day_of(m["d"]) <= 31) and (not m["y"] or MIN_YEAR <= _year_of(m["y"]) <= MAX_YEAR):
         month = _month_number(m["month"])
@@ -212,7 +220,24 @@ def _parse(text: str) -> _Parsed | None:
         else:
             return None  # a month alone is not a date
         return _Parsed(date, kind, m, "written") if date else None
-    return _parse_words(text)
+    return None
+
+
+def _parse_scanned(text: str) -> _Parsed | None:
+    """A written date whose month a scan misspelled, read again with the month's clean spelling in its case."""
+    m = _SCANNED_WRITTEN.match(text)
+    month = read_month(m["month"]) if m and re.search(r"[^\W\d_]", m["month"]) else None
+    if m is None or month is None:
+        return None
+    original = m["month"]
+    folded_months = [strip_accents(m) for m in MONTHS]
+    clean = month if original.isascii() or month not in folded_months else MONTHS[folded_months.index(month)]
+    if case_style(original) == "upper":
+        clean = clean.upper()
+    elif original[:1].isupper():
+        clean = clean.capitalize()
+    rebuilt = f"{m['d']}{m['s1']}{clean}" + (f"{m['s2']}{m['y']}" if m["y"] else "")
+    return _parse_written(rebuilt)
 
 
 def _parse_words(text: str) -> _Parsed | None:

@@ -49,6 +49,9 @@ WORDS = r"[a-zàâçéèêëîïôûùüÿ -]+"
         ("douze mars 2020", r"[a-z -]+ [a-zéû]+ \d{4}", dt.date(2020, 3, 12)),
         ("19/01/2O17", r"\d\d/\d\d/\d{4}", dt.date(2017, 1, 19)),  # a scanned O read as 0, written as 0
         ("vendredi vingt-six décernbre deu x mille quatorze", WORDS, dt.date(2014, 12, 26)),
+        ("14 novcmbre 2015", r"\d{1,2} [a-zéû]+ \d{4}", dt.date(2015, 11, 14)),  # a month misread by a scan
+        ("27 0CT 2016", r"\d{1,2} [A-ZÉÛ]+\.? \d{4}", dt.date(2016, 10, 27)),
+        ("31 octo-\nbre 2023", r"(1er|\d{1,2}) [a-zéû]+ \d{4}", dt.date(2023, 10, 31)),
     ],
 )
 def test_a_date_is_shifted_in_its_own_form(original, form, date):
