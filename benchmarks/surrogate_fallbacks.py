@@ -7,11 +7,15 @@ labeller would give), as a user would run the commands:
 
     .venv/bin/python benchmarks/surrogate_fallbacks.py [--notes 300] [--seed 7] [--workdir /tmp/deid-fallbacks]
         [--families train,heldout,unseen,exports,exports-heldout,exports+noise2] [--target 2] [--json OUT]
+        [--dev-gold /work/shared/dev-gold]
 
 Per family: ``deid-ds synth --phrasing FAMILY --notes N --seed S`` (``+noise2``: ``--text-noise 2``),
 ``deid-ds build-kb --sources OUT/kb``, ``deid-ds deidentify --spans OUT/gold.parquet --kb KB`` (surrogate mode, a
-fixed key), then the audit's text rows counted per label: spans, masked, share, and the reasons. A label above
-``--target`` percent is flagged. Prints the machine line and one table per family; ``--json`` writes the figures.
+fixed key), then the audit's text rows counted per label. ``--dev-gold DIR`` adds the hand-written notes of
+``DIR/notes.jsonl`` with their gold spans and their own knowledge-base files (``benchmarks/dev_gold.py``'s
+conversion; read there, never copied into the repository) as the family ``dev-gold``. The counts are: spans,
+masked, share, and the reasons. A label above ``--target`` percent is flagged. Prints the machine line and one
+table per family; ``--json`` writes the figures.
 """
 
 from __future__ import annotations
@@ -60,6 +64,22 @@ def run_family(family: str, notes: int, seed: int, workdir: Path) -> Path:
     return out
 
 
+def run_dev_gold(dev_gold: Path, workdir: Path) -> Path:
+    """De-identify the hand-written development notes with their gold spans and their own knowledge base."""
+    from dev_gold import convert
+
+    corpus, kb, out = workdir / "dev-gold" / "corpus", workdir / "dev-gold" / "kb", workdir / "dev-gold" / "out"
+    corpus.mkdir(parents=True, exist_ok=True)
+    notes, gold = convert(dev_gold, corpus)
+    if not (kb / "manifest.json").exists():
+        _deid_ds("build-kb", "--sources", str(dev_gold), "--out", str(kb), "--quiet")
+    _deid_ds(
+        "deidentify", str(notes), "--spans", str(gold), "--kb", str(kb), "--out", str(out), "--key", KEY,
+        "--overwrite", "--quiet",
+    )  # fmt: skip
+    return out
+
+
 def fallbacks_per_label(out: Path) -> dict[str, dict]:
     """Per label of the eight: spans, masked spans, their share (%) and the reasons, from ``audit.parquet``."""
     audit = pq.read_table(out / "audit.parquet", columns=["label", "fallback", "view"]).to_pydict()
@@ -91,6 +111,7 @@ def main() -> None:
     parser.add_argument("--families", default=",".join(FAMILIES))
     parser.add_argument("--target", type=float, default=2.0, help="flag a label masked more often (percent)")
     parser.add_argument("--json", help="write the figures there")
+    parser.add_argument("--dev-gold", type=Path, help="also the hand-written notes of this folder (notes.jsonl)")
     args = parser.parse_args()
 
     workdir = Path(args.workdir)
@@ -98,8 +119,13 @@ def main() -> None:
         f"machine: {cpu_model()}, Python {platform.python_version()}; {args.notes} notes per family, seed {args.seed}"
     )
     figures: dict[str, dict] = {}
-    for family in args.families.split(","):
-        figures[family] = per_label = fallbacks_per_label(run_family(family, args.notes, args.seed, workdir))
+    families = [f for f in args.families.split(",") if f] + (["dev-gold"] if args.dev_gold else [])
+    for family in families:
+        if family == "dev-gold":
+            out = run_dev_gold(args.dev_gold, workdir)
+        else:
+            out = run_family(family, args.notes, args.seed, workdir)
+        figures[family] = per_label = fallbacks_per_label(out)
         print(f"\n{family}")
         print(f"  {'label':<8} {'spans':>6} {'masked':>7} {'share':>7}  reasons")
         for label, row in per_label.items():

@@ -1,6 +1,7 @@
 """Date shifting: every date of a patient moves by the same keyed number of days, in its own format.
 
-The offset is drawn per patient (scope) from ±15 to ±365 days, never 0, so the intervals between a
+The offset is drawn per patient (scope) from ±15 to ±364 days, never 0 (nor a whole year, which would leave
+every day and month as written: ``26/11`` would stay ``26/11``), so the intervals between a
 patient's events — length of stay, time since surgery, age at diagnosis — are kept, while the dates
 themselves no longer match the record. Each date is re-rendered as it was written:
 
@@ -40,7 +41,7 @@ from deid_ds.deidentification.date_words import WordsDate, number_words, read_mo
 from deid_ds.label import _numbers
 from deid_ds.label.dates import MAX_YEAR, MIN_YEAR, MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, _full_year, _month_number
 
-MIN_SHIFT, MAX_SHIFT = 15, 365
+MIN_SHIFT, MAX_SHIFT = 15, 364
 #: How French abbreviates each month (``mars``, ``mai``, ``juin``, ``août`` are not abbreviated).
 ABBREVIATED = ("janv", "févr", "mars", "avr", "mai", "juin", "juil", "août", "sept", "oct", "nov", "déc")
 _REFERENCE_YEAR = 2001  # a day and month with no year: shifted as a date of this (non-leap) year
@@ -49,7 +50,9 @@ _S = r"\s"  # blanks, no-break spaces and line breaks (a date may be cut at a li
 _MONTH_WORDS = sorted(
     {*MONTHS, *MONTH_ABBREVIATIONS, *(strip_accents(m) for m in (*MONTHS, *MONTH_ABBREVIATIONS))}, key=len, reverse=True
 )
-_WEEKDAY = re.compile(rf"^(?P<weekday>{'|'.join(WEEKDAYS)})(?P<sep>,?{_S}+)", re.IGNORECASE)
+_WEEKDAY = re.compile(
+    rf"^(?P<weekday>{'|'.join(WEEKDAYS)}|(?:{'|'.join(w[:3] for w in WEEKDAYS)})\.)(?P<sep>,?{_S}+)", re.IGNORECASE
+)
 _FIRST = r"1(?:er|ᵉʳ)"  # "1er/06/2020"
 _NUMERIC = re.compile(rf"^(?P<d>{_FIRST}|\d{{1,2}})(?P<s> ?[/.\-] ?|[|_])(?P<m>\d{{1,2}})(?P=s)(?P<y>\d{{4}}|\d{{2}})$")
 _ISO = re.compile(r"^(?P<y>\d{4})(?P<s>[\-/.])(?P<m>\d{2})(?P=s)(?P<d>\d{2})$")
@@ -80,7 +83,7 @@ _DIGIT_RUN = re.compile(r"(?<![^\W\d_])[\dOoIlSB]*\d[\dOoIlSB]*(?![^\W\d_])")
 
 
 def date_offset(ctx: Context) -> int:
-    """The scope's shift in days: keyed, in ±[15, 365], never 0."""
+    """The scope's shift in days: keyed, in ±[15, 364], never 0."""
     rng = ctx.keyring.rng(ctx.scope, "DATE", "offset")
     days = rng.randint(MIN_SHIFT, MAX_SHIFT)
     return days if rng.random() < 0.5 else -days
@@ -355,7 +358,7 @@ def _paired_date(parsed: _Parsed, paired: str | None) -> _Parsed | None:
 
 def _year_moved(ctx: Context, year: int) -> dt.date:
     """A year alone: one year in the direction of the shift (the year its last day reaches forward, its first
-    day backward: every shift of 15 to 365 days takes it there), so it never stays the same year."""
+    day backward: every shift of 15 to 364 days takes it there), so it never stays the same year."""
     return dt.date(year + (1 if date_offset(ctx) > 0 else -1), 7, 2)
 
 
@@ -365,6 +368,9 @@ def shift_date_text(ctx: Context, text: str, paired: str | None = None) -> str |
     weekday = _WEEKDAY.match(text)
     body = text[weekday.end() :] if weekday else text
     parsed = parse_date(body)
+    if weekday and weekday["weekday"].endswith(".") and (parsed is None or parsed.kind != "full"):
+        weekday, body = None, text  # "mar. 2020" is March: an abbreviated weekday goes with a full date only
+        parsed = parse_date(body)
     if parsed is not None and parsed.kind == "day":
         parsed = _paired_date(parsed, paired)
     if parsed is None:
@@ -377,7 +383,9 @@ def shift_date_text(ctx: Context, text: str, paired: str | None = None) -> str |
         return str(new.year)
     rendered = _render(parsed, new)
     if weekday:
-        rendered = apply_case(WEEKDAYS[new.weekday()], weekday["weekday"]) + weekday["sep"] + rendered
+        name = WEEKDAYS[new.weekday()]
+        name = f"{name[:3]}." if weekday["weekday"].endswith(".") else name  # "sam." stays abbreviated
+        rendered = apply_case(name, weekday["weekday"]) + weekday["sep"] + rendered
         if weekday["weekday"][:1].isupper() and weekday["weekday"][1:2].islower():
             rendered = rendered[:1].upper() + rendered[1:]
     return rendered

@@ -15,7 +15,7 @@ from deid_ds.deidentification.dates_shift import date_offset, parse_date, shift_
 from deid_ds.deidentification.keyed import Keyring
 from deid_ds.deidentification.pools import load_pools
 from deid_ds.label import _numbers
-from deid_ds.label.dates import find_dates
+from deid_ds.label.dates import WEEKDAYS, find_dates
 from deid_ds.model import PatientMetadata
 
 CTX = Context(Keyring(b"date-forms-key-0001"), load_pools(None), "patient:P1", PatientMetadata())
@@ -128,3 +128,19 @@ def test_a_date_in_words_reads_back_as_its_date(date, fields, style, reform, hun
     written = render_words(parsed, date.day, date.month, date.year, "lundi")
     again = read_words(written)
     assert again is not None and (again.day, again.month, again.year) == (day, month, year), written
+
+
+def test_an_abbreviated_weekday_is_recomputed_and_stays_abbreviated():
+    shifted = shift_date_text(CTX, "sam. 03/06/2023")
+    weekday, date = shifted.split(" ")
+    new = parse_date(date).date
+    assert new == dt.date(2023, 6, 3) + OFFSET and weekday == f"{WEEKDAYS[new.weekday()][:3]}."
+    assert re.fullmatch(r"[a-zéû]+\.? 20\d\d", shift_date_text(CTX, "mar. 2020"))  # March, not a Tuesday
+
+
+def test_no_patient_is_shifted_by_a_whole_year():
+    # a whole year would leave every day and month as written ("26/11"), so all of them would be masked
+    for i in range(1500):
+        ctx = Context(Keyring(b"date-forms-key-0001"), load_pools(None), f"patient:{i}", PatientMetadata())
+        assert 15 <= abs(date_offset(ctx)) <= 364
+        assert shift_date_text(ctx, "26/11") not in (None, "26/11")
