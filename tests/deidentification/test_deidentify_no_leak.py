@@ -415,3 +415,11 @@ def test_an_address_cut_by_a_scan_does_not_make_its_service_words_identifiers():
     assert not scanned.given_back("secretariat.imagerie@hopital-combourg.fr")
     assert scanned.given_back("secretariat.imagerie@hopital-vitre.fr")  # the town still counts
     assert NoteOriginals.of([("EMAIL", "ines.martin@orange.fr")]).given_back("Inès")  # a name is no service piece
+
+
+def test_an_address_keeps_its_top_level_domain_whatever_the_note_writes():
+    # another entity of the note writes "fr" as a word: the ".fr" every surrogate keeps is nobody's
+    ctx = context()
+    ctx.note_originals = NoteOriginals.of([("STR", "12 rue du Fr Jean"), ("EMAIL", "secretariat.pathologie@curie.fr")])
+    new = surrogate(ctx, "EMAIL", "secretariat.pathologie@curie.fr")
+    assert new.fallback is None and new.text.endswith(".fr") and "curie" not in new.text
