@@ -27,6 +27,9 @@ With ``birthdate_year``, a date equal to the patient's metadata birthdate is wri
 year only. A span these forms do not read returns ``None``: a time (``01:15``), a score (``15/15``), a
 measurement (``11,6``, ``11.6``), an exam number, or a date the shift would take out of the calendar
 (``01/01/0001``); the caller masks it rather than invent digits.
+
+With ``--privacy dp`` only the move changes (:func:`move_date`): each distinct value is perturbed on its own in
+its unit (:mod:`.dp_dates`) instead of shifted, and rendered in its form the same way.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from dataclasses import dataclass, replace
 from deid_ds.deidentification.casing import apply_case, case_style, strip_accents
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.date_words import WordsDate, number_words, read_month, read_words, render_words
+from deid_ds.deidentification.dp_dates import date_key, perturb_date
 from deid_ds.label import _numbers
 from deid_ds.label.dates import MAX_YEAR, MIN_YEAR, MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, _full_year, _month_number
 
@@ -91,6 +95,18 @@ def date_offset(ctx: Context) -> int:
 
 def _shift(ctx: Context, date: dt.date) -> dt.date:
     return date + dt.timedelta(days=date_offset(ctx))
+
+
+def move_date(ctx: Context, kind: str, date: dt.date) -> dt.date:
+    """The surrogate of a parsed date of ``kind``: shifted by the patient's offset, or, with ``--privacy dp``,
+    perturbed on its own in its unit (:mod:`.dp_dates`, its cost recorded once per value). Raises
+    :class:`OverflowError` when no date of the calendar can be written."""
+    if not ctx.privacy.is_dp:
+        return _shift(ctx, date)
+    privacy = ctx.privacy
+    new = perturb_date(ctx.keyring, ctx.scope, kind, date, privacy.epsilon, privacy.reference)
+    ctx.spend(*date_key(kind, date), privacy.epsilon)
+    return new
 
 
 def _padded(*fields: str) -> bool:
@@ -376,7 +392,10 @@ def shift_date_text(ctx: Context, text: str, paired: str | None = None) -> str |
     if parsed is None:
         return None
     try:
-        new = _year_moved(ctx, parsed.date.year) if parsed.kind == "year" else _shift(ctx, parsed.date)
+        if parsed.kind == "year" and not ctx.privacy.is_dp:
+            new = _year_moved(ctx, parsed.date.year)  # never left in its year (dp perturbs years in years)
+        else:
+            new = move_date(ctx, parsed.kind, parsed.date)
     except (OverflowError, ValueError):  # 01/01/0001 shifted back, 31/12/9999 forward: no date to write, masked
         return None
     if ctx.birthdate_year and parsed.kind == "full" and _is_birthdate(ctx, parsed.date):

@@ -12,6 +12,11 @@ the BAN-derived ``postcodes`` table (only BAN rows, so that a surrogate city alw
 that really belongs to it), streets and lieux-dits from the BAN ``streets`` table. Without a knowledge
 base, the fallback is the generator's small list of Breton communes with their postcodes (about 150,
 checked for coherence) and its street names: realistic in Brittany, visibly regional elsewhere.
+
+Under ``deidentify --privacy dp`` a run also loads :func:`load_similar_places`: the knowledge base's communes
+table as a :class:`~deid_ds.deidentification.similar_communes.CommuneIndex` (coordinates and sizes, to draw a
+commune among similar ones) and a few BAN streets and lieux-dits of each commune (so that a street follows its
+surrogate commune). Only then: the default mode's workers keep the memory they had.
 """
 
 from __future__ import annotations
@@ -21,11 +26,17 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deid_ds.kb.normalize import fold_key, street_type_abbreviations, street_type_words
+
+if TYPE_CHECKING:
+    from deid_ds.deidentification.similar_communes import CommuneIndex
 
 #: Most surrogate pools are capped to this many entries (taken at an even stride over the sorted list),
 #: so that a national knowledge base does not cost every worker process hundreds of MB.
@@ -34,10 +45,12 @@ MAX_POOL = 20_000
 
 @dataclass(frozen=True, slots=True)
 class Commune:
-    """A surrogate commune: its name as the source writes it and the postcodes that serve it."""
+    """A surrogate commune: its name as the source writes it and the postcodes that serve it (``code``: its INSEE
+    code, for the communes ``--privacy dp`` draws, whose streets follow them)."""
 
     name: str
     postcodes: tuple[str, ...]
+    code: str | None = None
 
     @property
     def key(self) -> str:
@@ -62,6 +75,7 @@ class Pools:
     #: folded name word -> "first"/"last": what the knowledge base's names (professionals) mostly are; read to
     #: tell a given name from a surname (:func:`deid_ds.deidentification.names.name_role`), never drawn from
     kb_name_roles: dict[str, str] = field(default_factory=dict)
+    kb_dir: str | None = None  # where the places came from (``--privacy dp`` loads its communes table)
 
 
 def _capped(values: list[str]) -> tuple[str, ...]:
@@ -197,9 +211,82 @@ def load_pools(kb_dir: str | None) -> Pools:
         first_name_keys=frozenset(sex_of),
         squashed_communes={squash(c.key): c.key for c in communes},
         kb_name_roles=_kb_name_roles(Path(kb_dir)) if kb_dir else {},
+        kb_dir=kb_dir or None,
     )
 
 
 def squash(text: str) -> str:
     """Folded letters only: how a name or a town is written inside an e-mail address or a domain."""
     return re.sub(r"[^a-z]", "", fold_key(text))
+
+
+#: Streets (and lieux-dits) kept per commune for ``--privacy dp``, at an even stride over its sorted names:
+#: 35,000 communes × 16 × 2 stay a few tens of MB per worker.
+STREETS_PER_COMMUNE = 16
+
+
+@dataclass(frozen=True)
+class SimilarPlaces:
+    """What ``--privacy dp`` draws places from: the communes as an index, and streets by INSEE code."""
+
+    index: CommuneIndex
+    streets: dict[str, tuple[str, ...]]  # INSEE code -> whole street names of the BAN ("Rue de la Paix")
+    lieux_dits: dict[str, tuple[str, ...]]
+
+
+@lru_cache(maxsize=4)
+def load_similar_places(kb_dir: str | None) -> SimilarPlaces | None:
+    """The communes with coordinates of a built knowledge base (cached per process), or None without one: no
+    ``--kb``, or a knowledge base built before its ``communes.parquet`` (rebuild it), or one without coordinates."""
+    from deid_ds.deidentification.similar_communes import build_index
+
+    if not kb_dir or not (Path(kb_dir) / "communes.parquet").is_file():
+        return None
+    table = pq.read_table(Path(kb_dir) / "communes.parquet")
+    columns = {name: table[name].to_pylist() for name in ("code_insee", "commune", "postcodes", "lat", "lon", "size")}
+    index = build_index(
+        columns["code_insee"],
+        columns["commune"],
+        [tuple(p or ()) for p in columns["postcodes"]],
+        columns["lat"],
+        columns["lon"],
+        columns["size"],
+        [fold_key(name or "") for name in columns["commune"]],
+    )
+    if not len(index):
+        return None
+    streets, lieux = _streets_by_commune(Path(kb_dir) / "streets.parquet", set(index.codes))
+    return SimilarPlaces(index, streets, lieux)
+
+
+def _streets_by_commune(path: Path, codes: set[str]) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """At most :data:`STREETS_PER_COMMUNE` BAN streets and lieux-dits of each commune (whole cities for Paris,
+    Lyon and Marseille), without digits (a street name with a number would read as a house number)."""
+    from deid_ds.kb.communes import whole_city_code
+
+    table = pq.read_table(path, columns=["surface", "kind", "code_insee", "source"])
+    table = table.filter(pc.and_(pc.equal(table["source"], "ban"), pc.is_valid(table["code_insee"])))
+    out: tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]] = ({}, {})
+    for which, kind in enumerate(("voie", "lieu-dit")):
+        part = table.filter(pc.equal(table["kind"], kind))
+        if not part.num_rows:
+            continue
+        part = part.sort_by([("code_insee", "ascending"), ("surface", "ascending")])
+        encoded = pc.dictionary_encode(part["code_insee"]).combine_chunks()
+        groups = np.asarray(encoded.indices)
+        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        sizes = np.diff(np.r_[starts, len(groups)])
+        rank = np.arange(len(groups)) - np.repeat(starts, sizes)
+        size = np.repeat(sizes, sizes)
+        keep = (size <= STREETS_PER_COMMUNE) | (
+            (rank * STREETS_PER_COMMUNE) % np.maximum(size, 1) < STREETS_PER_COMMUNE
+        )
+        kept = part.filter(pa.array(keep))
+        by_code: dict[str, list[str]] = {}
+        for surface, code in zip(kept["surface"].to_pylist(), kept["code_insee"].to_pylist()):
+            code = whole_city_code(code)
+            if surface and code in codes and not any(c.isdigit() for c in surface):
+                if kind == "lieu-dit" or strip_street_type(surface)[0]:
+                    by_code.setdefault(code, []).append(surface)
+        out[which].update({code: tuple(sorted(set(names))) for code, names in by_code.items()})
+    return out

@@ -95,7 +95,7 @@ def _draw(ctx: Context, label: str, text: str, paired_city: str | None, initials
         "EMAIL": lambda: surrogate_email(ctx, text),
         "ZIP": lambda: surrogate_zip(ctx, text, paired_city),
         "VILLE": lambda: surrogate_city(ctx, text),
-        "STR": lambda: surrogate_street(ctx, text),
+        "STR": lambda: surrogate_street(ctx, text, paired_city),
     }
     return draws[label]()
 
@@ -148,7 +148,7 @@ def surrogate(
     initials: bool = False,
     paired_date: str | None = None,
 ) -> Replacement:
-    """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP;
+    """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP or after a STR;
     ``initials``: a name span that is dictation initials, replaced by initials; ``paired_date``: the date a
     DATE span that is a day alone goes with, the other end of its range).
 
