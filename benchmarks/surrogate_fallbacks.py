@@ -7,14 +7,15 @@ labeller would give), as a user would run the commands:
 
     .venv/bin/python benchmarks/surrogate_fallbacks.py [--notes 300] [--seed 7] [--workdir /tmp/deid-fallbacks]
         [--families train,heldout,unseen,exports,exports-heldout,exports+noise2] [--target 2] [--json OUT]
-        [--dev-gold /work/shared/dev-gold]
+        [--dev-gold /work/shared/dev-gold] [--privacy shift|dp]
 
 Per family: ``deid-ds synth --phrasing FAMILY --notes N --seed S`` (``+noise2``: ``--text-noise 2``),
 ``deid-ds build-kb --sources OUT/kb``, ``deid-ds deidentify --spans OUT/gold.parquet --kb KB`` (surrogate mode, a
 fixed key), then the audit's text rows counted per label. ``--dev-gold DIR`` adds the hand-written notes of
 ``DIR/notes.jsonl`` with their gold spans and their own knowledge-base files (``benchmarks/dev_gold.py``'s
 conversion; read there, never copied into the repository) as the family ``dev-gold``. The counts are: spans,
-masked, share, and the reasons. A label above ``--target`` percent is flagged. Prints the machine line and one
+masked, share, and the reasons (``--privacy dp``: the ε·d-private mode's surrogates instead of the shift's).
+A label above ``--target`` percent is flagged. Prints the machine line and one
 table per family; ``--json`` writes the figures.
 """
 
@@ -48,6 +49,10 @@ def _deid_ds(*args: str) -> None:
         raise SystemExit(f"deid-ds {args[0]} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
 
 
+#: Extra options of every ``deidentify`` run (``--privacy dp``).
+DEIDENTIFY_OPTIONS: list[str] = []
+
+
 def run_family(family: str, notes: int, seed: int, workdir: Path) -> Path:
     """Generate the family's corpus, build its knowledge base and de-identify it; the output directory."""
     phrasing, _, noise = family.partition("+noise")
@@ -59,7 +64,7 @@ def run_family(family: str, notes: int, seed: int, workdir: Path) -> Path:
         _deid_ds("build-kb", "--sources", str(corpus / "kb"), "--out", str(kb), "--quiet")
     _deid_ds(
         "deidentify", str(corpus / "notes.parquet"), "--spans", str(corpus / "gold.parquet"), "--kb", str(kb),
-        "--out", str(out), "--key", KEY, "--overwrite", "--quiet",
+        "--out", str(out), "--key", KEY, "--overwrite", "--quiet", *DEIDENTIFY_OPTIONS,
     )  # fmt: skip
     return out
 
@@ -75,7 +80,7 @@ def run_dev_gold(dev_gold: Path, workdir: Path) -> Path:
         _deid_ds("build-kb", "--sources", str(dev_gold), "--out", str(kb), "--quiet")
     _deid_ds(
         "deidentify", str(notes), "--spans", str(gold), "--kb", str(kb), "--out", str(out), "--key", KEY,
-        "--overwrite", "--quiet",
+        "--overwrite", "--quiet", *DEIDENTIFY_OPTIONS,
     )  # fmt: skip
     return out
 
@@ -112,11 +117,14 @@ def main() -> None:
     parser.add_argument("--target", type=float, default=2.0, help="flag a label masked more often (percent)")
     parser.add_argument("--json", help="write the figures there")
     parser.add_argument("--dev-gold", type=Path, help="also the hand-written notes of this folder (notes.jsonl)")
+    parser.add_argument("--privacy", choices=("shift", "dp"), default="shift", help="deidentify's --privacy")
     args = parser.parse_args()
+    DEIDENTIFY_OPTIONS[:] = ["--privacy", args.privacy] if args.privacy != "shift" else []
 
     workdir = Path(args.workdir)
     print(
-        f"machine: {cpu_model()}, Python {platform.python_version()}; {args.notes} notes per family, seed {args.seed}"
+        f"machine: {cpu_model()}, Python {platform.python_version()}; {args.notes} notes per family, seed {args.seed}, "
+        f"privacy {args.privacy}"
     )
     figures: dict[str, dict] = {}
     families = [f for f in args.families.split(",") if f] + (["dev-gold"] if args.dev_gold else [])
