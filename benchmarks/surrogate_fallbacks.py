@@ -15,7 +15,10 @@ fixed key), then the audit's text rows counted per label. ``--dev-gold DIR`` add
 ``DIR/notes.jsonl`` with their gold spans and their own knowledge-base files (``benchmarks/dev_gold.py``'s
 conversion; read there, never copied into the repository) as the family ``dev-gold``. The counts are: spans,
 masked, share, and the reasons (``--privacy dp``: the ε·d-private mode's surrogates instead of the shift's).
-A label above ``--target`` percent is flagged. Prints the machine line and one
+A label above ``--target`` percent is flagged. Also per family: the PATIENT and DOCTOR spans that are one given
+name alone (``IDE Salma``: a name of the generator's given-name lists, of any origin, that its surname lists do
+not hold) and how many were given a surname instead of a given name (the audit keeps the originals here, in the
+work directory only). Prints the machine line and one
 table per family; ``--json`` writes the figures.
 """
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -64,7 +68,7 @@ def run_family(family: str, notes: int, seed: int, workdir: Path) -> Path:
         _deid_ds("build-kb", "--sources", str(corpus / "kb"), "--out", str(kb), "--quiet")
     _deid_ds(
         "deidentify", str(corpus / "notes.parquet"), "--spans", str(corpus / "gold.parquet"), "--kb", str(kb),
-        "--out", str(out), "--key", KEY, "--overwrite", "--quiet", *DEIDENTIFY_OPTIONS,
+        "--out", str(out), "--key", KEY, "--overwrite", "--quiet", "--audit-originals", *DEIDENTIFY_OPTIONS,
     )  # fmt: skip
     return out
 
@@ -80,7 +84,7 @@ def run_dev_gold(dev_gold: Path, workdir: Path) -> Path:
         _deid_ds("build-kb", "--sources", str(dev_gold), "--out", str(kb), "--quiet")
     _deid_ds(
         "deidentify", str(notes), "--spans", str(gold), "--kb", str(kb), "--out", str(out), "--key", KEY,
-        "--overwrite", "--quiet", *DEIDENTIFY_OPTIONS,
+        "--overwrite", "--quiet", "--audit-originals", *DEIDENTIFY_OPTIONS,
     )  # fmt: skip
     return out
 
@@ -108,6 +112,41 @@ def fallbacks_per_label(out: Path) -> dict[str, dict]:
     }
 
 
+def _given_names() -> tuple[frozenset[str], frozenset[str]]:
+    """The generator's given names (French, of many origins, third parties) and surnames, folded."""
+    from deid_ds.kb.normalize import fold_key
+    from deid_ds.synth import pools as synth
+    from deid_ds.synth.pools import _lines
+
+    firsts = {name for names in synth.first_names().values() for name in names}
+    lasts = set(synth.surnames())
+    for kinds in synth.origin_names().values():
+        firsts |= {*kinds.get("F", ()), *kinds.get("M", ())}
+        lasts |= set(kinds.get("L", ()))
+    for line in _lines("names_third_parties.tsv"):
+        _, kind, names = line.split("\t")
+        (firsts if kind in "FM" else lasts).update(n.strip() for n in names.split(","))
+    return frozenset(map(fold_key, firsts)), frozenset(map(fold_key, lasts))
+
+
+def given_names_alone(out: Path) -> tuple[int, int]:
+    """(spans that are one given name alone, those given a surname) in ``out``'s audit (``--audit-originals``)."""
+    from deid_ds.deidentification.pools import load_pools
+    from deid_ds.kb.normalize import fold_key
+
+    firsts, lasts = _given_names()
+    drawn = load_pools(None).first_name_keys  # the given names surrogates are drawn from
+    audit = pq.read_table(out / "audit.parquet", columns=["label", "view", "original", "replacement"]).to_pydict()
+    alone = given_surname = 0
+    for label, view, original, replacement in zip(*audit.values()):
+        key = fold_key((original or "").strip())
+        if view != "text" or label not in ("PATIENT", "DOCTOR") or key not in firsts or key in lasts:
+            continue
+        alone += 1
+        given_surname += not all(fold_key(part) in drawn for part in re.split(r"[-\s]+", replacement.strip()))
+    return alone, given_surname
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=300)
@@ -133,13 +172,16 @@ def main() -> None:
             out = run_dev_gold(args.dev_gold, workdir)
         else:
             out = run_family(family, args.notes, args.seed, workdir)
-        figures[family] = per_label = fallbacks_per_label(out)
+        per_label = fallbacks_per_label(out)
+        alone, given_surname = given_names_alone(out)
+        figures[family] = {**per_label, "given names alone": {"spans": alone, "given a surname": given_surname}}
         print(f"\n{family}")
         print(f"  {'label':<8} {'spans':>6} {'masked':>7} {'share':>7}  reasons")
         for label, row in per_label.items():
             flag = " !" if row["share"] > args.target else "  "
             reasons = ", ".join(f"{reason} {n}" for reason, n in sorted(row["reasons"].items()))
             print(f"  {label:<8} {row['spans']:>6} {row['masked']:>7} {row['share']:>6.2f}%{flag}{reasons}")
+        print(f"  a given name alone: {alone} span(s), {given_surname} given a surname")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 

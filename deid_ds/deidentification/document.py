@@ -40,11 +40,19 @@ from deid_ds.deidentification.identifiers import (
     note_identifiers,
     resolve,
 )
-from deid_ds.deidentification.names import is_dictation_side, remember, remember_names, sex_cue
+from deid_ds.deidentification.names import (
+    RELATIVE_GIVEN,
+    is_dictation_side,
+    relative_cue,
+    remember,
+    remember_names,
+    sex_cue,
+)
 from deid_ds.deidentification.other_views import Replacer, view_edits
 from deid_ds.deidentification.overlap import NoteOriginals
 from deid_ds.deidentification.places import remember_town
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
+from deid_ds.kb.normalize import fold_key
 from deid_ds.segmentation.html_text import ParsedHtml
 
 #: Between a postcode and its city: ``35000 RENNES``, ``RENNES (35000)``, ``35000, Rennes``.
@@ -159,6 +167,15 @@ def _city_of_street(end: int, cities: list, zips: list, text: str) -> str | None
     return None
 
 
+def _alone(name: str) -> bool:
+    """A name span of one word (or one hyphenated word): what a relative's given name alone looks like."""
+    return bool(re.fullmatch(r"[^\W\d_]+(?:-[^\W\d_]+)*", name.strip()))
+
+
+def _squeezed(name: str) -> str:
+    return "".join(re.findall(r"[^\W\d_]+", name))
+
+
 def _digits(text: str, where) -> str:
     return "".join(c for c in text[where.text_start : where.text_end] if c.isdigit())
 
@@ -254,6 +271,9 @@ def deidentify_document(
             if span.label in ("PATIENT", "DOCTOR"):
                 start, end = where.text_start, where.text_end
                 cue = sex_cue(text[max(0, start - 40) : start], text[end : end + 20])
+                if _alone(text[start:end]) and relative_cue(text[max(0, start - 60) : start], text[end : end + 30]):
+                    key = RELATIVE_GIVEN.format(label=span.label, key=fold_key(_squeezed(text[start:end])))
+                    ctx.memory[key] = True
                 remember(ctx, text[start:end], span.label, cue)
             elif span.label == "VILLE":
                 remember_town(ctx, text[where.text_start : where.text_end])

@@ -22,9 +22,10 @@ from, in order: the patient's metadata (for PATIENT spans), case (in ``Jeanne LE
 the surname), the name lists (a word only known as a given name stays a given name whatever the span's
 context — ``IDE Salma``, a relative's ``Ndeye`` alone; a compound of given names, ``Jean-Michel``, is a given
 name; the shipped lists first, then, for a word they know as both or do not know, what the knowledge base's
-professionals mostly are), then position (a lone word nothing settles is a surname — ``Dr KERBRAT`` — and in
-``Jeanne Le Gall`` the last group is). Dictation initials
-(``YK/CL``) are mapped letter by letter.
+professionals mostly are), then the words around a name written alone (:func:`relative_cue`: ``son fils
+Custódio``, ``sa voisine Milena`` — relatives and friends are called by their given name), then position
+(a lone word nothing settles is a surname — ``Dr KERBRAT`` — and in ``Jeanne Le Gall`` the last group is).
+Dictation initials (``YK/CL``) are mapped letter by letter.
 """
 
 from __future__ import annotations
@@ -57,6 +58,28 @@ _SEX_BEFORE = re.compile(
 _SEX_AFTER = re.compile(
     r"^[\s,(]*(?:(?P<f>nee|agee\s+de|epouse)|(?P<m>ne\s+(?:le|en|a|au|vers)|age\s+de|epoux))\b", re.IGNORECASE
 )
+
+
+#: The people around a patient, who notes call by their given name (``son fils Custódio``, ``sa voisine Milena``,
+#: ``Ses enfants, Xiaoling et Maurice``, ``Thu Trang (petite-fille)``).
+_RELATION = (
+    r"(?:petite?s?-(?:fille|fils|enfant)s?|petits-enfants|belle?-(?:fille|fils|soeur|frere|mere|pere)s?|fils|filles?"
+    r"|enfants?|neveux?|nieces?|freres?|soeurs?|cousine?s?|amie?s?|voisine?s?|mari|epouse|epoux|femme|compagne?"
+    r"|conjointe?|pere|mere|oncle|tante|gendre|bru|tutrice|tuteur|aidante?|entourage)"
+)
+_RELATIVE_BEFORE = re.compile(
+    rf"\b{_RELATION}\b(?:\s*(?:principale?|de confiance))?[\s,:;(]*(?:[^\W\d_][\w'’-]*\s*(?:,|et)\s*){{0,3}}$",
+    re.IGNORECASE,
+)
+_RELATIVE_AFTER = re.compile(rf"^\s*\(\s*{_RELATION}\s*\)", re.IGNORECASE)
+#: ``ctx.memory`` key of a word the note writes alone as a relative's given name (:func:`relative_cue`).
+RELATIVE_GIVEN = "given:{label}:{key}"
+
+
+def relative_cue(before: str, after: str) -> bool:
+    """Whether a name written alone is a relative's or a friend's given name by the words around it: right
+    after ``son fils``, ``sa voisine``, ``Ses enfants, X et``, ``amie (``, or before ``(petite-fille)``."""
+    return bool(_RELATIVE_BEFORE.search(normalise(before[-60:])) or _RELATIVE_AFTER.match(normalise(after[:30])))
 
 
 def sex_cue(before: str, after: str) -> str | None:
@@ -236,6 +259,10 @@ def _assign_roles(groups: list[_Group], ctx: Context, label: str, forced: str | 
         other = "first" if decided == {"last"} else "last"
         for group in named:
             group.role = group.role or other
+    if len(named) == 1 and not named[0].role:  # a relative called by their given name alone (relative_cue)
+        key = fold_key("".join(w.text for w in named[0].words))
+        if ctx.memory.get(RELATIVE_GIVEN.format(label=label, key=key)):
+            named[0].role = "first"
     for position, group in enumerate(named):
         if not group.role:
             group.role = "last" if position == len(named) - 1 or len(named) == 1 else "first"

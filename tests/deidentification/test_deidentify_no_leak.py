@@ -300,6 +300,27 @@ def test_given_names_agree_with_the_sex_the_note_gives():
         assert _first_name_of(f"<p>M. {name} TARTEMPION</p>", name) in pools.first_names["M"], name
 
 
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>Contacter son neveu {name} au 06 00 05 35 85.</p>",
+        "<p>Aidant principal : son fils ({name}).</p>",
+        "<p>Ses enfants, Maurice et {name}, sont informés.</p>",
+        "<p>Contacts : {name} (petite-fille).</p>",
+        "<p>VIT AVEC SA SOEUR, {name}, À DOMICILE.</p>",
+    ],
+)
+def test_a_relative_called_by_a_given_name_alone_is_given_a_given_name(html):
+    # names no list holds: only the words around them say they are given names ("Zorna" alone elsewhere: a surname)
+    pools = load_pools(None)
+    for name in UNKNOWN:
+        written = name.upper() if "SOEUR" in html else name
+        outcome, _ = run_note(html.format(name=written), [("PATIENT", written)])
+        assert fold_key(outcome.audit[0]["replacement"]) in pools.first_name_keys, (html, name)
+    outcome, _ = run_note("<p>Vu par le Dr Zorna ce jour.</p>", [("DOCTOR", "Zorna")])
+    assert fold_key(outcome.audit[0]["replacement"]) in {fold_key(n) for n in pools.surnames}
+
+
 def test_a_given_name_of_unknown_sex_gets_an_epicene_one():
     pools = load_pools(None)
     assert {"Camille", "Dominique", "Claude", "Sacha"} <= set(pools.first_names["E"])
