@@ -65,7 +65,8 @@ _SEX_AFTER = re.compile(
 _RELATION = (
     r"(?:petite?s?-(?:fille|fils|enfant)s?|petits-enfants|belle?-(?:fille|fils|soeur|frere|mere|pere)s?|fils|filles?"
     r"|enfants?|neveux?|nieces?|freres?|soeurs?|cousine?s?|amie?s?|voisine?s?|mari|epouse|epoux|femme|compagne?"
-    r"|conjointe?|pere|mere|oncle|tante|gendre|bru|tutrice|tuteur|aidante?|entourage)"
+    r"|conjointe?|compagnons?|partenaire|parents?|pere|mere|oncle|tante|gendre|bru|tutrice|tuteur|aidante?"
+    r"|entourage)"
 )
 _RELATIVE_BEFORE = re.compile(
     rf"\b{_RELATION}\b(?:\s*(?:principale?|de confiance))?[\s,:;(]*(?:[^\W\d_][\w'’-]*\s*(?:,|et)\s*){{0,3}}$",
