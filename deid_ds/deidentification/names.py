@@ -61,7 +61,7 @@ _SEX_AFTER = re.compile(
 
 
 #: The people around a patient, who notes call by their given name (``son fils Custódio``, ``sa voisine Milena``,
-#: ``Ses enfants, Xiaoling et Maurice``, ``Thu Trang (petite-fille)``).
+#: ``Ses enfants, Xiaoling et Maurice``, ``Rosette (amie)``).
 _RELATION = (
     r"(?:petite?s?-(?:fille|fils|enfant)s?|petits-enfants|belle?-(?:fille|fils|soeur|frere|mere|pere)s?|fils|filles?"
     r"|enfants?|neveux?|nieces?|freres?|soeurs?|cousine?s?|amie?s?|voisine?s?|mari|epouse|epoux|femme|compagne?"
