@@ -149,16 +149,24 @@ def national(n: int, epsilons: list[float], ks: list[int], hoods: list[str], see
                 ratios = ((size[picks] + 1) / (size[originals] + 1)).tolist()
                 km = haversine_km(lat[originals], lon[originals], lat[picks], lon[picks]).tolist()
                 print(f"| dp {hood} ε={e:g} k={k} " + summary(ratios, km))
-    print("\n| neighbourhood | k | reverse neighbours: min | p10 | median | max | communes never drawn | time |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        "\n| neighbourhood | k | possible originals: min | p10 | median | max | communes never drawn "
+        f"| communes with one | draws landing on one (ε={epsilons[0]:g}, all communes) | time |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for hood in hoods:
         for k in ks:
             started = time.perf_counter()
             counts = reverse_neighbours(index, k, hood)
             drawn = counts[counts > 0]
+            alone = 0.0  # the chance that a commune's surrogate is the candidate of that commune alone
+            for i in range(n):
+                rows, probs = distribution(index, i, epsilons[0], k, hood)
+                alone += float(probs[counts[list(rows)] == 1].sum())
             print(
                 f"| {hood} | {k} | {drawn.min()} | {np.percentile(drawn, 10):.0f} | {np.median(drawn):.0f} | "
-                f"{drawn.max()} | {np.mean(counts == 0):.1%} | {time.perf_counter() - started:.0f} s |"
+                f"{drawn.max()} | {np.mean(counts == 0):.1%} | {int((counts == 1).sum())} | {alone / n:.3%} | "
+                f"{time.perf_counter() - started:.0f} s |"
             )
 
 

@@ -184,6 +184,17 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     help="With --privacy dp: the number of nearest similar communes a commune's surrogate is drawn among.",
 )
 @click.option(
+    "--dp-neighbourhood",
+    type=click.Choice(["nearest", "groups"]),
+    default="nearest",
+    show_default=True,
+    help=(
+        "With --privacy dp: nearest draws among each commune's k nearest similar communes (the seed's mechanism; a "
+        "rare surrogate can be the neighbour of one commune only); groups draws within fixed groups of k+1 to 2k+1 "
+        "similar communes, so that every surrogate stands for at least k possible originals (docs/privacy.md)."
+    ),
+)
+@click.option(
     "--dp-reference",
     metavar="YYYY-MM-DD",
     help=(
@@ -238,6 +249,7 @@ def deidentify_command(
     privacy,
     epsilon,
     k,
+    dp_neighbourhood,
     dp_reference,
     birthdate_year,
     mask_format,
@@ -313,6 +325,7 @@ def deidentify_command(
         privacy=privacy,
         epsilon=epsilon,
         k=k,
+        dp_neighbourhood=dp_neighbourhood,
         dp_reference=dp_reference,
     )
     if report.documents_with_leaks and not report.kept_aside:

@@ -328,6 +328,7 @@ def deidentify(
     privacy: str | Privacy = "shift",
     epsilon: float = 1.0,
     k: int = 10,
+    dp_neighbourhood: str = "nearest",
     dp_reference: str | dt.date | None = None,
 ) -> DeidentifyReport:
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
@@ -346,9 +347,10 @@ def deidentify(
     or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
 
     ``privacy`` is ``shift`` (the keyed shift of dates, the default) or ``dp`` (ε·d-private dates, ages,
-    durations and communes: :mod:`.privacy`), with ``epsilon`` per value, ``k`` similar communes and
-    ``dp_reference`` the day no date is moved past (``YYYY-MM-DD``; default the day it runs, written in the
-    report); a :class:`~.privacy.Privacy` may be given whole instead. ``dp`` is refused with ``mode="mask"``.
+    durations and communes: :mod:`.privacy`), with ``epsilon`` per value, ``k`` similar communes
+    (``dp_neighbourhood``: the ``nearest`` of each, or fixed ``groups``) and ``dp_reference`` the day no date is
+    moved past (``YYYY-MM-DD``; default the day it runs, written in the report); a :class:`~.privacy.Privacy` may
+    be given whole instead. ``dp`` is refused with ``mode="mask"``.
 
     ``spans`` that match none of the notes are refused, and (without ``allow_unmatched_spans``) spans that
     leave most notes without a span or are mostly about other documents (:mod:`.span_coverage`;
@@ -366,7 +368,7 @@ def deidentify(
     if hidden not in HIDDEN_POLICIES:
         raise InputError(f"--hidden {hidden}: expected one of {', '.join(HIDDEN_POLICIES)}")
     check_mask_format(mask_format)
-    policy = resolve_privacy(privacy, epsilon, k, dp_reference, mode)
+    policy = resolve_privacy(privacy, epsilon, k, dp_reference, mode, dp_neighbourhood)
     keep_columns = tuple(dict.fromkeys(keep_columns))
     if (spans is None) == (model is None):
         raise InputError("give the entities to replace with exactly one of --spans SPANS or --model MODELDIR")
@@ -455,7 +457,12 @@ def deidentify(
 
 
 def resolve_privacy(
-    privacy: str | Privacy, epsilon: float, k: int, reference: str | dt.date | None, mode: str
+    privacy: str | Privacy,
+    epsilon: float,
+    k: int,
+    reference: str | dt.date | None,
+    mode: str,
+    neighbourhood: str = "nearest",
 ) -> Privacy:
     """The run's :class:`~.privacy.Privacy`, its reference day fixed (today's when none is given), or an
     :class:`InputError` (``dp`` with ``--mode mask``: nothing is perturbed there, so no guarantee to give)."""
@@ -465,7 +472,7 @@ def resolve_privacy(
                 reference = dt.date.fromisoformat(reference.strip())
             except ValueError:
                 raise InputError(f"--dp-reference {reference}: expected a day as YYYY-MM-DD") from None
-        privacy = Privacy(privacy, epsilon, k=k, reference=reference)
+        privacy = Privacy(privacy, epsilon, k=k, reference=reference, neighbourhood=neighbourhood)
     if privacy.is_dp and mode == "mask":
         raise InputError(
             "--privacy dp perturbs the surrogates of --mode surrogate; with --mode mask every entity is masked and "

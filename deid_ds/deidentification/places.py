@@ -117,7 +117,7 @@ def _similar_commune(ctx: Context, city_key: str, clashes_label) -> Commune | No
     """A commune drawn among the ``k`` most similar to ``city_key`` by the exponential mechanism, or None for a
     commune the knowledge base does not know. The keyed uniform number depends on the key, the patient's scope
     and the commune only: the same commune gets the same surrogate in every note of the patient. A candidate
-    that clashes with the note (the patient's own commune, another place of the note, a commune sharing a word
+    that clashes (the patient's own commune, another place of the patient's notes, a commune sharing a word
     with the original: ``Saint-Malo`` never becomes ``Saint-Brieuc``) is drawn again from the mechanism restricted
     to the candidates that do not clash, with a second keyed number; when all clash, None (today's draw)."""
     similar = similar_places(ctx)
@@ -217,7 +217,7 @@ def _street_of_commune(ctx: Context, name: str, lieu_dit: bool, city: str | None
     if similar is None or similar.index.find(fold_key(city)) is None:
         return None
     commune = commune_for(ctx, fold_key(city))
-    pool = (similar.lieux_dits if lieu_dit else similar.streets).get(commune.code or "", ())
+    pool = similar.streets_of(commune.code, lieu_dit)
     if not pool:
         return None
     drawn = ctx.draw(pool, ("STR~dp", commune_key(fold_key(city)), fold_key(name)), name)

@@ -15,8 +15,9 @@ checked for coherence) and its street names: realistic in Brittany, visibly regi
 
 Under ``deidentify --privacy dp`` a run also loads :func:`load_similar_places`: the knowledge base's communes
 table as a :class:`~deid_ds.deidentification.similar_communes.CommuneIndex` (coordinates and sizes, to draw a
-commune among similar ones) and a few BAN streets and lieux-dits of each commune (so that a street follows its
-surrogate commune). Only then: the default mode's workers keep the memory they had.
+commune among similar ones) with the most addressed streets and lieux-dits of each commune that the table
+holds (so that a street follows its surrogate commune): one small table, about 35,000 rows nationally. Only
+then: the default mode's workers keep the memory they had.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -220,18 +220,24 @@ def squash(text: str) -> str:
     return re.sub(r"[^a-z]", "", fold_key(text))
 
 
-#: Streets (and lieux-dits) kept per commune for ``--privacy dp``, at an even stride over its sorted names:
-#: 35,000 communes × 16 × 2 stay a few tens of MB per worker.
-STREETS_PER_COMMUNE = 16
-
-
 @dataclass(frozen=True)
 class SimilarPlaces:
-    """What ``--privacy dp`` draws places from: the communes as an index, and streets by INSEE code."""
+    """What ``--privacy dp`` draws places from: the communes as an index, and their streets by INSEE code (kept as
+    Arrow lists, a few bytes a name, and turned into Python strings one commune at a time)."""
 
     index: CommuneIndex
-    streets: dict[str, tuple[str, ...]]  # INSEE code -> whole street names of the BAN ("Rue de la Paix")
-    lieux_dits: dict[str, tuple[str, ...]]
+    streets: pa.ListArray | None = None  # row -> the commune's most addressed BAN streets ("Rue de la Paix")
+    lieux_dits: pa.ListArray | None = None
+    row_of: dict[str, int] = field(default_factory=dict)  # INSEE code -> row of the two lists
+
+    def streets_of(self, code: str | None, lieu_dit: bool = False) -> tuple[str, ...]:
+        """The streets (with a type word) or the lieux-dits of the commune of INSEE ``code``; () when none."""
+        lists = self.lieux_dits if lieu_dit else self.streets
+        row = self.row_of.get(code or "")
+        if lists is None or row is None or not lists[row].is_valid:
+            return ()
+        names = [n for n in lists[row].as_py() if n]
+        return tuple(names if lieu_dit else [n for n in names if strip_street_type(n)[0]])
 
 
 @lru_cache(maxsize=4)
@@ -243,7 +249,8 @@ def load_similar_places(kb_dir: str | None) -> SimilarPlaces | None:
     if not kb_dir or not (Path(kb_dir) / "communes.parquet").is_file():
         return None
     table = pq.read_table(Path(kb_dir) / "communes.parquet")
-    columns = {name: table[name].to_pylist() for name in ("code_insee", "commune", "postcodes", "lat", "lon", "size")}
+    names = ("code_insee", "commune", "postcodes", "lat", "lon", "size")
+    columns = {name: table[name].to_pylist() for name in names}
     index = build_index(
         columns["code_insee"],
         columns["commune"],
@@ -255,38 +262,8 @@ def load_similar_places(kb_dir: str | None) -> SimilarPlaces | None:
     )
     if not len(index):
         return None
-    streets, lieux = _streets_by_commune(Path(kb_dir) / "streets.parquet", set(index.codes))
-    return SimilarPlaces(index, streets, lieux)
-
-
-def _streets_by_commune(path: Path, codes: set[str]) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
-    """At most :data:`STREETS_PER_COMMUNE` BAN streets and lieux-dits of each commune (whole cities for Paris,
-    Lyon and Marseille), without digits (a street name with a number would read as a house number)."""
-    from deid_ds.kb.communes import whole_city_code
-
-    table = pq.read_table(path, columns=["surface", "kind", "code_insee", "source"])
-    table = table.filter(pc.and_(pc.equal(table["source"], "ban"), pc.is_valid(table["code_insee"])))
-    out: tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]] = ({}, {})
-    for which, kind in enumerate(("voie", "lieu-dit")):
-        part = table.filter(pc.equal(table["kind"], kind))
-        if not part.num_rows:
-            continue
-        part = part.sort_by([("code_insee", "ascending"), ("surface", "ascending")])
-        encoded = pc.dictionary_encode(part["code_insee"]).combine_chunks()
-        groups = np.asarray(encoded.indices)
-        starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
-        sizes = np.diff(np.r_[starts, len(groups)])
-        rank = np.arange(len(groups)) - np.repeat(starts, sizes)
-        size = np.repeat(sizes, sizes)
-        keep = (size <= STREETS_PER_COMMUNE) | (
-            (rank * STREETS_PER_COMMUNE) % np.maximum(size, 1) < STREETS_PER_COMMUNE
-        )
-        kept = part.filter(pa.array(keep))
-        by_code: dict[str, list[str]] = {}
-        for surface, code in zip(kept["surface"].to_pylist(), kept["code_insee"].to_pylist()):
-            code = whole_city_code(code)
-            if surface and code in codes and not any(c.isdigit() for c in surface):
-                if kind == "lieu-dit" or strip_street_type(surface)[0]:
-                    by_code.setdefault(code, []).append(surface)
-        out[which].update({code: tuple(sorted(set(names))) for code, names in by_code.items()})
-    return out
+    lists = {
+        name: table[name].combine_chunks() if name in table.column_names else None for name in ("streets", "lieux_dits")
+    }
+    row_of = {code: row for row, code in enumerate(columns["code_insee"])}
+    return SimilarPlaces(index, lists["streets"], lists["lieux_dits"], row_of)

@@ -17,7 +17,8 @@ Output directory (default ``kb/``):
 * ``communes.parquet`` — one row per BAN commune (Paris, Lyon, Marseille whole): ``code_insee``, ``commune``,
   ``commune_key``, ``postcodes``, ``lat``/``lon`` (the mean of its addresses' coordinates), ``addresses``,
   ``population`` (from ``--population``, else null), ``size`` (the population where known, else the
-  addresses), ``size_source``: what ``deidentify --privacy dp`` draws similar communes from
+  addresses), ``size_source``, ``streets`` and ``lieux_dits`` (its most addressed ones, at most 16): what
+  ``deidentify --privacy dp`` draws similar communes, and their streets, from
   (:mod:`deid_ds.deidentification.similar_communes`);
 * ``manifest.json`` — each source (URL or path, size, sha256, date, rows read/kept/rejected with
   reasons and example lines), each table (rows, sha256), the matcher (size, sha256), the package version
@@ -46,6 +47,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -138,9 +140,15 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("population", _N),
             ("size", _N),
             ("size_source", _S),
+            ("streets", pa.list_(_S)),
+            ("lieux_dits", pa.list_(_S)),
         ]
     ),
 }
+
+#: Streets and lieux-dits kept per commune in the communes table: its most addressed ones, so that a street of a
+#: surrogate commune (``deidentify --privacy dp``) is a real one without a worker loading the streets table.
+STREETS_PER_COMMUNE = 16
 
 
 def _table(name: str, columns: dict[str, list]) -> pa.Table:
@@ -260,7 +268,8 @@ def _add_postcode(rows, code_postal, code_insee, commune, label, source, n) -> N
 def commune_table(ban: BanTables, population: dict[str, int] | None = None) -> pa.Table:
     """One row per commune of the BAN, from the counts of the one pass over it (no second read): the centroid
     is the mean of its addresses' coordinates, its size the population (``population``, by INSEE code) where
-    known, else its number of addresses. Paris, Lyon and Marseille are whole cities (their arrondissements
+    known, else its number of addresses, and its :data:`STREETS_PER_COMMUNE` most addressed streets and
+    lieux-dits (names without digits). Paris, Lyon and Marseille are whole cities (their arrondissements
     summed); a name written two ways under one code keeps the most frequent."""
     names: dict[str, Counter] = defaultdict(Counter)
     totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0, 0.0, 0])  # n, lon sum/count, lat sum/count
@@ -280,6 +289,8 @@ def commune_table(ban: BanTables, population: dict[str, int] | None = None) -> p
         if row["code_postal"]:
             postcodes[code_insee].add(row["code_postal"])
     population = population or {}
+    streets = _most_addressed(ban.streets.result(), "nom_voie")
+    lieux_dits = _most_addressed(ban.lieux_dits.result(), "nom_ld")
     rows = defaultdict(list)
     for code_insee in sorted(totals):
         n, lon_sum, lon_count, lat_sum, lat_count = totals[code_insee]
@@ -295,7 +306,31 @@ def commune_table(ban: BanTables, population: dict[str, int] | None = None) -> p
         rows["population"].append(people)
         rows["size"].append(people if people is not None else n)
         rows["size_source"].append("population" if people is not None else "addresses")
+        rows["streets"].append(streets.get(code_insee, []))
+        rows["lieux_dits"].append(lieux_dits.get(code_insee, []))
     return _table("communes", rows)
+
+
+def _most_addressed(table: pa.Table, name: str) -> dict[str, list[str]]:
+    """The :data:`STREETS_PER_COMMUNE` names of ``table`` (BAN streets or lieux-dits, with ``n``) with the most
+    addresses in each commune (whole cities by code), ties by name, sorted; names with a digit left out.
+    Columnar: the national table has millions of rows."""
+    if not table.num_rows:
+        return {}
+    table = table.filter(pc.invert(pc.match_substring_regex(table[name], r"\d")))
+    codes = pc.dictionary_encode(table["code_insee"]).combine_chunks()
+    whole = pa.array([whole_city_code(c) for c in codes.dictionary.to_pylist()], pa.string())
+    table = pa.table({"code": pc.take(whole, codes.indices), "name": table[name], "n": table["n"]})
+    table = table.group_by(["code", "name"], use_threads=False).aggregate([("n", "sum")])
+    table = table.sort_by([("code", "ascending"), ("n_sum", "descending"), ("name", "ascending")])
+    code = np.asarray(pc.dictionary_encode(table["code"]).combine_chunks().indices)
+    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+    rank = np.arange(len(code)) - np.repeat(starts, np.diff(np.r_[starts, len(code)]))
+    kept = table.filter(pa.array(rank < STREETS_PER_COMMUNE))
+    out: dict[str, list[str]] = defaultdict(list)
+    for commune, street in zip(kept["code"].to_pylist(), kept["name"].to_pylist()):
+        out[commune].append(street)
+    return {commune: sorted(names) for commune, names in out.items()}
 
 
 def professional_table(directory: DirectoryTables) -> pa.Table:

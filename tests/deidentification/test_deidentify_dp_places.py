@@ -77,7 +77,7 @@ def test_the_postcode_and_the_street_follow_the_surrogate_commune(kb_dir):
     street = surrogate_street(ctx, "12 rue de Kerfeunteun", "Quimper")
     number, name = re.fullmatch(r"(\d+) (.+)", street).groups()
     assert len(number) == 2 and number != "12"
-    assert name in similar.streets[commune.code]  # a real street of the surrogate town, type word included
+    assert name in similar.streets_of(commune.code)  # a real street of the surrogate town, type word included
     assert surrogate_street(ctx, "12 rue de Kerfeunteun", "QUIMPER") == street  # the same street again
 
 
@@ -87,7 +87,7 @@ def test_the_patients_address_follows_their_surrogate_city_in_the_metadata_and_i
     fake = surrogate_metadata(ctx)
     commune = commune_for(ctx, "brest")
     assert fake["city"] == commune.name and fake["zip"] in commune.postcodes
-    assert re.sub(r"^\d+ ", "", fake["address"]) in similar.streets[commune.code]
+    assert re.sub(r"^\d+ ", "", fake["address"]) in similar.streets_of(commune.code)
     assert surrogate_street(context(kb_dir), "4 Allée Du Guesclin") == fake["address"]  # written without a city
 
 
@@ -104,7 +104,9 @@ def test_in_a_note_the_street_city_and_postcode_of_one_address_stay_together(kb_
     _, street, postcode, town, abroad = match.groups()
     similar = similar_places(ctx)
     code = similar.index.codes[similar.index.find(fold_key(town))]
-    assert street in similar.streets[code] and postcode in similar.index.postcodes[similar.index.find(fold_key(town))]
+    assert (
+        street in similar.streets_of(code) and postcode in similar.index.postcodes[similar.index.find(fold_key(town))]
+    )
     assert country_of(fold_key(abroad)) == "portugal" and abroad != "Porto"
 
 
@@ -183,3 +185,90 @@ def test_an_unknown_neighbourhood_is_refused():
 
     with pytest.raises(InputError, match="nearest, groups"):
         Privacy("dp", neighbourhood="circles")
+
+
+def test_a_batch_under_dp_keeps_one_surrogate_per_commune_across_the_patients_notes_and_leaks_nothing(kb_dir):
+    from deid_ds.deidentification.batch import DeidJob, DeidOptions, deidentify_batch
+    from deid_ds.model import Note
+
+    patient = PatientMetadata(firstname="Anne", lastname="KERBRAT", zip="29000", city="Quimper")
+    htmls = [
+        "<p>Mme Anne KERBRAT, domiciliée 29000 Quimper.</p>",
+        "<p>Revue à Quimper ce jour. Transfert prévu vers Brest.</p>",
+    ]
+    notes = [Note(f"d{i}", "P1", html, patient=patient) for i, html in enumerate(htmls)]
+    spans = []
+    for html in htmls:
+        found = [("PATIENT", "Anne KERBRAT"), ("ZIP", "29000"), ("VILLE", "Quimper"), ("VILLE", "Brest")]
+        spans.append([SpanIn(label, html.index(t), html.index(t) + len(t)) for label, t in found if t in html])
+    options = DeidOptions("surrogate", Keyring(KEY), str(kb_dir), keep_metadata="surrogate", privacy=DP)
+    # every span of the patient's notes, as the stage gives them: what no surrogate may be, in each note alike
+    entities = {"patient:P1": (("PATIENT", "Anne KERBRAT"), ("ZIP", "29000"), ("VILLE", "Quimper"), ("VILLE", "Brest"))}
+    result = deidentify_batch(DeidJob(notes, None, spans, frozenset(), options, entities))
+    assert result.ok == [0, 1] and result.leaks.total == 0, result.html
+    first = re.search(r"29\d{3} ([^.]+)\.", result.html[0]) or re.search(r"\d{5} ([^.]+)\.", result.html[0])
+    town = first.group(1)
+    assert re.search(rf"Revue à {re.escape(town)} ce jour", result.html[1]), (town, result.html[1])
+    assert result.metadata["city"][0] == result.metadata["city"][1] and fold_key(
+        result.metadata["city"][0]
+    ) == fold_key(town)
+    index = similar_places(context(kb_dir)).index
+    candidates = {fold_key(index.names[j]) for j, _ in nearest(index, index.find("quimper"), DP.k)}
+    assert fold_key(town) in candidates - {"brest"} and "Quimper" not in " ".join(result.html)
+
+
+def test_deidentify_privacy_dp_with_a_knowledge_base_through_the_cli(kb_dir, tmp_path):
+    """The sample's first 30 notes and their gold spans, ``--privacy dp --kb``: every commune the knowledge base
+    knows is ε-protected (counted in the report), the patients' surrogate cities are among the k nearest of their
+    own, nothing leaks, and the same run without ``--kb`` warns and counts the communes unprotected."""
+    import json
+
+    import pandas as pd
+    import pyarrow.parquet as pq
+    from click.testing import CliRunner
+
+    from deid_ds.cli import main
+    from tests.conftest import REPO
+
+    notes = pq.read_table(REPO / "data" / "notes.parquet").slice(0, 30).to_pandas()
+    gold = pd.read_parquet(REPO / "data" / "gold.parquet")
+    notes.to_parquet(tmp_path / "notes.parquet")
+    gold[gold["id_document"].isin(notes["id_document"])].to_parquet(tmp_path / "gold.parquet")
+
+    def run(out, *options):
+        args = ["deidentify", str(tmp_path / "notes.parquet"), "--spans", str(tmp_path / "gold.parquet")]
+        args += ["--out", str(tmp_path / out), "-j", "1", "--key", "k-test-key-not-secret", "--privacy", "dp"]
+        return CliRunner().invoke(main, [*args, "--k", "5", "--keep-metadata", "surrogate", *options])
+
+    result = run("with-kb", "--kb", str(kb_dir), "-q")
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "with-kb" / "report.json").read_text())
+    assert report["leaks"]["total"] == 0 and report["privacy"]["values_per_kind"]["commune"] > 0
+    assert "commune" not in report["privacy"]["unprotected_values_per_kind"]
+    index = similar_places(context(kb_dir)).index
+    written = pq.read_table(tmp_path / "with-kb" / "notes.parquet", columns=["id_document", "city"]).to_pylist()
+    original = dict(zip(notes["id_document"], notes["city"]))
+    checked = 0
+    for row in written:
+        i = index.find(fold_key(original[row["id_document"]] or ""))
+        if i is not None and row["city"]:
+            assert fold_key(row["city"]) in {fold_key(index.names[j]) for j, _ in nearest(index, i, 5)}
+            checked += 1
+    assert checked > 10
+    # --dp-neighbourhood groups: each patient's city becomes another commune of its group
+    from deid_ds.deidentification.similar_communes import groups
+
+    assert run("groups", "--kb", str(kb_dir), "-q", "--dp-neighbourhood", "groups").exit_code == 0
+    group = groups(index, 5)
+    written = pq.read_table(tmp_path / "groups" / "notes.parquet", columns=["id_document", "city"]).to_pylist()
+    in_group = 0
+    for row in written:
+        i, j = index.find(fold_key(original[row["id_document"]] or "")), index.find(fold_key(row["city"] or ""))
+        if i is not None and j is not None:
+            assert group[i] == group[j] and i != j
+            in_group += 1
+    assert in_group > 10
+    plain = run("without-kb")
+    assert plain.exit_code == 0 and "WARNING --privacy dp: no --kb" in plain.output
+    report = json.loads((tmp_path / "without-kb" / "report.json").read_text())
+    assert report["privacy"]["unprotected_values_per_kind"]["commune:unprotected"] > 0

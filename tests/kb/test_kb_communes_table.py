@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -45,7 +45,10 @@ def test_each_commune_of_the_sample_has_its_centroid_address_count_and_postcodes
     expected: dict[str, dict] = defaultdict(
         lambda: {"n": 0, "lat": 0.0, "lon": 0.0, "postcodes": set(), "names": set()}
     )
+    streets: dict[str, Counter] = defaultdict(Counter)
     for row in rows:
+        if row["nom_voie"] and not any(c.isdigit() for c in row["nom_voie"]):
+            streets[row["code_insee"]][row["nom_voie"]] += 1
         commune = expected[row["code_insee"]]
         commune["n"] += 1
         commune["lat"] += float(row["lat"])
@@ -61,6 +64,8 @@ def test_each_commune_of_the_sample_has_its_centroid_address_count_and_postcodes
         assert got["lon"] == pytest.approx(want["lon"] / want["n"], abs=1e-6)
         assert set(got["postcodes"]) == want["postcodes"] and got["commune"] in want["names"]
         assert got["population"] is None
+        most = sorted(streets[code].items(), key=lambda item: (-item[1], item[0]))[:16]  # the most addressed
+        assert got["streets"] == sorted(name for name, _ in most)
     brest = next(row for row in table.values() if row["commune_key"] == "brest")
     assert 48.0 < brest["lat"] < 48.8 and -5.0 < brest["lon"] < -4.0
 
@@ -191,3 +196,4 @@ def test_an_arrondissement_written_with_the_citys_name_joins_the_whole_city(tmp_
     (paris,) = read_table(tmp_path / "kb", "communes").to_pylist()
     assert paris["code_insee"] == "75056" and paris["addresses"] == 2 and paris["postcodes"] == ["75001", "75002"]
     assert paris["lat"] == pytest.approx(48.865) and paris["lon"] == pytest.approx(2.345)
+    assert paris["streets"] == ["Rue de Rivoli"]  # one street of both arrondissements
