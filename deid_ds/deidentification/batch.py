@@ -87,6 +87,8 @@ class BatchResult:
     per_view: dict[str, int] = field(default_factory=dict)
     blanked: dict[str, int] = field(default_factory=dict)
     shifted: dict[str, list] = field(default_factory=dict)  # the date columns of the notes written, shifted
+    spans: dict[str, int] = field(default_factory=dict)  # the spans replaced per label (text view)
+    span_fallbacks: dict[str, int] = field(default_factory=dict)  # those masked, per "LABEL\treason"
     #: ``--privacy dp``: the ε spent per patient and value, both as HMACs (:mod:`.dp_accounting`).
     dp_spent: dict[str, dict] = field(default_factory=dict)
 
@@ -204,6 +206,8 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
                     values.append(row.get(name))
             add_counts(result.per_label, outcome.per_label)
             add_counts(result.fallbacks, outcome.fallbacks)
+            add_counts(result.spans, outcome.spans)
+            add_counts(result.span_fallbacks, outcome.span_fallbacks)
             add_counts(result.per_view, outcome.per_view)
             add_counts(result.blanked, outcome.blanked)
         written = error is None and outcome is not None

@@ -337,6 +337,14 @@ def deidentify_command(
     failed = failures_warning(report.failures, f"{report.written_to or out}/documents.parquet")
     if failed:
         warn(failed)
+    from deid_ds.deidentification.pipeline import FALLBACK_WARN_SHARE, masked_labels
+
+    for label, row in masked_labels(report).items():
+        reasons = ", ".join(f"{reason} {n:,}" for reason, n in sorted(row["reasons"].items()))
+        warn(
+            f"{label}: {row['share']:.2f} % of the spans masked instead of replaced (above {FALLBACK_WARN_SHARE:g} %; "
+            f"{row['masked']:,} of {row['spans']:,}: {reasons}; audit.parquet, fallback)"
+        )
     if report.documents_without_patient:
         warn(
             f"{report.documents_without_patient:,} document(s) without id_patient: their surrogates are consistent "

@@ -24,6 +24,7 @@ no span or identifier covers are perturbed too (audit ``label`` ``AGE``/``DURATI
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,11 +40,19 @@ from deid_ds.deidentification.identifiers import (
     note_identifiers,
     resolve,
 )
-from deid_ds.deidentification.names import is_dictation_side, remember, remember_names, sex_cue
+from deid_ds.deidentification.names import (
+    RELATIVE_GIVEN,
+    is_dictation_side,
+    relative_cue,
+    remember,
+    remember_names,
+    sex_cue,
+)
 from deid_ds.deidentification.other_views import Replacer, view_edits
 from deid_ds.deidentification.overlap import NoteOriginals
 from deid_ds.deidentification.places import remember_town
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
+from deid_ds.kb.normalize import fold_key
 from deid_ds.segmentation.html_text import ParsedHtml
 
 #: Between a postcode and its city: ``35000 RENNES``, ``RENNES (35000)``, ``35000, Rennes``.
@@ -74,6 +83,9 @@ class DocumentOutcome:
     audit: list[dict] = field(default_factory=list)
     per_label: dict[str, int] = field(default_factory=dict)
     fallbacks: dict[str, int] = field(default_factory=dict)
+    #: The spans (text view, the eight labels) per label, and those masked per label and reason (``LABEL\treason``).
+    spans: dict[str, int] = field(default_factory=dict)
+    span_fallbacks: dict[str, int] = field(default_factory=dict)
     per_view: dict[str, int] = field(default_factory=dict)  # replacements outside the visible text, per view
     blanked: dict[str, int] = field(default_factory=dict)  # regions emptied, per kind (comment, script...)
     #: The direct identifiers found in the input note (compact value -> kind), for the residual-leak check.
@@ -122,6 +134,26 @@ def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[in
     return pairs
 
 
+#: Between the two ends of a range, or a day said and its correction: ``du 8 au 10 mars``, ``8-10 mars``,
+#: ``le 12 et le 14/03``, ``le douze non pardon le treize mars``.
+_DATE_PAIR_GAP = re.compile(
+    r"^\s*(?:[-–]|au|et|à|a|jusqu['’]au|(?:(?:non|pardon|plutôt|plutot|euh|enfin|je veux dire|ou),?\s*){1,3})"
+    r"\s*(?:le\s*)?$",
+    re.IGNORECASE,
+)
+
+
+def _paired_dates(located: list, spans: Sequence[SpanIn], text: str) -> dict[int, str]:
+    """For each DATE span (by index), the DATE span just after it joined as a range or a correction: a day alone
+    (``du [8] au [10 mars]``) is shifted as a day of that date's month."""
+    dates = sorted((located[i].text_start, located[i].text_end, i) for i, s in enumerate(spans) if s.label == "DATE")
+    pairs: dict[int, str] = {}
+    for (_, end, i), (start, next_end, _) in itertools.pairwise(dates):
+        if 0 <= start - end <= 40 and _DATE_PAIR_GAP.match(text[end:start]):
+            pairs[i] = text[start:next_end]
+    return pairs
+
+
 def _city_of_street(end: int, cities: list, zips: list, text: str) -> str | None:
     """The VILLE span that ends the address a street ending at ``end`` starts, or None."""
     for city_start, city_end in sorted(cities):
@@ -133,6 +165,15 @@ def _city_of_street(end: int, cities: list, zips: list, text: str) -> str | None
                 between = between.replace(text[zip_start:zip_end], " ", 1)
         return text[city_start:city_end] if _STREET_THEN_CITY.match(between) else None
     return None
+
+
+def _alone(name: str) -> bool:
+    """A name span of one word (or one hyphenated word): what a relative's given name alone looks like."""
+    return bool(re.fullmatch(r"[^\W\d_]+(?:-[^\W\d_]+)*", name.strip()))
+
+
+def _squeezed(name: str) -> str:
+    return "".join(re.findall(r"[^\W\d_]+", name))
 
 
 def _digits(text: str, where) -> str:
@@ -230,10 +271,14 @@ def deidentify_document(
             if span.label in ("PATIENT", "DOCTOR"):
                 start, end = where.text_start, where.text_end
                 cue = sex_cue(text[max(0, start - 40) : start], text[end : end + 20])
+                if _alone(text[start:end]) and relative_cue(text[max(0, start - 60) : start], text[end : end + 30]):
+                    key = RELATIVE_GIVEN.format(label=span.label, key=fold_key(_squeezed(text[start:end])))
+                    ctx.memory[key] = True
                 remember(ctx, text[start:end], span.label, cue)
             elif span.label == "VILLE":
                 remember_town(ctx, text[where.text_start : where.text_end])
         pairs = _paired_cities(located, spans, text)
+        paired_dates = _paired_dates(located, spans, text)
     replacements: list[Replacement] = []
     seen: dict[tuple, Replacement] = {}  # a note repeats its entities (letterhead, signature): one draw each
     for i, (span, where) in enumerate(zip(spans, located)):
@@ -242,9 +287,9 @@ def deidentify_document(
             replacements.append(mask(span.label, mask_format))
             continue
         initials = span.label in ("PATIENT", "DOCTOR") and _dictation_initials(text, where.text_start, where.text_end)
-        key = (span.label, original, pairs.get(i), initials)
+        key = (span.label, original, pairs.get(i), initials, paired_dates.get(i))
         if key not in seen:
-            seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format, initials)
+            seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format, initials, paired_dates.get(i))
         replacements.append(seen[key])
     originals = [text[where.text_start : where.text_end] for where in located]
     replacer = Replacer(
@@ -295,8 +340,11 @@ def deidentify_document(
             row["original"] = text[where.text_start : where.text_end]
         outcome.audit.append(row)
         outcome.per_label[span.label] = outcome.per_label.get(span.label, 0) + 1
+        outcome.spans[span.label] = outcome.spans.get(span.label, 0) + 1
         if replacement.fallback:
             outcome.fallbacks[replacement.fallback] = outcome.fallbacks.get(replacement.fallback, 0) + 1
+            kind = f"{span.label}\t{replacement.fallback}"
+            outcome.span_fallbacks[kind] = outcome.span_fallbacks.get(kind, 0) + 1
     for (number, cut), edit, (out_start, out_end) in zip(numbers, number_edits, ranges[len(spans) :]):
         row = {
             "label": number.kind,

@@ -95,6 +95,9 @@ class DeidentifyReport:
     replacements: int = 0
     replacements_per_label: dict[str, int] = field(default_factory=dict)
     fallbacks: dict[str, int] = field(default_factory=dict)
+    #: Per label of the spans: how many were replaced (``spans``), masked instead (``masked``, and its ``share`` in
+    #: percent) and why (``reasons``); filled by :meth:`add`, see :func:`masked_labels` for the warning.
+    fallbacks_per_label: dict[str, dict] = field(default_factory=dict)
     documents_without_spans: int = 0  # written with status "no spans": no span was given for them
     spans_for_unknown_documents: int = 0
     span_documents: int = 0  # distinct documents of --spans (not counted with --model)
@@ -157,9 +160,34 @@ class DeidentifyReport:
         add_counts(self.identifiers_per_kind, {k: n for k, n in batch.per_label.items() if k in KINDS})
         self.replacements += sum(batch.per_label.values())
         add_counts(self.fallbacks, batch.fallbacks)
+        self._add_span_fallbacks(batch.spans, batch.span_fallbacks)
         add_counts(self.replacements_per_view, batch.per_view)
         add_counts(self.blanked, batch.blanked)
         totals.add(batch.leaks)
+
+    def _add_span_fallbacks(self, spans: Mapping[str, int], span_fallbacks: Mapping[str, int]) -> None:
+        for label, n in spans.items():
+            row = self.fallbacks_per_label.setdefault(label, {"spans": 0, "masked": 0, "share": 0.0, "reasons": {}})
+            row["spans"] += n
+        for kind, n in span_fallbacks.items():
+            label, reason = kind.split("\t", 1)
+            row = self.fallbacks_per_label.setdefault(label, {"spans": 0, "masked": 0, "share": 0.0, "reasons": {}})
+            row["masked"] += n
+            row["reasons"][reason] = row["reasons"].get(reason, 0) + n
+        for row in self.fallbacks_per_label.values():
+            row["share"] = round(100 * row["masked"] / row["spans"], 2) if row["spans"] else 0.0
+
+
+#: A label whose spans are masked more often than this (percent) is warned about: surrogate mode is there to
+#: keep the notes readable (a masked date loses its intervals with the others).
+FALLBACK_WARN_SHARE = 2.0
+
+
+def masked_labels(report: DeidentifyReport, above: float = FALLBACK_WARN_SHARE) -> dict[str, dict]:
+    """The labels whose share of spans masked instead of replaced is above ``above`` percent (surrogate mode)."""
+    if report.mode != "surrogate":
+        return {}
+    return {label: row for label, row in report.fallbacks_per_label.items() if row["share"] > above}
 
 
 #: The report's counter of each status of ``documents.parquet``.
@@ -207,6 +235,12 @@ def report_table(report: DeidentifyReport) -> str:
         rows.append(["input columns dropped (--keep-column keeps one)", len(report.dropped_columns)])
     rows.append(["fallbacks (masked, see audit)", sum(report.fallbacks.values())])
     rows += [[f"  {reason}", n] for reason, n in sorted(report.fallbacks.items())]
+    if report.mode == "surrogate":
+        per_label = report.fallbacks_per_label
+        for label in [*(lab for lab in LABELS if lab in per_label), *sorted(set(per_label) - set(LABELS))]:
+            row = per_label[label]
+            flag = f" (above {FALLBACK_WARN_SHARE:g} %)" if row["share"] > FALLBACK_WARN_SHARE else ""
+            rows.append([f"  {label} masked: {row['share']:.2f} % of {row['spans']:,} span(s){flag}", row["masked"]])
     rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
     if report.spans_for_unknown_documents:
         rows.append(["spans of documents not in the notes", report.spans_for_unknown_documents])

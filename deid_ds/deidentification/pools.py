@@ -4,6 +4,9 @@ Names always come from the lists shipped with the package (``deid_ds/synth/resou
 Breton and regional names plus Faker's fr_FR lists), never from the Annuaire Santé: a patient must not
 be renamed after a real, findable health professional.
 
+A knowledge base's names (the professionals of the Annuaire Santé) are read only to tell a given name
+from a surname (``Salma``, ``Ndeye``: given names the shipped lists lack), never drawn from.
+
 Places come from a built knowledge base when one is given (``--kb``): communes and their postcodes from
 the BAN-derived ``postcodes`` table (only BAN rows, so that a surrogate city always comes with a postcode
 that really belongs to it), streets and lieux-dits from the BAN ``streets`` table. Without a knowledge
@@ -69,6 +72,9 @@ class Pools:
     surname_keys: frozenset[str] = field(default=frozenset())
     first_name_keys: frozenset[str] = field(default=frozenset())
     squashed_communes: dict[str, str] = field(default_factory=dict)  # "guiprymessac" -> "guipry-messac"
+    #: folded name word -> "first"/"last": what the knowledge base's names (professionals) mostly are; read to
+    #: tell a given name from a surname (:func:`deid_ds.deidentification.names.name_role`), never drawn from
+    kb_name_roles: dict[str, str] = field(default_factory=dict)
     kb_dir: str | None = None  # where the places came from (``--privacy dp`` loads its communes table)
 
 
@@ -158,6 +164,26 @@ def _kb_places(kb_dir: Path) -> tuple[tuple[Commune, ...], tuple[str, ...], tupl
     return (communes or fallback[0]), (_capped(names) or fallback[1]), (_capped(lieux) or fallback[2])
 
 
+def _kb_name_roles(kb_dir: Path) -> dict[str, str]:
+    """Each one-word name of the knowledge base's ``names`` table as a given name (``first``) or a surname
+    (``last``): the kind it is written as for more professionals, none when as many are both."""
+    path = kb_dir / "names.parquet"
+    if not path.exists():
+        return {}
+    names = pq.read_table(path, columns=["key", "kind", "n"]).to_pydict()
+    counts: dict[str, dict[str, int]] = {}
+    for key, kind, n in zip(names["key"], names["kind"], names["n"]):
+        if key and kind in ("firstname", "lastname") and " " not in key and "-" not in key:
+            counts.setdefault(key, {}).setdefault(kind, 0)
+            counts[key][kind] += n or 0
+    roles = {}
+    for key, kinds in counts.items():
+        first, last = kinds.get("firstname", 0), kinds.get("lastname", 0)
+        if first != last:
+            roles[key] = "first" if first > last else "last"
+    return roles
+
+
 @lru_cache(maxsize=4)
 def load_pools(kb_dir: str | None) -> Pools:
     """The pools of a run (cached per process: every worker loads them once)."""
@@ -184,6 +210,7 @@ def load_pools(kb_dir: str | None) -> Pools:
         surname_keys=frozenset(fold_key(n) for n in surnames),
         first_name_keys=frozenset(sex_of),
         squashed_communes={squash(c.key): c.key for c in communes},
+        kb_name_roles=_kb_name_roles(Path(kb_dir)) if kb_dir else {},
         kb_dir=kb_dir or None,
     )
 

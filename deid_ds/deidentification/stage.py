@@ -73,6 +73,8 @@ def stats_schema():
             ("leaks", pa.string()),
             ("per_view", pa.string()),
             ("blanked", pa.string()),
+            ("spans", pa.string()),
+            ("span_fallbacks", pa.string()),
             ("dp_spent", pa.string()),
         ]
     )
@@ -119,6 +121,8 @@ class DeidBatch:
             "leaks": [json.dumps(result.leaks.to_dict())],
             "per_view": [json.dumps(result.per_view)],
             "blanked": [json.dumps(result.blanked)],
+            "spans": [json.dumps(result.spans)],
+            "span_fallbacks": [json.dumps(result.span_fallbacks)],
             "dp_spent": [json.dumps(result.dp_spent)],
         }
         return {
@@ -378,6 +382,8 @@ class DeidSink:
                     ),
                     json.loads(row["per_view"]),
                     json.loads(row["blanked"]),
+                    spans=json.loads(row["spans"]),
+                    span_fallbacks=json.loads(row["span_fallbacks"]),
                 )
                 self.report.add(batch, self.leaks)
                 merge_spending(self.dp_spent, json.loads(row.get("dp_spent") or "{}"))
