@@ -14,7 +14,9 @@ runs the commands):
 3. the gold carried to each de-identified text through its ``audit.parquet`` (one row per replacement with its
    input and output offsets: :func:`map_spans`);
 4. ``deid-ds weak-label`` (rules, same KB) on the originals and on every version, and ``deid-ds evaluate`` of each
-   against its own gold: exact-match micro and per-label precision/recall/F1.
+   against its own gold: exact-match micro and per-label precision/recall/F1 (micro F1 with its bootstrap
+   interval), on every entity and on those every version rewrote with a surrogate, not a mask (a masked entity
+   and the predictions on it left out: what the labeller does on surrogates, apart from what masks hide).
 
 Also counted per version: what dp perturbs that the shift leaves (ages, durations: the ``dp:age``/``dp:duration``
 audit rows; the communes drawn by the mechanism, from ``report.json``), and a clinical-timeline use: the length of
