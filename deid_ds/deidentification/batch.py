@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from deid_ds.deidentification.context import Context, scope_of
 from deid_ds.deidentification.document import SpanIn, deidentify_document
+from deid_ds.deidentification.dp_accounting import SPENT, batch_spending, merge_spending
 from deid_ds.deidentification.keyed import Keyring
 from deid_ds.deidentification.leaks import LeakCounts, find_leaks
 from deid_ds.deidentification.privacy import Privacy
@@ -86,6 +87,8 @@ class BatchResult:
     per_view: dict[str, int] = field(default_factory=dict)
     blanked: dict[str, int] = field(default_factory=dict)
     shifted: dict[str, list] = field(default_factory=dict)  # the date columns of the notes written, shifted
+    #: ``--privacy dp``: the ε spent per patient and value, both as HMACs (:mod:`.dp_accounting`).
+    dp_spent: dict[str, dict] = field(default_factory=dict)
 
 
 def documents_schema():
@@ -126,7 +129,7 @@ def audit_schema(with_originals: bool):
 
 def deidentify_batch(job: DeidJob) -> BatchResult:
     """De-identify one batch of notes. Module level: worker processes import it."""
-    from deid_ds.deidentification.dates_shift import date_offset, shift_date_text
+    from deid_ds.deidentification.dates_shift import move_date, shift_date_text
     from deid_ds.deidentification.kept_columns import shift_value
     from deid_ds.deidentification.metadata import surrogate_metadata
     from deid_ds.deidentification.pools import load_pools
@@ -187,11 +190,14 @@ def deidentify_batch(job: DeidJob) -> BatchResult:
             shift_text = partial(shift_date_text, ctx)
             for name in options.date_columns:
                 value = job.extras.column(name)[position].as_py()
-                result.shifted[name].append(shift_value(value, shift_text, date_offset(ctx)))
+                result.shifted[name].append(shift_value(value, shift_text, partial(move_date, ctx, "full")))
             if options.keep_metadata == "surrogate":
                 fake = surrogate_metadata(ctx)
                 for name in PATIENT_FIELDS:
                     result.metadata[name].append(fake[name])
+            if options.privacy.is_dp:
+                spent = batch_spending(options.keyring, scope, ctx.memory.get(SPENT, {}))
+                merge_spending(result.dp_spent, spent)
             for row in outcome.audit:
                 row = {**row, "id_document": note.id_document, "id_patient": note.id_patient}
                 for name, values in result.audit.items():

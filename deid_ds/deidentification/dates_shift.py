@@ -15,6 +15,9 @@ With ``birthdate_year``, a date equal to the patient's metadata birthdate is wri
 year only. A span these forms do not read returns ``None``: a time (``01:15``), a score (``15/15``), a
 measurement (``11,6``, ``11.6``), an exam number, or a date the shift would take out of the calendar
 (``01/01/0001``); the caller masks it rather than invent digits.
+
+With ``--privacy dp`` only the move changes (:func:`move_date`): each distinct value is perturbed on its own in
+its unit (:mod:`.dp_dates`) instead of shifted, and rendered in its form the same way.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from dataclasses import dataclass
 
 from deid_ds.deidentification.casing import apply_case, case_style, strip_accents
 from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.dp_dates import date_key, perturb_date
 from deid_ds.label.dates import MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, _full_year, _month_number
 
 MIN_SHIFT, MAX_SHIFT = 15, 365
@@ -58,6 +62,18 @@ def date_offset(ctx: Context) -> int:
 
 def _shift(ctx: Context, date: dt.date) -> dt.date:
     return date + dt.timedelta(days=date_offset(ctx))
+
+
+def move_date(ctx: Context, kind: str, date: dt.date) -> dt.date:
+    """The surrogate of a parsed date of ``kind``: shifted by the patient's offset, or, with ``--privacy dp``,
+    perturbed on its own in its unit (:mod:`.dp_dates`, its cost recorded once per value). Raises
+    :class:`OverflowError` when no date of the calendar can be written."""
+    if not ctx.privacy.is_dp:
+        return _shift(ctx, date)
+    privacy = ctx.privacy
+    new = perturb_date(ctx.keyring, ctx.scope, kind, date, privacy.epsilon, privacy.reference)
+    ctx.spend(*date_key(kind, date), privacy.epsilon)
+    return new
 
 
 def _padded(*fields: str) -> bool:
@@ -195,7 +211,7 @@ def shift_date_text(ctx: Context, text: str) -> str | None:
     if parsed is None:
         return None
     try:
-        new = _shift(ctx, parsed.date)
+        new = move_date(ctx, parsed.kind, parsed.date)
     except OverflowError:  # 01/01/0001 shifted back, 31/12/9999 forward: no date to write, masked
         return None
     if ctx.birthdate_year and parsed.kind == "full" and _is_birthdate(ctx, parsed.date):

@@ -91,7 +91,7 @@ def _draw(ctx: Context, label: str, text: str, paired_city: str | None, initials
         "EMAIL": lambda: surrogate_email(ctx, text),
         "ZIP": lambda: surrogate_zip(ctx, text, paired_city),
         "VILLE": lambda: surrogate_city(ctx, text),
-        "STR": lambda: surrogate_street(ctx, text),
+        "STR": lambda: surrogate_street(ctx, text, paired_city),
     }
     return draws[label]()
 
@@ -135,7 +135,7 @@ def surrogate(
     mask_format: str = DEFAULT_MASK,
     initials: bool = False,
 ) -> Replacement:
-    """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP;
+    """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP or after a STR;
     ``initials``: a name span that is dictation initials, replaced by initials).
 
     A span that cannot be given a surrogate safely is masked with ``mask_format`` (module docstring).
