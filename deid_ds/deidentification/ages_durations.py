@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass
 
 from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.date_words import number_words
 from deid_ds.deidentification.dp_dates import Bounds, perturb
 from deid_ds.label._numbers import NUMBER_WORDS
 from deid_ds.label._numbers import value as words_value
-from deid_ds.synth.exports.words import number_words
 
 #: The oldest age in years a surrogate may be (an age of 45 perturbed at a small ε never becomes 160).
 MAX_AGE_YEARS = 110
