@@ -316,9 +316,10 @@ def initial(ctx: Context, letter: str, label: str, last_key: str | None, positio
                 source = seen[position]
                 break
     if source is not None:
-        return apply_case(first_name(ctx, source, label)[0], letter)
-    drawn = ctx.draw(INITIALS, ("initial", fold_key(letter)), letter, scope=_scope(ctx, label))
-    return drawn if letter.isupper() else drawn.lower()
+        drawn = first_name(ctx, source, label)[0]  # in the case the given name was written in, not the initial's
+    else:
+        drawn = ctx.draw(INITIALS, ("initial", fold_key(letter)), letter, scope=_scope(ctx, label))
+    return drawn.upper() if letter.isupper() else drawn.lower()
 
 
 def remember(ctx: Context, text: str, label: str, sex: str | None = None) -> None:

@@ -328,3 +328,13 @@ def test_leak_check_finds_each_field_in_every_view():
     )
     clean = find_leaks("<p>Patiente vue le matin, Martine et Gallois.</p>", PATIENT)
     assert clean.total == 0
+
+
+def test_an_initial_keeps_the_case_it_was_written_in_whatever_the_given_name_it_stands_for():
+    """``OZTURK G.`` once gave ``BONNIN c.``: the initial took the case of the patient's given name written in
+    lower case in the metadata, and the labeller no longer read the surrogate as a name."""
+    ctx = context(patient=PatientMetadata(firstname="gaëlle", lastname="ozturk"))
+    upper = surrogate_name(ctx, "OZTURK G.", "PATIENT")
+    assert re.fullmatch(r"[A-ZÀ-Ý' -]+ [A-Z]\.", upper), upper
+    lower = surrogate_name(ctx, "g. ozturk", "PATIENT")
+    assert re.fullmatch(r"[a-z]\. \S.*", lower), lower
