@@ -47,7 +47,8 @@ SPENT_COMMUNE, SPENT_ABROAD, SPENT_UNPROTECTED = "commune", "commune:abroad", "c
 _DIGITS = re.compile(r"\d")
 _JOINERS = re.compile(r"[\s\-'’]+")
 _HOUSE = re.compile(
-    r"^(?P<num>\d{1,5})(?P<rep>[ \u00a0]?(?:bis|ter|quater|[A-Da-d])(?![^\W\d_]))?(?P<sep>[\s,]+)(?P<rest>\S.*)$",
+    r"^(?P<num>\d{1,5}(?:[ \u00a0]?[-/][ \u00a0]?\d{1,5})?)"  # one number, or a range: 13-53 rue ...
+    r"(?P<rep>[ \u00a0]?(?:bis|ter|quater|[A-Da-d])(?![^\W\d_]))?(?P<sep>[\s,]+)(?P<rest>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 _BOX = re.compile(
@@ -224,6 +225,15 @@ def _street_of_commune(ctx: Context, name: str, lieu_dit: bool, city: str | None
     return apply_case(drawn, name)
 
 
+def _house_numbers(keyed: str) -> str:
+    """A range of house numbers (``13-53 rue ...``) kept in ascending order once its digits are keyed."""
+    numbers = re.findall(r"\d+", keyed)
+    if len(numbers) == 2 and int(numbers[0]) > int(numbers[1]):
+        it = iter(reversed(numbers))
+        return re.sub(r"\d+", lambda _: next(it), keyed)
+    return keyed
+
+
 def surrogate_street(ctx: Context, text: str, city: str | None = None) -> str:
     """The surrogate of a STR span (see the module docstring); ``city``: the town written with it, which the
     street follows under ``--privacy dp``."""
@@ -233,7 +243,7 @@ def surrogate_street(ctx: Context, text: str, city: str | None = None) -> str:
     house = _HOUSE.match(text)
     prefix, rest = "", text
     if house:
-        number = keyed_digits(ctx, ("STR#", fold_key(text)), house.group("num"), no_leading_zero=True)
+        number = _house_numbers(keyed_digits(ctx, ("STR#", fold_key(text)), house.group("num"), no_leading_zero=True))
         prefix = number + (house.group("rep") or "") + house.group("sep")
         rest = house.group("rest")
     street_type, name = strip_street_type(rest)

@@ -298,6 +298,8 @@ def test_streets_keep_number_shape_and_type():
     new = surrogate_street(ctx, "12 bis, avenue du Général de Gaulle")
     assert re.fullmatch(r"\d\d bis, avenue \S.*", new) and "Gaulle" not in new
     assert re.fullmatch(r"BP \d{3}", surrogate_street(ctx, "BP 644"))
+    ranged = re.fullmatch(r"(\d\d)-(\d\d) RUE (\S.*)", surrogate_street(ctx, "13-53 RUE DE LA PAIX"))
+    assert ranged and int(ranged[1]) <= int(ranged[2]) and "PAIX" not in ranged[3]  # a range, not a lieu-dit
     assert surrogate_street(ctx, "16 Rue Henri Le Guilloux").upper() == surrogate_metadata(ctx)["address"].upper()
 
 
