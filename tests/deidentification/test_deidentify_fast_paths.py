@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
+from deid_ds.deidentification.identifiers import FLEXIBLE_FROM, value_pattern
 from deid_ds.deidentification.leaks import (
     _SAINT_BEFORE,
     _SAINTS,
@@ -110,3 +114,20 @@ def test_the_leak_count_is_the_word_by_word_count(text):
     _count_in_reading(text, needles, counts)
     assert counts == _counted_plainly(text, needles)
     assert sum(c["exact"] + c["fuzzy"] for c in counts.values()) > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.text("0123456789", min_size=2, max_size=12),
+    text=st.text("0123456789 .-/_aZ\u0130\u0131\u017f\u212a\u00e9", max_size=40),
+    cut=st.integers(0, 40),
+)
+def test_a_number_is_found_where_the_caseless_pattern_finds_it(value, text, cut):
+    """A digits-only known value's pattern, compiled without IGNORECASE, matches where the IGNORECASE one does."""
+    body = r"[ .\-/]?".join(value) if len(value) >= FLEXIBLE_FROM else value  # the definition, IGNORECASE
+    plain = re.compile(rf"(?<![A-Za-z0-9])(?:{body})(?![A-Za-z0-9])", re.IGNORECASE)
+    spaced = " ".join(value)  # the value written with separators, somewhere in the text
+    haystack = text[:cut] + spaced + text[cut:] + value
+    fast = value_pattern(value)
+    assert plain.flags & re.IGNORECASE and not fast.flags & re.IGNORECASE
+    assert [m.span() for m in fast.finditer(haystack)] == [m.span() for m in plain.finditer(haystack)]
