@@ -131,3 +131,19 @@ def test_a_number_is_found_where_the_caseless_pattern_finds_it(value, text, cut)
     fast = value_pattern(value)
     assert plain.flags & re.IGNORECASE and not fast.flags & re.IGNORECASE
     assert [m.span() for m in fast.finditer(haystack)] == [m.span() for m in plain.finditer(haystack)]
+
+
+@pytest.mark.parametrize(
+    "mine",
+    [
+        [("PATIENT", "Jean KERDRAON"), ("VILLE", "Quimper")],  # among the patient's: the patient's object itself
+        [("PATIENT", "Jean  Kerdraon"), ("STR", "12 rue de Brest")],  # a spelling and a street of its own
+        [],
+    ],
+)
+def test_a_notes_originals_are_its_patients_and_its_own(mine):
+    scope = (("DATE", "12/04/1961"), ("DOCTOR", "Dr Le Ny"), ("PATIENT", "Jean KERDRAON"), ("VILLE", "Quimper"))
+    joined = NoteOriginals.of_note(scope, mine)
+    assert joined == NoteOriginals.of([*scope, *mine])
+    assert joined.given_back("Kerdraon") and joined.given_back("Le Ny") and not joined.given_back("Dupont")
+    assert joined.given_back("Brest") == any("Brest" in text for _, text in mine)
