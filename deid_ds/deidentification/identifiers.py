@@ -343,7 +343,7 @@ def value_pattern(value: str) -> re.Pattern[str]:
     if value.isascii() and value.isdigit():
         # The same pattern without IGNORECASE (a digit has no case; the four letters IGNORECASE adds to
         # ``[A-Za-z0-9]`` written out, each alone: in a class they cost as much as the flag). Compiling
-        # takes half the time, and a note's numbers are mostly new ones (docs/benchmarks.md, *deidentify*).
+        # takes 0.6 of the time, and a note's numbers are mostly new ones (docs/benchmarks.md, *deidentify*).
         return re.compile(rf"{_NOT_AFTER_ALNUM}(?:{body}){_NOT_BEFORE_ALNUM}")
     return re.compile(rf"(?<![A-Za-z0-9])(?:{body})(?![A-Za-z0-9])", re.IGNORECASE)
 

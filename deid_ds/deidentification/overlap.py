@@ -169,7 +169,7 @@ class NoteOriginals:
     def of_note(cls, scope_entities: tuple[tuple[str, str], ...], mine: Iterable[tuple[str, str]]) -> NoteOriginals:
         """:meth:`of` the patient's notes' entities (``scope_entities``, the same in each of their notes) and the
         note's own (``mine``): the patient's part worked out once, the note's added when not already in it
-        (half the time of :meth:`of` on both, on export-style notes: docs/benchmarks.md, *deidentify*)."""
+        (0.151 → 0.110 s for 1,000 export-style notes: docs/benchmarks.md, *deidentify*)."""
         scope, own = _scope_originals(scope_entities), cls.of(mine)
         if own.wholes <= scope.wholes and own.tokens <= scope.tokens:
             return scope
