@@ -263,7 +263,7 @@ def deidentify_document(
         # No surrogate is one of the note's entities, nor one of its patient's other notes' (``scope_entities``,
         # the same in each of them: a patient's surrogates stay the same from note to note).
         mine = [(s.label, text[w.text_start : w.text_end]) for s, w in zip(spans, located)]
-        ctx.note_originals = NoteOriginals.of([*scope_entities, *mine])
+        ctx.note_originals = NoteOriginals.of_note(tuple(scope_entities), mine)
         # the names of all the patient's notes first, in the same order in each: an initial (``J. DUPONT``)
         # then stands for the same given name (``Jean DUPONT`` of another note) in every note of the patient
         remember_names(ctx, scope_entities)

@@ -165,6 +165,16 @@ class NoteOriginals:
                 tokens |= name_tokens(original, label)
         return cls(frozenset(wholes), frozenset(tokens))
 
+    @classmethod
+    def of_note(cls, scope_entities: tuple[tuple[str, str], ...], mine: Iterable[tuple[str, str]]) -> NoteOriginals:
+        """:meth:`of` the patient's notes' entities (``scope_entities``, the same in each of their notes) and the
+        note's own (``mine``): the patient's part worked out once, the note's added when not already in it
+        (0.151 → 0.110 s for 1,000 export-style notes: docs/benchmarks.md, *deidentify*)."""
+        scope, own = _scope_originals(scope_entities), cls.of(mine)
+        if own.wholes <= scope.wholes and own.tokens <= scope.tokens:
+            return scope
+        return cls(scope.wholes | own.wholes, scope.tokens | own.tokens)
+
     def given_back(self, surrogate: str) -> bool:
         """True when ``surrogate`` is one of the note's entities or carries one of their name tokens."""
         if not self.wholes:
@@ -177,6 +187,11 @@ class NoteOriginals:
             if tokens and any(token in letters for token in tokens):
                 return True
         return False
+
+
+@lru_cache(maxsize=256)
+def _scope_originals(scope_entities: tuple[tuple[str, str], ...]) -> NoteOriginals:
+    return NoteOriginals.of(scope_entities)
 
 
 def holds_phrase(text: str, phrases: Iterable[str]) -> bool:
