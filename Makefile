@@ -57,7 +57,8 @@ DEMO_DEPS := $(VENV)/.installed $(DEMO_CODE)
 DEMO_FILES := $(DEMO_OUT)/kb/manifest.json $(DEMO_OUT)/segment/report.json $(DEMO_OUT)/weak/report.json \
 	$(DEMO_OUT)/fasttext/fasttext.json $(DEMO_OUT)/flair-lm/flair_lm.json $(DEMO_OUT)/model/model_card.json \
 	$(DEMO_OUT)/predict/report.json $(DEMO_OUT)/hybrid/report.json $(DEMO_OUT)/evaluate.json \
-	$(DEMO_OUT)/deidentify/report.json $(DEMO_OUT)/review.html $(DEMO_OUT)/campaign/campaign.json
+	$(DEMO_OUT)/deidentify/report.json $(DEMO_OUT)/deidentify-dp/report.json $(DEMO_OUT)/review.html \
+	$(DEMO_OUT)/campaign/campaign.json
 # `$(TIMED) NAME COMMAND...` runs COMMAND and prints how long it took.
 TIMED = @sh -c 't0=$$(date +%s); "$$@" || exit $$?; echo "demo: $$0 done in $$(( $$(date +%s) - t0 )) s"'
 
@@ -70,6 +71,7 @@ demo: $(VENV)/.installed
 	@echo "  $(DEMO_OUT)/evaluate.png                the rules, the model and the hybrid scored against the gold"
 	@echo "  $(DEMO_OUT)/evaluate.json               every score (deid-ds evaluate -v prints the tables)"
 	@echo "  $(DEMO_OUT)/deidentify/notes.parquet    the de-identified notes (audit.parquet: each replacement)"
+	@echo "  $(DEMO_OUT)/deidentify-dp/report.json   the same under --privacy dp: the privacy accounting"
 	@echo "  $(DEMO_OUT)/campaign/tasks-ann1.jsonl   an annotator's correction tasks"
 	@echo "  $(DEMO_OUT)/weak/report.json            what the rules found, per label and split"
 
@@ -124,6 +126,14 @@ $(DEMO_OUT)/deidentify/report.json: \
 	$(TIMED) deidentify env DEID_DS_KEY=demo-key-not-secret-0001 $(BIN)/deid-ds deidentify data/notes.parquet \
 		--spans $(DEMO_OUT)/hybrid --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/deidentify --mode surrogate \
 		--keep-metadata surrogate --quiet
+
+# The same under --privacy dp (dates, ages and communes perturbed under ε·d-privacy; a fixed reference day: same
+# output every run); its report.json holds the privacy accounting.
+$(DEMO_OUT)/deidentify-dp/report.json: \
+		data/notes.parquet $(DEMO_OUT)/hybrid/report.json $(DEMO_OUT)/kb/manifest.json $(DEMO_DEPS)
+	$(TIMED) deidentify-dp env DEID_DS_KEY=demo-key-not-secret-0001 $(BIN)/deid-ds deidentify data/notes.parquet \
+		--spans $(DEMO_OUT)/hybrid --kb $(DEMO_OUT)/kb --out $(DEMO_OUT)/deidentify-dp --mode surrogate \
+		--privacy dp --epsilon 0.3 --dp-reference 2026-11-27 --keep-metadata surrogate --quiet
 
 # Ten notes, original and de-identified side by side, for the review before a release (same key and spans).
 $(DEMO_OUT)/review.html: data/notes.parquet $(DEMO_OUT)/hybrid/report.json $(DEMO_OUT)/kb/manifest.json $(DEMO_DEPS)

@@ -8,6 +8,9 @@ corrected notes chosen two ways,
 * ``disagreement``: the notes ranked by :func:`deid_ds.campaign.selection.document_priorities` on the
   rules' spans and model0's predictions — the very ranking of ``campaign --select disagreement`` (without
   its per-type quotas: one pool here), ties in the seeded random order;
+* ``rules-silent`` (``--selections``, not a ``campaign --select`` choice: a candidate measured here): the notes
+  with the most model0 spans that overlap no rule span, :func:`rules_silent_score` — where the rules may
+  have missed an identifier, the only errors of theirs a correction can teach the hybrid to catch;
 
 dev-gold's gold of those notes is the correction: model1 = ``train --gold-train`` (same seed, same
 sizes), ``calibrate`` on the same notes (its ``calibration.json``, which ``predict --with-rules`` reads),
@@ -18,6 +21,11 @@ and averages the seeds' differences.
 
     .venv/bin/python benchmarks/campaign_simulation.py [--workdir /tmp/deid-campaign-sim]
         [--corpus DIR] [--seeds 0,1,2] [--budget 5] [--max-epochs 20] [--resume] [--json OUT.json]
+        [--selections random,disagreement[,rules-silent]]
+
+Per run the JSON also records what the correction holds: the gold spans of the corrected notes that the
+rules miss (not wholly covered by a rule span) against those of the scored notes, and model0's card
+thresholds next to model1's calibrated ones.
 """
 
 from __future__ import annotations
@@ -41,7 +49,8 @@ from model_vs_rules import run  # noqa: E402
 
 from deid_ds.campaign.selection import DISAGREEMENT, document_priorities  # noqa: E402
 
-SELECTIONS = ("random", "disagreement")
+SELECTIONS = ("random", "disagreement", "rules-silent")
+DEFAULT_SELECTIONS = "random,disagreement"
 SYSTEMS = ("rules", "model0", "hybrid0", "model1", "hybrid1")
 #: (system, reference) pairs whose differences get intervals: each retrained system against its model0 twin
 #: and against the rules.
@@ -63,6 +72,40 @@ def choose(documents: Sequence[str], budget: int, seed: int, priorities: Mapping
     if priorities is not None:
         order = sorted(order, key=lambda d: -priorities[d])  # stable: ties keep the random order
     return order[:budget]
+
+
+Span = tuple[int, int, str]  # html_start, html_end, label
+
+
+def rules_silent_score(rule_spans: Sequence[Span], model_spans: Sequence[Span]) -> int:
+    """How many of the model's spans overlap no rule span: the places the rules are silent and the model is not."""
+    return sum(not any(rs < me and ms < re for rs, re, _ in rule_spans) for ms, me, _ in model_spans)
+
+
+def rule_misses(gold_spans: Sequence[Span], rule_spans: Sequence[Span]) -> int:
+    """How many gold spans the rules do not cover wholly (label-blind, characters): what a correction of
+    the note teaches beyond its weak labels, on the redaction side."""
+
+    def covered(start: int, end: int) -> int:
+        cuts = sorted((max(rs, start), min(re, end)) for rs, re, _ in rule_spans if rs < end and start < re)
+        total, reach = 0, start
+        for low, high in cuts:
+            total += max(0, high - max(low, reach))
+            reach = max(reach, high)
+        return total
+
+    return sum(covered(start, end) < end - start for start, end, _ in gold_spans)
+
+
+def spans_by_document(path: Path) -> dict[str, list[Span]]:
+    """``spans.parquet`` (or a gold table) read as ``id -> [(html_start, html_end, label)]``."""
+    import pandas as pd
+
+    frame = pd.read_parquet(path, columns=["id_document", "html_start", "html_end", "label"])
+    spans: dict[str, list[Span]] = {}
+    for row in frame.itertuples(index=False):
+        spans.setdefault(str(row.id_document), []).append((int(row.html_start), int(row.html_end), str(row.label)))
+    return spans
 
 
 def _rates(sums):
@@ -127,6 +170,11 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/deid-campaign-sim"))
     parser.add_argument("--seeds", default="0,1,2", help="training seeds (also the random selection's)")
     parser.add_argument("--budget", type=int, default=5, help="corrected notes per selection")
+    parser.add_argument(
+        "--selections",
+        default=DEFAULT_SELECTIONS,
+        help=f"comma-separated, among {', '.join(SELECTIONS)} [default: {DEFAULT_SELECTIONS}]",
+    )
     parser.add_argument("--max-epochs", type=int, default=20, help="train --max-epochs (capped on a shared CPU)")
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--batch", type=int, default=8)
@@ -136,6 +184,9 @@ def main() -> None:
     parser.add_argument("--resume", action="store_true", help="keep the outputs of a previous run in WORKDIR")
     args = parser.parse_args()
     dev_gold.RESUME = model_vs_rules.RESUME = args.resume
+    selections = [s for s in args.selections.split(",") if s]
+    if not selections or any(s not in SELECTIONS for s in selections):
+        sys.exit(f"--selections {args.selections}: expected a comma-separated list among {', '.join(SELECTIONS)}")
     corpus: Path = args.corpus
     generated = (corpus / "notes.parquet").is_file() and (corpus / "gold.parquet").is_file()
     if not generated and not (corpus / "notes.jsonl").is_file():
@@ -159,6 +210,8 @@ def main() -> None:
     sizes = ["--char", "--hidden", str(args.hidden), "--max-epochs", str(args.max_epochs), "--batch", str(args.batch)]
     sizes += ["--patience", str(args.patience), "--threads", "1", "--quiet"]
 
+    gold_spans, rule_spans = spans_by_document(gold), spans_by_document(rules / "spans.parquet")
+    misses = {d: rule_misses(gold_spans.get(d, []), rule_spans.get(d, [])) for d in documents}
     per_seed: dict[str, dict] = {}
     counts_by: dict[tuple[str, int], dict] = {}
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -181,8 +234,12 @@ def main() -> None:
             timings,
         )
         priorities = document_priorities(DISAGREEMENT, rules, pred0, documents)
-        for selection in SELECTIONS:
-            chosen = choose(documents, args.budget, seed, priorities if selection == "disagreement" else None)
+        model_spans = spans_by_document(pred0 / "spans.parquet")
+        silent = {d: float(rules_silent_score(rule_spans.get(d, []), model_spans.get(d, []))) for d in documents}
+        by_selection = {"random": None, "disagreement": priorities, "rules-silent": silent}
+        threshold0 = json.loads((model0 / "model_card.json").read_text(encoding="utf-8")).get("hybrid") or {}
+        for selection in selections:
+            chosen = choose(documents, args.budget, seed, by_selection[selection])
             tag = f"{selection}-{seed}"
             fix_gold = subset(gold, chosen, work / f"fix-gold-{tag}.parquet")
             fix_notes = subset(notes, chosen, work / f"fix-notes-{tag}.parquet")
@@ -220,12 +277,18 @@ def main() -> None:
             per_seed[tag] = {
                 "chosen": chosen,
                 "disagreement_of_chosen": [priorities[d] for d in chosen],
+                "rules_silent_of_chosen": [silent[d] for d in chosen],
+                "rule_misses": {
+                    "chosen": sum(misses[d] for d in chosen),
+                    "scored": sum(misses[d] for d in scored),
+                },
+                "threshold0": {k: threshold0.get(k) for k in ("add", "override")},
                 "threshold": json.loads(calibration.read_text(encoding="utf-8")).get("chosen"),
                 "scores": {name: scores(c) for name, c in counts.items()},
                 "lifts": {f"{name} - {ref}": lift_intervals([(counts[name], counts[ref])]) for name, ref in LIFTS},
             }
         done = seeds[: seeds.index(seed) + 1]
-        report = make_report(args, counts_by, per_seed, done, timings, time.perf_counter() - started)
+        report = make_report(args, selections, counts_by, per_seed, done, timings, time.perf_counter() - started)
         path = args.json or work / "campaign_simulation.json"
         path.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")  # after each seed
         print(f"[{time.strftime('%H:%M:%S')}] seed {seed} done: {path}", flush=True)
@@ -234,10 +297,12 @@ def main() -> None:
     print(f"\nwritten to {path}")
 
 
-def make_report(args, counts_by: dict, per_seed: dict, seeds: list[int], timings: dict, total: float) -> dict:
+def make_report(
+    args, selections: Sequence[str], counts_by: dict, per_seed: dict, seeds: list[int], timings: dict, total: float
+) -> dict:
     """The JSON report: per seed, and the means over the ``seeds`` done so far."""
     summary = {}
-    for selection in SELECTIONS:
+    for selection in selections:
         runs = [counts_by[(selection, seed)] for seed in seeds]
         summary[selection] = {
             "mean_scores": {

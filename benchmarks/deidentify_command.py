@@ -1,7 +1,7 @@
 """Benchmark and check: the whole ``deid-ds deidentify`` command, one worker, against an earlier checkout.
 
     .venv/bin/python benchmarks/deidentify_command.py --before DIR [--after DIR] --workdir /tmp/deid-cmd
-        [--large-notes 3000] [--repeat 3] [--no-check] [--no-timing]
+        [--large-notes 3000] [--phrasing exports] [--repeat 3] [--no-check] [--no-timing]
 
 ``--before`` (and ``--after``, by default this tree) is a directory holding a checkout, e.g.
 ``git archive e23eab7 | tar -x -C DIR``. Each side runs its own code: ``sys.executable -m deid_ds`` with
@@ -9,7 +9,7 @@
 
 Inputs (made once in ``--workdir`` and reused): ``one``, the sample's first note alone (the start-up);
 ``sample``, the embedded sample (300 notes, its gold spans); ``large``, ``deid-ds synth --notes N --seed 7``
-with its gold spans.
+(``--phrasing P`` when given: ``exports`` makes 3-KB export-style notes) with its gold spans.
 
 * **check** (unless ``--no-check``): both sides run ``deidentify --spans GOLD`` in ``--mode mask`` and in
   ``--mode surrogate --keep-metadata surrogate --audit-originals`` on ``sample`` and ``large``; every output
@@ -65,7 +65,7 @@ def run_cli(tree: Path, cwd: Path, *args) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def make_inputs(workdir: Path, tree: Path, large_notes: int) -> dict[str, tuple[Path, Path, int]]:
+def make_inputs(workdir: Path, tree: Path, large_notes: int, phrasing: str | None) -> dict[str, tuple[Path, Path, int]]:
     """Input name -> (notes, spans, number of notes), made once."""
     inputs = workdir / "inputs"
     one = inputs / "one"
@@ -76,9 +76,10 @@ def make_inputs(workdir: Path, tree: Path, large_notes: int) -> dict[str, tuple[
         gold = pq.read_table(REPO / "data" / "gold.parquet")
         mine = pc.equal(gold.column("id_document"), note.column("id_document")[0])
         pq.write_table(gold.filter(mine), one / "gold.parquet")
-    large = inputs / f"large-{large_notes}"
+    large = inputs / (f"large-{large_notes}" + (f"-{phrasing}" if phrasing else ""))
     if not (large / "notes.parquet").exists():
-        run_cli(tree, workdir, "synth", "--notes", large_notes, "--seed", 7, "--out", large, "--quiet")
+        style = ("--phrasing", phrasing) if phrasing else ()
+        run_cli(tree, workdir, "synth", "--notes", large_notes, *style, "--seed", 7, "--out", large, "--quiet")
     gold = REPO / "data" / "gold.parquet"
     return {
         "one": (one / "notes.parquet", one / "gold.parquet", 1),
@@ -132,6 +133,7 @@ def main() -> int:
     parser.add_argument("--after", default=REPO, type=Path, help="directory of the checkout measured (this tree)")
     parser.add_argument("--workdir", required=True, type=Path)
     parser.add_argument("--large-notes", type=int, default=3000)
+    parser.add_argument("--phrasing", help="synth --phrasing of the large input (default: synth's)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-check", action="store_true")
     parser.add_argument("--no-timing", action="store_true")
@@ -143,7 +145,7 @@ def main() -> int:
     started = time.perf_counter()
     load, python = os.getloadavg()[0], sys.version.split()[0]
     print(f"machine: {cpu_model()}, {os.cpu_count()} CPUs, load average {load:.1f}; Python {python}")
-    inputs = make_inputs(workdir, sides["before"], args.large_notes)
+    inputs = make_inputs(workdir, sides["before"], args.large_notes, args.phrasing)
     ok = True
     if not args.no_check:
         ok = check(sides, inputs, workdir)

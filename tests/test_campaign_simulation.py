@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "campaign_simulation.py"
 spec = importlib.util.spec_from_file_location("campaign_simulation", SCRIPT)
@@ -65,3 +67,32 @@ def test_a_mixed_lift_has_an_interval_around_its_estimate():
     mixed = counts([[4, 4, 4, 10, 10]] * 3 + [[0, 4, 4, 0, 10]] * 3)
     low, high = simulation.lift_intervals([(mixed, reference)])["delta_redacted_ci"]
     assert low < 0 < high
+
+
+def test_rules_silent_counts_the_model_spans_no_rule_span_overlaps():
+    rules = [(0, 10, "PATIENT"), (20, 25, "DATE")]
+    model = [(2, 8, "DOCTOR"), (24, 30, "DATE"), (40, 45, "VILLE"), (50, 55, "ZIP")]
+    assert simulation.rules_silent_score(rules, model) == 2  # (40, 45) and (50, 55); touching is not overlapping
+    assert simulation.rules_silent_score(rules, [(10, 20, "STR")]) == 1
+    assert simulation.rules_silent_score([], model) == 4
+
+
+def test_a_rule_miss_is_a_gold_span_not_wholly_covered():
+    gold = [(0, 10, "PATIENT"), (20, 30, "DATE"), (40, 50, "VILLE"), (60, 70, "STR")]
+    rules = [(0, 10, "DOCTOR"), (20, 26, "DATE"), (25, 30, "DATE"), (42, 50, "VILLE")]
+    # label-blind; two rule spans together cover (20, 30); (40, 50) lacks two characters; (60, 70) is missed
+    assert simulation.rule_misses(gold, rules) == 2
+    assert simulation.rule_misses(gold, []) == 4
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    gold=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 10)), max_size=6),
+    rules=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 10)), max_size=6),
+)
+def test_rule_misses_agrees_with_counting_characters_one_by_one(gold, rules):
+    gold_spans = [(start, start + length, "X") for start, length in gold]
+    rule_spans = [(start, start + length, "X") for start, length in rules]
+    covered = {c for start, end, _ in rule_spans for c in range(start, end)}
+    expected = sum(not set(range(start, end)) <= covered for start, end, _ in gold_spans)
+    assert simulation.rule_misses(gold_spans, rule_spans) == expected

@@ -152,6 +152,57 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     ),
 )
 @click.option(
+    "--privacy",
+    type=click.Choice(["shift", "dp"]),
+    default="shift",
+    show_default=True,
+    help=(
+        "Surrogate dates (surrogate mode). shift: every date of a patient moved by one keyed offset (intervals kept "
+        "exactly; one true date known gives back all the others). dp: each distinct date, age and duration perturbed "
+        "on its own in the unit it is written in, under epsilon*d-privacy (keyed Laplace noise, memoised per "
+        "patient), communes drawn among similar ones; report.json holds the privacy accounting (docs/privacy.md). "
+        "Refused with --mode mask."
+    ),
+)
+@click.option(
+    "--epsilon",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help=(
+        "With --privacy dp: the epsilon of each distinct value, per unit of its distance (a day for a dated day, a "
+        "month, a year, a week...): noise of scale 1/epsilon units. A patient's total is the sum over their distinct "
+        "values (reported). Smaller: more private, less precise."
+    ),
+)
+@click.option(
+    "--k",
+    "k",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="With --privacy dp: the number of nearest similar communes a commune's surrogate is drawn among.",
+)
+@click.option(
+    "--dp-neighbourhood",
+    type=click.Choice(["nearest", "groups"]),
+    default="nearest",
+    show_default=True,
+    help=(
+        "With --privacy dp: nearest draws among each commune's k nearest similar communes (the seed's mechanism; a "
+        "rare surrogate can be the neighbour of one commune only); groups draws within fixed groups of k+1 to 2k+1 "
+        "similar communes, so that every surrogate stands for at least k possible originals (docs/privacy.md)."
+    ),
+)
+@click.option(
+    "--dp-reference",
+    metavar="YYYY-MM-DD",
+    help=(
+        "With --privacy dp: no date on or before this day is moved after it [default: the day it runs, written in "
+        "report.json; give it to reproduce a run byte for byte]."
+    ),
+)
+@click.option(
     "--birthdate-year", is_flag=True, help="Write a date equal to the patient's birthdate as its (shifted) year only."
 )
 @click.option(
@@ -195,6 +246,11 @@ def deidentify_command(
     hidden,
     keep_columns,
     keep_identifiers,
+    privacy,
+    epsilon,
+    k,
+    dp_neighbourhood,
+    dp_reference,
     birthdate_year,
     mask_format,
     column,
@@ -266,6 +322,11 @@ def deidentify_command(
         overwrite=overwrite,
         keep_identifiers=keep_identifiers,
         allow_unmatched_spans=allow_unmatched_spans,
+        privacy=privacy,
+        epsilon=epsilon,
+        k=k,
+        dp_neighbourhood=dp_neighbourhood,
+        dp_reference=dp_reference,
     )
     if report.documents_with_leaks and not report.kept_aside:
         warn(
@@ -276,6 +337,14 @@ def deidentify_command(
     failed = failures_warning(report.failures, f"{report.written_to or out}/documents.parquet")
     if failed:
         warn(failed)
+    from deid_ds.deidentification.pipeline import FALLBACK_WARN_SHARE, masked_labels
+
+    for label, row in masked_labels(report).items():
+        reasons = ", ".join(f"{reason} {n:,}" for reason, n in sorted(row["reasons"].items()))
+        warn(
+            f"{label}: {row['share']:.2f} % of the spans masked instead of replaced (above {FALLBACK_WARN_SHARE:g} %; "
+            f"{row['masked']:,} of {row['spans']:,}: {reasons}; audit.parquet, fallback)"
+        )
     if report.documents_without_patient:
         warn(
             f"{report.documents_without_patient:,} document(s) without id_patient: their surrogates are consistent "

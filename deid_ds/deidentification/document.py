@@ -17,14 +17,19 @@ The direct identifiers that are not one of the eight labels (NIR, INS, IPP, NDA,
 (:mod:`deid_ds.deidentification.identifier_surrogates`) unless ``identifiers`` is false. Their audit
 rows carry the kind as ``label`` and ``identifier:<how>`` as ``source``. A span wins where it overlaps
 one: the identifier's characters outside the span are masked (a part of a number has no surrogate).
+
+With ``--privacy dp`` the ages and durations of the text (:mod:`deid_ds.deidentification.ages_durations`) that
+no span or identifier covers are perturbed too (audit ``label`` ``AGE``/``DURATION``, ``source`` ``dp:age``...).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from deid_ds.deidentification.ages_durations import Quantity, find_quantities, perturb_quantity
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.html_replace import Edit, SpanError, apply_all, locate
 from deid_ds.deidentification.identifier_surrogates import NOTE_IDENTIFIERS, identifier_replacement
@@ -35,16 +40,27 @@ from deid_ds.deidentification.identifiers import (
     note_identifiers,
     resolve,
 )
-from deid_ds.deidentification.names import is_dictation_side, remember, remember_names, sex_cue
+from deid_ds.deidentification.names import (
+    RELATIVE_GIVEN,
+    is_dictation_side,
+    relative_cue,
+    remember,
+    remember_names,
+    sex_cue,
+)
 from deid_ds.deidentification.other_views import Replacer, view_edits
 from deid_ds.deidentification.overlap import NoteOriginals
 from deid_ds.deidentification.places import remember_town
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, Replacement, mask, surrogate
+from deid_ds.kb.normalize import fold_key
 from deid_ds.segmentation.html_text import ParsedHtml
 
 #: Between a postcode and its city: ``35000 RENNES``, ``RENNES (35000)``, ``35000, Rennes``.
 _ZIP_THEN_CITY = re.compile(r"^[\s,\u00a0]{1,3}$")
 _CITY_THEN_ZIP = re.compile(r"^[\s\u00a0]*\(\s*$")
+#: Between a street and its town: spaces, a comma, a dash or a line break (a postcode is blanked out first).
+_STREET_THEN_CITY = re.compile(r"^[\s,;\-–\u00a0]{1,12}$")
+_STREET_TO_CITY = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +83,9 @@ class DocumentOutcome:
     audit: list[dict] = field(default_factory=list)
     per_label: dict[str, int] = field(default_factory=dict)
     fallbacks: dict[str, int] = field(default_factory=dict)
+    #: The spans (text view, the eight labels) per label, and those masked per label and reason (``LABEL\treason``).
+    spans: dict[str, int] = field(default_factory=dict)
+    span_fallbacks: dict[str, int] = field(default_factory=dict)
     per_view: dict[str, int] = field(default_factory=dict)  # replacements outside the visible text, per view
     blanked: dict[str, int] = field(default_factory=dict)  # regions emptied, per kind (comment, script...)
     #: The direct identifiers found in the input note (compact value -> kind), for the residual-leak check.
@@ -85,7 +104,9 @@ def _dictation_initials(text: str, start: int, end: int) -> bool:
 
 
 def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[int, str]:
-    """For each ZIP span (by index), the text of the VILLE span written right next to it."""
+    """For each ZIP span (by index), the text of the VILLE span written right next to it; for each STR span, the
+    VILLE of its address (after it, with at most a postcode and punctuation between: ``12 rue X, 29200 Brest``),
+    which its surrogate follows under ``--privacy dp``."""
     cities = [(located[i].text_start, located[i].text_end) for i, s in enumerate(spans) if s.label == "VILLE"]
     pairs: dict[int, str] = {}
     for i, span in enumerate(spans):
@@ -99,12 +120,60 @@ def _paired_cities(located: list, spans: Sequence[SpanIn], text: str) -> dict[in
             if city_end <= start and _CITY_THEN_ZIP.match(text[city_end:start]):
                 pairs[i] = text[city_start:city_end]
                 break
+    zips = [(located[i].text_start, located[i].text_end) for i, s in enumerate(spans) if s.label == "ZIP"]
+    for i, span in enumerate(spans):
+        if span.label == "STR":
+            city = _city_of_street(located[i].text_end, cities, zips, text)
+            if city is not None:
+                pairs[i] = city
     # a postcode written alone stands for the town it is written with elsewhere in the note
-    towns = {_digits(text, located[i]): city for i, city in pairs.items()}
+    towns = {_digits(text, located[i]): city for i, city in pairs.items() if spans[i].label == "ZIP"}
     for i, span in enumerate(spans):
         if span.label == "ZIP" and i not in pairs and _digits(text, located[i]) in towns:
             pairs[i] = towns[_digits(text, located[i])]
     return pairs
+
+
+#: Between the two ends of a range, or a day said and its correction: ``du 8 au 10 mars``, ``8-10 mars``,
+#: ``le 12 et le 14/03``, ``le douze non pardon le treize mars``.
+_DATE_PAIR_GAP = re.compile(
+    r"^\s*(?:[-–]|au|et|à|a|jusqu['’]au|(?:(?:non|pardon|plutôt|plutot|euh|enfin|je veux dire|ou),?\s*){1,3})"
+    r"\s*(?:le\s*)?$",
+    re.IGNORECASE,
+)
+
+
+def _paired_dates(located: list, spans: Sequence[SpanIn], text: str) -> dict[int, str]:
+    """For each DATE span (by index), the DATE span just after it joined as a range or a correction: a day alone
+    (``du [8] au [10 mars]``) is shifted as a day of that date's month."""
+    dates = sorted((located[i].text_start, located[i].text_end, i) for i, s in enumerate(spans) if s.label == "DATE")
+    pairs: dict[int, str] = {}
+    for (_, end, i), (start, next_end, _) in itertools.pairwise(dates):
+        if 0 <= start - end <= 40 and _DATE_PAIR_GAP.match(text[end:start]):
+            pairs[i] = text[start:next_end]
+    return pairs
+
+
+def _city_of_street(end: int, cities: list, zips: list, text: str) -> str | None:
+    """The VILLE span that ends the address a street ending at ``end`` starts, or None."""
+    for city_start, city_end in sorted(cities):
+        if city_start < end or city_start - end > _STREET_TO_CITY:
+            continue
+        between = text[end:city_start]
+        for zip_start, zip_end in zips:  # the postcode between them, if any, read as punctuation
+            if end <= zip_start and zip_end <= city_start:
+                between = between.replace(text[zip_start:zip_end], " ", 1)
+        return text[city_start:city_end] if _STREET_THEN_CITY.match(between) else None
+    return None
+
+
+def _alone(name: str) -> bool:
+    """A name span of one word (or one hyphenated word): what a relative's given name alone looks like."""
+    return bool(re.fullmatch(r"[^\W\d_]+(?:-[^\W\d_]+)*", name.strip()))
+
+
+def _squeezed(name: str) -> str:
+    return "".join(re.findall(r"[^\W\d_]+", name))
 
 
 def _digits(text: str, where) -> str:
@@ -142,6 +211,24 @@ def _outside_spans(text: str, numbers: list[Identifier], located: Sequence) -> l
     return out
 
 
+def _quantities(text: str, located: Sequence, numbers: list[tuple[Identifier, bool]]) -> list[Quantity]:
+    """The ages and durations of the text (:mod:`.ages_durations`) that no span or identifier covers."""
+    taken = sorted([(w.text_start, w.text_end) for w in located] + [(n.start, n.end) for n, _ in numbers])
+    return [q for q in find_quantities(text) if not any(s < q.end and q.start < e for s, e in taken)]
+
+
+def _quantity_edit(parsed: ParsedHtml, ctx: Context, q: Quantity) -> Edit:
+    """An age or duration's surrogate in place of its number and unit word (or of its number alone, when the word
+    is in another element of the HTML)."""
+    written = perturb_quantity(ctx, q)
+    try:
+        return Edit(locate(parsed, *parsed.html_span(q.start, q.end)), written)
+    except SpanError:
+        number_end = q.end - len(q.word) - len(q.sep)
+        digits = re.match(r"\d+", written)
+        return Edit(locate(parsed, *parsed.html_span(q.start, number_end)), digits.group() if digits else written)
+
+
 def deidentify_document(
     parsed: ParsedHtml,
     spans: Sequence[SpanIn],
@@ -171,11 +258,12 @@ def deidentify_document(
     known = note_identifiers(parsed, found)
     ctx.memory[NOTE_IDENTIFIERS] = frozenset(known)
     numbers = _outside_spans(text, resolve([*found, *find_values(text, known)]), located) if identifiers else []
+    quantities = _quantities(text, located, numbers) if mode == "surrogate" and ctx.privacy.is_dp else []
     if mode == "surrogate":
         # No surrogate is one of the note's entities, nor one of its patient's other notes' (``scope_entities``,
         # the same in each of them: a patient's surrogates stay the same from note to note).
         mine = [(s.label, text[w.text_start : w.text_end]) for s, w in zip(spans, located)]
-        ctx.note_originals = NoteOriginals.of([*scope_entities, *mine])
+        ctx.note_originals = NoteOriginals.of_note(tuple(scope_entities), mine)
         # the names of all the patient's notes first, in the same order in each: an initial (``J. DUPONT``)
         # then stands for the same given name (``Jean DUPONT`` of another note) in every note of the patient
         remember_names(ctx, scope_entities)
@@ -183,10 +271,14 @@ def deidentify_document(
             if span.label in ("PATIENT", "DOCTOR"):
                 start, end = where.text_start, where.text_end
                 cue = sex_cue(text[max(0, start - 40) : start], text[end : end + 20])
+                if _alone(text[start:end]) and relative_cue(text[max(0, start - 60) : start], text[end : end + 30]):
+                    key = RELATIVE_GIVEN.format(label=span.label, key=fold_key(_squeezed(text[start:end])))
+                    ctx.memory[key] = True
                 remember(ctx, text[start:end], span.label, cue)
             elif span.label == "VILLE":
                 remember_town(ctx, text[where.text_start : where.text_end])
         pairs = _paired_cities(located, spans, text)
+        paired_dates = _paired_dates(located, spans, text)
     replacements: list[Replacement] = []
     seen: dict[tuple, Replacement] = {}  # a note repeats its entities (letterhead, signature): one draw each
     for i, (span, where) in enumerate(zip(spans, located)):
@@ -195,9 +287,9 @@ def deidentify_document(
             replacements.append(mask(span.label, mask_format))
             continue
         initials = span.label in ("PATIENT", "DOCTOR") and _dictation_initials(text, where.text_start, where.text_end)
-        key = (span.label, original, pairs.get(i), initials)
+        key = (span.label, original, pairs.get(i), initials, paired_dates.get(i))
         if key not in seen:
-            seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format, initials)
+            seen[key] = surrogate(ctx, span.label, original, pairs.get(i), mask_format, initials, paired_dates.get(i))
         replacements.append(seen[key])
     originals = [text[where.text_start : where.text_end] for where in located]
     replacer = Replacer(
@@ -222,9 +314,10 @@ def deidentify_document(
                 else identifier_replacement(ctx, number.kind, original, mode, mask_format)
             )
             number_edits.append(Edit(where, written))
+        quantity_edits = [_quantity_edit(parsed, ctx, q) for q in quantities]
         html, ranges, other_ranges = apply_all(
             parsed,
-            [*(Edit(where, r.text) for where, r in zip(located, replacements)), *number_edits],
+            [*(Edit(where, r.text) for where, r in zip(located, replacements)), *number_edits, *quantity_edits],
             [(e.start, e.end, e.written) for e in others],
         )
     except SpanError as error:
@@ -247,8 +340,11 @@ def deidentify_document(
             row["original"] = text[where.text_start : where.text_end]
         outcome.audit.append(row)
         outcome.per_label[span.label] = outcome.per_label.get(span.label, 0) + 1
+        outcome.spans[span.label] = outcome.spans.get(span.label, 0) + 1
         if replacement.fallback:
             outcome.fallbacks[replacement.fallback] = outcome.fallbacks.get(replacement.fallback, 0) + 1
+            kind = f"{span.label}\t{replacement.fallback}"
+            outcome.span_fallbacks[kind] = outcome.span_fallbacks.get(kind, 0) + 1
     for (number, cut), edit, (out_start, out_end) in zip(numbers, number_edits, ranges[len(spans) :]):
         row = {
             "label": number.kind,
@@ -268,6 +364,23 @@ def deidentify_document(
         outcome.per_label[number.kind] = outcome.per_label.get(number.kind, 0) + 1
         if cut:
             outcome.fallbacks[IDENTIFIER_CUT] = outcome.fallbacks.get(IDENTIFIER_CUT, 0) + 1
+    for q, edit, (out_start, out_end) in zip(quantities, quantity_edits, ranges[len(spans) + len(numbers) :]):
+        row = {
+            "label": q.label,
+            "source": f"dp:{q.label.lower()}",
+            "html_start": edit.span.html_start,
+            "html_end": edit.span.html_end,
+            "out_start": out_start,
+            "out_end": out_end,
+            "replacement": edit.text,
+            "replacement_length": len(edit.text),
+            "fallback": None,
+            "view": "text",
+        }
+        if audit_originals:
+            row["original"] = text[q.start : q.end]
+        outcome.audit.append(row)
+        outcome.per_label[q.label] = outcome.per_label.get(q.label, 0) + 1
     for edit, (out_start, out_end) in zip(others, other_ranges):
         row = {
             "label": edit.label,

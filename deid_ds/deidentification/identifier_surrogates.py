@@ -9,7 +9,8 @@ for a professional's (``RPPS``, ``ADELI``, like doctors' names).
 * ``NIR``/``INS``: a valid NIR (its key holds). The sex digit is kept (the surrogate names keep the
   person's sex, so the note stays coherent); the birth year and month are the patient's *shifted* ones
   (their metadata birthdate moved by the patient's date offset when the NIR carries that birthdate, else
-  the NIR's own month and year moved by the same offset); the birthplace (département, commune) and the
+  the NIR's own month and year moved by the same offset; with ``--privacy dp`` their ε·d-private surrogates,
+  the ones the notes write); the birthplace (département, commune) and the
   order number are keyed draws (Corsica's ``2A``/``2B`` among them). A NIR written without its key gets
   none;
 * ``RPPS``: 11 digits starting with ``1`` whose Luhn checksum holds (after an ``8`` when the original had
@@ -26,7 +27,7 @@ import datetime as dt
 from dataclasses import replace
 
 from deid_ds.deidentification.context import DOCTOR_SCOPE, Context
-from deid_ds.deidentification.dates_shift import date_offset, parse_date
+from deid_ds.deidentification.dates_shift import move_date, parse_date
 from deid_ds.deidentification.identifiers import (
     NIR_KINDS,
     PROFESSIONAL_KINDS,
@@ -83,17 +84,21 @@ def _written(original: str, chars: str) -> str:
 
 def _birth(ctx: Context, yy: str, mm: str) -> tuple[str, str]:
     """The shifted birth year and month of a NIR (module docstring). Only two-digit years come out, so the
-    century read is a fixed rule (``30`` and after: the 1900s), never today's date."""
-    offset = dt.timedelta(days=date_offset(ctx))
+    century read is a fixed rule (``30`` and after: the 1900s), never today's date. With ``--privacy dp`` the
+    birthdate (or the month, or the year) takes its ε·d-private surrogate, the one the notes write for it."""
     month = int(mm)
     known_month = 1 <= month <= 12
     parsed = parse_date(ctx.patient.birthdate.strip()[:10]) if ctx.patient.birthdate else None
     known = parsed.date if parsed is not None and parsed.kind == "full" else None
     if known is not None and known.year % 100 == int(yy) and (known.month == month or not known_month):
-        moved = known + offset
+        moved = move_date(ctx, "full", known)
     else:
         year = (1900 if int(yy) >= 30 else 2000) + int(yy)
-        moved = dt.date(year, month, 15) + offset if known_month else dt.date(year, 7, 2) + offset
+        moved = (
+            move_date(ctx, "month_year", dt.date(year, month, 15))
+            if known_month
+            else move_date(ctx, "year", dt.date(year, 7, 2))
+        )
     # a month of 20 or more (an unknown birth month) is kept as it is
     return f"{moved.year % 100:02d}", f"{moved.month:02d}" if known_month else mm
 

@@ -12,7 +12,9 @@
   would give back every date the notes shift, and the patient's offset with them. In ``surrogate`` mode
   each value is shifted by its patient's offset (:func:`shift_value`, the offset of
   :mod:`.dates_shift`, the string's format kept; a string that does not read as a date is written null,
-  never as it was); in ``mask`` mode, where nothing is shifted, such a column is refused.
+  never as it was); with ``--privacy dp``, each value takes the ε·d-private surrogate of its day, the very one
+  the notes write for that date (:func:`~.dates_shift.move_date`); in ``mask`` mode, where nothing is shifted,
+  such a column is refused.
 """
 
 from __future__ import annotations
@@ -97,13 +99,18 @@ def check_date_columns(columns: Sequence[str], mode: str) -> None:
         )
 
 
-def shift_value(value, shift_text: Callable[[str], str | None], days: int):
-    """``value`` moved by ``days`` (a date or timestamp), or re-rendered by ``shift_text`` (a string; its
-    time kept after an ISO date); ``None`` for a string that does not read as a date."""
+def shift_value(value, shift_text: Callable[[str], str | None], move: Callable[[dt.date], dt.date]):
+    """``value`` moved as ``move`` moves its day (a date, or a timestamp keeping its time), or re-rendered by
+    ``shift_text`` (a string; its time kept after an ISO date); ``None`` for a string that does not read as a
+    date, or a date ``move`` cannot place in the calendar."""
     if value is None:
         return None
     if isinstance(value, (dt.date, dt.datetime)):
-        return value + dt.timedelta(days=days)
+        day = value.date() if isinstance(value, dt.datetime) else value
+        try:
+            return value + (move(day) - day)
+        except OverflowError:
+            return None
     if not isinstance(value, str):
         return None
     match = _DATETIME.match(value.strip())

@@ -36,7 +36,7 @@ def surrogate_metadata(ctx: Context) -> dict[str, str | None]:
     draws = {
         "firstname": lambda c: surrogate_name(c, patient.firstname, "PATIENT", role="first"),
         "lastname": lambda c: surrogate_name(c, patient.lastname, "PATIENT", role="last"),
-        "address": lambda c: surrogate_street(c, patient.address),
+        "address": lambda c: surrogate_street(c, patient.address, patient.city),
         "city": lambda c: surrogate_city(c, patient.city),
         "zip": lambda c: surrogate_zip(c, patient.zip, patient.city),
         "phone": lambda c: surrogate_phone(c, patient.phone),

@@ -19,9 +19,13 @@ given a role, then each of its parts is mapped on its own, keyed by the folded p
 So ``Mme Le Gall``, ``Jeanne LE GALL``, ``J. Le Gall`` and the metadata ``LE GALL``/``JEANNE`` all map to
 the same ``Le Bihan``/``Claire`` pair, each written in its original's case. The role of a group comes
 from, in order: the patient's metadata (for PATIENT spans), case (in ``Jeanne LE GALL`` the capitals are
-the surname), the name lists (a word only known as a given name), then position (a lone word is a
-surname — ``Dr KERBRAT`` — and in ``Jeanne Le Gall`` the last group is). Dictation initials
-(``YK/CL``) are mapped letter by letter.
+the surname), the name lists (a word only known as a given name stays a given name whatever the span's
+context — ``IDE Salma``, a relative's ``Ndeye`` alone; a compound of given names, ``Jean-Michel``, is a given
+name; the shipped lists first, then, for a word they know as both or do not know, what the knowledge base's
+professionals mostly are), then the words around a name written alone (:func:`relative_cue`: ``son fils
+Custódio``, ``sa voisine Milena`` — relatives and friends are called by their given name), then position
+(a lone word nothing settles is a surname — ``Dr KERBRAT`` — and in ``Jeanne Le Gall`` the last group is).
+Dictation initials (``YK/CL``) are mapped letter by letter.
 """
 
 from __future__ import annotations
@@ -54,6 +58,29 @@ _SEX_BEFORE = re.compile(
 _SEX_AFTER = re.compile(
     r"^[\s,(]*(?:(?P<f>nee|agee\s+de|epouse)|(?P<m>ne\s+(?:le|en|a|au|vers)|age\s+de|epoux))\b", re.IGNORECASE
 )
+
+
+#: The people around a patient, who notes call by their given name (``son fils Custódio``, ``sa voisine Milena``,
+#: ``Ses enfants, Xiaoling et Maurice``, ``Rosette (amie)``).
+_RELATION = (
+    r"(?:petite?s?-(?:fille|fils|enfant)s?|petits-enfants|belle?-(?:fille|fils|soeur|frere|mere|pere)s?|fils|filles?"
+    r"|enfants?|neveux?|nieces?|freres?|soeurs?|cousine?s?|amie?s?|voisine?s?|mari|epouse|epoux|femme|compagne?"
+    r"|conjointe?|compagnons?|partenaire|parents?|pere|mere|oncle|tante|gendre|bru|tutrice|tuteur|aidante?"
+    r"|entourage)"
+)
+_RELATIVE_BEFORE = re.compile(
+    rf"\b{_RELATION}\b(?:\s*(?:principale?|de confiance))?[\s,:;(]*(?:[^\W\d_][\w'’-]*\s*(?:,|et)\s*){{0,3}}$",
+    re.IGNORECASE,
+)
+_RELATIVE_AFTER = re.compile(rf"^\s*\(\s*{_RELATION}\s*\)", re.IGNORECASE)
+#: ``ctx.memory`` key of a word the note writes alone as a relative's given name (:func:`relative_cue`).
+RELATIVE_GIVEN = "given:{label}:{key}"
+
+
+def relative_cue(before: str, after: str) -> bool:
+    """Whether a name written alone is a relative's or a friend's given name by the words around it: right
+    after ``son fils``, ``sa voisine``, ``Ses enfants, X et``, ``amie (``, or before ``(petite-fille)``."""
+    return bool(_RELATIVE_BEFORE.search(normalise(before[-60:])) or _RELATIVE_AFTER.match(normalise(after[:30])))
 
 
 def sex_cue(before: str, after: str) -> str | None:
@@ -217,8 +244,13 @@ def _assign_roles(groups: list[_Group], ctx: Context, label: str, forced: str | 
         return
     for group in undecided:
         keys = {fold_key(w.text) for w in group.words if not w.particle}
-        as_first, as_last = len(keys & pools.first_name_keys), len(keys & pools.surname_keys)
-        if group.words[0].particle or as_last > as_first:
+        roles = [name_role(key, pools) for key in keys]
+        as_first, as_last = roles.count("first"), roles.count("last")
+        if group.words[0].particle:
+            group.role = "last"
+        elif len(keys) > 1 and all(_given(key, pools) for key in keys):
+            group.role = "first"  # "Jean-Michel", "Anne-Colette": a compound of given names is a given name
+        elif as_last > as_first:
             group.role = "last"
         elif as_first > as_last:
             group.role = "first"
@@ -228,9 +260,26 @@ def _assign_roles(groups: list[_Group], ctx: Context, label: str, forced: str | 
         other = "first" if decided == {"last"} else "last"
         for group in named:
             group.role = group.role or other
+    if len(named) == 1 and not named[0].role:  # a relative called by their given name alone (relative_cue)
+        key = fold_key("".join(w.text for w in named[0].words))
+        if ctx.memory.get(RELATIVE_GIVEN.format(label=label, key=key)):
+            named[0].role = "first"
     for position, group in enumerate(named):
         if not group.role:
             group.role = "last" if position == len(named) - 1 or len(named) == 1 else "first"
+
+
+def name_role(key: str, pools) -> str | None:
+    """What a folded name word is known as: ``first`` (a given name only), ``last`` (a surname only), from the
+    shipped lists, else (known as both, or neither) from the knowledge base's names; None when nothing says."""
+    first, last = key in pools.first_name_keys, key in pools.surname_keys
+    if first != last:
+        return "first" if first else "last"
+    return pools.kb_name_roles.get(key)
+
+
+def _given(key: str, pools) -> bool:
+    return key in pools.first_name_keys or pools.kb_name_roles.get(key) == "first"
 
 
 def _scope(ctx: Context, label: str) -> str:
@@ -267,9 +316,10 @@ def initial(ctx: Context, letter: str, label: str, last_key: str | None, positio
                 source = seen[position]
                 break
     if source is not None:
-        return apply_case(first_name(ctx, source, label)[0], letter)
-    drawn = ctx.draw(INITIALS, ("initial", fold_key(letter)), letter, scope=_scope(ctx, label))
-    return drawn if letter.isupper() else drawn.lower()
+        drawn = first_name(ctx, source, label)[0]  # in the case the given name was written in, not the initial's
+    else:
+        drawn = ctx.draw(INITIALS, ("initial", fold_key(letter)), letter, scope=_scope(ctx, label))
+    return drawn.upper() if letter.isupper() else drawn.lower()
 
 
 def remember(ctx: Context, text: str, label: str, sex: str | None = None) -> None:

@@ -19,7 +19,8 @@ note, and writes the output directory atomically:
   ``no metadata`` and ``n_leaks`` null for a note whose patient has no metadata: not checked, which is
   not "0 left"; ``metadata unreadable`` when a value of it could not be read);
 * ``report.json``: the totals printed at the end (replacements per label and, for the direct identifiers
-  that are not one of the eight labels, per kind; fallbacks, leaks per field and per identifier kind).
+  that are not one of the eight labels, per kind; fallbacks, leaks per field and per identifier kind; with
+  ``--privacy dp``, the privacy accounting: :mod:`.dp_accounting`).
 
 With ``fail_on_leak``, an output in which the check finds any leak (or a ``no spans`` note it could not
 check) is not published at ``out``: it is written whole to ``out.leaks`` (replacing a previous one) for
@@ -31,6 +32,7 @@ The key never leaves memory: ``report.json`` holds only where it came from and a
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sys
 import tempfile
@@ -41,10 +43,12 @@ from pathlib import Path
 
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
 from deid_ds.deidentification.batch import NO_SPANS, UNREADABLE, BatchResult, DeidOptions
+from deid_ds.deidentification.dp_accounting import accounting
 from deid_ds.deidentification.identifiers import KINDS
 from deid_ds.deidentification.keyed import resolve_key
 from deid_ds.deidentification.leaks import LEAK_FIELDS, LeakCounts
 from deid_ds.deidentification.other_views import HIDDEN_POLICIES
+from deid_ds.deidentification.privacy import Privacy
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, MODES, check_mask_format
 from deid_ds.errors import InputError
 from deid_ds.model import LABELS, PATIENT_FIELDS
@@ -91,6 +95,9 @@ class DeidentifyReport:
     replacements: int = 0
     replacements_per_label: dict[str, int] = field(default_factory=dict)
     fallbacks: dict[str, int] = field(default_factory=dict)
+    #: Per label of the spans: how many were replaced (``spans``), masked instead (``masked``, and its ``share`` in
+    #: percent) and why (``reasons``); filled by :meth:`add`, see :func:`masked_labels` for the warning.
+    fallbacks_per_label: dict[str, dict] = field(default_factory=dict)
     documents_without_spans: int = 0  # written with status "no spans": no span was given for them
     spans_for_unknown_documents: int = 0
     span_documents: int = 0  # distinct documents of --spans (not counted with --model)
@@ -112,6 +119,8 @@ class DeidentifyReport:
     #: counted in ``replacements``, not in ``replacements_per_label`` (the eight labels).
     identifiers_per_kind: dict[str, int] = field(default_factory=dict)
     keep_identifiers: bool = False
+    #: The surrogate policy of dates, ages and places, and with ``dp`` its accounting (:mod:`.dp_accounting`).
+    privacy: dict = field(default_factory=dict)
     written_to: str = ""  # where the output went: OUT, or OUT.leaks when --fail-on-leak found leaks
     seconds: float = 0.0
 
@@ -151,9 +160,34 @@ class DeidentifyReport:
         add_counts(self.identifiers_per_kind, {k: n for k, n in batch.per_label.items() if k in KINDS})
         self.replacements += sum(batch.per_label.values())
         add_counts(self.fallbacks, batch.fallbacks)
+        self._add_span_fallbacks(batch.spans, batch.span_fallbacks)
         add_counts(self.replacements_per_view, batch.per_view)
         add_counts(self.blanked, batch.blanked)
         totals.add(batch.leaks)
+
+    def _add_span_fallbacks(self, spans: Mapping[str, int], span_fallbacks: Mapping[str, int]) -> None:
+        for label, n in spans.items():
+            row = self.fallbacks_per_label.setdefault(label, {"spans": 0, "masked": 0, "share": 0.0, "reasons": {}})
+            row["spans"] += n
+        for kind, n in span_fallbacks.items():
+            label, reason = kind.split("\t", 1)
+            row = self.fallbacks_per_label.setdefault(label, {"spans": 0, "masked": 0, "share": 0.0, "reasons": {}})
+            row["masked"] += n
+            row["reasons"][reason] = row["reasons"].get(reason, 0) + n
+        for row in self.fallbacks_per_label.values():
+            row["share"] = round(100 * row["masked"] / row["spans"], 2) if row["spans"] else 0.0
+
+
+#: A label whose spans are masked more often than this (percent) is warned about: surrogate mode is there to
+#: keep the notes readable (a masked date loses its intervals with the others).
+FALLBACK_WARN_SHARE = 2.0
+
+
+def masked_labels(report: DeidentifyReport, above: float = FALLBACK_WARN_SHARE) -> dict[str, dict]:
+    """The labels whose share of spans masked instead of replaced is above ``above`` percent (surrogate mode)."""
+    if report.mode != "surrogate":
+        return {}
+    return {label: row for label, row in report.fallbacks_per_label.items() if row["share"] > above}
 
 
 #: The report's counter of each status of ``documents.parquet``.
@@ -170,6 +204,7 @@ def new_report(options: DeidOptions) -> DeidentifyReport:
         keep_metadata=options.keep_metadata,
         hidden=options.hidden,
         keep_identifiers=options.keep_identifiers,
+        privacy={"mode": options.privacy.mode},
     )
     if options.mode == "mask":
         report.pools = "n/a"
@@ -200,13 +235,34 @@ def report_table(report: DeidentifyReport) -> str:
         rows.append(["input columns dropped (--keep-column keeps one)", len(report.dropped_columns)])
     rows.append(["fallbacks (masked, see audit)", sum(report.fallbacks.values())])
     rows += [[f"  {reason}", n] for reason, n in sorted(report.fallbacks.items())]
+    if report.mode == "surrogate":
+        per_label = report.fallbacks_per_label
+        for label in [*(lab for lab in LABELS if lab in per_label), *sorted(set(per_label) - set(LABELS))]:
+            row = per_label[label]
+            flag = f" (above {FALLBACK_WARN_SHARE:g} %)" if row["share"] > FALLBACK_WARN_SHARE else ""
+            rows.append([f"  {label} masked: {row['share']:.2f} % of {row['spans']:,} span(s){flag}", row["masked"]])
     rows += [[f"failure: {reason}", n] for reason, n in sorted(report.failures.items())]
     if report.spans_for_unknown_documents:
         rows.append(["spans of documents not in the notes", report.spans_for_unknown_documents])
     if report.span_documents_not_in_notes:
         rows.append(["  in documents not in the notes", report.span_documents_not_in_notes])
+    privacy = report.privacy
+    if privacy.get("mode") == "dp":
+        rows += [
+            [f"dp: ε per value (reference day {privacy['reference_day']})", privacy["epsilon_per_value"]],
+            ["dp: values perturbed (distinct per patient)", privacy["values"]],
+            *([f"  {kind}", n] for kind, n in privacy["values_per_kind"].items()),
+            ["dp: ε per patient, max (sequential composition)", privacy["epsilon_per_patient"]["max"]],
+            ["dp: ε per patient, median", privacy["epsilon_per_patient"]["median"]],
+            *(
+                [f"dp: {kind} replaced outside the mechanism (no ε covers it)", n]
+                for kind, n in privacy["unprotected_values_per_kind"].items()
+            ),
+        ]
     rows += [["documents/s", report.documents_per_second], ["seconds", report.seconds]]
     title = f"deidentify ({report.mode}; key: {report.key_origin}; places: {report.pools})"
+    if privacy.get("mode") == "dp":
+        title = title[:-1] + "; privacy: dp)"
     fields = [*LEAK_FIELDS, *(name for name in report.leaks["per_field"] if name not in LEAK_FIELDS)]
     leak_rows = [
         [name, report.leaks["per_field"][name]["exact"], report.leaks["per_field"][name]["fuzzy"]] for name in fields
@@ -269,6 +325,11 @@ def deidentify(
     overwrite: bool = False,
     keep_identifiers: bool = False,
     allow_unmatched_spans: bool = False,
+    privacy: str | Privacy = "shift",
+    epsilon: float = 1.0,
+    k: int = 10,
+    dp_neighbourhood: str = "nearest",
+    dp_reference: str | dt.date | None = None,
 ) -> DeidentifyReport:
     """Mask or replace the entities of ``notes`` found in ``spans`` (or predicted by ``model``) into ``out``.
 
@@ -284,6 +345,12 @@ def deidentify(
     ``fail_on_leak`` keeps an output with leaks out of ``out`` (module docstring: the report's
     ``written_to`` says where it went). ``out`` (and ``OUT.leaks``) is replaced only if deid-ds deidentify wrote it,
     or with ``overwrite`` (:mod:`deid_ds.io.output_dir`).
+
+    ``privacy`` is ``shift`` (the keyed shift of dates, the default) or ``dp`` (ε·d-private dates, ages,
+    durations and communes: :mod:`.privacy`), with ``epsilon`` per value, ``k`` similar communes
+    (``dp_neighbourhood``: the ``nearest`` of each, or fixed ``groups``) and ``dp_reference`` the day no date is
+    moved past (``YYYY-MM-DD``; default the day it runs, written in the report); a :class:`~.privacy.Privacy` may
+    be given whole instead. ``dp`` is refused with ``mode="mask"``.
 
     ``spans`` that match none of the notes are refused, and (without ``allow_unmatched_spans``) spans that
     leave most notes without a span or are mostly about other documents (:mod:`.span_coverage`;
@@ -301,6 +368,7 @@ def deidentify(
     if hidden not in HIDDEN_POLICIES:
         raise InputError(f"--hidden {hidden}: expected one of {', '.join(HIDDEN_POLICIES)}")
     check_mask_format(mask_format)
+    policy = resolve_privacy(privacy, epsilon, k, dp_reference, mode, dp_neighbourhood)
     keep_columns = tuple(dict.fromkeys(keep_columns))
     if (spans is None) == (model is None):
         raise InputError("give the entities to replace with exactly one of --spans SPANS or --model MODELDIR")
@@ -345,10 +413,16 @@ def deidentify(
         keep_columns,
         keep_identifiers,
         spans_predicted=model is not None,
+        privacy=policy,
     )
     from deid_ds.deidentification.pools import load_pools
 
     load_pools(options.kb)  # fail fast on an unreadable knowledge base, before any output exists
+    from deid_ds.deidentification.places import dp_places_warning
+
+    places_warning = dp_places_warning(options.kb, options.privacy)
+    if places_warning:
+        log(places_warning)
     source = runner.open("deidentify", notes, column_map, log, batch_size=batch_size)
     own = own_columns(dict(column_map or {}))
     dropped = check_keep_columns(keep_columns, list(source.columns), own, str(notes))
@@ -380,6 +454,33 @@ def deidentify(
         allow = None if model is not None else allow_unmatched_spans
         args = (runner, source, spans, out, options, batch_size, dropped, fail_on_leak, inputs, overwrite, log)
         return _run(*args, allow, id_fields(source, dict(column_map or {})))
+
+
+def resolve_privacy(
+    privacy: str | Privacy,
+    epsilon: float,
+    k: int,
+    reference: str | dt.date | None,
+    mode: str,
+    neighbourhood: str = "nearest",
+) -> Privacy:
+    """The run's :class:`~.privacy.Privacy`, its reference day fixed (today's when none is given), or an
+    :class:`InputError` (``dp`` with ``--mode mask``: nothing is perturbed there, so no guarantee to give)."""
+    if not isinstance(privacy, Privacy):
+        if isinstance(reference, str):
+            try:
+                reference = dt.date.fromisoformat(reference.strip())
+            except ValueError:
+                raise InputError(f"--dp-reference {reference}: expected a day as YYYY-MM-DD") from None
+        privacy = Privacy(privacy, epsilon, k=k, reference=reference, neighbourhood=neighbourhood)
+    if privacy.is_dp and mode == "mask":
+        raise InputError(
+            "--privacy dp perturbs the surrogates of --mode surrogate; with --mode mask every entity is masked and "
+            "nothing is perturbed: drop --privacy dp, or use --mode surrogate"
+        )
+    if privacy.is_dp and privacy.reference is None:
+        privacy = replace(privacy, reference=dt.datetime.now(dt.UTC).date())
+    return privacy
 
 
 def own_columns(column_map: Mapping[str, str]) -> set[str]:
@@ -432,6 +533,7 @@ def _run(
             runner.run(stage, source, sink, batch_size, out=out, log=log)
         finally:
             sink.close()
+        report.privacy = accounting(options.privacy, sink.dp_spent)
         if report.documents != source.n_notes:  # pragma: no cover - a reader bug, never silent
             raise RuntimeError(f"read {report.documents} notes but the input holds {source.n_notes}")
         report.spans_for_unknown_documents = join.unknown

@@ -16,21 +16,39 @@ streets with a knowledge base), in the original's case. A line with no type word
 lieu-dit written alone) gets a lieu-dit name; ``BP 123``/``CS 10329`` keep their prefix and get keyed
 digits. The number is keyed by the whole folded address and the name by the folded name, so the
 metadata address ``16 RUE HENRI LE GUILLOUX`` and the note's ``16 Rue Henri Le Guilloux`` agree.
+
+**Under ``--privacy dp``** (:mod:`deid_ds.deidentification.privacy`), a commune the knowledge base knows is
+drawn among its ``k`` most similar communes by the local exponential mechanism
+(:mod:`deid_ds.deidentification.similar_communes`), with the ε of one value, recorded by
+:meth:`Context.spend` (``commune``); its postcodes follow as above, and a street written with a city (``12 rue
+de la Paix, 29200 Brest``, or the patient's address with their city) becomes a street of the surrogate commune,
+type word included (a real street of that town). What the mechanism cannot cover is replaced as in the default
+mode and recorded with an infinite ε, so that the report never counts it as protected: a city abroad becomes a
+city of the same country (:mod:`deid_ds.deidentification.foreign_cities`; ``commune:abroad``), any other commune
+the knowledge base does not know (a misspelling, a knowledge base without its communes table, no ``--kb``) a
+commune of the pools (``commune:unprotected``).
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from deid_ds.deidentification.casing import apply_case
 from deid_ds.deidentification.context import Context
-from deid_ds.deidentification.pools import Commune, squash, strip_street_type
+from deid_ds.deidentification.foreign_cities import cities_of, country_of
+from deid_ds.deidentification.pools import Commune, SimilarPlaces, load_similar_places, squash, strip_street_type
+from deid_ds.deidentification.similar_communes import commune_key, distribution, pick
 from deid_ds.kb.normalize import fold_key
+
+#: Kinds of :meth:`Context.spend` for a commune: drawn by the mechanism, or replaced outside it (infinite ε).
+SPENT_COMMUNE, SPENT_ABROAD, SPENT_UNPROTECTED = "commune", "commune:abroad", "commune:unprotected"
 
 _DIGITS = re.compile(r"\d")
 _JOINERS = re.compile(r"[\s\-'’]+")
 _HOUSE = re.compile(
-    r"^(?P<num>\d{1,5})(?P<rep>[ \u00a0]?(?:bis|ter|quater|[A-Da-d])(?![^\W\d_]))?(?P<sep>[\s,]+)(?P<rest>\S.*)$",
+    r"^(?P<num>\d{1,5}(?:[ \u00a0]?[-/][ \u00a0]?\d{1,5})?)"  # one number, or a range: 13-53 rue ...
+    r"(?P<rep>[ \u00a0]?(?:bis|ter|quater|[A-Da-d])(?![^\W\d_]))?(?P<sep>[\s,]+)(?P<rest>\S.*)$",
     re.IGNORECASE | re.DOTALL,
 )
 _BOX = re.compile(
@@ -57,12 +75,6 @@ def keyed_digits(
     return _DIGITS.sub(lambda _: next(it), original)
 
 
-def commune_key(city_key: str) -> str:
-    """One key for every spelling of a commune's folded name: ``moelan-sur-mer`` and ``moelan sur mer``
-    (``Moëlan-sur-Mer``, ``MOELAN SUR MER``) are one commune, whatever joins its words."""
-    return _JOINERS.sub(" ", city_key).strip()
-
-
 def commune_for(ctx: Context, city_key: str) -> Commune:
     """The surrogate commune of an original commune (folded name, any spelling: :func:`commune_key`),
     never the patient's own."""
@@ -73,7 +85,65 @@ def commune_for(ctx: Context, city_key: str) -> Commune:
         # a commune serving the patient's own postcode would print it back: treat it as a clash
         return commune.name if patient_zip not in commune.postcodes else (ctx.patient.city or city_key)
 
+    if ctx.privacy.is_dp:
+        similar = _similar_commune(ctx, city_key, clashes_label)
+        if similar is not None:
+            return similar
+        country = country_of(city_key)
+        if country is not None and len(cities_of(country)) > 1:
+            ctx.spend(SPENT_ABROAD, city_key, math.inf)
+            return Commune(ctx.draw(cities_of(country), ("VILLE~abroad", city_key), city_key), ())
+        ctx.spend(SPENT_UNPROTECTED, city_key, math.inf)
     return ctx.draw(ctx.pools.communes, ("VILLE", city_key), city_key, text=clashes_label)
+
+
+def dp_places_warning(kb_dir: str | None, privacy) -> str | None:
+    """The warning of a ``--privacy dp`` run whose communes cannot be drawn among similar ones (no knowledge base
+    with a communes table): they are replaced as in the default mode, recorded with an infinite ε."""
+    if not privacy.is_dp or load_similar_places(kb_dir) is not None:
+        return None
+    why = "no --kb" if not kb_dir else f"{kb_dir} has no communes table with coordinates (rebuild it with build-kb)"
+    return (
+        f"deidentify: WARNING --privacy dp: {why}: communes are drawn at random as in --privacy shift, without "
+        "the ε·d guarantee (counted as unprotected in the report)"
+    )
+
+
+def similar_places(ctx: Context) -> SimilarPlaces | None:
+    """The communes index of the run's knowledge base, or None (no ``--kb``, or none with coordinates)."""
+    return load_similar_places(ctx.pools.kb_dir)
+
+
+def _similar_commune(ctx: Context, city_key: str, clashes_label) -> Commune | None:
+    """A commune drawn among the ``k`` most similar to ``city_key`` by the exponential mechanism, or None for a
+    commune the knowledge base does not know. The keyed uniform number depends on the key, the patient's scope
+    and the commune only: the same commune gets the same surrogate in every note of the patient. A candidate
+    that clashes (the patient's own commune, another place of the patient's notes, a commune sharing a word
+    with the original: ``Saint-Malo`` never becomes ``Saint-Brieuc``) is drawn again from the mechanism restricted
+    to the candidates that do not clash, with a second keyed number; when all clash, None (today's draw)."""
+    similar = similar_places(ctx)
+    i = similar.index.find(city_key) if similar is not None else None
+    if i is None:
+        return None
+    index, epsilon = similar.index, ctx.privacy.epsilon
+    rows, probs = distribution(index, i, epsilon, ctx.privacy.k, ctx.privacy.neighbourhood)
+    if not rows:
+        return None
+
+    def commune(j: int) -> Commune:
+        return Commune(index.names[j], index.postcodes[j], index.codes[j])
+
+    def uniform(attempt: int) -> float:
+        return ctx.keyring.integer(ctx.scope, *ctx.parts("VILLE~dp", city_key, str(attempt))) / 2**64
+
+    drawn = commune(rows[pick(probs, uniform(0))])
+    if ctx.clashes(clashes_label(drawn), city_key):
+        allowed = [n for n, j in enumerate(rows) if not ctx.clashes(clashes_label(commune(j)), city_key)]
+        if not allowed:
+            return None
+        drawn = commune(rows[allowed[pick(probs[allowed] / probs[allowed].sum(), uniform(1))]])
+    ctx.spend(SPENT_COMMUNE, city_key, epsilon)
+    return drawn
 
 
 def surrogate_city(ctx: Context, text: str) -> str:
@@ -126,6 +196,8 @@ def surrogate_zip(ctx: Context, text: str, paired_city: str | None = None) -> st
     if len(code) != 5:
         return keyed_digits(ctx, ("ZIP", code), text)
     commune = commune_for(ctx, city_of_postcode(ctx, code, paired_city))
+    if not commune.postcodes:  # a city abroad (--privacy dp): no French postcode to follow it
+        return keyed_digits(ctx, ("ZIP", code), text)
     new = ctx.keyring.choice(commune.postcodes, ctx.scope, *ctx.parts("ZIP", code))
     it = iter(new)
     return _DIGITS.sub(lambda _: next(it), text)
@@ -137,20 +209,59 @@ def _street_name(ctx: Context, name: str, lieu_dit: bool) -> str:
     return apply_case(drawn, name)
 
 
-def surrogate_street(ctx: Context, text: str) -> str:
-    """The surrogate of a STR span (see the module docstring)."""
+def _street_of_commune(ctx: Context, name: str, lieu_dit: bool, city: str | None) -> str | None:
+    """``--privacy dp``: a street (a lieu-dit) of the surrogate commune of ``city``, or None when there is no
+    city, the knowledge base does not know it or has no street for its surrogate."""
+    if not ctx.privacy.is_dp or not city:
+        return None
+    similar = similar_places(ctx)
+    if similar is None or similar.index.find(fold_key(city)) is None:
+        return None
+    commune = commune_for(ctx, fold_key(city))
+    pool = similar.streets_of(commune.code, lieu_dit)
+    if not pool:
+        return None
+    drawn = ctx.draw(pool, ("STR~dp", commune_key(fold_key(city)), fold_key(name)), name)
+    return apply_case(drawn, name)
+
+
+def _house_numbers(keyed: str) -> str:
+    """A range of house numbers (``13-53 rue ...``) kept in ascending order once its digits are keyed."""
+    numbers = re.findall(r"\d+", keyed)
+    if len(numbers) == 2 and int(numbers[0]) > int(numbers[1]):
+        it = iter(reversed(numbers))
+        return re.sub(r"\d+", lambda _: next(it), keyed)
+    return keyed
+
+
+def surrogate_street(ctx: Context, text: str, city: str | None = None) -> str:
+    """The surrogate of a STR span (see the module docstring); ``city``: the town written with it, which the
+    street follows under ``--privacy dp``."""
     box = _BOX.match(text)
     if box:
         return box.group("prefix") + keyed_digits(ctx, ("BOX", fold_key(text)), box.group("num")) + box.group("tail")
     house = _HOUSE.match(text)
     prefix, rest = "", text
     if house:
-        number = keyed_digits(ctx, ("STR#", fold_key(text)), house.group("num"), no_leading_zero=True)
+        number = _house_numbers(keyed_digits(ctx, ("STR#", fold_key(text)), house.group("num"), no_leading_zero=True))
         prefix = number + (house.group("rep") or "") + house.group("sep")
         rest = house.group("rest")
     street_type, name = strip_street_type(rest)
+    city = city or _patients_city(ctx, text)
+    in_commune = _street_of_commune(ctx, rest, lieu_dit=not street_type and not house, city=city)
+    if in_commune is not None:
+        return prefix + in_commune
     if street_type:
         gap = rest[len(street_type) : len(rest) - len(name)]
         is_lieu_dit = fold_key(street_type).startswith("lieu")
         return prefix + street_type + gap + _street_name(ctx, name, is_lieu_dit)
     return prefix + _street_name(ctx, rest, lieu_dit=not house)
+
+
+def _patients_city(ctx: Context, text: str) -> str | None:
+    """The patient's city for a street written without one that is the patient's own address (``--privacy dp``)."""
+    address = ctx.patient.address
+    if not ctx.privacy.is_dp or not address or not ctx.patient.city:
+        return None
+    written, own = fold_key(text), fold_key(address)
+    return ctx.patient.city if written and (written in own or own in written) else None

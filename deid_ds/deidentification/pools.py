@@ -4,11 +4,20 @@ Names always come from the lists shipped with the package (``deid_ds/synth/resou
 Breton and regional names plus Faker's fr_FR lists), never from the Annuaire Santé: a patient must not
 be renamed after a real, findable health professional.
 
+A knowledge base's names (the professionals of the Annuaire Santé) are read only to tell a given name
+from a surname (``Salma``, ``Ndeye``: given names the shipped lists lack), never drawn from.
+
 Places come from a built knowledge base when one is given (``--kb``): communes and their postcodes from
 the BAN-derived ``postcodes`` table (only BAN rows, so that a surrogate city always comes with a postcode
 that really belongs to it), streets and lieux-dits from the BAN ``streets`` table. Without a knowledge
 base, the fallback is the generator's small list of Breton communes with their postcodes (about 150,
 checked for coherence) and its street names: realistic in Brittany, visibly regional elsewhere.
+
+Under ``deidentify --privacy dp`` a run also loads :func:`load_similar_places`: the knowledge base's communes
+table as a :class:`~deid_ds.deidentification.similar_communes.CommuneIndex` (coordinates and sizes, to draw a
+commune among similar ones) with the most addressed streets and lieux-dits of each commune that the table
+holds (so that a street follows its surrogate commune): one small table, about 35,000 rows nationally. Only
+then: the default mode's workers keep the memory they had.
 """
 
 from __future__ import annotations
@@ -18,11 +27,16 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deid_ds.kb.normalize import fold_key, street_type_abbreviations, street_type_words
+
+if TYPE_CHECKING:
+    from deid_ds.deidentification.similar_communes import CommuneIndex
 
 #: Most surrogate pools are capped to this many entries (taken at an even stride over the sorted list),
 #: so that a national knowledge base does not cost every worker process hundreds of MB.
@@ -31,10 +45,12 @@ MAX_POOL = 20_000
 
 @dataclass(frozen=True, slots=True)
 class Commune:
-    """A surrogate commune: its name as the source writes it and the postcodes that serve it."""
+    """A surrogate commune: its name as the source writes it and the postcodes that serve it (``code``: its INSEE
+    code, for the communes ``--privacy dp`` draws, whose streets follow them)."""
 
     name: str
     postcodes: tuple[str, ...]
+    code: str | None = None
 
     @property
     def key(self) -> str:
@@ -56,6 +72,10 @@ class Pools:
     surname_keys: frozenset[str] = field(default=frozenset())
     first_name_keys: frozenset[str] = field(default=frozenset())
     squashed_communes: dict[str, str] = field(default_factory=dict)  # "guiprymessac" -> "guipry-messac"
+    #: folded name word -> "first"/"last": what the knowledge base's names (professionals) mostly are; read to
+    #: tell a given name from a surname (:func:`deid_ds.deidentification.names.name_role`), never drawn from
+    kb_name_roles: dict[str, str] = field(default_factory=dict)
+    kb_dir: str | None = None  # where the places came from (``--privacy dp`` loads its communes table)
 
 
 def _capped(values: list[str]) -> tuple[str, ...]:
@@ -144,6 +164,26 @@ def _kb_places(kb_dir: Path) -> tuple[tuple[Commune, ...], tuple[str, ...], tupl
     return (communes or fallback[0]), (_capped(names) or fallback[1]), (_capped(lieux) or fallback[2])
 
 
+def _kb_name_roles(kb_dir: Path) -> dict[str, str]:
+    """Each one-word name of the knowledge base's ``names`` table as a given name (``first``) or a surname
+    (``last``): the kind it is written as for more professionals, none when as many are both."""
+    path = kb_dir / "names.parquet"
+    if not path.exists():
+        return {}
+    names = pq.read_table(path, columns=["key", "kind", "n"]).to_pydict()
+    counts: dict[str, dict[str, int]] = {}
+    for key, kind, n in zip(names["key"], names["kind"], names["n"]):
+        if key and kind in ("firstname", "lastname") and " " not in key and "-" not in key:
+            counts.setdefault(key, {}).setdefault(kind, 0)
+            counts[key][kind] += n or 0
+    roles = {}
+    for key, kinds in counts.items():
+        first, last = kinds.get("firstname", 0), kinds.get("lastname", 0)
+        if first != last:
+            roles[key] = "first" if first > last else "last"
+    return roles
+
+
 @lru_cache(maxsize=4)
 def load_pools(kb_dir: str | None) -> Pools:
     """The pools of a run (cached per process: every worker loads them once)."""
@@ -170,9 +210,60 @@ def load_pools(kb_dir: str | None) -> Pools:
         surname_keys=frozenset(fold_key(n) for n in surnames),
         first_name_keys=frozenset(sex_of),
         squashed_communes={squash(c.key): c.key for c in communes},
+        kb_name_roles=_kb_name_roles(Path(kb_dir)) if kb_dir else {},
+        kb_dir=kb_dir or None,
     )
 
 
 def squash(text: str) -> str:
     """Folded letters only: how a name or a town is written inside an e-mail address or a domain."""
     return re.sub(r"[^a-z]", "", fold_key(text))
+
+
+@dataclass(frozen=True)
+class SimilarPlaces:
+    """What ``--privacy dp`` draws places from: the communes as an index, and their streets by INSEE code (kept as
+    Arrow lists, a few bytes a name, and turned into Python strings one commune at a time)."""
+
+    index: CommuneIndex
+    streets: pa.ListArray | None = None  # row -> the commune's most addressed BAN streets ("Rue de la Paix")
+    lieux_dits: pa.ListArray | None = None
+    row_of: dict[str, int] = field(default_factory=dict)  # INSEE code -> row of the two lists
+
+    def streets_of(self, code: str | None, lieu_dit: bool = False) -> tuple[str, ...]:
+        """The streets (with a type word) or the lieux-dits of the commune of INSEE ``code``; () when none."""
+        lists = self.lieux_dits if lieu_dit else self.streets
+        row = self.row_of.get(code or "")
+        if lists is None or row is None or not lists[row].is_valid:
+            return ()
+        names = [n for n in lists[row].as_py() if n]
+        return tuple(names if lieu_dit else [n for n in names if strip_street_type(n)[0]])
+
+
+@lru_cache(maxsize=4)
+def load_similar_places(kb_dir: str | None) -> SimilarPlaces | None:
+    """The communes with coordinates of a built knowledge base (cached per process), or None without one: no
+    ``--kb``, or a knowledge base built before its ``communes.parquet`` (rebuild it), or one without coordinates."""
+    from deid_ds.deidentification.similar_communes import build_index
+
+    if not kb_dir or not (Path(kb_dir) / "communes.parquet").is_file():
+        return None
+    table = pq.read_table(Path(kb_dir) / "communes.parquet")
+    names = ("code_insee", "commune", "postcodes", "lat", "lon", "size")
+    columns = {name: table[name].to_pylist() for name in names}
+    index = build_index(
+        columns["code_insee"],
+        columns["commune"],
+        [tuple(p or ()) for p in columns["postcodes"]],
+        columns["lat"],
+        columns["lon"],
+        columns["size"],
+        [fold_key(name or "") for name in columns["commune"]],
+    )
+    if not len(index):
+        return None
+    lists = {
+        name: table[name].combine_chunks() if name in table.column_names else None for name in ("streets", "lieux_dits")
+    }
+    row_of = {code: row for row, code in enumerate(columns["code_insee"])}
+    return SimilarPlaces(index, lists["streets"], lists["lieux_dits"], row_of)

@@ -9,11 +9,16 @@ among similar communes), memoised so that the same value always gets the same su
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from deid_ds.errors import InputError
 
 PRIVACY_MODES = ("shift", "dp")
+#: Among which communes ``dp`` draws (:mod:`deid_ds.deidentification.similar_communes`): the ``k`` nearest of
+#: each (the seed's), or the others of a fixed group of ``k + 1`` to ``2k + 1`` similar ones (at least ``k``
+#: possible originals behind every surrogate).
+NEIGHBOURHOODS = ("nearest", "groups")
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +30,11 @@ class Privacy:
     epsilon: float = 1.0
     #: How many nearest similar communes the exponential mechanism draws among (``dp`` only).
     k: int = 10
+    #: The run's reference day (``dp`` only): a date on or before it never becomes one after it. Fixed for the
+    #: run (``--dp-reference``, else the day it runs, written in the report) so that a rerun reproduces it.
+    reference: dt.date | None = None
+    #: Among which similar communes ``dp`` draws (:data:`NEIGHBOURHOODS`).
+    neighbourhood: str = "nearest"
 
     def __post_init__(self) -> None:
         if self.mode not in PRIVACY_MODES:
@@ -33,6 +43,8 @@ class Privacy:
             raise InputError(f"--epsilon {self.epsilon}: expected a positive number")
         if self.k < 1:
             raise InputError(f"--k {self.k}: expected at least 1")
+        if self.neighbourhood not in NEIGHBOURHOODS:
+            raise InputError(f"neighbourhood {self.neighbourhood}: expected one of {', '.join(NEIGHBOURHOODS)}")
 
     @property
     def is_dp(self) -> bool:

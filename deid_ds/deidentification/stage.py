@@ -25,7 +25,8 @@ joined on each note (:class:`SpanJoin`, on either engine), and the sink that wri
 * The knowledge base (surrogate places) is shipped to Spark's executors once.
 
 ``notes.parquet``, ``audit.parquet`` and ``documents.parquet`` come out in input order on both engines;
-the report's counts are summed from the ``documents`` tables and one ``stats`` row per batch.
+the report's counts are summed from the ``documents`` tables and one ``stats`` row per batch (with
+``--privacy dp``, the ε each patient's values cost, keyed by HMACs: :mod:`.dp_accounting`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from deid_ds.deidentification.batch import (
 )
 from deid_ds.deidentification.context import scope_of
 from deid_ds.deidentification.document import SpanIn
+from deid_ds.deidentification.dp_accounting import merge_spending
 from deid_ds.deidentification.leaks import LeakCounts
 from deid_ds.deidentification.span_coverage import SpanCoverage, coverage_of
 from deid_ds.errors import InputError
@@ -71,6 +73,9 @@ def stats_schema():
             ("leaks", pa.string()),
             ("per_view", pa.string()),
             ("blanked", pa.string()),
+            ("spans", pa.string()),
+            ("span_fallbacks", pa.string()),
+            ("dp_spent", pa.string()),
         ]
     )
 
@@ -116,6 +121,9 @@ class DeidBatch:
             "leaks": [json.dumps(result.leaks.to_dict())],
             "per_view": [json.dumps(result.per_view)],
             "blanked": [json.dumps(result.blanked)],
+            "spans": [json.dumps(result.spans)],
+            "span_fallbacks": [json.dumps(result.span_fallbacks)],
+            "dp_spent": [json.dumps(result.dp_spent)],
         }
         return {
             "notes": notes_table(result, self.notes_schema),
@@ -352,6 +360,7 @@ class DeidSink:
     def __init__(self, tmp: Path, outputs, report, leaks: LeakCounts) -> None:
         """``report``: the :class:`~deid_ds.deidentification.pipeline.DeidentifyReport` counted into."""
         self.report, self.leaks = report, leaks
+        self.dp_spent: dict[str, dict] = {}  # ``--privacy dp``: per patient, the values perturbed (HMACs) and their ε
         self.writers = {name: pq.ParquetWriter(tmp / f"{name}.parquet", outputs[name]) for name in _WRITTEN}
 
     def add(self, name: str, table) -> None:
@@ -373,8 +382,11 @@ class DeidSink:
                     ),
                     json.loads(row["per_view"]),
                     json.loads(row["blanked"]),
+                    spans=json.loads(row["spans"]),
+                    span_fallbacks=json.loads(row["span_fallbacks"]),
                 )
                 self.report.add(batch, self.leaks)
+                merge_spending(self.dp_spent, json.loads(row.get("dp_spent") or "{}"))
             return
         self.writers[name].write_table(table)
         if name == "documents":

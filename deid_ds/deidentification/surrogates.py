@@ -12,8 +12,9 @@ as a *fallback* (audit row, per-document count, report). Every surrogate then pa
 (:func:`deid_ds.deidentification.overlap.keeps_original`), or is another entity of the note or carries
 one of its words (:class:`deid_ds.deidentification.overlap.NoteOriginals`), it is drawn again with another keyed
 salt, at most :data:`ATTEMPTS` times, and masked if none passes. A date is never drawn again (another offset
-would break the intervals between the patient's dates): a date the shift leaves as it was (a year alone,
-a day and month moved by a whole year) is masked.
+would break the intervals between the patient's dates): a date the shift leaves as it was (a day alone
+moved by a whole month) is masked, and so is a day alone that no date goes with (``paired_date``: a bare
+``22`` is a date only as the first end of a range, ``du [22] au 25 mars``).
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from deid_ds.deidentification.contacts import is_email, is_phone, surrogate_email, surrogate_phone
 from deid_ds.deidentification.context import Context
-from deid_ds.deidentification.dates_shift import shift_date_text
+from deid_ds.deidentification.dates_shift import digits_read, shift_date_text
 from deid_ds.deidentification.names import name_units, surrogate_name
 from deid_ds.deidentification.overlap import holds_phrase, keeps_original
+from deid_ds.deidentification.phone_words import phone_digits, rewrite_phone_words
 from deid_ds.deidentification.places import is_postcode, surrogate_city, surrogate_street, surrogate_zip
 from deid_ds.errors import InputError
 
@@ -74,7 +76,7 @@ def readable(label: str, text: str) -> bool:
     if label in ("PATIENT", "DOCTOR", "VILLE"):
         return bool(_LETTER.search(text))
     if label == "PHONE":
-        return is_phone(text)
+        return is_phone(text) or is_phone(phone_digits(text) or "")
     if label == "EMAIL":
         return is_email(text)
     if label == "ZIP":
@@ -87,11 +89,13 @@ def _draw(ctx: Context, label: str, text: str, paired_city: str | None, initials
     draws: dict[str, Callable[[], str]] = {
         "PATIENT": lambda: surrogate_name(ctx, text, label, role),
         "DOCTOR": lambda: surrogate_name(ctx, text, label, role),
-        "PHONE": lambda: surrogate_phone(ctx, text),
+        "PHONE": lambda: (
+            surrogate_phone(ctx, text) if is_phone(text) else rewrite_phone_words(text, partial(surrogate_phone, ctx))
+        ),
         "EMAIL": lambda: surrogate_email(ctx, text),
         "ZIP": lambda: surrogate_zip(ctx, text, paired_city),
         "VILLE": lambda: surrogate_city(ctx, text),
-        "STR": lambda: surrogate_street(ctx, text),
+        "STR": lambda: surrogate_street(ctx, text, paired_city),
     }
     return draws[label]()
 
@@ -110,11 +114,19 @@ def guard(ctx: Context, label: str, original: str, draw: Callable[[Context], str
         candidate = draw(ctx if attempt == 0 else replace(ctx, salt=f"redraw {attempt}"))
         if (
             not keeps_original(original, candidate, label)
-            and not ctx.note_originals.given_back(candidate)
+            and not ctx.note_originals.given_back(_compared_part(label, candidate))
             and not (wholes and holds_phrase(candidate, wholes))
         ):
             return candidate
     return None
+
+
+def _compared_part(label: str, candidate: str) -> str:
+    """What of a surrogate is compared with the note's other entities: an address without its top-level domain,
+    which it keeps from its original (``.fr`` is nobody's, even where another entity writes ``fr``)."""
+    if label == "EMAIL" and "@" in candidate and "." in candidate.rpartition("@")[2]:
+        return candidate.rsplit(".", 1)[0]
+    return candidate
 
 
 @lru_cache(maxsize=1 << 14)
@@ -134,15 +146,17 @@ def surrogate(
     paired_city: str | None = None,
     mask_format: str = DEFAULT_MASK,
     initials: bool = False,
+    paired_date: str | None = None,
 ) -> Replacement:
-    """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP;
-    ``initials``: a name span that is dictation initials, replaced by initials).
+    """The surrogate of ``text`` labelled ``label`` (``paired_city``: the city written next to a ZIP or after a STR;
+    ``initials``: a name span that is dictation initials, replaced by initials; ``paired_date``: the date a
+    DATE span that is a day alone goes with, the other end of its range).
 
     A span that cannot be given a surrogate safely is masked with ``mask_format`` (module docstring).
     """
     text = unicodedata.normalize("NFC", text)  # decomposed accents (NFD) are read as the letters they make
     if label == "DATE":
-        shifted = shift_date_text(ctx, text)
+        shifted = shift_date_text(ctx, text, paired_date)
         if shifted is None:
             return _masked(label, mask_format, UNPARSED_DATE)
         if keeps_original(text, shifted, label):
@@ -150,6 +164,8 @@ def surrogate(
         return Replacement(shifted)
     if label not in ("PATIENT", "DOCTOR", "PHONE", "EMAIL", "ZIP", "VILLE", "STR"):
         return _masked(label, mask_format, UNKNOWN_LABEL)
+    if not readable(label, text) and label in ("PHONE", "ZIP") and readable(label, digits_read(text)):
+        text = digits_read(text)  # "O2.96.17.55.64", "2908O": a scan's look-alike letters, read as digits
     if not readable(label, text):
         return _masked(label, mask_format, UNREADABLE.format(label=label.lower()))
     new = guard(ctx, label, text, lambda c: _draw(c, label, text, paired_city, initials))

@@ -4,8 +4,9 @@ One row of the BAN is one address point; what the gazetteers need is far smaller
 names (``nom_voie``, which may be a lieu-dit such as ``Le Mas Renouard``) and lieux-dits (``nom_ld``) of
 each commune, the communes (``nom_commune``), the former communes merged into them
 (``nom_ancienne_commune``, still real place names), the postal routing labels
-(``libelle_acheminement``), and the postcode↔commune relation that lets the labeller confirm a ZIP next
-to a city.
+(``libelle_acheminement``), the postcode↔commune relation that lets the labeller confirm a ZIP next
+to a city, and each commune's address count and the sums of its addresses' ``lon``/``lat`` (its centroid
+and a size, for the communes drawn among similar ones under ``deidentify --privacy dp``).
 
 The file is streamed with pyarrow's CSV reader — never loaded whole — with every column read as a
 string (postcodes keep their leading zero, Corsica's ``2A``). Columns are looked up by name: files
@@ -32,6 +33,8 @@ from deid_ds.kb.tables import DistinctCounter
 
 REQUIRED_COLUMNS = ["nom_voie", "code_postal", "code_insee", "nom_commune"]
 OPTIONAL_COLUMNS = ["nom_ancienne_commune", "code_insee_ancienne_commune", "libelle_acheminement", "nom_ld"]
+#: The address point's WGS84 coordinates, read as numbers (the communes' centroids); null where absent.
+COORDINATES = ["lon", "lat"]
 BLOCK_SIZE = 8 << 20
 MAX_EXAMPLES = 5
 
@@ -63,7 +66,10 @@ class BanTables:
     lieux_dits: DistinctCounter = field(
         default_factory=lambda: DistinctCounter(["nom_ld", "code_insee", "code_postal", "nom_commune"])
     )
-    communes: DistinctCounter = field(default_factory=lambda: DistinctCounter(["nom_commune", "code_insee"]))
+    #: Each commune with its address count and the sums of its addresses' coordinates (its centroid).
+    communes: DistinctCounter = field(
+        default_factory=lambda: DistinctCounter(["nom_commune", "code_insee"], sums=COORDINATES)
+    )
     former_communes: DistinctCounter = field(
         default_factory=lambda: DistinctCounter(
             ["nom_ancienne_commune", "code_insee_ancienne_commune", "code_insee", "nom_commune"]
@@ -87,7 +93,7 @@ def read_ban(path: str | Path, tables: BanTables | None = None) -> tuple[BanTabl
     tables = tables or BanTables()
     names = check_separator(path, first_line(path), ";", REQUIRED_COLUMNS)
     stats = SourceStats(str(path), columns=len(names))
-    wanted = REQUIRED_COLUMNS + [c for c in OPTIONAL_COLUMNS if c in names]
+    wanted = REQUIRED_COLUMNS + [c for c in OPTIONAL_COLUMNS + COORDINATES if c in names]
 
     def invalid_row(row) -> str:
         line = f"line {row.number}" if row.number is not None and row.number >= 0 else "a line"
@@ -114,7 +120,7 @@ def _read_into(
             read_options=pacsv.ReadOptions(block_size=BLOCK_SIZE, use_threads=False),  # exact line numbers in messages
             parse_options=pacsv.ParseOptions(delimiter=";", invalid_row_handler=invalid_row),
             convert_options=pacsv.ConvertOptions(
-                column_types={name: pa.string() for name in names if name},
+                column_types={name: pa.float64() if name in COORDINATES else pa.string() for name in names if name},
                 include_columns=wanted,
                 strings_can_be_null=True,
             ),
@@ -122,9 +128,10 @@ def _read_into(
 
     for batch in guarded_batches(open_reader, path, lambda: stats.rows_read):
         table = pa.Table.from_batches([batch])
-        for name in OPTIONAL_COLUMNS:
+        for name in OPTIONAL_COLUMNS + COORDINATES:
             if name not in table.column_names:
-                table = table.append_column(name, pa.nulls(table.num_rows, pa.string()))
+                kind = pa.float64() if name in COORDINATES else pa.string()
+                table = table.append_column(name, pa.nulls(table.num_rows, kind))
         _count_batch(table, pending, stats)
 
 

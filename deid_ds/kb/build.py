@@ -14,6 +14,12 @@ Output directory (default ``kb/``):
 * ``names.parquet`` — the name gazetteer: ``surface``, ``key``, ``kind`` (``lastname``, ``firstname``,
   ``fullname``), ``part`` (a part of a compound name), ``n`` (professionals), ``ambiguous``;
 * ``contacts.parquet`` — practice-site phones, faxes, e-mails, ``CS``/``BP`` mentions, CEDEX offices;
+* ``communes.parquet`` — one row per BAN commune (Paris, Lyon, Marseille whole): ``code_insee``, ``commune``,
+  ``commune_key``, ``postcodes``, ``lat``/``lon`` (the mean of its addresses' coordinates), ``addresses``,
+  ``population`` (from ``--population``, else null), ``size`` (the population where known, else the
+  addresses), ``size_source``, ``streets`` and ``lieux_dits`` (its most addressed ones, at most 16): what
+  ``deidentify --privacy dp`` draws similar communes, and their streets, from
+  (:mod:`deid_ds.deidentification.similar_communes`);
 * ``manifest.json`` — each source (URL or path, size, sha256, date, rows read/kept/rejected with
   reasons and example lines), each table (rows, sha256), the matcher (size, sha256), the package version
   and the methods used;
@@ -41,6 +47,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -52,7 +59,7 @@ from deid_ds.io.files import TMP_PREFIX
 from deid_ds.kb.ambiguity import LEXICON_DESCRIPTION, ambiguity_reason
 from deid_ds.kb.annuaire import DirectoryTables, read_directory
 from deid_ds.kb.ban import BanTables, SourceStats, read_ban
-from deid_ds.kb.communes import CONTRACTED, whole_city, without_article
+from deid_ds.kb.communes import CONTRACTED, whole_city, whole_city_code, without_article
 from deid_ds.kb.manifest import (
     MANIFEST,
     MANIFEST_FORMAT,
@@ -121,7 +128,27 @@ SCHEMAS: dict[str, pa.Schema] = {
     ),
     "names": pa.schema([("surface", _S), ("key", _S), ("kind", _S), ("part", _B), ("n", _N), ("ambiguous", _S)]),
     "contacts": pa.schema([("value", _S), ("key", _S), ("kind", _S), ("n", _N)]),
+    "communes": pa.schema(
+        [
+            ("code_insee", _S),
+            ("commune", _S),
+            ("commune_key", _S),
+            ("postcodes", pa.list_(_S)),
+            ("lat", pa.float64()),
+            ("lon", pa.float64()),
+            ("addresses", _N),
+            ("population", _N),
+            ("size", _N),
+            ("size_source", _S),
+            ("streets", pa.list_(_S)),
+            ("lieux_dits", pa.list_(_S)),
+        ]
+    ),
 }
+
+#: Streets and lieux-dits kept per commune in the communes table: its most addressed ones, so that a street of a
+#: surrogate commune (``deidentify --privacy dp``) is a real one without a worker loading the streets table.
+STREETS_PER_COMMUNE = 16
 
 
 def _table(name: str, columns: dict[str, list]) -> pa.Table:
@@ -236,6 +263,74 @@ def _add_postcode(rows, code_postal, code_insee, commune, label, source, n) -> N
     rows["libelle_acheminement"].append(label)
     rows["source"].append(source)
     rows["n"].append(n)
+
+
+def commune_table(ban: BanTables, population: dict[str, int] | None = None) -> pa.Table:
+    """One row per commune of the BAN, from the counts of the one pass over it (no second read): the centroid
+    is the mean of its addresses' coordinates, its size the population (``population``, by INSEE code) where
+    known, else its number of addresses, and its :data:`STREETS_PER_COMMUNE` most addressed streets and
+    lieux-dits (names without digits). Paris, Lyon and Marseille are whole cities (their arrondissements
+    summed); a name written two ways under one code keeps the most frequent."""
+    names: dict[str, Counter] = defaultdict(Counter)
+    totals: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0, 0.0, 0])  # n, lon sum/count, lat sum/count
+    for row in ban.communes.result().to_pylist():
+        name, code_insee = whole_city(row["nom_commune"], row["code_insee"])
+        code_insee = whole_city_code(code_insee)  # also "Paris" written with an arrondissement's code
+        names[code_insee][name] += row["n"]
+        total = totals[code_insee]
+        total[0] += row["n"]
+        total[1] += row["lon_sum"] or 0.0
+        total[2] += row["lon_count"] or 0
+        total[3] += row["lat_sum"] or 0.0
+        total[4] += row["lat_count"] or 0
+    postcodes: dict[str, set[str]] = defaultdict(set)
+    for row in ban.postcodes.result().to_pylist():
+        code_insee = whole_city_code(whole_city(row["nom_commune"] or "", row["code_insee"])[1])
+        if row["code_postal"]:
+            postcodes[code_insee].add(row["code_postal"])
+    population = population or {}
+    streets = _most_addressed(ban.streets.result(), "nom_voie")
+    lieux_dits = _most_addressed(ban.lieux_dits.result(), "nom_ld")
+    rows = defaultdict(list)
+    for code_insee in sorted(totals):
+        n, lon_sum, lon_count, lat_sum, lat_count = totals[code_insee]
+        name = max(sorted(names[code_insee]), key=names[code_insee].__getitem__)
+        people = population.get(code_insee)
+        rows["code_insee"].append(code_insee)
+        rows["commune"].append(name)
+        rows["commune_key"].append(fold_key(name))
+        rows["postcodes"].append(sorted(postcodes.get(code_insee, ())))
+        rows["lat"].append(round(lat_sum / lat_count, 6) if lat_count else None)
+        rows["lon"].append(round(lon_sum / lon_count, 6) if lon_count else None)
+        rows["addresses"].append(n)
+        rows["population"].append(people)
+        rows["size"].append(people if people is not None else n)
+        rows["size_source"].append("population" if people is not None else "addresses")
+        rows["streets"].append(streets.get(code_insee, []))
+        rows["lieux_dits"].append(lieux_dits.get(code_insee, []))
+    return _table("communes", rows)
+
+
+def _most_addressed(table: pa.Table, name: str) -> dict[str, list[str]]:
+    """The :data:`STREETS_PER_COMMUNE` names of ``table`` (BAN streets or lieux-dits, with ``n``) with the most
+    addresses in each commune (whole cities by code), ties by name, sorted; names with a digit left out.
+    Columnar: the national table has millions of rows."""
+    if not table.num_rows:
+        return {}
+    table = table.filter(pc.invert(pc.match_substring_regex(table[name], r"\d")))
+    codes = pc.dictionary_encode(table["code_insee"]).combine_chunks()
+    whole = pa.array([whole_city_code(c) for c in codes.dictionary.to_pylist()], pa.string())
+    table = pa.table({"code": pc.take(whole, codes.indices), "name": table[name], "n": table["n"]})
+    table = table.group_by(["code", "name"], use_threads=False).aggregate([("n", "sum")])
+    table = table.sort_by([("code", "ascending"), ("n_sum", "descending"), ("name", "ascending")])
+    code = np.asarray(pc.dictionary_encode(table["code"]).combine_chunks().indices)
+    starts = np.flatnonzero(np.r_[True, code[1:] != code[:-1]])
+    rank = np.arange(len(code)) - np.repeat(starts, np.diff(np.r_[starts, len(code)]))
+    kept = table.filter(pa.array(rank < STREETS_PER_COMMUNE))
+    out: dict[str, list[str]] = defaultdict(list)
+    for commune, street in zip(kept["code"].to_pylist(), kept["name"].to_pylist()):
+        out[commune].append(street)
+    return {commune: sorted(names) for commune, names in out.items()}
 
 
 def professional_table(directory: DirectoryTables) -> pa.Table:
@@ -364,6 +459,7 @@ def build_kb(
     matcher: bool = True,
     inputs: Iterable[str | Path | None] = (),
     overwrite: bool = False,
+    population: str | Path | None = None,
 ) -> BuildReport:
     """Build the gazetteers of ``out`` from the given sources (see the module docstring).
 
@@ -373,7 +469,9 @@ def build_kb(
     the home or current directory, a source or other input (``inputs``: what the command line read
     besides the sources, e.g. the ``--sources`` folder) or a directory holding one. A run holds its
     lock, so that a second build into it refuses at once, and removes the temporary directories a
-    killed run left in it. ``matcher``: compile the matcher now, recorded in the manifest.
+    killed run left in it. ``matcher``: compile the matcher now, recorded in the manifest. ``population``: an
+    INSEE population file (:mod:`deid_ds.kb.population`), read first (a bad one is refused before any work),
+    recorded in the manifest as a source and joined to the communes table.
 
     An ``OSError`` while writing the knowledge base (a full disk) becomes one line
     (:class:`deid_ds.io.output_dir.OutputError`); what was there is left as it was.
@@ -382,8 +480,9 @@ def build_kb(
 
     out = Path(out)
     ban, health_directory = list(ban), list(health_directory)
-    inputs = [*inputs, ca_bundle, *ban, *health_directory]
+    inputs = [*inputs, ca_bundle, *ban, *health_directory, population]
     _check_out(out, inputs, overwrite)
+    people = _read_population(population) if population is not None else None
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as error:  # a file of that name, a read-only parent...
@@ -401,7 +500,31 @@ def build_kb(
             refresh=refresh,
             progress=progress,
             matcher=matcher,
+            population=people,
         )
+
+
+def _read_population(path: str | Path) -> tuple[dict[str, int], dict]:
+    """The population file read (:func:`deid_ds.kb.population.read_population`) and its manifest entry."""
+    from deid_ds.kb.population import read_population
+
+    people = read_population(path)
+    path = Path(path)
+    entry = {
+        "base": "population",
+        "source": str(path),
+        "path": str(path.resolve()),
+        "size": path.stat().st_size,
+        "sha256": sha256_of(path),
+        "fetched_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "kind": "csv",
+        "rows_read": people.rows_read,
+        "rows_kept": people.rows_kept,
+        "rejected": people.rejected,
+        "examples": [],
+        "joined_on": list(people.columns),  # the code and population columns read
+    }
+    return people.by_code, entry
 
 
 def _check_out(out: Path, inputs: list, overwrite: bool) -> None:
@@ -439,6 +562,7 @@ def _build_kb(
     refresh: bool,
     progress: bool,
     matcher: bool,
+    population: tuple[dict, dict] | None = None,
 ) -> BuildReport:
     from deid_ds.io.output_dir import read_marker, write_marker
 
@@ -471,6 +595,8 @@ def _build_kb(
             )
     except OSError as error:  # a download onto a full disk, a source that cannot be read: one line
         raise _source_os_error(out, error) from None
+    if population is not None:
+        report.sources.append(population[1])
 
     professionals = professional_table(directory_tables)
     tables = {
@@ -480,6 +606,7 @@ def _build_kb(
         "professionals": professionals,
         "names": name_table(professionals),
         "contacts": contact_table(directory_tables),
+        "communes": commune_table(ban_tables, population[0] if population is not None else None),
     }
     _write(out, tables, report, matcher, started)
     return report

@@ -40,6 +40,14 @@ def _split_codes(values: tuple[str, ...]) -> list[str]:
     ),
 )
 @click.option(
+    "--population",
+    type=click.Path(exists=True, dir_okay=False),
+    help=(
+        "An INSEE population file (CSV, ';' or ','; code in CODGEO/DEPCOM/COM/code_insee or DEP+CODCOM, population in "
+        "PMUN/PTOT/population/Pyy_POP): the communes' size for deidentify --privacy dp (else their BAN address count)."
+    ),
+)
+@click.option(
     "--ca-bundle",
     type=click.Path(exists=True, dir_okay=False),
     help="PEM bundle to verify HTTPS with (the Annuaire Santé server's chain is IGC-Santé).",
@@ -73,6 +81,7 @@ def build_kb_command(
     ban_departements,
     health_directory,
     sources,
+    population,
     ca_bundle,
     out,
     offline,
@@ -115,6 +124,7 @@ def build_kb_command(
         matcher=not no_matcher,
         inputs=(sources,),
         overwrite=overwrite,
+        population=population,
     )
     print_report(
         full=kb_tables(out),

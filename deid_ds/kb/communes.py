@@ -24,6 +24,8 @@ CITY_CODES = {"paris": "75056", "lyon": "69123", "marseille": "13055"}
 #: The kind, in ``places.parquet``, of a commune's name without its article (``Havre`` for ``Le Havre``).
 CONTRACTED = "commune_sans_article"
 _ARTICLE = re.compile(r"(?:le|les)\s+(?P<rest>\S.*)", re.IGNORECASE)
+#: The INSEE code ranges of the arrondissements of each city (``75101``..``75120`` for Paris).
+ARRONDISSEMENTS = {"75056": ("751", 1, 20), "69123": ("6938", 1, 9), "13055": ("132", 1, 16)}
 
 
 def whole_city(name: str, code_insee: str | None) -> tuple[str, str | None]:
@@ -33,6 +35,16 @@ def whole_city(name: str, code_insee: str | None) -> tuple[str, str | None]:
         return name, code_insee
     city = m.group("city")
     return city, CITY_CODES.get(city.lower(), code_insee)
+
+
+def whole_city_code(code: str) -> str:
+    """``75056`` for ``75113`` (an arrondissement's INSEE code, whatever name it is written with), any other code
+    unchanged: for the tables keyed by code (the communes table, a population file)."""
+    for city, (prefix, first, last) in ARRONDISSEMENTS.items():
+        rest = code[len(prefix) :]
+        if code.startswith(prefix) and rest.isdigit() and first <= int(rest) <= last:
+            return city
+    return code
 
 
 def without_article(name: str) -> str | None:

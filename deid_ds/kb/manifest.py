@@ -20,7 +20,7 @@ from deid_ds.errors import InputError
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = "deid-ds/kb/1"
-TABLES = ("streets", "places", "postcodes", "professionals", "names", "contacts")
+TABLES = ("streets", "places", "postcodes", "professionals", "names", "contacts", "communes")
 
 
 def sha256_of(path: Path) -> str:

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
+import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
+from deid_ds.deidentification.identifiers import FLEXIBLE_FROM, value_pattern
 from deid_ds.deidentification.leaks import (
     _SAINT_BEFORE,
     _SAINTS,
@@ -18,10 +23,11 @@ from deid_ds.deidentification.leaks import (
     _count_in_reading,
     needles_for,
 )
+from deid_ds.deidentification.other_views import _phrase
 from deid_ds.deidentification.overlap import SUBSTRING_FROM, NoteOriginals, normalise
 from deid_ds.deidentification.regions import decode, decode_text
 from deid_ds.kb.ambiguity import is_common_word
-from deid_ds.kb.normalize import fold_text
+from deid_ds.kb.normalize import fold_mapped, fold_text
 from deid_ds.model import PatientMetadata
 
 PATIENT = PatientMetadata(
@@ -110,3 +116,43 @@ def test_the_leak_count_is_the_word_by_word_count(text):
     _count_in_reading(text, needles, counts)
     assert counts == _counted_plainly(text, needles)
     assert sum(c["exact"] + c["fuzzy"] for c in counts.values()) > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.text("0123456789", min_size=2, max_size=12),
+    text=st.text("0123456789 .-/_aZ\u0130\u0131\u017f\u212a\u00e9", max_size=40),
+    cut=st.integers(0, 40),
+)
+def test_a_number_is_found_where_the_caseless_pattern_finds_it(value, text, cut):
+    """A digits-only known value's pattern, compiled without IGNORECASE, matches where the IGNORECASE one does."""
+    body = r"[ .\-/]?".join(value) if len(value) >= FLEXIBLE_FROM else value  # the definition, IGNORECASE
+    plain = re.compile(rf"(?<![A-Za-z0-9])(?:{body})(?![A-Za-z0-9])", re.IGNORECASE)
+    spaced = " ".join(value)  # the value written with separators, somewhere in the text
+    haystack = text[:cut] + spaced + text[cut:] + value
+    fast = value_pattern(value)
+    assert plain.flags & re.IGNORECASE and not fast.flags & re.IGNORECASE
+    assert [m.span() for m in fast.finditer(haystack)] == [m.span() for m in plain.finditer(haystack)]
+
+
+@pytest.mark.parametrize(
+    "mine",
+    [
+        [("PATIENT", "Jean KERDRAON"), ("VILLE", "Quimper")],  # among the patient's: the patient's object itself
+        [("PATIENT", "Jean  Kerdraon"), ("STR", "12 rue de Brest")],  # a spelling and a street of its own
+        [],
+    ],
+)
+def test_a_notes_originals_are_its_patients_and_its_own(mine):
+    scope = (("DATE", "12/04/1961"), ("DOCTOR", "Dr Le Ny"), ("PATIENT", "Jean KERDRAON"), ("VILLE", "Quimper"))
+    joined = NoteOriginals.of_note(scope, mine)
+    assert joined == NoteOriginals.of([*scope, *mine])
+    assert joined.given_back("Kerdraon") and joined.given_back("Le Ny") and not joined.given_back("Dupont")
+    assert joined.given_back("Brest") == any("Brest" in text for _, text in mine)
+
+
+def test_folded_text_holds_no_typographic_apostrophe():
+    """The other views' phrase patterns leave ``’`` out of their separators: folding makes it ``'``."""
+    every_character = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000)
+    assert "’" in every_character and "’" not in fold_mapped(every_character)[0]
+    assert _phrase("le ny").fullmatch(fold_mapped("Le’Ny")[0])

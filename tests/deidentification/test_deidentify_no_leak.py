@@ -6,6 +6,7 @@ non-dates labelled DATE rewritten with random digits, given names of the wrong s
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import unicodedata
@@ -18,15 +19,22 @@ from hypothesis import strategies as st
 
 from deid_ds.cli import main
 from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.date_words import number_words
 from deid_ds.deidentification.dates_shift import date_offset
 from deid_ds.deidentification.document import SpanIn, deidentify_document
 from deid_ds.deidentification.keyed import KEY_ENV, MIN_KEY_BYTES, Keyring, resolve_key
 from deid_ds.deidentification.metadata import surrogate_metadata
 from deid_ds.deidentification.names import first_name, sex_cue
-from deid_ds.deidentification.overlap import keeps_original, normalise
+from deid_ds.deidentification.overlap import NoteOriginals, keeps_original, normalise
 from deid_ds.deidentification.places import surrogate_city
 from deid_ds.deidentification.pools import load_pools, squash
-from deid_ds.deidentification.surrogates import KEPT_ORIGINAL, UNCHANGED_DATE, UNPARSED_DATE, surrogate
+from deid_ds.deidentification.surrogates import (
+    KEPT_ORIGINAL,
+    UNCHANGED_DATE,
+    UNPARSED_DATE,
+    Replacement,
+    surrogate,
+)
 from deid_ds.errors import DeidError
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
@@ -165,9 +173,32 @@ def test_a_date_that_does_not_read_as_one_is_masked(text):
 
 
 def test_a_date_the_shift_leaves_as_it_was_is_masked():
-    scope = next(f"patient:{i}" for i in range(200) if abs(date_offset(context(scope=f"patient:{i}"))) < 150)
-    new = surrogate(context(scope=scope), "DATE", "2015")  # 2 July 2015 moved by less than 150 days
+    # a day alone moved by whole months (8 March 2020 to 8 April or 8 February) would print its original day
+    scope = next(
+        f"patient:{i}"
+        for i in range(3000)
+        if (dt.date(2020, 3, 8) + dt.timedelta(days=date_offset(context(scope=f"patient:{i}")))).day == 8
+    )
+    new = surrogate(context(scope=scope), "DATE", "8", paired_date="10 mars 2020")
     assert new.text == "[DATE]" and new.fallback == UNCHANGED_DATE
+
+
+def test_a_day_alone_is_shifted_with_the_date_it_goes_with_and_masked_without_one():
+    ctx = context()
+    offset = dt.timedelta(days=date_offset(ctx))
+    assert surrogate(ctx, "DATE", "8", paired_date="10 mars 2020").text == str((dt.date(2020, 3, 8) + offset).day)
+    day = (dt.date(2020, 3, 12) + offset).day
+    words = "premier" if day == 1 else number_words(day)
+    assert surrogate(ctx, "DATE", "douze", paired_date="treize mars 2020").text == words  # words stay words
+    assert surrogate(ctx, "DATE", "22") == Replacement("[DATE]", UNPARSED_DATE)  # a bare number: maybe no date
+
+
+def test_a_year_alone_moves_one_year_in_the_direction_of_the_shift():
+    for i in range(40):
+        ctx = context(scope=f"patient:{i}")
+        step = 1 if date_offset(ctx) > 0 else -1
+        assert surrogate(ctx, "DATE", "2015").text == str(2015 + step)
+        assert surrogate(ctx, "DATE", "deux mille quinze").text == number_words(2015 + step)
 
 
 @pytest.mark.parametrize(
@@ -214,8 +245,17 @@ def test_fallbacks_are_listed_per_document_and_in_the_summary(write_notes, tmp_p
     audit = pd.read_parquet(tmp_path / "out" / "audit.parquet")
     assert list(audit["fallback"].fillna("")) == [UNPARSED_DATE] * 3 + [""]
     assert pd.read_parquet(tmp_path / "out" / "documents.parquet")["n_fallbacks"].tolist() == [3]
-    assert json.loads((tmp_path / "out" / "report.json").read_text())["fallbacks"] == {UNPARSED_DATE: 3}
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["fallbacks"] == {UNPARSED_DATE: 3}
     assert re.search(r"fallbacks \(masked, see audit\)\s*\|?\s*3", result.output) and UNPARSED_DATE in result.output
+    # per label: 3 of the 4 DATE spans masked, with the reason; the summary flags it and a warning says so
+    assert report["fallbacks_per_label"] == {
+        "DATE": {"spans": 4, "masked": 3, "share": 75.0, "reasons": {UNPARSED_DATE: 3}}
+    }
+    assert re.search(r"DATE masked: 75\.00 % of 4 span\(s\) \(above 2 %\)\s*\|?\s*3", result.output)
+    assert f"DATE: 75.00 % of the spans masked instead of replaced (above 2 %; 3 of 4: {UNPARSED_DATE} 3" in (
+        result.output
+    )
 
 
 # ------------------------------------------------------------------------------------------------ sex of given names
@@ -258,6 +298,27 @@ def test_given_names_agree_with_the_sex_the_note_gives():
         assert _first_name_of(f"<p>{name} TARTEMPION, née le 12/08/1957</p>", name) in pools.first_names["F"], name
         assert _first_name_of(f"<p>{name} TARTEMPION, né le 12/08/1957</p>", name) in pools.first_names["M"], name
         assert _first_name_of(f"<p>M. {name} TARTEMPION</p>", name) in pools.first_names["M"], name
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<p>Contacter son neveu {name} au 06 00 05 35 85.</p>",
+        "<p>Aidant principal : son fils ({name}).</p>",
+        "<p>Ses enfants, Maurice et {name}, sont informés.</p>",
+        "<p>Contacts : {name} (petite-fille).</p>",
+        "<p>VIT AVEC SA SOEUR, {name}, À DOMICILE.</p>",
+    ],
+)
+def test_a_relative_called_by_a_given_name_alone_is_given_a_given_name(html):
+    # names no list holds: only the words around them say they are given names ("Zorna" alone elsewhere: a surname)
+    pools = load_pools(None)
+    for name in UNKNOWN:
+        written = name.upper() if "SOEUR" in html else name
+        outcome, _ = run_note(html.format(name=written), [("PATIENT", written)])
+        assert fold_key(outcome.audit[0]["replacement"]) in pools.first_name_keys, (html, name)
+    outcome, _ = run_note("<p>Vu par le Dr Zorna ce jour.</p>", [("DOCTOR", "Zorna")])
+    assert fold_key(outcome.audit[0]["replacement"]) in {fold_key(n) for n in pools.surnames}
 
 
 def test_a_given_name_of_unknown_sex_gets_an_epicene_one():
@@ -367,3 +428,19 @@ def test_every_surrogate_of_a_note_avoids_the_note_s_other_entities():
         written = " ".join(row["replacement"] for row in outcome.audit)
         for word in ("gilbert", "yann", "lorient", "leduc", "thebault", "56100"):
             assert word not in letters_of(written) + written, (n, word)
+
+
+def test_an_address_cut_by_a_scan_does_not_make_its_service_words_identifiers():
+    # the same address written cut ("i magerie", "ho pital") in another of the patient's notes
+    scanned = NoteOriginals.of([("EMAIL", "secretariat.i magerie@ho pital-vitre.fr")])
+    assert not scanned.given_back("secretariat.imagerie@hopital-combourg.fr")
+    assert scanned.given_back("secretariat.imagerie@hopital-vitre.fr")  # the town still counts
+    assert NoteOriginals.of([("EMAIL", "ines.martin@orange.fr")]).given_back("Inès")  # a name is no service piece
+
+
+def test_an_address_keeps_its_top_level_domain_whatever_the_note_writes():
+    # another entity of the note writes "fr" as a word: the ".fr" every surrogate keeps is nobody's
+    ctx = context()
+    ctx.note_originals = NoteOriginals.of([("STR", "12 rue du Fr Jean"), ("EMAIL", "secretariat.pathologie@curie.fr")])
+    new = surrogate(ctx, "EMAIL", "secretariat.pathologie@curie.fr")
+    assert new.fallback is None and new.text.endswith(".fr") and "curie" not in new.text

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from dataclasses import replace
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from deid_ds.deidentification.contacts import surrogate_email, surrogate_phone
@@ -14,8 +17,10 @@ from deid_ds.deidentification.keyed import KEY_ENV, Keyring, resolve_key
 from deid_ds.deidentification.leaks import find_leaks
 from deid_ds.deidentification.metadata import surrogate_metadata
 from deid_ds.deidentification.names import surrogate_name
+from deid_ds.deidentification.phone_words import phone_digits
 from deid_ds.deidentification.places import surrogate_city, surrogate_street, surrogate_zip
-from deid_ds.deidentification.pools import load_pools
+from deid_ds.deidentification.pools import _kb_name_roles, load_pools
+from deid_ds.deidentification.surrogates import surrogate
 from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
 
@@ -67,6 +72,33 @@ def test_compound_names_are_mapped_part_by_part():
     martin = surrogate_name(ctx, "MARTIN")
     assert surrogate_name(ctx, "Jean-Pierre MARTIN-DUVAL").split(" ", 1)[1].startswith(martin + "-")
     assert jean and pierre
+
+
+def _given_names(pools) -> set[str]:
+    return {fold_key(n) for n in pools.first_names["*"]} | {fold_key(n) for n in pools.first_names["E"]}
+
+
+def test_a_given_name_alone_stays_a_given_name_whatever_its_context():
+    # "IDE Salma", a relative's "Ndeye": given names the shipped lists lack, which a knowledge base's
+    # professionals carry as given names; a lone word nothing settles is still read as a surname
+    pools = replace(load_pools(None), kb_name_roles={"salma": "first", "ndeye": "first", "paris": "last"})
+    ctx = Context(Keyring(b"k1"), pools, "patient:P1", PatientMetadata())
+    for label in ("PATIENT", "DOCTOR"):
+        for name in ("Salma", "SALMA", "Ndeye", "Jean-Michel"):
+            new = surrogate_name(ctx, name, label)
+            assert all(fold_key(part) in _given_names(pools) for part in new.split("-")), (name, new)
+    ctx.memory["sex:PATIENT:salma"] = "F"  # "Mme Salma": the note's cue keeps the sex
+    assert fold_key(surrogate_name(ctx, "Salma")) in {fold_key(n) for n in pools.first_names["F"]}
+    unknown = Context(Keyring(b"k1"), load_pools(None), "patient:P1", PatientMetadata())
+    assert fold_key(surrogate_name(unknown, "Salma")) in {fold_key(n) for n in unknown.pools.surnames}
+
+
+def test_the_knowledge_base_says_which_names_are_given_names(tmp_path):
+    names = {"key": ["salma", "salma", "paris", "martin", "martin", "le gall"], "n": [10, 1, 12, 6, 3, 4]}
+    names["kind"] = ["firstname", "firstname", "lastname", "firstname", "lastname", "lastname"]
+    pq.write_table(pa.table(names), tmp_path / "names.parquet")
+    assert _kb_name_roles(tmp_path) == {"salma": "first", "paris": "last", "martin": "first"}
+    assert _kb_name_roles(tmp_path / "none") == {}
 
 
 def test_doctors_keep_their_surrogate_across_patients_and_dictation_initials_stay_initials():
@@ -191,6 +223,41 @@ def test_phones_keep_their_layout_prefix_and_region():
     assert len(national) == 1 and national.pop().startswith("2")
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "zéro deux quatre-vingt-dix-sept soixante-neuf quarante-trois douze",
+        "zéro un cinq trois deux cinq un deux quatre deux",
+        "zéro quatre 95 05 45 52",
+        "ZÉRO DEUX quatre-vingt-dix-neuf vingt et un zéro zéro dix-neuf",
+    ],
+)
+def test_a_phone_said_in_words_is_said_back_in_words(said):
+    ctx = context()
+    new = surrogate(ctx, "PHONE", said)
+    digits, again = phone_digits(said), phone_digits(new.text)
+    assert new.fallback is None and again is not None and len(again) == len(digits) == 10
+    assert again[:2] == digits[:2] and again != digits  # the trunk and the region kept, the rest keyed
+    assert again == re.sub(r"\D", "", surrogate_phone(ctx, digits))  # as the same number written in digits
+    assert not re.search(r"\d", new.text) or re.search(r"\d", said)  # words stay words, digits digits
+    assert new.text.split(" ", 1)[0].isupper() == said.split(" ", 1)[0].isupper()
+
+
+@pytest.mark.parametrize(
+    ("label", "scanned", "read"),
+    [("PHONE", "O2.96.17.55.64", "02.96.17.55.64"), ("ZIP", "2908O", "29080"), ("ZIP", "l3469", "13469")],
+)
+def test_look_alike_letters_of_a_scan_are_read_as_digits(label, scanned, read):
+    ctx = context()
+    assert surrogate(ctx, label, scanned) == surrogate(ctx, label, read)
+    assert surrogate(ctx, label, scanned).fallback is None
+
+
+def test_a_postal_box_keeps_its_prefix_and_is_not_masked():
+    new = surrogate(context(), "STR", "TSA 62302")
+    assert new.fallback is None and re.fullmatch(r"TSA \d{5}", new.text) and new.text != "TSA 62302"
+
+
 def test_emails_use_the_surrogate_names_and_keep_public_domains():
     ctx = context()
     new = surrogate_email(ctx, "jeanne.legall@orange.fr")
@@ -231,6 +298,8 @@ def test_streets_keep_number_shape_and_type():
     new = surrogate_street(ctx, "12 bis, avenue du Général de Gaulle")
     assert re.fullmatch(r"\d\d bis, avenue \S.*", new) and "Gaulle" not in new
     assert re.fullmatch(r"BP \d{3}", surrogate_street(ctx, "BP 644"))
+    ranged = re.fullmatch(r"(\d\d)-(\d\d) RUE (\S.*)", surrogate_street(ctx, "13-53 RUE DE LA PAIX"))
+    assert ranged and int(ranged[1]) <= int(ranged[2]) and "PAIX" not in ranged[3]  # a range, not a lieu-dit
     assert surrogate_street(ctx, "16 Rue Henri Le Guilloux").upper() == surrogate_metadata(ctx)["address"].upper()
 
 
@@ -261,3 +330,13 @@ def test_leak_check_finds_each_field_in_every_view():
     )
     clean = find_leaks("<p>Patiente vue le matin, Martine et Gallois.</p>", PATIENT)
     assert clean.total == 0
+
+
+def test_an_initial_keeps_the_case_it_was_written_in_whatever_the_given_name_it_stands_for():
+    """``OZTURK G.`` once gave ``BONNIN c.``: the initial took the case of the patient's given name written in
+    lower case in the metadata, and the labeller no longer read the surrogate as a name."""
+    ctx = context(patient=PatientMetadata(firstname="gaëlle", lastname="ozturk"))
+    upper = surrogate_name(ctx, "OZTURK G.", "PATIENT")
+    assert re.fullmatch(r"[A-ZÀ-Ý' -]+ [A-Z]\.", upper), upper
+    lower = surrogate_name(ctx, "g. ozturk", "PATIENT")
+    assert re.fullmatch(r"[a-z]\. \S.*", lower), lower

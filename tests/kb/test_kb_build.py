@@ -39,7 +39,15 @@ def test_the_sample_builds_every_table_and_a_manifest_that_accounts_for_each_sou
             n for reason, n in source["rejected"].items() if "kept" not in reason
         )
         assert len(source["sha256"]) == 64 and source["size"] > 0
-    assert set(manifest["tables"]) == {"streets", "places", "postcodes", "professionals", "names", "contacts"}
+    assert set(manifest["tables"]) == {
+        "streets",
+        "places",
+        "postcodes",
+        "professionals",
+        "names",
+        "contacts",
+        "communes",
+    }
     for name, info in manifest["tables"].items():
         assert pq.read_metadata(sample_kb / f"{name}.parquet").num_rows == info["rows"] > 0
 
