@@ -125,7 +125,7 @@ def document_counts(notes: Path, gold: Path, systems: dict[str, Path]) -> dict[s
 
 
 def bootstrap(counts: dict, reference: str = "rules", n: int = 1000, seed: int = 0) -> dict:
-    """Paired percentile intervals (95 %) of precision and redaction recall per system, and of their
+    """Paired percentile intervals (95 %) of precision, redaction recall and micro F1 per system, and of their
     differences with ``reference``: the same document resamples for every system."""
     import numpy as np
 
@@ -139,6 +139,7 @@ def bootstrap(counts: dict, reference: str = "rules", n: int = 1000, seed: int =
     sums = {name: c[draws].sum(axis=1) for name, c in counts.items()}  # n × 5
     precision = {name: ratio(s[:, 0], s[:, 1]) for name, s in sums.items()}
     redaction = {name: ratio(s[:, 3], s[:, 4]) for name, s in sums.items()}
+    f1 = {name: ratio(2 * s[:, 0], s[:, 1] + s[:, 2]) for name, s in sums.items()}  # micro: 2TP / (pred + gold)
 
     def interval(values: np.ndarray) -> list[float]:
         return [float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))]
@@ -147,8 +148,10 @@ def bootstrap(counts: dict, reference: str = "rules", n: int = 1000, seed: int =
         name: {
             "precision_ci": interval(precision[name]),
             "redacted_ci": interval(redaction[name]),
+            "f1_ci": interval(f1[name]),
             "delta_precision_ci": interval(precision[name] - precision[reference]),
             "delta_redacted_ci": interval(redaction[name] - redaction[reference]),
+            "delta_f1_ci": interval(f1[name] - f1[reference]),
         }
         for name in counts
     }

@@ -8,7 +8,7 @@ on it. The paper's comparison is the same on real notes (model 0.9696 vs rules 0
     .venv/bin/python benchmarks/model_vs_rules.py [--workdir /tmp/deid-model-vs-rules] [--test-notes 300]
         [--test-seed 3] [--train sample|N] [--train-seed 2] [--max-epochs 8] [--seeds 0] [--threads 1]
         [--styles unseen] [--text-noise 0] [--name NAME] [--train-args "--augment 0.5"] [--json OUT.json]
-        [--resume]
+        [--resume] [--baseline NAME]
 
 From nothing but the repository, with the commands and flags of ``make demo``:
 
@@ -28,7 +28,9 @@ were tuned on). ``--seeds 0,1`` trains one tagger per seed (embeddings and data 
 generates every corpus (test and training; not the embedded sample) with ``synth --text-noise LEVEL``: scan and
 typing noise, gold kept exact. ``--train-args`` is passed to ``train`` as is (``--augment 0.5``,
 ``--synthetic N``...); ``--name`` keeps each variant's models and scores apart in one work directory, so that
-with ``--resume`` a variant reuses the corpora, knowledge base, weak labels and embeddings of the first run.
+with ``--resume`` a variant reuses the corpora, knowledge base, weak labels and embeddings of the first run;
+``--baseline NAME`` then compares its model and hybrid with that earlier variant's, paired (``''``: the unnamed
+run). ``--train-args "--fast"`` trains the CPU recipe, without the character LMs (neither trained nor given).
 Besides ``evaluate``'s F1 intervals, each system gets paired bootstrap intervals of its precision and redaction
 and of their differences with the rules (``dev_gold.bootstrap``). Prints the tables and writes
 ``WORKDIR/model_vs_rules.json`` (or ``WORKDIR/model_vs_rules-NAME.json``, or ``--json``).
@@ -96,6 +98,67 @@ def deltas(systems: dict, reference: str = "rules") -> dict[str, dict[str, float
         for name, s in systems.items()
         if name != reference
     }
+
+
+def is_fast(extra: str) -> bool:
+    """``--train-args`` asks for ``train --fast``: no character language models (``train`` refuses ``--flair-lm``)."""
+    return "--fast" in shlex.split(extra)
+
+
+def train_args(
+    work: Path, variant: str, seed: int, hidden: int, max_epochs: int, threads: int, extra: str
+) -> list[str]:
+    """``deid-ds train`` for one variant and seed: the work directory's FastText vectors and character LMs
+    (none with ``--fast``, the CPU recipe), then ``--train-args`` as given."""
+    flair_lm = [] if is_fast(extra) else ["--flair-lm", str(work / "flair-lm")]
+    return [
+        "train",
+        str(work / "weak"),
+        "--out",
+        str(work / f"model-{variant}{seed}"),
+        "--fasttext",
+        str(work / "fasttext"),
+        *flair_lm,
+        "--hidden",
+        str(hidden),
+        "--max-epochs",
+        str(max_epochs),
+        "--threads",
+        str(threads),
+        "--seed",
+        str(seed),
+        *shlex.split(extra),
+        "--quiet",
+    ]
+
+
+def micro_figures(counts) -> dict[str, float]:
+    """Micro F1, precision and redaction of a system from its per-document counts (``dev_gold.document_counts``)."""
+    tp, predicted, gold, covered, gold_tokens = (int(v) for v in counts.sum(axis=0))
+    return {
+        "f1": 2 * tp / (predicted + gold) if predicted + gold else 0.0,
+        "precision": tp / predicted if predicted else 0.0,
+        "redacted": covered / gold_tokens if gold_tokens else 0.0,
+    }
+
+
+def versus_baseline(counts: dict, baseline: dict, reference: str = "rules") -> dict:
+    """Each system but ``reference`` minus the same system of the baseline variant (another ``--name`` trained in
+    the same work directory: same corpora, knowledge base, weak labels and document resamples): the differences of
+    micro F1, precision and redaction, and their paired bootstrap 95 % intervals."""
+    from dev_gold import bootstrap  # here: dev_gold imports this module
+
+    out = {}
+    for name in counts:
+        if name == reference:
+            continue
+        boot = bootstrap({"variant": counts[name], "baseline": baseline[name]}, reference="baseline")["variant"]
+        this, base = micro_figures(counts[name]), micro_figures(baseline[name])
+        out[name] = {
+            **{key: round(this[key] - base[key], 4) for key in ("f1", "precision", "redacted")},
+            **{f"{key}_ci": boot[f"delta_{key}_ci"] for key in ("f1", "precision", "redacted")},
+        }
+    return out
 
 
 def kb_sources(directory: Path) -> list[str]:
@@ -246,6 +309,13 @@ def main() -> None:
     parser.add_argument("--name", default="", help="name of this training variant (its models and scores)")
     parser.add_argument("--train-args", default="", help='extra options of `deid-ds train`, e.g. "--augment 0.5"')
     parser.add_argument(
+        "--baseline",
+        help=(
+            "a variant run before in the same work directory ('' for the unnamed one): this variant's model and "
+            "hybrid minus its, paired bootstrap"
+        ),
+    )
+    parser.add_argument(
         "--keep-empty",
         default="0.3",
         help="weak-label --keep-empty of the training notes: share of the sentences without entity kept",
@@ -320,53 +390,35 @@ def main() -> None:
         ],
         timings,
     )
-    run(
-        "flair-lm",
-        [
-            "embeddings",
+    if not is_fast(args.train_args):
+        run(
             "flair-lm",
-            str(weak),
-            "--out",
-            str(work / "flair-lm"),
-            "--hidden",
-            "64",
-            "--epochs",
-            "2",
-            "--seq-len",
-            "50",
-            "--batch",
-            "16",
-            "--threads",
-            "1",
-            "--quiet",
-        ],
-        timings,
-    )
+            [
+                "embeddings",
+                "flair-lm",
+                str(weak),
+                "--out",
+                str(work / "flair-lm"),
+                "--hidden",
+                "64",
+                "--epochs",
+                "2",
+                "--seq-len",
+                "50",
+                "--batch",
+                "16",
+                "--threads",
+                "1",
+                "--quiet",
+            ],
+            timings,
+        )
     seeds = [int(s) for s in args.seeds.split(",")]
     variant = f"{args.name}-" if args.name else ""
     for seed in seeds:
         run(
             f"train seed {seed}",
-            [
-                "train",
-                str(weak),
-                "--out",
-                str(work / f"model-{variant}{seed}"),
-                "--fasttext",
-                str(work / "fasttext"),
-                "--flair-lm",
-                str(work / "flair-lm"),
-                "--hidden",
-                str(args.hidden),
-                "--max-epochs",
-                str(args.max_epochs),
-                "--threads",
-                str(args.threads),
-                "--seed",
-                str(seed),
-                *shlex.split(args.train_args),
-                "--quiet",
-            ],
+            train_args(work, variant, seed, args.hidden, args.max_epochs, args.threads, args.train_args),
             timings,
         )
 
@@ -448,12 +500,25 @@ def main() -> None:
         scores = json.loads((out / "evaluate.json").read_text(encoding="utf-8"))
         from dev_gold import bootstrap, document_counts  # here: dev_gold imports this module
 
+        counts = document_counts(notes, gold, systems)
         results[style] = {
             "evaluate": scores,
-            "bootstrap": bootstrap(document_counts(notes, gold, systems)),
+            "bootstrap": bootstrap(counts),
             "deltas": deltas(scores["systems"]),
             "errors": error_breakdown(notes, gold, systems),
         }
+        if args.baseline is not None:
+            base_out = work / f"eval-{args.baseline + '-' if args.baseline else ''}{style}"
+            base_systems = {name: base_out / name for name in systems}
+            missing = [str(path) for path in base_systems.values() if not (path / "spans.parquet").exists()]
+            if missing:
+                sys.exit(
+                    f"--baseline {args.baseline!r}: no predictions in {', '.join(missing)} (run that variant first)"
+                )
+            results[style]["versus"] = {
+                "baseline": args.baseline,
+                "systems": versus_baseline(counts, document_counts(notes, gold, base_systems)),
+            }
 
     cards = {
         seed: json.loads((work / f"model-{variant}{seed}" / "model_card.json").read_text(encoding="utf-8"))
@@ -510,6 +575,15 @@ def print_summary(report: dict) -> None:
         ]
         if rows:
             print(format_table(["vs rules", "ΔF1", "ΔP", "Δredacted", "ΔP CI", "Δred. CI", "redacted CI"], rows))
+        versus = result.get("versus")
+        if versus:
+            rows = [
+                [name, *(f"{d[key]:+.4f}" for key in ("f1", "precision", "redacted"))]
+                + ["{:+.4f}..{:+.4f}".format(*d[f"{key}_ci"]) for key in ("f1", "precision", "redacted")]
+                for name, d in versus["systems"].items()
+            ]
+            print(f"minus the same system of variant {versus['baseline'] or '(unnamed)'}, paired bootstrap:")
+            print(format_table(["system", "ΔF1", "ΔP", "Δredacted", "ΔF1 CI", "ΔP CI", "Δred. CI"], rows))
         rows = [
             [
                 label,

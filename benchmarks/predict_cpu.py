@@ -3,7 +3,7 @@
 Target: at least 100 notes of ~3 KB per second per core, the whole command, on CPU.
 
     .venv/bin/python benchmarks/predict_cpu.py --model out/demo/model [--notes data/notes.parquet]
-        [--kb out/demo/kb] [--min-notes 600] [--repeat 2] [--workdir /tmp/deid-predict-bench]
+        [--kb out/demo/kb] [--min-notes 600] [--unpaired] [--repeat 2] [--workdir /tmp/deid-predict-bench]
         [--skip-command | --only-command | --paths-only] [--runs 1x1,2x1,1x2] [--model OTHER ...]
 
 ``--kb``: the knowledge base a model with knowledge features needs (``predict --kb``); with ``--with-rules``
@@ -15,7 +15,8 @@ given several times (a full model and its fast student, say): the in-process tab
 
 Notes: the notes of ``--notes`` (default: the 300-note sample, ~1.9 KB of HTML each) joined two by two
 within each patient (``weak_label.py``'s :func:`paired`: the same HTML in notes ~1.75 times longer; the
-mean size is printed), copied under new ids until there are ``--min-notes``.
+mean size is printed; ``--unpaired``: as they are, for notes of ~3 KB already), copied under new ids until there
+are ``--min-notes``.
 
 In this process, one torch thread, CPU time (``time.process_time``: a neighbour's load on the other core
 does not inflate it), best of ``--repeat``, notes in batches of 256 as the command reads them:
@@ -66,15 +67,16 @@ from deid_ds.report import format_table  # noqa: E402
 BATCH = 256
 
 
-def corpus(notes: Path, work: Path, min_notes: int) -> Path:
-    """``paired(notes)`` copied under new ids (``id~k``) until it has at least ``min_notes`` notes."""
+def corpus(notes: Path, work: Path, min_notes: int, unpaired: bool = False) -> Path:
+    """``paired(notes)`` (``notes`` as they are with ``unpaired``) copied under new ids (``id~k``) until it has
+    at least ``min_notes`` notes."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    out = work / f"{notes.stem}-paired-{min_notes}.parquet"
+    out = work / f"{notes.stem}-{'unpaired' if unpaired else 'paired'}-{min_notes}.parquet"
     if not out.exists():
-        table = pq.read_table(paired(notes, work / f"{notes.stem}-paired.parquet"))
+        table = pq.read_table(notes if unpaired else paired(notes, work / f"{notes.stem}-paired.parquet"))
         copies = []
         k = 0
         while sum(t.num_rows for t in copies) < min_notes:
@@ -337,6 +339,11 @@ def main() -> None:
     parser.add_argument("--with-rules", action="store_true", help="the command runs hybrid, the rules from --kb")
     parser.add_argument("--before", type=Path, help="a checkout of the reference revision: alternated with this one")
     parser.add_argument("--min-notes", type=int, default=600)
+    parser.add_argument(
+        "--unpaired",
+        action="store_true",
+        help="the notes of --notes as they are, not joined two by two (~3 KB already)",
+    )
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "deid-predict-bench")
     parser.add_argument("--skip-command", action="store_true", help="only the in-process figures")
@@ -353,7 +360,7 @@ def main() -> None:
 
     args.workdir.mkdir(parents=True, exist_ok=True)
     models = [str(model_file(model).resolve()) for model in args.model]
-    notes = corpus(args.notes, args.workdir, args.min_notes)
+    notes = corpus(args.notes, args.workdir, args.min_notes, args.unpaired)
     html = [h for h in pq.read_table(notes, columns=["html"])["html"].to_pylist() if h]
     size_kb = statistics.mean(len(h.encode("utf-8")) for h in html) / 1000
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores; Python {platform.python_version()}")

@@ -63,3 +63,51 @@ def test_deltas_are_each_system_minus_the_rules():
         "model": {"f1": 0.037, "precision": -0.01, "redacted": 0.034},
         "hybrid": {"f1": 0.007, "precision": 0.01, "redacted": 0.034},
     }
+
+
+def parsed_train(args: list[str], work: Path) -> dict:
+    """The parameters ``deid-ds train`` reads from ``args`` (parsed by click, not run; the inputs it checks exist)."""
+    assert args[0] == "train"
+    for name in ("weak", "fasttext", "flair-lm"):
+        (work / name).mkdir(exist_ok=True)
+    return main.get_command(click.Context(main), "train").make_context("train", args[1:]).params
+
+
+def test_the_fast_recipe_is_trained_without_the_character_lms(tmp_path):
+    params = parsed_train(model_vs_rules.train_args(tmp_path, "fast-", 0, 128, 6, 1, "--fast"), tmp_path)
+    assert params["fast"] is True
+    assert not params["flair_lm"]
+    assert (Path(params["out"]), params["hidden"], params["max_epochs"]) == (tmp_path / "model-fast-0", 128, 6)
+    assert Path(params["fasttext"]) == tmp_path / "fasttext"
+
+
+def test_the_full_recipe_is_trained_with_the_character_lms(tmp_path):
+    params = parsed_train(model_vs_rules.train_args(tmp_path, "", 0, 128, 6, 1, "--augment 0.5"), tmp_path)
+    assert params["fast"] is False
+    assert Path(params["flair_lm"]) == tmp_path / "flair-lm"
+    assert params["augment"] == 0.5
+
+
+def test_a_variant_is_compared_with_the_same_system_of_its_baseline():
+    import numpy as np
+
+    # per document: [TP, predicted, gold, covered tokens, gold tokens]
+    base = np.array([[8, 10, 10, 18, 20]] * 40 + [[9, 10, 10, 19, 20]] * 40)
+    better = base + np.array([1, 0, 0, 1, 0])  # one more entity found and one more token covered in every note
+    rules = np.array([[10, 10, 10, 20, 20]] * 80)
+    versus = model_vs_rules.versus_baseline(
+        {"rules": rules, "model": better, "hybrid": base}, {"rules": rules, "model": base, "hybrid": base}
+    )
+    assert set(versus) == {"model", "hybrid"}
+    assert versus["model"]["f1"] == 0.1
+    assert versus["model"]["precision"] == 0.1
+    assert versus["model"]["redacted"] == 0.05
+    assert versus["model"]["f1_ci"][0] > 0
+    assert versus["hybrid"] == {
+        "f1": 0.0,
+        "precision": 0.0,
+        "redacted": 0.0,
+        "f1_ci": [0.0, 0.0],
+        "precision_ci": [0.0, 0.0],
+        "redacted_ci": [0.0, 0.0],
+    }
