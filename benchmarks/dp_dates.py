@@ -84,7 +84,8 @@ def intervals_kept(days: dict[dt.date, dt.date], tolerance: int = TOLERANCE_DAYS
     return sum(abs((days[b] - days[a]).days - (b - a).days) <= tolerance for a, b in pairs), len(pairs)
 
 
-def _quantiles(values: list[int]) -> str:
+def quantiles(values: list[int]) -> str:
+    """``median / p90 / max`` of ``values`` (``–`` for none): the figures the dp benchmarks print."""
     if not values:
         return "–"
     values = sorted(values)
@@ -118,9 +119,9 @@ def measure(pairs: dict[str, dict[tuple[str, dt.date], dt.date]], reference: dt.
         kept[1] += tried
     share = lambda c: c[0] / c[1] if c[1] else 0.0  # noqa: E731
     return {
-        "errors": {unit: _quantiles(v) for unit, v in errors.items()},
+        "errors": {unit: quantiles(v) for unit, v in errors.items()},
         "n": {unit: len(v) for unit, v in errors.items()},
-        "by_age": {bucket: _quantiles(v) for bucket, v in by_age.items()},
+        "by_age": {bucket: quantiles(v) for bucket, v in by_age.items()},
         "attack_recovered": share(attack),
         "attack_tried": attack[1],
         "reordered": share(order),
@@ -210,7 +211,7 @@ def main() -> None:
                 f"| {name} | {m['errors']['day']} | {m['errors']['month']} | {m['errors']['year']} | "
                 f"{m['by_age']['< 2 months']}; {m['by_age']['< 2 years']}; {m['by_age']['older']} | "
                 f"{m['intervals_kept']:.1%} | {m['reordered']:.1%} of {m['pairs']} | "
-                f"{m['attack_recovered']:.1%} of {m['attack_tried']} | {_quantiles(ages)} | "
+                f"{m['attack_recovered']:.1%} of {m['attack_tried']} | {quantiles(ages)} | "
                 f"{json.dumps([per_patient['max'], per_patient['median']]) if per_patient else '–'} |"
             )
 

@@ -33,7 +33,6 @@ import json
 import os
 import platform
 import re
-import statistics
 import subprocess
 import sys
 import time
@@ -44,6 +43,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from dp_dates import quantiles  # noqa: E402
 from machine import cpu_model  # noqa: E402
 
 LABELS = ["PATIENT", "DOCTOR", "DATE", "PHONE", "EMAIL", "STR", "VILLE", "ZIP"]
@@ -196,19 +196,11 @@ def stays(
 def _stay_summary(lengths: list[tuple[int, int]]) -> str:
     """``median / p90 / max`` of the errors in days, and the stays whose end fell on or before their start."""
     reversed_ = sum(truth > 0 and got <= 0 for truth, got in lengths)
-    return f"{_quantiles([abs(got - truth) for truth, got in lengths])} (n={len(lengths)}, {reversed_} reversed)"
+    return f"{quantiles([abs(got - truth) for truth, got in lengths])} (n={len(lengths)}, {reversed_} reversed)"
 
 
 def _slug(name: str) -> str:
     return name.replace(" ε=", "-")
-
-
-def _quantiles(values: list[int]) -> str:
-    if not values:
-        return "–"
-    values = sorted(values)
-    p90 = values[min(len(values) - 1, int(0.9 * len(values)))]
-    return f"{statistics.median(values):g} / {p90} / {values[-1]}"
 
 
 def main() -> None:
