@@ -83,6 +83,7 @@ _SCANNED_WRITTEN = re.compile(
 )
 #: Letters a scan writes for digits, read back inside a run of digits (``2O17``, ``I5/12``, ``0B/10``).
 _LOOK_ALIKES = str.maketrans({"O": "0", "o": "0", "I": "1", "l": "1", "S": "5", "B": "8"})
+_LOOK_ALIKES_IN = re.compile(r"[OoIlSB]")
 _DIGIT_RUN = re.compile(r"(?<![^\W\d_])[\dOoIlSB]*\d[\dOoIlSB]*(?![^\W\d_])")
 
 
@@ -146,7 +147,9 @@ def _day_of(text: str) -> int:
     digits = re.match(r"\d+", text)
     if digits:
         return int(digits.group())
-    return _numbers.value(text) or 1 if not _is_first(text) else 1
+    if _is_first(text):
+        return 1
+    return _numbers.value(text) or 1
 
 
 def _is_first(text: str) -> bool:
@@ -166,9 +169,6 @@ def parse_date(text: str) -> _Parsed | None:
         if fixed != text:
             parsed = _parse(fixed)
     return parsed
-
-
-_LOOK_ALIKES_IN = re.compile(r"[OoIlSB]")
 
 
 def digits_read(text: str) -> str:

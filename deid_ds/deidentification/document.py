@@ -345,42 +345,32 @@ def deidentify_document(
             outcome.fallbacks[replacement.fallback] = outcome.fallbacks.get(replacement.fallback, 0) + 1
             kind = f"{span.label}\t{replacement.fallback}"
             outcome.span_fallbacks[kind] = outcome.span_fallbacks.get(kind, 0) + 1
-    for (number, cut), edit, (out_start, out_end) in zip(numbers, number_edits, ranges[len(spans) :]):
+    # what deidentify found itself in the text: direct identifiers, then (dp) ages and durations
+    found = [
+        (number.kind, f"identifier:{number.how}", number.start, number.end, IDENTIFIER_CUT if cut else None)
+        for number, cut in numbers
+    ] + [(q.label, f"dp:{q.label.lower()}", q.start, q.end, None) for q in quantities]
+    for (label, source, start, end, fallback), edit, (out_start, out_end) in zip(
+        found, [*number_edits, *quantity_edits], ranges[len(spans) :]
+    ):
         row = {
-            "label": number.kind,
-            "source": f"identifier:{number.how}",
+            "label": label,
+            "source": source,
             "html_start": edit.span.html_start,
             "html_end": edit.span.html_end,
             "out_start": out_start,
             "out_end": out_end,
             "replacement": edit.text,
             "replacement_length": len(edit.text),
-            "fallback": IDENTIFIER_CUT if cut else None,
+            "fallback": fallback,
             "view": "text",
         }
         if audit_originals:
-            row["original"] = text[number.start : number.end]
+            row["original"] = text[start:end]
         outcome.audit.append(row)
-        outcome.per_label[number.kind] = outcome.per_label.get(number.kind, 0) + 1
-        if cut:
-            outcome.fallbacks[IDENTIFIER_CUT] = outcome.fallbacks.get(IDENTIFIER_CUT, 0) + 1
-    for q, edit, (out_start, out_end) in zip(quantities, quantity_edits, ranges[len(spans) + len(numbers) :]):
-        row = {
-            "label": q.label,
-            "source": f"dp:{q.label.lower()}",
-            "html_start": edit.span.html_start,
-            "html_end": edit.span.html_end,
-            "out_start": out_start,
-            "out_end": out_end,
-            "replacement": edit.text,
-            "replacement_length": len(edit.text),
-            "fallback": None,
-            "view": "text",
-        }
-        if audit_originals:
-            row["original"] = text[q.start : q.end]
-        outcome.audit.append(row)
-        outcome.per_label[q.label] = outcome.per_label.get(q.label, 0) + 1
+        outcome.per_label[label] = outcome.per_label.get(label, 0) + 1
+        if fallback:
+            outcome.fallbacks[fallback] = outcome.fallbacks.get(fallback, 0) + 1
     for edit, (out_start, out_end) in zip(others, other_ranges):
         row = {
             "label": edit.label,

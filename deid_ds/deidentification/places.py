@@ -45,7 +45,6 @@ from deid_ds.kb.normalize import fold_key
 SPENT_COMMUNE, SPENT_ABROAD, SPENT_UNPROTECTED = "commune", "commune:abroad", "commune:unprotected"
 
 _DIGITS = re.compile(r"\d")
-_JOINERS = re.compile(r"[\s\-'’]+")
 _HOUSE = re.compile(
     r"^(?P<num>\d{1,5}(?:[ \u00a0]?[-/][ \u00a0]?\d{1,5})?)"  # one number, or a range: 13-53 rue ...
     r"(?P<rep>[ \u00a0]?(?:bis|ter|quater|[A-Da-d])(?![^\W\d_]))?(?P<sep>[\s,]+)(?P<rest>\S.*)$",

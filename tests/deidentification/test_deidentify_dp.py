@@ -307,24 +307,9 @@ def test_dp_with_mask_mode_or_a_bad_reference_day_is_refused(sample, tmp_path):
 
 
 def test_a_kept_date_column_takes_the_dp_date_the_note_writes(tmp_path):
-    from tests.deidentification.test_deidentify_kept_columns import HTML, KEEP
+    from tests.deidentification.test_deidentify_kept_columns import KEEP, write_dated_notes
 
-    rows = [
-        {
-            "id_document": i,
-            "id_patient": 100 + i // 2,
-            "html": HTML,
-            "admission": dt.date(2021, 3, 12),
-            "seen": "12/03/2021",
-            "stamp": dt.datetime(2021, 3, 12, 10, 30),
-            "ward": "cardio",
-        }
-        for i in range(4)
-    ]
-    pd.DataFrame(rows).to_parquet(tmp_path / "notes.parquet")
-    date = HTML.index("12/03")
-    spans = [{"id_document": str(i), "label": "DATE", "html_start": date, "html_end": date + 10} for i in range(4)]
-    pd.DataFrame(spans).to_parquet(tmp_path / "spans.parquet")
+    write_dated_notes(tmp_path / "notes.parquet", tmp_path / "spans.parquet")
     result = _run((tmp_path / "notes.parquet", tmp_path / "spans.parquet"), tmp_path / "out", "--privacy", "dp", *KEEP)
     assert result.exit_code == 0, result.output
     out = pd.read_parquet(tmp_path / "out" / "notes.parquet")

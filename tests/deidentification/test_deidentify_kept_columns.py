@@ -46,6 +46,27 @@ def typed(tmp_path):
     return tmp_path / "notes.parquet", tmp_path / "spans.parquet"
 
 
+def write_dated_notes(notes, spans) -> None:
+    """Four notes of two patients, each with one DATE span and the kept columns of :data:`KEEP`, written to the
+    Parquet files ``notes`` and ``spans`` (for the tests of other modes and engines)."""
+    rows = [
+        {
+            "id_document": i,
+            "id_patient": 100 + i // 2,
+            "html": HTML,
+            "admission": dt.date(2021, 3, 12),
+            "seen": "12/03/2021",
+            "stamp": dt.datetime(2021, 3, 12, 10, 30),
+            "ward": "cardio",
+        }
+        for i in range(4)
+    ]
+    pd.DataFrame(rows).to_parquet(notes)
+    date = HTML.index("12/03")
+    rows = [{"id_document": str(i), "label": "DATE", "html_start": date, "html_end": date + 10} for i in range(4)]
+    pd.DataFrame(rows).to_parquet(spans)
+
+
 def _deidentify(notes, spans, out, *options):
     args = ["deidentify", str(notes), "--spans", str(spans), "--out", str(out), "-q", "-j", "1"]
     return CliRunner().invoke(main, [*args, "--key", "k-test-key-not-secret", *options])

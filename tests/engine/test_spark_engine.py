@@ -420,26 +420,11 @@ def test_deidentify_keeps_id_types_and_shifts_kept_dates_as_locally(spark, tmp_p
     """Integer ids keep their type in notes.parquet; a kept date column is shifted by each patient's offset."""
     import datetime as dt
 
-    from tests.deidentification.test_deidentify_kept_columns import HTML, KEEP
+    from tests.deidentification.test_deidentify_kept_columns import KEEP, write_dated_notes
 
     notes = tmp_path / "notes"
     notes.mkdir()
-    rows = [
-        {
-            "id_document": i,
-            "id_patient": 100 + i // 2,
-            "html": HTML,
-            "admission": dt.date(2021, 3, 12),
-            "seen": "12/03/2021",
-            "stamp": dt.datetime(2021, 3, 12, 10, 30),
-            "ward": "cardio",
-        }
-        for i in range(4)
-    ]
-    pd.DataFrame(rows).to_parquet(notes / "a.parquet")
-    date = HTML.index("12/03")
-    spans = [{"id_document": str(i), "label": "DATE", "html_start": date, "html_end": date + 10} for i in range(4)]
-    pd.DataFrame(spans).to_parquet(tmp_path / "spans.parquet")
+    write_dated_notes(notes / "a.parquet", tmp_path / "spans.parquet")
     args = ["deidentify", str(notes), "--spans", str(tmp_path / "spans.parquet"), "--key", "k-test-key-not-secret"]
     for engine, more in (("local", ["-j", "1"]), ("spark", ["--engine", "spark", "--spark-master", "local[2]"])):
         result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / engine), "-q", *KEEP, *more])
