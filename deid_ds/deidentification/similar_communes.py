@@ -108,8 +108,8 @@ class CommuneIndex:
     """The communes a run draws from, as arrays (built once per worker from the knowledge base's communes table).
 
     ``by_key`` maps a commune's folded name (:func:`commune_key`) to its row; homonyms (``Saint-Martin``…) go to
-    the largest, the likeliest to be written without its département. ``_nearest`` memoises the candidates of a
-    commune (a pure function of the index, the commune and ``k``).
+    the largest, the likeliest to be written without its département. ``_nearest`` and ``_group_members`` memoise the
+    candidates of a commune (a pure function of the index, the commune and ``k``).
     """
 
     codes: tuple[str, ...]
@@ -122,6 +122,7 @@ class CommuneIndex:
     by_key: dict[str, int] = field(default_factory=dict)
     _nearest: dict[tuple[int, int], tuple[tuple[int, float], ...]] = field(default_factory=dict, repr=False)
     _groups: dict[int, np.ndarray] = field(default_factory=dict, repr=False)
+    _group_members: dict[tuple[int, int], tuple[tuple[int, float], ...]] = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -228,7 +229,7 @@ def candidates(index: CommuneIndex, i: int, k: int, neighbourhood: str = "neares
         return nearest(index, i, k)
     if neighbourhood != "groups":
         raise ValueError(f"unknown neighbourhood {neighbourhood!r}")
-    cached = index._nearest.get((i, -k))  # a group's candidates are memoised beside the nearest, under -k
+    cached = index._group_members.get((i, k))
     if cached is not None:
         return cached
     group = groups(index, k)
@@ -236,7 +237,7 @@ def candidates(index: CommuneIndex, i: int, k: int, neighbourhood: str = "neares
     d = distance(index.lat[i], index.lon[i], index.size[i], index.lat[members], index.lon[members], index.size[members])
     ordered = sorted((float(dj), index.codes[j], int(j)) for j, dj in zip(members, d) if j != i)
     result = tuple((j, dj) for dj, _, j in ordered)
-    index._nearest[(i, -k)] = result
+    index._group_members[(i, k)] = result
     return result
 
 
