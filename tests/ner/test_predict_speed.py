@@ -126,7 +126,12 @@ def test_threads_and_mini_batch_reach_the_command(tagger, tmp_path):
         assert result.exit_code == 0, result.output
         assert json.loads((out / "report.json").read_text())["threads"] == int(threads)
         outputs.append(pq.read_table(out / "spans.parquet"))
-    assert outputs[0].equals(outputs[1])
+    # the same spans; scores to float rounding (two threads and another batch size sum in another order), which
+    # can tip a score written with 4 decimals by one unit of the last
+    exact = [c for c in outputs[0].column_names if c != "score"]
+    assert outputs[0].select(exact).equals(outputs[1].select(exact))
+    if "score" in outputs[0].column_names:
+        assert outputs[0]["score"].to_pylist() == pytest.approx(outputs[1]["score"].to_pylist(), abs=1.5e-4)
     refused = CliRunner().invoke(
         main, ["predict", str(model), str(notes), "--out", str(tmp_path / "x"), "--threads", "0"]
     )
