@@ -47,7 +47,8 @@ import model_vs_rules  # noqa: E402
 from machine import cpu_model  # noqa: E402
 from model_vs_rules import run  # noqa: E402
 
-from deid_ds.campaign.selection import DISAGREEMENT, document_priorities  # noqa: E402
+from deid_ds.campaign.choices import DISAGREEMENT  # noqa: E402
+from deid_ds.campaign.selection import document_priorities  # noqa: E402
 
 SELECTIONS = ("random", "disagreement", "rules-silent")
 DEFAULT_SELECTIONS = "random,disagreement"

@@ -13,6 +13,24 @@ One module per job, pure functions with the I/O at the edges:
 
 from __future__ import annotations
 
-from deid_ds.campaign.build import CampaignReport, campaign_table, prepare_campaign
+import importlib
+from typing import Any
+
+#: public name -> the module that defines it, imported on first use (PEP 562): importing the package, as
+#: `deid-ds COMMAND --help` and the engines' workers do, stays cheap.
+_API: dict[str, str] = {
+    "CampaignReport": "deid_ds.campaign.build",
+    "campaign_table": "deid_ds.campaign.build",
+    "prepare_campaign": "deid_ds.campaign.build",
+}
 
 __all__ = ["CampaignReport", "campaign_table", "prepare_campaign"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deid_ds.campaign' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

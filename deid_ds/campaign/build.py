@@ -33,9 +33,10 @@ from pathlib import Path
 
 from deid_ds.campaign import doccano, label_studio
 from deid_ds.campaign.assignment import OVERLAP, PRIMARY, annotators_of, assign_documents, parse_annotators
+from deid_ds.campaign.choices import RANDOM, TOOLS
 from deid_ds.campaign.continuation import continued_entities
 from deid_ds.campaign.sampling import NO_TYPE, sample_documents
-from deid_ds.campaign.selection import RANDOM, document_priorities, weak_spans
+from deid_ds.campaign.selection import document_priorities, weak_spans
 from deid_ds.campaign.source import read_pool, read_sentences
 from deid_ds.campaign.tasks import TaskError, build_task, validate_task
 from deid_ds.errors import InputError
@@ -43,8 +44,6 @@ from deid_ds.io.output_dir import check_output_dir, output_directory
 from deid_ds.report import format_table
 
 CAMPAIGN_FORMAT = "deid-ds-campaign/1"
-#: The annotation tools a campaign is written for (``--tool``).
-TOOLS: tuple[str, ...] = ("prodigy", label_studio.FOLDER, doccano.FOLDER)
 
 
 @dataclass

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import click
 
-from deid_ds.campaign.build import TOOLS
-from deid_ds.campaign.selection import SELECTIONS
+from deid_ds.campaign.choices import SELECTIONS, TOOLS
 from deid_ds.cli_common import handle_errors, overwrite_option, quiet_option, seed_option, verbose_option
 
 

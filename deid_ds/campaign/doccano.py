@@ -22,12 +22,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from deid_ds.campaign.choices import DOCCANO
 from deid_ds.campaign.components import LABEL_COLOURS
 from deid_ds.campaign.tasks import tool_fields
 from deid_ds.model import LABELS
 
 #: The folder of ``OUT`` the doccano files go to, and the tool's name on the command line.
-FOLDER = "doccano"
+FOLDER = DOCCANO
 LABELS_FILE = "labels.json"
 
 

@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
+from deid_ds.campaign.choices import LABEL_STUDIO
 from deid_ds.campaign.components import LABEL_COLOURS
 from deid_ds.campaign.tasks import tool_fields
 from deid_ds.model import LABELS
 
 #: The folder of ``OUT`` the Label Studio files go to, and the tool's name on the command line.
-FOLDER = "label-studio"
+FOLDER = LABEL_STUDIO
 #: The ``model_version`` of the predictions (shown in Label Studio's project settings and task list).
 MODEL_VERSION = "deid-ds weak labels"
 #: Names of the labelling configuration's tags, which every prediction and annotation result refers to.

@@ -22,13 +22,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from deid_ds.campaign.choices import RANDOM, SELECTIONS, UNCERTAINTY
 from deid_ds.errors import InputError
 
-RANDOM = "random"
-DISAGREEMENT = "disagreement"
-UNCERTAINTY = "uncertainty"
-#: ``--select`` choices, the default first.
-SELECTIONS: tuple[str, ...] = (RANDOM, DISAGREEMENT, UNCERTAINTY)
 MODEL_SOURCE = "model"  # deid_ds.ner.predict.MODEL_SOURCE (the ner layer is not imported from here)
 
 Span = tuple[int, int, str]  # html_start, html_end, label

@@ -17,6 +17,23 @@ span names: NIR, IPP, RPPS...), :mod:`~.document` (one note), :mod:`~.leaks` (th
 
 from __future__ import annotations
 
-from deid_ds.deidentification.pipeline import DeidentifyReport, deidentify
+import importlib
+from typing import Any
+
+#: public name -> the module that defines it, imported on first use (PEP 562): importing the package, as
+#: `deid-ds COMMAND --help` and the engines' workers do, stays cheap.
+_API: dict[str, str] = {
+    "DeidentifyReport": "deid_ds.deidentification.pipeline",
+    "deidentify": "deid_ds.deidentification.pipeline",
+}
 
 __all__ = ["DeidentifyReport", "deidentify"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deid_ds.deidentification' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

@@ -19,7 +19,6 @@ from deid_ds.cli_common import (
     warn,
 )
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
-from deid_ds.io.notes import parse_column_map
 
 
 @click.command("segment")
@@ -70,6 +69,7 @@ def segment_command(
     Writes OUT/sentences.parquet, OUT/documents.parquet (one row per input note) and OUT/report.json.
     An existing OUT not written by deid-ds segment is refused (exit status 2) unless --overwrite.
     """
+    from deid_ds.io.notes import parse_column_map
     from deid_ds.segmentation.notes import report_table, segment_notes
 
     report = segment_notes(
@@ -119,6 +119,7 @@ def punkt_train_command(notes, out, column, limit, quiet, verbose):
     Punkt is unsupervised: it learns abbreviations, collocations and sentence starters from raw text.
     The shipped French clinical abbreviations are always added. Use the result with --punkt.
     """
+    from deid_ds.io.notes import parse_column_map
     from deid_ds.report import format_table
     from deid_ds.segmentation.notes import punkt_train
 

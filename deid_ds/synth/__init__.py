@@ -10,8 +10,21 @@ No real clinical data can be shipped; this generator is the project's stand-in: 
     20
 """
 
-from deid_ds.synth.corpus import Corpus, SynthConfig, canonical_command, generate_corpus, synthesize, write_corpus
-from deid_ds.synth.summary import SampleCounts, summary_table
+import importlib
+from typing import Any
+
+#: public name -> the module that defines it, imported on first use (PEP 562): importing the package, as
+#: `deid-ds COMMAND --help` and the engines' workers do, stays cheap.
+_API: dict[str, str] = {
+    "Corpus": "deid_ds.synth.corpus",
+    "SynthConfig": "deid_ds.synth.corpus",
+    "canonical_command": "deid_ds.synth.corpus",
+    "generate_corpus": "deid_ds.synth.corpus",
+    "synthesize": "deid_ds.synth.corpus",
+    "write_corpus": "deid_ds.synth.corpus",
+    "SampleCounts": "deid_ds.synth.summary",
+    "summary_table": "deid_ds.synth.summary",
+}
 
 __all__ = [
     "Corpus",
@@ -23,3 +36,12 @@ __all__ = [
     "synthesize",
     "write_corpus",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deid_ds.synth' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

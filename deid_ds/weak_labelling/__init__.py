@@ -49,34 +49,48 @@ tables), :mod:`.pipeline` (:func:`weak_label`). Every public name is importable 
 
 from __future__ import annotations
 
-from deid_ds.weak_labelling.batch import LabelBatch, label_notes, weak_label_stage
-from deid_ds.weak_labelling.columns import BatchColumns
-from deid_ds.weak_labelling.gold import read_gold
-from deid_ds.weak_labelling.note import LabelledNote, bio_tags, label_note, labeller_for, token_ranges
-from deid_ds.weak_labelling.options import WeakLabelOptions
-from deid_ds.weak_labelling.pipeline import weak_label
-from deid_ds.weak_labelling.render import flair_token, jsonl_line, render_lines
-from deid_ds.weak_labelling.report import WeakLabelReport, report_table
-from deid_ds.weak_labelling.resume import (
-    STATE_FILE,
-    STATE_FORMAT,
-    WORK_SUFFIX,
-    part_name,
-    prepare_work,
-    run_fingerprint,
-    work_directory,
-)
-from deid_ds.weak_labelling.schemas import documents_schema, sentences_schema, spans_schema
-from deid_ds.weak_labelling.split import (
-    DEFAULT_SPLIT,
-    NO_PATIENT_PREFIX,
-    SPLITS,
-    assign_splits,
-    keeps_empty_sentence,
-    parse_split,
-    patient_group,
-    unit_hash,
-)
+import importlib
+from typing import Any
+
+#: public name -> the module that defines it, imported on first use (PEP 562): importing the package, as
+#: `deid-ds COMMAND --help` and the engines' workers do, stays cheap.
+_API: dict[str, str] = {
+    "LabelBatch": "deid_ds.weak_labelling.batch",
+    "label_notes": "deid_ds.weak_labelling.batch",
+    "weak_label_stage": "deid_ds.weak_labelling.batch",
+    "BatchColumns": "deid_ds.weak_labelling.columns",
+    "read_gold": "deid_ds.weak_labelling.gold",
+    "LabelledNote": "deid_ds.weak_labelling.note",
+    "bio_tags": "deid_ds.weak_labelling.note",
+    "label_note": "deid_ds.weak_labelling.note",
+    "labeller_for": "deid_ds.weak_labelling.note",
+    "token_ranges": "deid_ds.weak_labelling.note",
+    "WeakLabelOptions": "deid_ds.weak_labelling.options",
+    "weak_label": "deid_ds.weak_labelling.pipeline",
+    "flair_token": "deid_ds.weak_labelling.render",
+    "jsonl_line": "deid_ds.weak_labelling.render",
+    "render_lines": "deid_ds.weak_labelling.render",
+    "WeakLabelReport": "deid_ds.weak_labelling.report",
+    "report_table": "deid_ds.weak_labelling.report",
+    "STATE_FILE": "deid_ds.weak_labelling.resume",
+    "STATE_FORMAT": "deid_ds.weak_labelling.resume",
+    "WORK_SUFFIX": "deid_ds.weak_labelling.resume",
+    "part_name": "deid_ds.weak_labelling.resume",
+    "prepare_work": "deid_ds.weak_labelling.resume",
+    "run_fingerprint": "deid_ds.weak_labelling.resume",
+    "work_directory": "deid_ds.weak_labelling.resume",
+    "documents_schema": "deid_ds.weak_labelling.schemas",
+    "sentences_schema": "deid_ds.weak_labelling.schemas",
+    "spans_schema": "deid_ds.weak_labelling.schemas",
+    "DEFAULT_SPLIT": "deid_ds.weak_labelling.split",
+    "NO_PATIENT_PREFIX": "deid_ds.weak_labelling.split",
+    "SPLITS": "deid_ds.weak_labelling.split",
+    "assign_splits": "deid_ds.weak_labelling.split",
+    "keeps_empty_sentence": "deid_ds.weak_labelling.split",
+    "parse_split": "deid_ds.weak_labelling.split",
+    "patient_group": "deid_ds.weak_labelling.split",
+    "unit_hash": "deid_ds.weak_labelling.split",
+}
 
 __all__ = [
     "DEFAULT_SPLIT",
@@ -115,3 +129,12 @@ __all__ = [
     "weak_label_stage",
     "work_directory",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deid_ds.weak_labelling' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

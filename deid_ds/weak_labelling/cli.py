@@ -20,7 +20,6 @@ from deid_ds.cli_common import (
     warn,
 )
 from deid_ds.defaults import DEFAULT_BATCH_SIZE
-from deid_ds.io.notes import parse_column_map
 
 
 def _print_rules(context: click.Context, _parameter, value: bool) -> None:
@@ -173,6 +172,7 @@ def weak_label_command(
     so is a second run on the same OUT. A note over --max-note-bytes or --note-timeout is failed with
     its reason in documents.parquet; the other notes are labelled.
     """
+    from deid_ds.io.notes import parse_column_map
     from deid_ds.weak_labelling import parse_split, report_table, weak_label
 
     report = weak_label(
