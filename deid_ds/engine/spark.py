@@ -24,6 +24,7 @@ on HDFS and on a local disk; object stores have no atomic rename: the copy is th
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -168,6 +169,16 @@ def remove(spark, uri: str) -> None:
 # ------------------------------------------------------------------------------ shipping to executors
 
 _SHIPPED: dict[tuple[str, str], str] = {}  # (application id, local path and its state) -> name shipped as
+#: The driver's staging directories of :func:`ship`: executors fetch from them for as long as the application
+#: runs (a new executor may join late), so they go when the driver's process ends (:func:`_remove_staged`).
+#: A model's staged copy holds its vocabulary, names included: nothing of it may stay in the temp directory.
+_STAGED: list[Path] = []
+
+
+def _remove_staged() -> None:
+    """Remove what :func:`ship` staged (links or copies; the originals are never touched)."""
+    while _STAGED:
+        shutil.rmtree(_STAGED.pop(), ignore_errors=True)
 
 
 def _state(path: Path) -> str:
@@ -196,7 +207,11 @@ def ship(spark, path: str | Path) -> str:
     name = _SHIPPED.get(key)
     if name is None:
         name = f"deid-ds-{hashlib.sha256(state.encode()).hexdigest()[:16]}-{path.name}"
-        staged = Path(tempfile.mkdtemp(prefix="deid-ds-ship-")) / name  # addFile ships under the base name
+        staging = Path(tempfile.mkdtemp(prefix="deid-ds-ship-"))
+        if not _STAGED:
+            atexit.register(_remove_staged)
+        _STAGED.append(staging)
+        staged = staging / name  # addFile ships under the base name
         if path.is_dir():
             shutil.copytree(path, staged, copy_function=_link_or_copy)
         else:
