@@ -127,6 +127,15 @@ def _token_range(starts: Sequence[int], ends: Sequence[int], start: int, end: in
     return range(bisect_left(starts, start), bisect_right(ends, end))
 
 
+def _column(features: Iterable[str]) -> str:
+    """:func:`feature_column` of a set of feature names (sorted by name)."""
+    return feature_column(tuple(sorted(features)))
+
+
+#: A token's column when nothing about its context adds a feature: the word's own (most tokens), memoised.
+_WORD_COLUMN = WordMemo(lambda word: _column(_WORD_FEATURES[word]), 1 << 16)
+
+
 def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None = None) -> list[str]:
     """The knowledge-feature column (:func:`feature_column`) of each token of ``ranges``, in order.
 
@@ -134,56 +143,126 @@ def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None
     the training files); every token of the note when None. The note's ``lookup`` is the labeller's
     (:meth:`WeakLabeller.labelling`): its gazetteer matches (``kb:*``; none without a knowledge base), its
     folded words and the patient's metadata and names (``meta:*``; none without metadata).
+
+    A token's features are its word's (shape, lexicon: :func:`_word_features`), the patient's facts that its
+    word is (a name, a word of the address: :func:`_patient_word_features`) and what lies at its place (a
+    gazetteer match, the birthdate, the phone: :func:`_place_features`). Most tokens have only the first,
+    whose column is memoised per word; only the others are built token by token.
     """
     words = lookup.view.words
-    tokens = list(chain.from_iterable(starmap(range, ranges))) if ranges is not None else range(len(words))
-    context = _context_features(lookup, tokens)
-    none: frozenset[str] = frozenset()
-    return [feature_column(tuple(sorted(_WORD_FEATURES[words[k]] | context.get(k, none)))) for k in tokens]
+    n = len(words)
+    if ranges is None:
+        tokens: Sequence[int] = range(n)
+        position: Sequence[int] = tokens
+    else:
+        ranges = list(ranges)
+        tokens = list(chain.from_iterable(starmap(range, ranges)))
+        position = [-1] * n  # each token's place among ``tokens`` (-1: not written)
+        written = 0
+        for first, end in ranges:
+            position[first:end] = range(written, written + end - first)
+            written += end - first
+    kept_words = list(map(words.__getitem__, tokens))
+    columns = list(map(_WORD_COLUMN.__getitem__, kept_words))
+    found = _place_features(lookup, position)
+    if lookup.patient is not None:
+        _patient_word_features(lookup, tokens, kept_words, found)
+    for k, names in found.items():
+        p = position[k]
+        if p >= 0:
+            columns[p] = _column(_WORD_FEATURES[words[k]] | names)
+    return columns
 
 
-def _context_features(lookup: NoteLookup, tokens: Sequence[int]) -> dict[int, set[str]]:
-    """The ``kb:*`` and ``meta:*`` features of the tokens that have some: the gazetteer's, then the metadata's."""
+def _place_features(lookup: NoteLookup, position: Sequence[int]) -> dict[int, set[str]]:
+    """The features of the written tokens (``position[k] >= 0``) from what lies where they are: ``kb:*`` from
+    the gazetteer's matches over them, ``meta:birth`` and ``meta:phone`` from the metadata's date and phone."""
     starts, ends = lookup.view.starts, lookup.view.ends
     found: dict[int, set[str]] = {}
     for match in lookup.matches:
         names = _match_features(match.categories)
         if names:
             for k in _token_range(starts, ends, match.start, match.end):
-                found.setdefault(k, set()).update(names)
+                if position[k] >= 0:
+                    found.setdefault(k, set()).update(names)
     if lookup.patient is not None:
-        _metadata_features(lookup, tokens, found)
+        _metadata_places(lookup, found)
     return found
 
 
-def _match_features(categories: tuple) -> set[str]:
-    """The ``kb:*`` features of a gazetteer match's categories."""
-    names = {_KB_FEATURE.get((c.table, c.kind)) for c in categories}
-    if any(c.part for c in categories):
-        names.add("kb:name_part")
-    if all(c.ambiguous for c in categories):  # Match.ambiguous
-        names.add("kb:ambiguous")
-    names.discard(None)
-    return names
+def _match_features(categories: tuple) -> frozenset[str]:
+    """The ``kb:*`` features of a gazetteer match's categories, memoised per category set.
+
+    A note has dozens of matches and the matcher a few hundred category sets, shared by every match
+    (:meth:`GazetteerMatcher.find_all`): a set's features are computed once. Keyed by identity (a
+    category's hash is computed in Python), the entry holding the set so that its id is not reused.
+    """
+    entry = _MATCH_FEATURES.get(id(categories))
+    if entry is None or entry[0] is not categories:
+        names = {_KB_FEATURE.get((c.table, c.kind)) for c in categories}
+        if any(c.part for c in categories):
+            names.add("kb:name_part")
+        if all(c.ambiguous for c in categories):  # Match.ambiguous
+            names.add("kb:ambiguous")
+        names.discard(None)
+        if len(_MATCH_FEATURES) >= 1 << 16:
+            _MATCH_FEATURES.clear()
+        entry = _MATCH_FEATURES[id(categories)] = (categories, frozenset(names))
+    return entry[1]
 
 
-def _metadata_features(lookup: NoteLookup, tokens: Sequence[int], found: dict[int, set[str]]) -> None:
-    """The ``meta:*`` features of ``tokens``, with the patient rule's name matching (:class:`PatientNames`)."""
-    text, view, names = lookup.text, lookup.view, lookup.names
-    starts, ends, words, folded = view.starts, view.ends, view.words, view.folded
+_MATCH_FEATURES: dict[int, tuple[tuple, frozenset[str]]] = {}
+
+
+def _patient_word_features(
+    lookup: NoteLookup, tokens: Sequence[int], kept_words: list[str], found: dict[int, set[str]]
+) -> None:
+    """The ``meta:*`` features the written ``tokens`` (their words: ``kept_words``) have by being one of the
+    patient's names (typo-tolerant, as the patient rule: :class:`PatientNames`), a word of the address or
+    city, the postcode or the birth year.
+
+    Each test is first asked of the distinct words (set operations), and the tokens are only walked for
+    the facts some word holds: most notes' words are none of the patient's.
+    """
+    names, folded = lookup.names, lookup.view.folded
+    kept_folded = list(map(folded.__getitem__, tokens))
+    distinct = set(kept_folded)
+    place_words, zip_code, birth, _ = _patient_facts(lookup.patient)
+    year = birth[:4]
     if names is not None:
-        stripped = {word: word.strip(".-'’") for word in map(folded.__getitem__, tokens)}
-        named = names.names_among(set(stripped.values()))  # the patient's names among the words, typos included
-        for k in _tokens_among(tokens, folded, {word for word, name in stripped.items() if name in named}):
-            if words[k][:1].isalpha():
-                found.setdefault(k, set()).add("meta:" + names.kind(stripped[folded[k]]))
-    place_words, zip_code, birth, phone = _patient_facts(lookup.patient)
-    year, month, day = birth[:4], birth[5:7], birth[8:10]
-    for k in _tokens_among(tokens, folded, place_words) + _tokens_among(tokens, words, {zip_code} - {""}):
-        found.setdefault(k, set()).add("meta:address")
+        bare = set(map(_strip_name, distinct))
+        named = names.names_among(bare)  # the patient's names among the words, typos included
+        # a word that ``_strip_name`` changes is in no stripped form (they neither start nor end so)
+        wanted = (distinct & named) | {word for word in distinct - bare if _strip_name(word) in named}
+        for p in _among(kept_folded, wanted):
+            if kept_words[p][:1].isalpha():
+                found.setdefault(tokens[p], set()).add("meta:" + names.kind(_strip_name(kept_folded[p])))
+    for p in _among(kept_folded, distinct & place_words):
+        found.setdefault(tokens[p], set()).add("meta:address")
+    if zip_code:
+        for p in _among(kept_words, {zip_code}):
+            found.setdefault(tokens[p], set()).add("meta:address")
     if year.isdigit():
-        for k in _tokens_among(tokens, words, {year}):
-            found.setdefault(k, set()).add("meta:birth")
+        for p in _among(kept_words, {year}):
+            found.setdefault(tokens[p], set()).add("meta:birth")
+
+
+def _strip_name(word: str) -> str:
+    """A folded word as the patient-name test reads it: without the periods, hyphens and apostrophes around it."""
+    return word.strip(".-'’")
+
+
+def _among(values: list[str], wanted: set[str]) -> Iterable[int]:
+    """The positions of ``values`` that are in ``wanted`` (none looked for when it is empty)."""
+    return compress(range(len(values)), map(wanted.__contains__, values)) if wanted else ()
+
+
+def _metadata_places(lookup: NoteLookup, found: dict[int, set[str]]) -> None:
+    """``meta:birth`` on the tokens of a date equal to the birthdate, ``meta:phone`` on those of the patient's
+    phone number (every token of the note: :func:`_place_features` keeps the written ones)."""
+    text, starts, ends = lookup.text, lookup.view.starts, lookup.view.ends
+    _, _, birth, phone = _patient_facts(lookup.patient)
+    year, month, day = birth[:4], birth[5:7], birth[8:10]
     # each scan only where the text can hold what it looks for (most notes hold neither)
     if (
         year.isdigit()
@@ -193,7 +272,7 @@ def _metadata_features(lookup: NoteLookup, tokens: Sequence[int], found: dict[in
     ):
         for m in _DATE.finditer(text):
             d, mo, y = m.groups()
-            if int(d) == int(day) and int(mo) == int(month) and (y == year or y == year[2:]):
+            if (y == year or y == year[2:]) and int(d) == int(day) and int(mo) == int(month):  # the year first: rarest
                 for k in _token_range(starts, ends, m.start(), m.end()):
                     found.setdefault(k, set()).add("meta:birth")
     if len(phone) == 9 and phone in _without_phone_separators(text):
@@ -207,11 +286,6 @@ def _without_phone_separators(text: str) -> str:
     """``text`` without the characters :data:`_PHONE` allows between digits: a number it finds is a run of digits
     there."""
     return text.replace(" ", "").replace("\u00a0", "").replace(".", "").replace("-", "")
-
-
-def _tokens_among(tokens: Sequence[int], values: Sequence[str], wanted: set[str] | frozenset[str]) -> list[int]:
-    """The ``tokens`` whose value (``values[k]``: the word, or the folded word) is in ``wanted``, in order."""
-    return list(compress(tokens, map(wanted.__contains__, map(values.__getitem__, tokens)))) if wanted else []
 
 
 @lru_cache(maxsize=256)
