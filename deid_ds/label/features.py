@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import chain, compress, starmap
 
@@ -97,6 +97,9 @@ _SHAPE_FEATURE = {
 _DIGITS = re.compile(r"\d")
 _WORDS = re.compile(r"[^\W_]{2,}")
 _DATE = re.compile(r"(?<!\d)(\d{1,2})[/.\- ](\d{1,2})[/.\- ](\d{4}|\d{2})(?!\d)")
+#: What :data:`_DATE` matches are made of: digits and these separators (:func:`_dates_ending_with`).
+_DATE_SEPARATORS = "/.- "
+_DATE_STRETCH = re.compile(r"[\d/.\- ]*")
 _PHONE = re.compile(r"(?<![\d])\+?\d[\d \u00a0.\-]{7,18}\d(?!\d)")
 
 
@@ -127,13 +130,33 @@ def _token_range(starts: Sequence[int], ends: Sequence[int], start: int, end: in
     return range(bisect_left(starts, start), bisect_right(ends, end))
 
 
-def _column(features: Iterable[str]) -> str:
-    """:func:`feature_column` of a set of feature names (sorted by name)."""
-    return feature_column(tuple(sorted(features)))
+#: Each feature's bit: a token's features are or-ed into one int as they are found (no set per token), turned
+#: into its column once per distinct combination (:data:`_COLUMN_OF`).
+_BIT = {name: 1 << i for i, name in enumerate(FEATURES)}
 
 
-#: A token's column when nothing about its context adds a feature: the word's own (most tokens), memoised.
-_WORD_COLUMN = WordMemo(lambda word: _column(_WORD_FEATURES[word]), 1 << 16)
+def _bits(names: Iterable[str]) -> int:
+    """The bits of a set of feature names."""
+    bits = 0
+    for name in names:
+        bits |= _BIT[name]
+    return bits
+
+
+class _Columns(dict):
+    """The column (:func:`feature_column`) of each combination of feature bits, made on first use: a corpus'
+    tokens show a few hundred combinations."""
+
+    def __missing__(self, bits: int) -> str:
+        value = self[bits] = feature_column(tuple(sorted(name for name, bit in _BIT.items() if bits & bit)))
+        return value
+
+
+_COLUMN_OF = _Columns()
+#: The features of a word whatever its context (:func:`_word_features`) as bits, and as a column (most
+#: tokens have no other feature); both memoised, words repeat from note to note.
+_WORD_BITS = WordMemo(lambda word: _bits(_WORD_FEATURES[word]), 1 << 16)
+_WORD_COLUMN = WordMemo(lambda word: _COLUMN_OF[_WORD_BITS[word]], 1 << 16)
 
 
 def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None = None) -> list[str]:
@@ -147,7 +170,7 @@ def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None
     A token's features are its word's (shape, lexicon: :func:`_word_features`), the patient's facts that its
     word is (a name, a word of the address: :func:`_patient_word_features`) and what lies at its place (a
     gazetteer match, the birthdate, the phone: :func:`_place_features`). Most tokens have only the first,
-    whose column is memoised per word; only the others are built token by token.
+    whose column is memoised per word; the others' features are found as bits (:data:`_BIT`), token by token.
     """
     words = lookup.view.words
     n = len(words)
@@ -167,37 +190,37 @@ def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None
     found = _place_features(lookup, position)
     if lookup.patient is not None:
         _patient_word_features(lookup, tokens, kept_words, found)
-    for k, names in found.items():
+    for k, bits in found.items():
         p = position[k]
         if p >= 0:
-            columns[p] = _column(_WORD_FEATURES[words[k]] | names)
+            columns[p] = _COLUMN_OF[_WORD_BITS[words[k]] | bits]
     return columns
 
 
-def _place_features(lookup: NoteLookup, position: Sequence[int]) -> dict[int, set[str]]:
-    """The features of the written tokens (``position[k] >= 0``) from what lies where they are: ``kb:*`` from
+def _place_features(lookup: NoteLookup, position: Sequence[int]) -> dict[int, int]:
+    """The feature bits of the written tokens (``position[k] >= 0``) from what lies where they are: ``kb:*`` from
     the gazetteer's matches over them, ``meta:birth`` and ``meta:phone`` from the metadata's date and phone."""
     starts, ends = lookup.view.starts, lookup.view.ends
-    found: dict[int, set[str]] = {}
+    found: dict[int, int] = {}
     for match in lookup.matches:
-        names = _match_features(match.categories)
-        if names:
+        bits = _match_bits(match.categories)
+        if bits:
             for k in _token_range(starts, ends, match.start, match.end):
                 if position[k] >= 0:
-                    found.setdefault(k, set()).update(names)
+                    found[k] = found.get(k, 0) | bits
     if lookup.patient is not None:
         _metadata_places(lookup, found)
     return found
 
 
-def _match_features(categories: tuple) -> frozenset[str]:
-    """The ``kb:*`` features of a gazetteer match's categories, memoised per category set.
+def _match_bits(categories: tuple) -> int:
+    """The ``kb:*`` features of a gazetteer match's categories as bits, memoised per category set.
 
     A note has dozens of matches and the matcher a few hundred category sets, shared by every match
     (:meth:`GazetteerMatcher.find_all`): a set's features are computed once. Keyed by identity (a
     category's hash is computed in Python), the entry holding the set so that its id is not reused.
     """
-    entry = _MATCH_FEATURES.get(id(categories))
+    entry = _MATCH_BITS.get(id(categories))
     if entry is None or entry[0] is not categories:
         names = {_KB_FEATURE.get((c.table, c.kind)) for c in categories}
         if any(c.part for c in categories):
@@ -205,17 +228,18 @@ def _match_features(categories: tuple) -> frozenset[str]:
         if all(c.ambiguous for c in categories):  # Match.ambiguous
             names.add("kb:ambiguous")
         names.discard(None)
-        if len(_MATCH_FEATURES) >= 1 << 16:
-            _MATCH_FEATURES.clear()
-        entry = _MATCH_FEATURES[id(categories)] = (categories, frozenset(names))
+        if len(_MATCH_BITS) >= 1 << 16:
+            _MATCH_BITS.clear()
+        entry = _MATCH_BITS[id(categories)] = (categories, _bits(names))
     return entry[1]
 
 
-_MATCH_FEATURES: dict[int, tuple[tuple, frozenset[str]]] = {}
+_MATCH_BITS: dict[int, tuple[tuple, int]] = {}
+_ADDRESS, _BIRTH, _PHONE_BIT = _BIT["meta:address"], _BIT["meta:birth"], _BIT["meta:phone"]
 
 
 def _patient_word_features(
-    lookup: NoteLookup, tokens: Sequence[int], kept_words: list[str], found: dict[int, set[str]]
+    lookup: NoteLookup, tokens: Sequence[int], kept_words: list[str], found: dict[int, int]
 ) -> None:
     """The ``meta:*`` features the written ``tokens`` (their words: ``kept_words``) have by being one of the
     patient's names (typo-tolerant, as the patient rule: :class:`PatientNames`), a word of the address or
@@ -229,6 +253,11 @@ def _patient_word_features(
     distinct = set(kept_folded)
     place_words, zip_code, birth, _ = _patient_facts(lookup.patient)
     year = birth[:4]
+    marks: list[tuple[Iterable[int], int]] = [(_among(kept_folded, distinct & place_words), _ADDRESS)]
+    if zip_code:
+        marks.append((_among(kept_words, {zip_code}), _ADDRESS))
+    if year.isdigit():
+        marks.append((_among(kept_words, {year}), _BIRTH))
     if names is not None:
         bare = set(map(_strip_name, distinct))
         named = names.names_among(bare)  # the patient's names among the words, typos included
@@ -236,15 +265,12 @@ def _patient_word_features(
         wanted = (distinct & named) | {word for word in distinct - bare if _strip_name(word) in named}
         for p in _among(kept_folded, wanted):
             if kept_words[p][:1].isalpha():
-                found.setdefault(tokens[p], set()).add("meta:" + names.kind(_strip_name(kept_folded[p])))
-    for p in _among(kept_folded, distinct & place_words):
-        found.setdefault(tokens[p], set()).add("meta:address")
-    if zip_code:
-        for p in _among(kept_words, {zip_code}):
-            found.setdefault(tokens[p], set()).add("meta:address")
-    if year.isdigit():
-        for p in _among(kept_words, {year}):
-            found.setdefault(tokens[p], set()).add("meta:birth")
+                k = tokens[p]
+                found[k] = found.get(k, 0) | _BIT["meta:" + names.kind(_strip_name(kept_folded[p]))]
+    for places, bit in marks:
+        for p in places:
+            k = tokens[p]
+            found[k] = found.get(k, 0) | bit
 
 
 def _strip_name(word: str) -> str:
@@ -257,29 +283,46 @@ def _among(values: list[str], wanted: set[str]) -> Iterable[int]:
     return compress(range(len(values)), map(wanted.__contains__, values)) if wanted else ()
 
 
-def _metadata_places(lookup: NoteLookup, found: dict[int, set[str]]) -> None:
+def _metadata_places(lookup: NoteLookup, found: dict[int, int]) -> None:
     """``meta:birth`` on the tokens of a date equal to the birthdate, ``meta:phone`` on those of the patient's
     phone number (every token of the note: :func:`_place_features` keeps the written ones)."""
     text, starts, ends = lookup.text, lookup.view.starts, lookup.view.ends
     _, _, birth, phone = _patient_facts(lookup.patient)
     year, month, day = birth[:4], birth[5:7], birth[8:10]
-    # each scan only where the text can hold what it looks for (most notes hold neither)
-    if (
-        year.isdigit()
-        and month.isdigit()
-        and day.isdigit()
-        and any(s + y in text for s in "/.- " for y in (year, year[2:]))
-    ):
-        for m in _DATE.finditer(text):
+    places: list[tuple[int, int, int]] = []
+    if year.isdigit() and month.isdigit() and day.isdigit():
+        for m in _dates_ending_with(text, year[2:]):
             d, mo, y = m.groups()
-            if (y == year or y == year[2:]) and int(d) == int(day) and int(mo) == int(month):  # the year first: rarest
-                for k in _token_range(starts, ends, m.start(), m.end()):
-                    found.setdefault(k, set()).add("meta:birth")
+            if (y == year or y == year[2:]) and int(d) == int(day) and int(mo) == int(month):
+                places.append((m.start(), m.end(), _BIRTH))
+    # only where the text can hold the number (most notes do not)
     if len(phone) == 9 and phone in _without_phone_separators(text):
         for m in _PHONE.finditer(text):
             if "".join(_DIGITS.findall(m.group())).endswith(phone):
-                for k in _token_range(starts, ends, m.start(), m.end()):
-                    found.setdefault(k, set()).add("meta:phone")
+                places.append((m.start(), m.end(), _PHONE_BIT))
+    for start, end, bit in places:
+        for k in _token_range(starts, ends, start, end):
+            found[k] = found.get(k, 0) | bit
+
+
+def _dates_ending_with(text: str, digits: str) -> Iterator[re.Match[str]]:
+    """The matches of :data:`_DATE` in ``text`` (``finditer``'s) in the stretches that hold ``digits``: any match
+    whose year ends with them, without a search of the whole note.
+
+    A match is made of digits and date separators only, so ``finditer`` finds the same ones in each maximal
+    stretch of such characters as in the whole text (the characters around a stretch are neither, as the
+    look-behind and look-ahead read them); the stretches holding ``digits`` are the only ones searched.
+    """
+    searched = 0
+    at = text.find(digits)
+    while at >= 0:
+        start = at
+        while start > searched and (text[start - 1] in _DATE_SEPARATORS or text[start - 1].isdecimal()):
+            start -= 1
+        end = _DATE_STRETCH.match(text, at).end()
+        yield from _DATE.finditer(text, start, end)
+        searched = end
+        at = text.find(digits, end)
 
 
 def _without_phone_separators(text: str) -> str:
