@@ -121,10 +121,6 @@ def _word_features(word: str) -> frozenset[str]:
     return frozenset(feats)
 
 
-#: :func:`_word_features` memoised: it depends on the word alone, and words repeat from note to note.
-_WORD_FEATURES = WordMemo(_word_features, 1 << 16)
-
-
 def _token_range(starts: Sequence[int], ends: Sequence[int], start: int, end: int) -> range:
     """The tokens lying inside the text span ``[start, end)``."""
     return range(bisect_left(starts, start), bisect_right(ends, end))
@@ -155,7 +151,7 @@ class _Columns(dict):
 _COLUMN_OF = _Columns()
 #: The features of a word whatever its context (:func:`_word_features`) as bits, and as a column (most
 #: tokens have no other feature); both memoised, words repeat from note to note.
-_WORD_BITS = WordMemo(lambda word: _bits(_WORD_FEATURES[word]), 1 << 16)
+_WORD_BITS = WordMemo(lambda word: _bits(_word_features(word)), 1 << 16)
 _WORD_COLUMN = WordMemo(lambda word: _COLUMN_OF[_WORD_BITS[word]], 1 << 16)
 
 
