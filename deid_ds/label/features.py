@@ -165,8 +165,9 @@ def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None
 
     A token's features are its word's (shape, lexicon: :func:`_word_features`), the patient's facts that its
     word is (a name, a word of the address: :func:`_patient_word_features`) and what lies at its place (a
-    gazetteer match, the birthdate, the phone: :func:`_place_features`). Most tokens have only the first,
-    whose column is memoised per word; the others' features are found as bits (:data:`_BIT`), token by token.
+    gazetteer match, the birthdate, the phone: :func:`_gazetteer_features`, :func:`_metadata_places`). Most
+    tokens have only the first, whose column is memoised per word; the others' features are found as bits
+    (:data:`_BIT`), token by token.
     """
     words = lookup.view.words
     n = len(words)
@@ -183,9 +184,11 @@ def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None
             written += end - first
     kept_words = list(map(words.__getitem__, tokens))
     columns = list(map(_WORD_COLUMN.__getitem__, kept_words))
-    found = _place_features(lookup, position)
+    found = _gazetteer_features(lookup, position)
     if lookup.patient is not None:
-        _patient_word_features(lookup, tokens, kept_words, found)
+        facts = _patient_facts(lookup.patient)
+        _metadata_places(lookup, facts, found)
+        _patient_word_features(lookup, facts, tokens, kept_words, found)
     for k, bits in found.items():
         p = position[k]
         if p >= 0:
@@ -193,9 +196,8 @@ def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None
     return columns
 
 
-def _place_features(lookup: NoteLookup, position: Sequence[int]) -> dict[int, int]:
-    """The feature bits of the written tokens (``position[k] >= 0``) from what lies where they are: ``kb:*`` from
-    the gazetteer's matches over them, ``meta:birth`` and ``meta:phone`` from the metadata's date and phone."""
+def _gazetteer_features(lookup: NoteLookup, position: Sequence[int]) -> dict[int, int]:
+    """The ``kb:*`` feature bits of the written tokens (``position[k] >= 0``): the gazetteer's matches over them."""
     starts, ends = lookup.view.starts, lookup.view.ends
     found: dict[int, int] = {}
     for match in lookup.matches:
@@ -204,8 +206,6 @@ def _place_features(lookup: NoteLookup, position: Sequence[int]) -> dict[int, in
             for k in _token_range(starts, ends, match.start, match.end):
                 if position[k] >= 0:
                     found[k] = found.get(k, 0) | bits
-    if lookup.patient is not None:
-        _metadata_places(lookup, found)
     return found
 
 
@@ -235,7 +235,7 @@ _ADDRESS, _BIRTH, _PHONE_BIT = _BIT["meta:address"], _BIT["meta:birth"], _BIT["m
 
 
 def _patient_word_features(
-    lookup: NoteLookup, tokens: Sequence[int], kept_words: list[str], found: dict[int, int]
+    lookup: NoteLookup, facts: tuple, tokens: Sequence[int], kept_words: list[str], found: dict[int, int]
 ) -> None:
     """The ``meta:*`` features the written ``tokens`` (their words: ``kept_words``) have by being one of the
     patient's names (typo-tolerant, as the patient rule: :class:`PatientNames`), a word of the address or
@@ -247,7 +247,7 @@ def _patient_word_features(
     names, folded = lookup.names, lookup.view.folded
     kept_folded = list(map(folded.__getitem__, tokens))
     distinct = set(kept_folded)
-    place_words, zip_code, birth, _ = _patient_facts(lookup.patient)
+    place_words, zip_code, birth, _ = facts
     year = birth[:4]
     marks: list[tuple[Iterable[int], int]] = [(_among(kept_folded, distinct & place_words), _ADDRESS)]
     if zip_code:
@@ -279,11 +279,11 @@ def _among(values: list[str], wanted: set[str]) -> Iterable[int]:
     return compress(range(len(values)), map(wanted.__contains__, values)) if wanted else ()
 
 
-def _metadata_places(lookup: NoteLookup, found: dict[int, int]) -> None:
+def _metadata_places(lookup: NoteLookup, facts: tuple, found: dict[int, int]) -> None:
     """``meta:birth`` on the tokens of a date equal to the birthdate, ``meta:phone`` on those of the patient's
-    phone number (every token of the note: :func:`_place_features` keeps the written ones)."""
+    phone number (every token of the note: :func:`feature_columns` keeps the written ones)."""
     text, starts, ends = lookup.text, lookup.view.starts, lookup.view.ends
-    _, _, birth, phone = _patient_facts(lookup.patient)
+    _, _, birth, phone = facts
     year, month, day = birth[:4], birth[5:7], birth[8:10]
     places: list[tuple[int, int, int]] = []
     if year.isdigit() and month.isdigit() and day.isdigit():
