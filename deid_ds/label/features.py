@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import chain, compress, starmap
 
@@ -97,6 +97,9 @@ _SHAPE_FEATURE = {
 _DIGITS = re.compile(r"\d")
 _WORDS = re.compile(r"[^\W_]{2,}")
 _DATE = re.compile(r"(?<!\d)(\d{1,2})[/.\- ](\d{1,2})[/.\- ](\d{4}|\d{2})(?!\d)")
+#: What :data:`_DATE` matches are made of: digits and these separators (:func:`_dates_ending_with`).
+_DATE_SEPARATORS = "/.- "
+_DATE_STRETCH = re.compile(r"[\d/.\- ]*")
 _PHONE = re.compile(r"(?<![\d])\+?\d[\d \u00a0.\-]{7,18}\d(?!\d)")
 
 
@@ -118,13 +121,38 @@ def _word_features(word: str) -> frozenset[str]:
     return frozenset(feats)
 
 
-#: :func:`_word_features` memoised: it depends on the word alone, and words repeat from note to note.
-_WORD_FEATURES = WordMemo(_word_features, 1 << 16)
-
-
 def _token_range(starts: Sequence[int], ends: Sequence[int], start: int, end: int) -> range:
     """The tokens lying inside the text span ``[start, end)``."""
     return range(bisect_left(starts, start), bisect_right(ends, end))
+
+
+#: Each feature's bit: a token's features are or-ed into one int as they are found (no set per token), turned
+#: into its column once per distinct combination (:data:`_COLUMN_OF`).
+_BIT = {name: 1 << i for i, name in enumerate(FEATURES)}
+
+
+def _bits(names: Iterable[str]) -> int:
+    """The bits of a set of feature names."""
+    bits = 0
+    for name in names:
+        bits |= _BIT[name]
+    return bits
+
+
+class _Columns(dict):
+    """The column (:func:`feature_column`) of each combination of feature bits, made on first use: a corpus'
+    tokens show a few hundred combinations."""
+
+    def __missing__(self, bits: int) -> str:
+        value = self[bits] = feature_column(tuple(sorted(name for name, bit in _BIT.items() if bits & bit)))
+        return value
+
+
+_COLUMN_OF = _Columns()
+#: The features of a word whatever its context (:func:`_word_features`) as bits, and as a column (most
+#: tokens have no other feature); both memoised, words repeat from note to note.
+_WORD_BITS = WordMemo(lambda word: _bits(_word_features(word)), 1 << 16)
+_WORD_COLUMN = WordMemo(lambda word: _COLUMN_OF[_WORD_BITS[word]], 1 << 16)
 
 
 def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None = None) -> list[str]:
@@ -134,84 +162,169 @@ def feature_columns(lookup: NoteLookup, ranges: Iterable[tuple[int, int]] | None
     the training files); every token of the note when None. The note's ``lookup`` is the labeller's
     (:meth:`WeakLabeller.labelling`): its gazetteer matches (``kb:*``; none without a knowledge base), its
     folded words and the patient's metadata and names (``meta:*``; none without metadata).
+
+    A token's features are its word's (shape, lexicon: :func:`_word_features`), the patient's facts that its
+    word is (a name, a word of the address: :func:`_patient_word_features`) and what lies at its place (a
+    gazetteer match, the birthdate, the phone: :func:`_gazetteer_features`, :func:`_metadata_places`). Most
+    tokens have only the first, whose column is memoised per word; the others' features are found as bits
+    (:data:`_BIT`), token by token.
     """
     words = lookup.view.words
-    tokens = list(chain.from_iterable(starmap(range, ranges))) if ranges is not None else range(len(words))
-    context = _context_features(lookup, tokens)
-    none: frozenset[str] = frozenset()
-    return [feature_column(tuple(sorted(_WORD_FEATURES[words[k]] | context.get(k, none)))) for k in tokens]
-
-
-def _context_features(lookup: NoteLookup, tokens: Sequence[int]) -> dict[int, set[str]]:
-    """The ``kb:*`` and ``meta:*`` features of the tokens that have some: the gazetteer's, then the metadata's."""
-    starts, ends = lookup.view.starts, lookup.view.ends
-    found: dict[int, set[str]] = {}
-    for match in lookup.matches:
-        names = _match_features(match.categories)
-        if names:
-            for k in _token_range(starts, ends, match.start, match.end):
-                found.setdefault(k, set()).update(names)
+    n = len(words)
+    if ranges is None:
+        tokens: Sequence[int] = range(n)
+        position: Sequence[int] = tokens
+    else:
+        ranges = list(ranges)
+        tokens = list(chain.from_iterable(starmap(range, ranges)))
+        position = [-1] * n  # each token's place among ``tokens`` (-1: not written)
+        written = 0
+        for first, end in ranges:
+            position[first:end] = range(written, written + end - first)
+            written += end - first
+    kept_words = list(map(words.__getitem__, tokens))
+    columns = list(map(_WORD_COLUMN.__getitem__, kept_words))
+    found = _gazetteer_features(lookup, position)
     if lookup.patient is not None:
-        _metadata_features(lookup, tokens, found)
+        facts = _patient_facts(lookup.patient)
+        _metadata_places(lookup, facts, found)
+        _patient_word_features(lookup, facts, tokens, kept_words, found)
+    for k, bits in found.items():
+        p = position[k]
+        if p >= 0:
+            columns[p] = _COLUMN_OF[_WORD_BITS[words[k]] | bits]
+    return columns
+
+
+def _gazetteer_features(lookup: NoteLookup, position: Sequence[int]) -> dict[int, int]:
+    """The ``kb:*`` feature bits of the written tokens (``position[k] >= 0``): the gazetteer's matches over them."""
+    starts, ends = lookup.view.starts, lookup.view.ends
+    found: dict[int, int] = {}
+    for match in lookup.matches:
+        bits = _match_bits(match.categories)
+        if bits:
+            for k in _token_range(starts, ends, match.start, match.end):
+                if position[k] >= 0:
+                    found[k] = found.get(k, 0) | bits
     return found
 
 
-def _match_features(categories: tuple) -> set[str]:
-    """The ``kb:*`` features of a gazetteer match's categories."""
-    names = {_KB_FEATURE.get((c.table, c.kind)) for c in categories}
-    if any(c.part for c in categories):
-        names.add("kb:name_part")
-    if all(c.ambiguous for c in categories):  # Match.ambiguous
-        names.add("kb:ambiguous")
-    names.discard(None)
-    return names
+def _match_bits(categories: tuple) -> int:
+    """The ``kb:*`` features of a gazetteer match's categories as bits, memoised per category set.
+
+    A note has dozens of matches and the matcher a few hundred category sets, shared by every match
+    (:meth:`GazetteerMatcher.find_all`): a set's features are computed once. Keyed by identity (a
+    category's hash is computed in Python), the entry holding the set so that its id is not reused.
+    """
+    entry = _MATCH_BITS.get(id(categories))
+    if entry is None or entry[0] is not categories:
+        names = {_KB_FEATURE.get((c.table, c.kind)) for c in categories}
+        if any(c.part for c in categories):
+            names.add("kb:name_part")
+        if all(c.ambiguous for c in categories):  # Match.ambiguous
+            names.add("kb:ambiguous")
+        names.discard(None)
+        if len(_MATCH_BITS) >= 1 << 16:
+            _MATCH_BITS.clear()
+        entry = _MATCH_BITS[id(categories)] = (categories, _bits(names))
+    return entry[1]
 
 
-def _metadata_features(lookup: NoteLookup, tokens: Sequence[int], found: dict[int, set[str]]) -> None:
-    """The ``meta:*`` features of ``tokens``, with the patient rule's name matching (:class:`PatientNames`)."""
-    text, view, names = lookup.text, lookup.view, lookup.names
-    starts, ends, words, folded = view.starts, view.ends, view.words, view.folded
-    if names is not None:
-        stripped = {word: word.strip(".-'’") for word in map(folded.__getitem__, tokens)}
-        named = names.names_among(set(stripped.values()))  # the patient's names among the words, typos included
-        for k in _tokens_among(tokens, folded, {word for word, name in stripped.items() if name in named}):
-            if words[k][:1].isalpha():
-                found.setdefault(k, set()).add("meta:" + names.kind(stripped[folded[k]]))
-    place_words, zip_code, birth, phone = _patient_facts(lookup.patient)
-    year, month, day = birth[:4], birth[5:7], birth[8:10]
-    for k in _tokens_among(tokens, folded, place_words) + _tokens_among(tokens, words, {zip_code} - {""}):
-        found.setdefault(k, set()).add("meta:address")
+_MATCH_BITS: dict[int, tuple[tuple, int]] = {}
+_ADDRESS, _BIRTH, _PHONE_BIT = _BIT["meta:address"], _BIT["meta:birth"], _BIT["meta:phone"]
+
+
+def _patient_word_features(
+    lookup: NoteLookup, facts: tuple, tokens: Sequence[int], kept_words: list[str], found: dict[int, int]
+) -> None:
+    """The ``meta:*`` features the written ``tokens`` (their words: ``kept_words``) have by being one of the
+    patient's names (typo-tolerant, as the patient rule: :class:`PatientNames`), a word of the address or
+    city, the postcode or the birth year.
+
+    Each test is first asked of the distinct words (set operations), and the tokens are only walked for
+    the facts some word holds: most notes' words are none of the patient's.
+    """
+    names, folded = lookup.names, lookup.view.folded
+    kept_folded = list(map(folded.__getitem__, tokens))
+    distinct = set(kept_folded)
+    place_words, zip_code, birth, _ = facts
+    year = birth[:4]
+    marks: list[tuple[Iterable[int], int]] = [(_among(kept_folded, distinct & place_words), _ADDRESS)]
+    if zip_code:
+        marks.append((_among(kept_words, {zip_code}), _ADDRESS))
     if year.isdigit():
-        for k in _tokens_among(tokens, words, {year}):
-            found.setdefault(k, set()).add("meta:birth")
-    # each scan only where the text can hold what it looks for (most notes hold neither)
-    if (
-        year.isdigit()
-        and month.isdigit()
-        and day.isdigit()
-        and any(s + y in text for s in "/.- " for y in (year, year[2:]))
-    ):
-        for m in _DATE.finditer(text):
+        marks.append((_among(kept_words, {year}), _BIRTH))
+    if names is not None:
+        bare = set(map(_strip_name, distinct))
+        named = names.names_among(bare)  # the patient's names among the words, typos included
+        # a word that ``_strip_name`` changes is in no stripped form (they neither start nor end so)
+        wanted = (distinct & named) | {word for word in distinct - bare if _strip_name(word) in named}
+        for p in _among(kept_folded, wanted):
+            if kept_words[p][:1].isalpha():
+                k = tokens[p]
+                found[k] = found.get(k, 0) | _BIT["meta:" + names.kind(_strip_name(kept_folded[p]))]
+    for places, bit in marks:
+        for p in places:
+            k = tokens[p]
+            found[k] = found.get(k, 0) | bit
+
+
+def _strip_name(word: str) -> str:
+    """A folded word as the patient-name test reads it: without the periods, hyphens and apostrophes around it."""
+    return word.strip(".-'’")
+
+
+def _among(values: list[str], wanted: set[str]) -> Iterable[int]:
+    """The positions of ``values`` that are in ``wanted`` (none looked for when it is empty)."""
+    return compress(range(len(values)), map(wanted.__contains__, values)) if wanted else ()
+
+
+def _metadata_places(lookup: NoteLookup, facts: tuple, found: dict[int, int]) -> None:
+    """``meta:birth`` on the tokens of a date equal to the birthdate, ``meta:phone`` on those of the patient's
+    phone number (every token of the note: :func:`feature_columns` keeps the written ones)."""
+    text, starts, ends = lookup.text, lookup.view.starts, lookup.view.ends
+    _, _, birth, phone = facts
+    year, month, day = birth[:4], birth[5:7], birth[8:10]
+    places: list[tuple[int, int, int]] = []
+    if year.isdigit() and month.isdigit() and day.isdigit():
+        for m in _dates_ending_with(text, year[2:]):
             d, mo, y = m.groups()
-            if int(d) == int(day) and int(mo) == int(month) and (y == year or y == year[2:]):
-                for k in _token_range(starts, ends, m.start(), m.end()):
-                    found.setdefault(k, set()).add("meta:birth")
+            if (y == year or y == year[2:]) and int(d) == int(day) and int(mo) == int(month):
+                places.append((m.start(), m.end(), _BIRTH))
+    # only where the text can hold the number (most notes do not)
     if len(phone) == 9 and phone in _without_phone_separators(text):
         for m in _PHONE.finditer(text):
             if "".join(_DIGITS.findall(m.group())).endswith(phone):
-                for k in _token_range(starts, ends, m.start(), m.end()):
-                    found.setdefault(k, set()).add("meta:phone")
+                places.append((m.start(), m.end(), _PHONE_BIT))
+    for start, end, bit in places:
+        for k in _token_range(starts, ends, start, end):
+            found[k] = found.get(k, 0) | bit
+
+
+def _dates_ending_with(text: str, digits: str) -> Iterator[re.Match[str]]:
+    """The matches of :data:`_DATE` in ``text`` (``finditer``'s) in the stretches that hold ``digits``: any match
+    whose year ends with them, without a search of the whole note.
+
+    A match is made of digits and date separators only, so ``finditer`` finds the same ones in each maximal
+    stretch of such characters as in the whole text (the characters around a stretch are neither, as the
+    look-behind and look-ahead read them); the stretches holding ``digits`` are the only ones searched.
+    """
+    searched = 0
+    at = text.find(digits)
+    while at >= 0:
+        start = at
+        while start > searched and (text[start - 1] in _DATE_SEPARATORS or text[start - 1].isdecimal()):
+            start -= 1
+        end = _DATE_STRETCH.match(text, at).end()
+        yield from _DATE.finditer(text, start, end)
+        searched = end
+        at = text.find(digits, end)
 
 
 def _without_phone_separators(text: str) -> str:
     """``text`` without the characters :data:`_PHONE` allows between digits: a number it finds is a run of digits
     there."""
     return text.replace(" ", "").replace("\u00a0", "").replace(".", "").replace("-", "")
-
-
-def _tokens_among(tokens: Sequence[int], values: Sequence[str], wanted: set[str] | frozenset[str]) -> list[int]:
-    """The ``tokens`` whose value (``values[k]``: the word, or the folded word) is in ``wanted``, in order."""
-    return list(compress(tokens, map(wanted.__contains__, map(values.__getitem__, tokens)))) if wanted else []
 
 
 @lru_cache(maxsize=256)

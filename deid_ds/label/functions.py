@@ -34,7 +34,7 @@ from deid_ds.label.addresses import (
     places_before_zip,
     streets,
 )
-from deid_ds.label.candidate import Candidate, split_at_columns
+from deid_ds.label.candidate import COLUMN_GAP, Candidate, split_at_columns
 from deid_ds.label.dates import find_dates
 from deid_ds.label.emails import find_emails
 from deid_ds.label.lookup import NoteLookup
@@ -78,18 +78,24 @@ class NoteInputs:
     matches: list = field(init=False, repr=False)
     patient: PatientMetadata | None = field(init=False, repr=False)
     names: PatientNames | None = field(init=False, repr=False)
+    #: whether the note has a column gap at all (:func:`split_at_columns`): most have none, and each function's
+    #: candidates are then kept as they are, without a test of each
+    columns: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         lookup = self.lookup
         self.text, self.view, self.folded, self.matches = lookup.text, lookup.view, lookup.folded, lookup.matches
         self.patient, self.names = lookup.patient, lookup.names
+        self.columns = COLUMN_GAP in self.text
 
     def candidates_of(self, name: str) -> list[Candidate]:
         """The candidates of function ``name`` on this note (computed once)."""
         found = self.found.get(name)
         if found is None:
             function = BY_NAME[name]
-            found = split_at_columns(self.text, function.propose(self))
+            found = function.propose(self)
+            if self.columns:
+                found = split_at_columns(self.text, found)
             self.found[name] = found
         return found
 

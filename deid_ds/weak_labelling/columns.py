@@ -244,14 +244,13 @@ class _Batch:
         starts, ends = self.html_starts, self.html_ends
         if len(self.candidate_start) == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
-        position = np.arange(len(starts))
-        inserted = starts == ends
-        next_source = np.minimum.accumulate(np.where(inserted, len(starts), position)[::-1])[::-1]
-        previous_source = np.maximum.accumulate(np.where(inserted, -1, position))
+        # the characters with a source, and for each candidate the first at or after its start and the last at
+        # or before its end (a binary search per candidate, not a pass over the batch's characters for each)
+        sources = np.append(np.flatnonzero(starts != ends), len(starts))
         base = self.html_base[self.candidate_note]
         start = self.candidate_start + base
-        first = next_source[start]
-        last = previous_source[np.maximum(self.candidate_end + base - 1, 0)]
+        first = sources[np.searchsorted(sources, start)]
+        last = np.append(-1, sources)[np.searchsorted(sources, np.maximum(self.candidate_end + base - 1, 0), "right")]
         empty = first > last
         html_start = np.where(empty, starts[start], starts[np.minimum(first, len(starts) - 1)])
         html_end = np.where(empty, starts[start], ends[np.maximum(last, 0)])

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deid_ds.kb.fingerprint import kb_fingerprint
-from deid_ds.label.features import FEATURES, feature_column, parse_feature_column, token_features
+from deid_ds.label import features as F
+from deid_ds.label.features import FEATURES, feature_column, feature_columns, parse_feature_column, token_features
 from deid_ds.label.labeller import WeakLabeller
+from deid_ds.label.lookup import NoteLookup
 from deid_ds.model import PatientMetadata
 
 NOTE = (
@@ -59,6 +64,37 @@ def test_a_note_reads_like_what_the_rules_know(matcher):
     assert {"common_word", "shape:lower"} <= f["porte"] and "kb:first" not in f["porte"]
     assert "meta:first" not in f["Yves"] and "meta:last" not in f["Goff"]  # the doctor is not the patient
     assert f["."] >= {"shape:punct", "len:1"}
+
+
+@pytest.fixture(scope="module")
+def lookup(matcher) -> NoteLookup:
+    """The note with its names, address and birthdate written once more."""
+    text = NOTE + " Marie KERBRAT, 22000 Saint-Brieuc. Rue de Brest, le 12.03.54."
+    return NoteLookup.of_offsets(text, *tokens(text), matcher, PATIENT)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_the_columns_of_some_sentences_are_theirs_among_all(lookup, data):
+    """Columns are computed for the written sentences only: any sorted, disjoint token ranges get the very
+    columns they have among the whole note's (the names, address, dates and matches that span them included)."""
+    n = len(lookup.view.words)
+    bounds = sorted(data.draw(st.sets(st.integers(0, n), max_size=12)))
+    ranges = [r for r in pairwise(bounds) if data.draw(st.booleans())]
+    whole = feature_columns(lookup)
+    assert any(c != "-" and "meta:" in c for c in whole) and any("kb:" in c for c in whole)
+    assert feature_columns(lookup, ranges) == [whole[k] for first, end in ranges for k in range(first, end)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="0123456789٣/.- a\n", max_size=40), st.sampled_from(["54", "1954", "00", "5", "٣4"]))
+def test_the_birthdate_is_looked_for_in_the_stretches_holding_its_year(text, digits):
+    """Every date of the text whose year ends with the birth year's digits is found in the stretches of digits
+    and separators holding them, as the search of the whole text finds it (Arabic-Indic digits are ``\\d``)."""
+    whole = [(m.span(), m.groups()) for m in F._DATE.finditer(text)]
+    found = [(m.span(), m.groups()) for m in F._dates_ending_with(text, digits)]
+    assert set(found) <= set(whole) and len(set(found)) == len(found)
+    assert [m for m in whole if m[1][2].endswith(digits)] == [m for m in found if m[1][2].endswith(digits)]
 
 
 def test_without_metadata_or_kb_only_the_other_features():

@@ -9,7 +9,7 @@ import orjson
 import pyarrow as pa
 
 from deid_ds.weak_labelling.assemble import _jsonl_lines, _utf8
-from deid_ds.weak_labelling.render import _JSON_ESCAPED, _python_whitespace_class, flair_token, jsonl_line, render_lines
+from deid_ds.weak_labelling.render import _JSON_ESCAPED, PYTHON_WHITESPACE_CLASS, flair_token, jsonl_line, render_lines
 from deid_ds.weak_labelling.schemas import sentences_schema
 
 WEIRD = [
@@ -87,7 +87,7 @@ def test_assembled_lines_and_their_bytes():
 
 def test_escaped_and_whitespace_character_sets_match_python():
     escaped = re.compile(_JSON_ESCAPED)
-    whitespace = _python_whitespace_class()
+    whitespace = PYTHON_WHITESPACE_CLASS
     for code in range(0x110000):
         if 0xD800 <= code < 0xE000:
             continue
