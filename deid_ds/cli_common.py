@@ -79,6 +79,17 @@ def failures_warning(failures: dict[str, int], where: str) -> str | None:
     return f"{sum(failures.values()):,} document(s) failed ({reasons}), listed in {where}"
 
 
+def missing_id_warning(documents_without_id: int) -> str | None:
+    """One line for the notes the table gave no id (they are named ``FILE#rowN`` in the outputs), or None."""
+    if not documents_without_id:
+        return None
+    return (
+        f"{documents_without_id:,} document(s) without id_document: named FILE#rowN in the outputs, which no spans "
+        "table can name (deidentify refuses them); give every note an id, or map the column with "
+        "-c id_document=SOURCE"
+    )
+
+
 _GLOB_CHARACTERS = frozenset("*?[")
 
 

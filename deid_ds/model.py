@@ -117,6 +117,11 @@ class Note:
     id_missing: bool = False
 
 
+#: The warning of a note the table gave no id (``documents.parquet``'s ``warnings``): the outputs name it
+#: ``FILE#rowN``, which no spans table can name, so ``deidentify`` will refuse it.
+MISSING_ID_WARNING = "id_document_missing"
+
+
 @dataclass(slots=True)
 class DocumentStatus:
     """The fate of one input note."""
@@ -140,6 +145,8 @@ class DocumentTotals:
     empty: int = 0
     failed: int = 0
     failures: dict[str, int] = field(default_factory=dict)
+    #: Notes the table gave no id (null, NaN): named ``FILE#rowN`` in the outputs (:data:`MISSING_ID_WARNING`).
+    documents_without_id: int = 0
     sentences: int = 0
     tokens: int = 0
     seconds: float = 0.0

@@ -47,7 +47,7 @@ import pyarrow.parquet as pq
 from deid_ds.defaults import DEFAULT_BATCH_SIZE, DEFAULT_MAX_TOKENS, DEFAULT_MINI_BATCH
 from deid_ds.errors import InputError
 from deid_ds.label.labeller import LabelConfig
-from deid_ds.model import LABELS, DocumentStatus, DocumentTotals, Note
+from deid_ds.model import LABELS, MISSING_ID_WARNING, DocumentStatus, DocumentTotals, Note
 from deid_ds.report import add_counts
 from deid_ds.segmentation.notes import SegmentOptions, segment_note, segmenter_for
 
@@ -475,11 +475,12 @@ class PredictReport(DocumentTotals):
 
     def add(self, batch: BatchResult) -> None:
         documents = batch.documents
-        for status, error in zip(documents["status"], documents["error"]):
+        for status, error, warnings in zip(documents["status"], documents["error"], documents["warnings"]):
             self.documents += 1
             setattr(self, status, getattr(self, status) + 1)
             if error:
                 self.failures[error] = self.failures.get(error, 0) + 1
+            self.documents_without_id += f'"{MISSING_ID_WARNING}"' in warnings  # warnings: the JSON of the column
         self.sentences += batch.sentences
         self.tokens += batch.tokens
         self.seconds_tagging += batch.seconds_tagging
@@ -619,7 +620,7 @@ class PredictSink:
             return
         self.writers[name].write_table(table)
         if name == "documents":
-            report.add(BatchResult(table.select(["status", "error"]).to_pydict(), _NO_SPANS))
+            report.add(BatchResult(table.select(list(_NO_DOCUMENTS)).to_pydict(), _NO_SPANS))
         else:
             report.add(BatchResult(_NO_DOCUMENTS, table.select(["label", "source"]).to_pydict()))
 
@@ -629,7 +630,7 @@ class PredictSink:
         close_writers(list(self.writers.values()))
 
 
-_NO_DOCUMENTS: dict[str, list] = {"status": [], "error": []}  # what report.add reads of a batch's tables
+_NO_DOCUMENTS: dict[str, list] = {"status": [], "error": [], "warnings": []}  # what report.add reads of a batch
 _NO_SPANS: dict[str, list] = {"label": [], "source": []}
 
 

@@ -7,7 +7,9 @@ import click
 from deid_ds.cli_common import (
     column_option,
     engine_options,
+    failures_warning,
     handle_errors,
+    missing_id_warning,
     overwrite_option,
     quiet_option,
     segmentation_options,
@@ -183,9 +185,14 @@ def predict_command(
     )
     from deid_ds.kb.coverage import coverage_warning
 
-    low = coverage_warning(report.kb_coverage, "predict --with-rules")
-    if low:
-        warn(low)
+    warnings = (
+        missing_id_warning(report.documents_without_id),
+        failures_warning(report.failures, f"{out}/documents.parquet"),
+        coverage_warning(report.kb_coverage, "predict --with-rules"),
+    )
+    for warning in warnings:
+        if warning:
+            warn(warning)
     if verbose or not quiet:  # the report table is the summary, and all of it (-v prints the same)
         click.echo(report_table(report))
     click.echo(f"written to {out}")

@@ -9,6 +9,7 @@ from deid_ds.cli_common import (
     engine_options,
     failures_warning,
     handle_errors,
+    missing_id_warning,
     note_limit_options,
     overwrite_option,
     print_report,
@@ -88,8 +89,9 @@ def segment_command(
         spark_master=spark_master,
     )
     failed = failures_warning(report.failures, f"{out}/documents.parquet")
-    if failed:
-        warn(failed)
+    for warning in (missing_id_warning(report.documents_without_id), failed):
+        if warning:
+            warn(warning)
     print_report(
         full=report_table(report),
         summary=[

@@ -29,7 +29,7 @@ from deid_ds.engine.parallel import relaxed_gc
 from deid_ds.errors import DocumentError
 from deid_ds.io.notes import DEFAULT_BATCH_SIZE, open_notes
 from deid_ds.io.schemas import document_schema
-from deid_ds.model import DocumentStatus, DocumentTotals, InvalidText, Note
+from deid_ds.model import MISSING_ID_WARNING, DocumentStatus, DocumentTotals, InvalidText, Note
 from deid_ds.segmentation.html_text import ParsedHtml, html_to_text
 from deid_ds.segmentation.limits import (
     DEFAULT_MAX_NOTE_BYTES,
@@ -65,6 +65,7 @@ class SegmentReport(DocumentTotals):
         self.html_bytes += html_bytes
         for kind, n in status.warnings.items():
             self.warnings[kind] = self.warnings.get(kind, 0) + n
+        self.documents_without_id += MISSING_ID_WARNING in status.warnings
         if status.error:
             self.failures[status.error] = self.failures.get(status.error, 0) + 1
 
@@ -97,7 +98,20 @@ def segmenter_for(options: SegmentOptions) -> Segmenter:
 
 
 def segment_note(note: Note, segmenter: Segmenter) -> tuple[DocumentStatus, ParsedHtml | None, TokenSpans | None]:
-    """Parse and segment one note; never raises for a bad note, the status says what happened."""
+    """Parse and segment one note; never raises for a bad note, the status says what happened (and, in its
+    warnings, that the note had no id: every command that segments says so the same way)."""
+    status, parsed, compact = _segment_note(note, segmenter)
+    return with_id_warning(note, status), parsed, compact
+
+
+def with_id_warning(note: Note, status: DocumentStatus) -> DocumentStatus:
+    """``status``, warned of a note the table gave no id (:data:`~deid_ds.model.MISSING_ID_WARNING`)."""
+    if note.id_missing:
+        status.warnings[MISSING_ID_WARNING] = 1
+    return status
+
+
+def _segment_note(note: Note, segmenter: Segmenter) -> tuple[DocumentStatus, ParsedHtml | None, TokenSpans | None]:
     try:
         parsed = html_to_text(note_html(note))
         compact = segmenter.token_spans(parsed.text)
@@ -132,7 +146,7 @@ def segment_within_limits(
         if result is not None:
             return result
         reason = timeout_error(timer.seconds)
-    return DocumentStatus(note.id_document, note.id_patient, "failed", reason), None, None
+    return with_id_warning(note, DocumentStatus(note.id_document, note.id_patient, "failed", reason)), None, None
 
 
 def token_offsets(parsed: ParsedHtml, compact: TokenSpans) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

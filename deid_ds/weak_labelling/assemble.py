@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from deid_ds.label.functions import counts_per_function
+from deid_ds.model import MISSING_ID_WARNING
 from deid_ds.weak_labelling.batch import lines_schema
 from deid_ds.weak_labelling.gold import score_gold
 from deid_ds.weak_labelling.report import WeakLabelReport
@@ -216,6 +217,7 @@ def _fill_report(
     report.ok, report.empty, report.failed = (int(status.get(name, 0)) for name in ("ok", "empty", "failed"))
     report.failures = {str(k): int(v) for k, v in documents["error"].dropna().value_counts().items()}
     report.documents_without_patient = int(documents["id_patient"].isna().sum())
+    report.documents_without_id = int(documents["warnings"].str.contains(f'"{MISSING_ID_WARNING}"', regex=False).sum())
     report.sentences = int(documents["n_sentences"].sum())
     report.sentences_kept = int(documents["n_sentences_kept"].sum())
     report.tokens = int(documents["n_tokens"].sum())

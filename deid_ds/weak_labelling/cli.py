@@ -11,6 +11,7 @@ from deid_ds.cli_common import (
     engine_options,
     failures_warning,
     handle_errors,
+    missing_id_warning,
     note_limit_options,
     overwrite_option,
     quiet_option,
@@ -231,6 +232,7 @@ def weak_label_warnings(report) -> list[str | None]:
     from deid_ds.kb.coverage import coverage_warning
 
     warnings.append(coverage_warning(report.kb_coverage, "weak-label"))
+    warnings.append(missing_id_warning(report.documents_without_id))
     if report.documents_without_patient:
         warnings.append(
             f"{report.documents_without_patient:,} document(s) without id_patient: each is its own patient "
