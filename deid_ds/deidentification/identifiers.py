@@ -405,11 +405,58 @@ def find_values(text: str, known: Mapping[str, str], shortest: int = REPEAT_MIN)
     if not known or not _HAS_NUMBER.search(text):
         return []
     folded = _folded(text)
+    squeezed = None
     found = []
     for value, kind in known.items():
-        if len(value) >= shortest:
+        if len(value) < shortest:
+            continue
+        if value.isascii() and value.isdigit():
+            # A number (most identifiers) is looked for without compiling its pattern: a note's numbers are mostly
+            # new ones, and compiling was most of the search (docs/benchmarks.md, *deidentify*).
+            squeezed = folded.translate(_NO_SEPARATORS) if squeezed is None else squeezed
+            found += [Identifier(start, end, kind, "repeat") for start, end in _number_spans(folded, squeezed, value)]
+        else:
             found += [Identifier(m.start(), m.end(), kind, "repeat") for m in _pattern(value).finditer(folded)]
     return found
+
+
+_SEPARATORS = " .-/"  # what :func:`value_pattern` lets stand between two characters of a long value
+_NO_SEPARATORS = str.maketrans("", "", _SEPARATORS)
+#: What :func:`value_pattern` lets stand on neither side of a value: ``[A-Za-z0-9]`` and its caseless extras.
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" + _CASELESS_EXTRA)
+
+
+def _number_spans(folded: str, squeezed: str, value: str) -> list[tuple[int, int]]:
+    """The spans of ``value_pattern(value).finditer(folded)`` for a ``value`` of ASCII digits, without the pattern
+    (``squeezed``: ``folded`` without :data:`_SEPARATORS`, where every occurrence shows whole).
+
+    The pattern has no choice to backtrack into: a digit is never a separator, so at each step either the next
+    character is the digit wanted, or a separator and then the digit, or there is no match from that start."""
+    if value not in squeezed:
+        return []
+    flexible, first, size = len(value) >= FLEXIBLE_FROM, value[0], len(folded)
+    spans = []
+    start = folded.find(first)
+    while start != -1:
+        end = start + 1
+        for digit in value[1:]:
+            if end < size and folded[end] == digit:
+                end += 1
+            elif flexible and end + 1 < size and folded[end] in _SEPARATORS and folded[end + 1] == digit:
+                end += 2
+            else:
+                end = -1
+                break
+        if (
+            end != -1
+            and (start == 0 or folded[start - 1] not in _WORD_CHARS)
+            and (end == size or folded[end] not in _WORD_CHARS)
+        ):
+            spans.append((start, end))
+            start = folded.find(first, end)
+        else:
+            start = folded.find(first, start + 1)
+    return spans
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}

@@ -12,7 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deid_ds.deidentification import identifiers as ids
-from deid_ds.deidentification.identifiers import Identifier, find_identifiers, luhn_digit, nir_key
+from deid_ds.deidentification.identifiers import (
+    Identifier,
+    find_identifiers,
+    find_values,
+    luhn_digit,
+    nir_key,
+    value_pattern,
+)
 from deid_ds.deidentification.regions import INVISIBLE_RE
 from deid_ds.segmentation.html_text import html_to_text
 
@@ -94,3 +101,33 @@ def test_the_sample_notes_identifiers_are_those_the_plain_scans_find():
     found = [find_identifiers(text) for text in texts]
     assert found == [_plain(text) for text in texts]
     assert sum(map(len, found)) >= 30  # the sample names identifiers: the comparison is not of empty lists
+
+
+_NUMBER_CHARS = ["1", "2", "3", "0", " ", ".", "-", "/", "a", "B", "\u0130", "\u0131", "\u017f", "\u212a", "_", "é"]
+_NUMBER_TEXT = st.lists(st.sampled_from(_NUMBER_CHARS), max_size=40).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_NUMBER_TEXT, st.text(alphabet="0123", min_size=1, max_size=12))
+def test_a_number_is_found_where_its_pattern_finds_it(text, value):
+    squeezed = text.translate(ids._NO_SEPARATORS)
+    expected = [m.span() for m in value_pattern(value).finditer(text)]
+    assert ids._number_spans(text, squeezed, value) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("IPP 80092945, repris 8009 2945 et 80.09.29.45 ; 800929451 non", "80092945"),
+        ("1 84 12 75 123 456 78 / 184127512345678", "184127512345678"),
+        ("26752240-26752240 x26752240 26752240\u212a", "26752240"),
+        ("2675  2240 2675 2240", "26752240"),  # two separators are not one
+        ("1234567 1234567", "1234567"),  # short: written as it is only
+    ],
+)
+def test_a_number_is_found_as_its_pattern_finds_it(text, value):
+    squeezed = text.translate(ids._NO_SEPARATORS)
+    assert ids._number_spans(text, squeezed, value) == [m.span() for m in value_pattern(value).finditer(text)]
+    assert find_values(text, {value: "IPP"}) == [
+        Identifier(*m.span(), "IPP", "repeat") for m in value_pattern(value).finditer(ids._folded(text))
+    ]
