@@ -107,22 +107,8 @@ def _phrase(key: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w])" + r"[\s\-']+".join(words) + r"(?![\w])")
 
 
-@lru_cache(maxsize=1 << 14)
 def _first_word(key: str) -> str:
     return re.split(r"[\s\-'’]+", key, maxsplit=1)[0]
-
-
-@lru_cache(maxsize=1 << 14)
-def _span_keys(label: str, original: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    """A span's text folded, and for a name its words searched alone and its surnames with their particles (``le ny``
-    of ``Yann LE NY``: too short word by word). Cached: a note's names come back in its patient's other notes and its
-    doctors in every patient's (part of 4.8 % of the command on generated notes: docs/benchmarks.md, *deidentify*)."""
-    key = fold_key(original)
-    if label not in _NAME_LABELS:
-        return key, (), ()
-    particles = name_particles()
-    words = tuple(w for w in _WORD.findall(key) if len(w) >= _MIN_LENGTH and w not in particles)
-    return key, words, tuple(_particle_units(key, particles))
 
 
 def _particle_units(key: str, particles: frozenset[str]) -> list[str]:
@@ -157,16 +143,19 @@ class Replacer:
         self.ctx, self.mode, self.mask_format = ctx, mode, mask_format
         self.identifiers = identifiers
         self.cache: dict[tuple[str, str], str] = {}
+        particles = name_particles()
         phrases: dict[str, tuple[str, str | None, str]] = {}  # folded text -> label, replacement, source
         self.words: dict[str, tuple[str, str | None, str]] = {}  # folded word -> label, replacement, source
         for label, original, replacement in known:
-            key, words, units = _span_keys(label, original)
+            key = fold_key(original)
             if len(key.replace(" ", "")) >= _MIN_LENGTH and key not in phrases:
                 phrases[key] = (label, replacement, "span")
-            for word in words:
-                self.words.setdefault(word, (label, None, "span"))
-            for unit in units:
-                phrases.setdefault(unit, (label, None, "span"))
+            if label in _NAME_LABELS:
+                for word in _WORD.findall(key):
+                    if len(word) >= _MIN_LENGTH and word not in particles:
+                        self.words.setdefault(word, (label, None, "span"))
+                for unit in _particle_units(key, particles):  # "le ny" of "Yann LE NY": too short word by word
+                    phrases.setdefault(unit, (label, None, "span"))
         for value in (ctx.patient.lastname, ctx.patient.firstname):
             key = fold_key(value or "")
             if len(key.replace(" ", "")) >= _MIN_LENGTH:

@@ -1,10 +1,7 @@
 """A name span read once with its roles (:func:`read_name`) reads as it does read afresh, whatever the note's memory
-says of a relative's given name; what the other views' search takes of a span, cached, is what it worked out for
-every span before (docs/benchmarks.md, *deidentify*)."""
+says of a relative's given name (docs/benchmarks.md, *deidentify*)."""
 
 from __future__ import annotations
-
-import re
 
 import pytest
 from hypothesis import given, settings
@@ -13,9 +10,8 @@ from hypothesis import strategies as st
 from deid_ds.deidentification import names
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.keyed import Keyring
-from deid_ds.deidentification.other_views import _particle_units, _span_keys
 from deid_ds.deidentification.pools import load_pools
-from deid_ds.kb.normalize import fold_key, name_particles
+from deid_ds.kb.normalize import fold_key
 from deid_ds.model import PatientMetadata
 
 PATIENTS = [
@@ -63,21 +59,3 @@ def test_a_word_written_alone_is_a_given_name_only_in_the_note_that_says_so():
     assert [g.role for g in names.read_name(plain, "Zorglub", "PATIENT")] == ["last"]
     assert [g.role for g in names.read_name(says, "Zorglub", "PATIENT")] == ["first"]
     assert [g.role for g in names.read_name(plain, "Zorglub", "PATIENT")] == ["last"]
-
-
-def _span_keys_plainly(label: str, original: str):
-    """What the other views' search took of a span, as worked out for every span before it was cached."""
-    key = fold_key(original)
-    particles = name_particles()
-    words, units = [], []
-    if label in ("PATIENT", "DOCTOR"):
-        words = [w for w in re.findall(r"[^\W\d_]+", key) if len(w) >= 3 and w not in particles]
-        units = _particle_units(key, particles)
-    return key, tuple(words), tuple(units)
-
-
-@settings(max_examples=300, deadline=None)
-@given(pieces=_NAMES, label=st.sampled_from(["PATIENT", "DOCTOR", "VILLE", "STR"]))
-def test_a_spans_keys_for_the_other_views_are_those_worked_out_plainly(pieces, label):
-    text = "".join(word + gap for word, gap in pieces)
-    assert _span_keys(label, text) == _span_keys_plainly(label, text)
