@@ -283,9 +283,10 @@ _READINGS: dict[tuple, tuple] = {}
 def read_name(ctx: Context, text: str, label: str, forced: str | None = None) -> list[_Group]:
     """:func:`_groups` of a name span with their roles (:func:`_assign_roles`), worked out once per name, label and
     patient: a note reads each of its names twice (:func:`remember`, :func:`surrogate_name`), the patient's other
-    notes and every patient's doctors read them again (7 % of the command on generated notes: docs/benchmarks.md,
-    *deidentify*). The roles depend on the note's memory through one key only (a relative's given name written
-    alone): both readings are kept, and the memory picks one. The groups returned are shared: never changed."""
+    notes and every patient's doctors read them again (0.90 -> 0.17 s for the name spans of 3,000 generated notes read
+    twice: docs/benchmarks.md, *deidentify*). The roles depend on the note's memory through one key only (a
+    relative's given name written alone): both readings are kept, and the memory picks one. The groups returned are
+    shared: never changed."""
     patient = (ctx.patient.firstname, ctx.patient.lastname) if label == "PATIENT" else None
     key = (text, label, forced, patient)
     reading = _READINGS.get(key)

@@ -172,7 +172,7 @@ class NoteOriginals:
         (0.151 → 0.110 s for 1,000 export-style notes: docs/benchmarks.md, *deidentify*)."""
         scope, theirs = _scope_originals(scope_entities), _scope_pairs(scope_entities)
         # an entity the patient's list holds adds nothing to it: only the others are worked out (most notes have
-        # none; 3 % of the command on generated notes: docs/benchmarks.md, *deidentify*)
+        # none; 0.33 -> 0.28 s for 3,000 generated notes: docs/benchmarks.md, *deidentify*)
         own = cls.of([entity for entity in mine if entity not in theirs])
         if own.wholes <= scope.wholes and own.tokens <= scope.tokens:
             return scope

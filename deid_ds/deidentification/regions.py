@@ -50,7 +50,7 @@ _COMMENT = re.compile(r"<!--(.*?)(?:--!?>)?\Z|<[!?/](.*?)>?\Z", re.S)
 
 class Region(NamedTuple):
     """A source range ``[start, end)`` outside the visible text (a named tuple, not a frozen dataclass: a note has
-    a hundred of them, built twice, and a frozen dataclass takes twice as long to build: docs/benchmarks.md).
+    a hundred of them, built twice, and a frozen dataclass takes 1.5 times as long to build: docs/benchmarks.md).
 
     ``view`` is ``hidden``, ``attribute`` or ``markup``; ``kind`` says more: the hidden element or
     ``comment``, ``attribute``/``unquoted`` (an attribute value and how it is delimited), ``end-tag``
@@ -177,7 +177,7 @@ def _markup_pieces(markup: str) -> tuple[tuple[int, int, str, str], ...]:
 
     The same whatever stands around it (its patterns have no lookbehind, word boundary nor anchor), and the same
     stretches (``</td><td class="c">``) come back in note after note and in a note's output: cached, each is
-    cut once (with :class:`Region` a named tuple, 0.44 -> 0.27 ms an export-style note: docs/benchmarks.md)."""
+    cut once (0.50 -> 0.30 s for 1,000 export-style notes: docs/benchmarks.md, *deidentify*)."""
     return tuple((r.start, r.end, r.view, r.kind) for r in _markup_regions(markup, 0, len(markup)))
 
 
