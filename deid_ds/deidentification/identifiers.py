@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from html import unescape
 
@@ -164,10 +164,30 @@ _CUE_AFTER = re.compile(
 #: Soft hyphens and zero-width characters read as a dash inside a number (same length: offsets hold).
 _INVISIBLE_AS_DASH = str.maketrans(dict.fromkeys(INVISIBLE, "-"))
 _ANY_CUE = re.compile(rf"{_BEFORE}(?:{'|'.join(_CUES.values())}){_AFTER}")
+#: What every cue of :data:`_CUES` starts with (``n`` then a space, ``°``, ``o``...: ``n°``, ``no``, ``nir``, ``nss``,
+#: ``nda``, ``n.dossier``). The cue patterns try their thirty alternatives at every position of a text; this one,
+#: made of literals, is skipped through by the regex engine: the cues are then tried only where it matches
+#: (with the hints below, 1.30 -> 0.45 s for 1,000 export-style notes' texts and files: docs/benchmarks.md).
+_CUE_HINT = re.compile(
+    r"n[\s°º.ourisd]|matricule|ins|id|immatriculation|securite|carte|rpps|adeli|ipp|i\.p|sejour|venue|episode|ref"
+    r"|dossier"
+)
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _AFTER_KINDS = {"ins": "INS", "ins-nir": "INS", "ins-nia": "INS", "nir": "NIR", "ipp": "IPP", "nip": "IPP"}
 _KEPT = re.compile(rf"{_BEFORE}{_KEPT_CUE}{_SEP}(?P<val>\d[\d ]*\d){_AFTER}")
 _BARE_NIR = re.compile(rf"(?<![a-z0-9])(?<!\d[ .\-])(?P<val>{_NIR})(?![a-z0-9])(?![ .\-]\d)")
+#: :data:`_BARE_NIR` with its lookbehinds moved after the first digit (``(?<!X)c`` is ``c(?<!X.)``): a pattern
+#: that starts with a character class is skipped through by the regex engine to where the class matches,
+#: one that starts with a lookbehind tries every position (twice as fast: docs/benchmarks.md, *deidentify*).
+_BARE_NIR_FAST = re.compile(
+    rf"(?P<val>[1-478](?<![a-z0-9].)(?<!\d[ .\-].){_NIR.removeprefix('[1-478]')})(?![a-z0-9])(?![ .\-]\d)"
+)
 _BARE_RPPS = re.compile(r"(?<![a-z0-9])(?<!\d[ .\-])(?P<val>8?10\d{9})(?![a-z0-9])(?![ .\-]\d)")
+#: What every match of :data:`_BARE_RPPS`, :data:`_CUE_AFTER` holds: when a text holds none, the
+#: pattern (which starts with a lookbehind, tried at every position) is not run.
+_RPPS_HINT = re.compile(r"10\d{9}")
+_CUE_AFTER_HINT = re.compile(r"\(\s*(?:ins|nir|ipp|nip|nda|rpps|adeli)")
+_KEPT_WORD = re.compile("finess|sire[tn]")
 _DATE_LIKE = re.compile(r"\d{1,4}[/.\-]\d{1,2}[/.\-]\d{1,4}")
 _YEAR = re.compile(r"(?:19|20)\d\d")
 _HAS_NUMBER = re.compile(r"\d{2}")
@@ -188,8 +208,13 @@ def _acceptable(kind: str, value: str) -> bool:
     return digits >= MIN_DIGITS and not _DATE_LIKE.fullmatch(value) and not _YEAR.fullmatch(value)
 
 
-def _kept_ranges(folded: str) -> list[tuple[int, int]]:
-    return [m.span("val") for m in _KEPT.finditer(folded)]
+def _kept_ranges(folded: str, cues: list[int]) -> list[tuple[int, int]]:
+    """The numbers of institutions (:data:`_KEPT`); ``cues``: :func:`cue_starts` of ``folded``, where the
+    ``n°`` that may come first starts (the other starts are the institution's word)."""
+    words = [m.start() for m in _KEPT_WORD.finditer(folded)]
+    if not words:
+        return []
+    return [m.span("val") for m in matches_at(_KEPT, folded, sorted({*cues, *words}))]
 
 
 def _inside(start: int, end: int, ranges: Iterable[tuple[int, int]]) -> bool:
@@ -209,28 +234,47 @@ def find_identifiers(text: str) -> list[Identifier]:
     if not _HAS_NUMBER.search(text):
         return []
     folded = _folded(text)
-    kept = _kept_ranges(folded)
+    starts = cue_starts(folded)
+    kept = _kept_ranges(folded, starts)
     found: list[Identifier] = []
-    cued = _ANY_CUE.search(folded) is not None  # one pass first: most texts name no identifier
+    cued = next(matches_at(_ANY_CUE, folded, starts), None) is not None  # most texts name no identifier
     for kind, pattern in _CUED.items() if cued else ():
-        for m in pattern.finditer(folded):
+        for m in matches_at(pattern, folded, starts):
             start, end = m.span("val")
             if _acceptable(kind, m["val"]) and not _inside(start, end, kept):
                 found.append(Identifier(start, end, kind, "cue"))
-    for m in _CUE_AFTER.finditer(folded) if cued else ():
+    for m in _CUE_AFTER.finditer(folded) if cued and _CUE_AFTER_HINT.search(folded) else ():
         kind = _AFTER_KINDS.get(m["cue"], m["cue"].upper())
         start, end = m.span("val")
         if _acceptable(kind, m["val"]) and not _inside(start, end, kept):
             found.append(Identifier(start, end, kind, "cue"))
-    for m in _BARE_NIR.finditer(folded):
+    for m in _BARE_NIR_FAST.finditer(folded):
         if is_valid_nir(m["val"]) and not _inside(*m.span("val"), kept):
             found.append(Identifier(*m.span("val"), "NIR", "checksum"))
-    for m in _BARE_RPPS.finditer(folded):
+    for m in _BARE_RPPS.finditer(folded) if _RPPS_HINT.search(folded) else ():
         if is_valid_rpps(m["val"]) and not _inside(*m.span("val"), kept):
             found.append(Identifier(*m.span("val"), "RPPS", "checksum"))
     if cued and "\n" in text:
-        found += [i for i in _columns(text, folded) if not _inside(i.start, i.end, kept)]
+        found += [i for i in _columns(text, folded, starts) if not _inside(i.start, i.end, kept)]
     return resolve(found)
+
+
+def cue_starts(folded: str) -> list[int]:
+    """The positions of a folded text where a cue of :data:`_CUES` may start (a superset: where
+    :data:`_CUE_HINT` matches, not after a letter or a digit), in order."""
+    return [m.start() for m in _CUE_HINT.finditer(folded) if not m.start() or folded[m.start() - 1] not in _ALNUM]
+
+
+def matches_at(pattern: re.Pattern[str], folded: str, starts: list[int]) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(folded)`` for a pattern that matches only at one of ``starts`` (:func:`cue_starts`):
+    the same non-overlapping matches, each tried only there."""
+    end = 0
+    for start in starts:
+        if start >= end:
+            m = pattern.match(folded, start)
+            if m is not None:
+                yield m
+                end = max(m.end(), start + 1)
 
 
 def resolve(found: list[Identifier]) -> list[Identifier]:
@@ -270,11 +314,12 @@ def _header_cells(line: str) -> list[tuple[int, str]]:
     return cells
 
 
-def _columns(text: str, folded: str) -> list[Identifier]:
-    """Numbers under a column header naming an identifier, in a tab-separated or fixed-width text table."""
+def _columns(text: str, folded: str, cues: list[int]) -> list[Identifier]:
+    """Numbers under a column header naming an identifier, in a tab-separated or fixed-width text table
+    (``cues``: :func:`cue_starts` of ``folded``)."""
     lines = _lines(text)
     starts = [start for start, _ in lines]
-    headers = sorted({bisect_right(starts, m.start()) - 1 for m in _ANY_CUE.finditer(folded)})
+    headers = sorted({bisect_right(starts, m.start()) - 1 for m in matches_at(_ANY_CUE, folded, cues)})
     found: list[Identifier] = []
     for row in headers:
         line = lines[row][1]
@@ -360,11 +405,59 @@ def find_values(text: str, known: Mapping[str, str], shortest: int = REPEAT_MIN)
     if not known or not _HAS_NUMBER.search(text):
         return []
     folded = _folded(text)
+    squeezed = None
     found = []
     for value, kind in known.items():
-        if len(value) >= shortest:
+        if len(value) < shortest:
+            continue
+        if value.isascii() and value.isdigit():
+            # A number (most identifiers) is looked for without compiling its pattern: a note's numbers are mostly
+            # new ones, and compiling was most of the search (0.34 -> 0.07 s for 1,000 export-style notes:
+            # docs/benchmarks.md, *deidentify*).
+            squeezed = folded.translate(_NO_SEPARATORS) if squeezed is None else squeezed
+            found += [Identifier(start, end, kind, "repeat") for start, end in _number_spans(folded, squeezed, value)]
+        else:
             found += [Identifier(m.start(), m.end(), kind, "repeat") for m in _pattern(value).finditer(folded)]
     return found
+
+
+_SEPARATORS = " .-/"  # what :func:`value_pattern` lets stand between two characters of a long value
+_NO_SEPARATORS = str.maketrans("", "", _SEPARATORS)
+#: What :func:`value_pattern` lets stand on neither side of a value: ``[A-Za-z0-9]`` and its caseless extras.
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" + _CASELESS_EXTRA)
+
+
+def _number_spans(folded: str, squeezed: str, value: str) -> list[tuple[int, int]]:
+    """The spans of ``value_pattern(value).finditer(folded)`` for a ``value`` of ASCII digits, without the pattern
+    (``squeezed``: ``folded`` without :data:`_SEPARATORS`, where every occurrence shows whole).
+
+    The pattern has no choice to backtrack into: a digit is never a separator, so at each step either the next
+    character is the digit wanted, or a separator and then the digit, or there is no match from that start."""
+    if value not in squeezed:
+        return []
+    flexible, first, size = len(value) >= FLEXIBLE_FROM, value[0], len(folded)
+    spans = []
+    start = folded.find(first)
+    while start != -1:
+        end = start + 1
+        for digit in value[1:]:
+            if end < size and folded[end] == digit:
+                end += 1
+            elif flexible and end + 1 < size and folded[end] in _SEPARATORS and folded[end + 1] == digit:
+                end += 2
+            else:
+                end = -1
+                break
+        if (
+            end != -1
+            and (start == 0 or folded[start - 1] not in _WORD_CHARS)
+            and (end == size or folded[end] not in _WORD_CHARS)
+        ):
+            spans.append((start, end))
+            start = folded.find(first, end)
+        else:
+            start = folded.find(first, start + 1)
+    return spans
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}

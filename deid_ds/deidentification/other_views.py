@@ -167,7 +167,8 @@ class Replacer:
         for parts in needles.names.values():
             for part in parts:
                 self.words.setdefault(part, ("PATIENT", None, "metadata"))
-        self.patterns = [(pattern, _FIELD_LABELS[name]) for name, pattern in needles.patterns.items()]
+        self.patterns = [(name, pattern, _FIELD_LABELS[name]) for name, pattern in needles.patterns.items()]
+        self.needles = needles
         self.phone = needles.phone
 
     def replacement(self, label: str, original: str) -> str:
@@ -194,8 +195,9 @@ class Replacer:
             hit = self.words.get(m.group())
             if hit is not None:
                 found.append(_Match(m.start(), m.end(), hit[0], hit[2], hit[1]))
-        for pattern, label in self.patterns:
-            found += [_Match(m.start(), m.end(), label, "metadata") for m in pattern.finditer(folded)]
+        for name, pattern, label in self.patterns:
+            if self.needles.searched(name, folded):
+                found += [_Match(m.start(), m.end(), label, "metadata") for m in pattern.finditer(folded)]
         if index is not None:  # back to the offsets of ``text`` (a dropped accent stays with its letter)
             found = [_Match(index[m.start], index[m.end], m.label, m.source, m.replacement) for m in found]
         if self.phone:

@@ -1,0 +1,196 @@
+"""Benchmark: what the fewer scans and the readings kept from note to note earn, each against the plain code.
+
+    .venv/bin/python benchmarks/deidentify_scans.py --notes N.parquet --spans GOLD.parquet [--repeat 3]
+
+On a generated corpus (``deid-ds synth``; ``--phrasing exports`` makes 3-KB export-style notes), CPU seconds, best
+of ``--repeat``, the caches emptied before each run; each pair is checked to give the same result first:
+
+* ``identifiers``: ``find_identifiers`` of every note's text and whole file (what ``note_identifiers`` reads),
+  against every pattern scanned over the whole text (the cue patterns at every position, the NIR pattern led by
+  its lookbehinds, no hint);
+* ``regions``: every note's regions, each stretch of markup cut once (cached by its text), against cut in place;
+* ``region objects``: the same regions built as named tuples, against a frozen dataclass of the same fields;
+* ``numbers``: ``find_values`` of each note's direct identifiers in its text, numbers searched without compiling
+  their pattern, against every value's pattern (compiled once per value, as ``_pattern`` caches them);
+* ``leak hints``: the patient's patterns counted in every view of every note, skipped where their hint is not,
+  against run on every view;
+* ``name readings``: every name span of every note read with its roles twice (as ``remember`` and
+  ``surrogate_name`` do), with :func:`~deid_ds.deidentification.names.read_name`, against read afresh.
+
+The whole command's figures come from ``benchmarks/deidentify_command.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html as html_module
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from deid_ds.deidentification import identifiers as ids  # noqa: E402
+from deid_ds.deidentification import names, regions  # noqa: E402
+from deid_ds.deidentification.batch import read_spans_by_document  # noqa: E402
+from deid_ds.deidentification.context import Context  # noqa: E402
+from deid_ds.deidentification.html_replace import locate  # noqa: E402
+from deid_ds.deidentification.keyed import Keyring  # noqa: E402
+from deid_ds.deidentification.leaks import needles_for, views  # noqa: E402
+from deid_ds.deidentification.pools import load_pools  # noqa: E402
+from deid_ds.io.notes import open_notes  # noqa: E402
+from deid_ds.kb.normalize import fold_text  # noqa: E402
+from deid_ds.segmentation.html_text import html_to_text  # noqa: E402
+
+
+def identifiers_plainly(text: str) -> list[ids.Identifier]:
+    """``find_identifiers`` with every pattern scanned over the whole folded text."""
+    if not ids._HAS_NUMBER.search(text):
+        return []
+    folded = ids._folded(text)
+    kept = [m.span("val") for m in ids._KEPT.finditer(folded)]
+    found: list[ids.Identifier] = []
+    cued = ids._ANY_CUE.search(folded) is not None
+    for kind, pattern in ids._CUED.items() if cued else ():
+        for m in pattern.finditer(folded):
+            if ids._acceptable(kind, m["val"]) and not ids._inside(*m.span("val"), kept):
+                found.append(ids.Identifier(*m.span("val"), kind, "cue"))
+    for m in ids._CUE_AFTER.finditer(folded) if cued else ():
+        kind = ids._AFTER_KINDS.get(m["cue"], m["cue"].upper())
+        if ids._acceptable(kind, m["val"]) and not ids._inside(*m.span("val"), kept):
+            found.append(ids.Identifier(*m.span("val"), kind, "cue"))
+    for m in ids._BARE_NIR.finditer(folded):
+        if ids.is_valid_nir(m["val"]) and not ids._inside(*m.span("val"), kept):
+            found.append(ids.Identifier(*m.span("val"), "NIR", "checksum"))
+    for m in ids._BARE_RPPS.finditer(folded):
+        if ids.is_valid_rpps(m["val"]) and not ids._inside(*m.span("val"), kept):
+            found.append(ids.Identifier(*m.span("val"), "RPPS", "checksum"))
+    if cued and "\n" in text:
+        headers = [m.start() for m in ids._ANY_CUE.finditer(folded)]  # the lines of every cue, found by one scan
+        found += [i for i in ids._columns(text, folded, headers) if not ids._inside(i.start, i.end, kept)]
+    return ids.resolve(found)
+
+
+def regions_in_place(parsed) -> list[regions.Region]:
+    html = parsed.html
+    found = [regions._hidden_region(html, h.html_start, h.html_end, h.reason) for h in parsed.hidden]
+    for start, end in regions._gaps(parsed):
+        found += regions._markup_regions(html, start, end)
+    return sorted(found, key=lambda r: (r.start, r.end))
+
+
+@dataclass(frozen=True, slots=True)
+class FrozenRegion:
+    start: int
+    end: int
+    view: str
+    kind: str
+
+
+def values_plainly(text: str, known: dict[str, str]) -> list[ids.Identifier]:
+    folded = ids._folded(text)
+    return [
+        ids.Identifier(*m.span(), kind, "repeat")
+        for value, kind in known.items()
+        if len(value) >= ids.REPEAT_MIN
+        for m in ids._pattern(value).finditer(folded)
+    ]
+
+
+def counts(texts, needles, hinted: bool) -> list[int]:
+    return [
+        len(pattern.findall(folded)) if not hinted or needles.searched(name, folded) else 0
+        for folded in texts
+        for name, pattern in needles.patterns.items()
+    ]
+
+
+def read_plainly(ctx: Context, text: str, label: str) -> list:
+    groups = names._groups(text, names._surname_of(ctx, label))
+    names._assign_roles(groups, ctx, label, None)
+    return groups
+
+
+def roles(groups) -> list:
+    return [(g.role, [w.text for w in g.words]) for g in groups]
+
+
+def cpu(work, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        re.purge()
+        ids._PATTERNS.clear()
+        regions._markup_pieces.cache_clear()
+        names._READINGS.clear()
+        started = time.process_time()
+        work()
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--notes", required=True)
+    parser.add_argument("--spans", required=True)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    notes = [note for batch in open_notes(args.notes).iter_batches(4096) for note in batch]
+    spans = read_spans_by_document(args.spans)
+    parsed = [html_to_text(note.html) for note in notes]
+    texts = [t for p in parsed for t in (p.text, regions.INVISIBLE_RE.sub("", html_module.unescape(p.html)))]
+    known = [ids.note_identifiers(p) for p in parsed]
+    cut = [r for p in parsed for r in regions.regions(p)]
+    pools = load_pools(None)
+    keyring = Keyring(b"benchmark key of 32 bytes at least")
+    contexts = [Context(keyring, pools, f"patient:{n.id_patient}", n.patient) for n in notes]
+    name_spans = [
+        (ctx, p.text[where.text_start : where.text_end], s.label)
+        for ctx, p, n in zip(contexts, parsed, notes)
+        for s in spans.get(n.id_document, ())
+        if s.label in ("PATIENT", "DOCTOR")
+        for where in [locate(p, s.html_start, s.html_end)]
+    ]
+    folded_views = [
+        (needles_for(n.patient), [fold_text(t) for texts_ in views(p).values() for t in texts_])
+        for n, p in zip(notes, parsed)
+    ]
+
+    assert [ids.find_identifiers(t) for t in texts] == [identifiers_plainly(t) for t in texts]
+    assert [regions.regions(p) for p in parsed] == [regions_in_place(p) for p in parsed]
+    assert all(ids.find_values(p.text, k) == values_plainly(p.text, k) for p, k in zip(parsed, known) if k)
+    assert all(counts(v, n, True) == counts(v, n, False) for n, v in folded_views)
+    assert all(roles(names.read_name(c, t, lab)) == roles(read_plainly(c, t, lab)) for c, t, lab in name_spans)
+
+    rows = {
+        "identifiers": (
+            lambda: [identifiers_plainly(t) for t in texts],
+            lambda: [ids.find_identifiers(t) for t in texts],
+        ),
+        "regions": (lambda: [regions_in_place(p) for p in parsed], lambda: [regions.regions(p) for p in parsed]),
+        "region objects": (lambda: [FrozenRegion(*r) for r in cut], lambda: [regions.Region(*r) for r in cut]),
+        "numbers": (
+            lambda: [values_plainly(p.text, k) for p, k in zip(parsed, known) if k],
+            lambda: [ids.find_values(p.text, k) for p, k in zip(parsed, known) if k],
+        ),
+        "leak hints": (
+            lambda: [counts(v, n, False) for n, v in folded_views],
+            lambda: [counts(v, n, True) for n, v in folded_views],
+        ),
+        "name readings": (
+            lambda: [read_plainly(c, t, lab) for c, t, lab in name_spans * 2],
+            lambda: [names.read_name(c, t, lab) for c, t, lab in name_spans * 2],
+        ),
+    }
+    print(f"{len(notes)} notes, {len(texts)} texts, {len(cut)} regions, {len(name_spans)} name spans")
+    print(f"CPU s, best of {args.repeat}")
+    print(f"{'shortcut':<16} {'plain':>8} {'kept':>8}")
+    for name, (plain, kept) in rows.items():
+        print(f"{name:<16} {cpu(plain, args.repeat):>8.3f} {cpu(kept, args.repeat):>8.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
