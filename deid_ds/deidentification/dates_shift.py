@@ -88,10 +88,15 @@ _DIGIT_RUN = re.compile(r"(?<![^\W\d_])[\dOoIlSB]*\d[\dOoIlSB]*(?![^\W\d_])")
 
 
 def date_offset(ctx: Context) -> int:
-    """The scope's shift in days: keyed, in ±[15, 364], never 0."""
-    rng = ctx.keyring.rng(ctx.scope, "DATE", "offset")
-    days = rng.randint(MIN_SHIFT, MAX_SHIFT)
-    return days if rng.random() < 0.5 else -days
+    """The scope's shift in days: keyed, in ±[15, 364], never 0. Kept in the note's memory (its scope's, as
+    drawn): seeding the generator cost each of the note's dates as much as the rest of its shift."""
+    key = f"date_offset:{ctx.scope}"
+    offset = ctx.memory.get(key)
+    if offset is None:
+        rng = ctx.keyring.rng(ctx.scope, "DATE", "offset")
+        days = rng.randint(MIN_SHIFT, MAX_SHIFT)
+        offset = ctx.memory[key] = days if rng.random() < 0.5 else -days
+    return offset  # type: ignore[return-value]
 
 
 def _shift(ctx: Context, date: dt.date) -> dt.date:
