@@ -1,6 +1,6 @@
 """Benchmark: what the fewer scans and the readings kept from note to note earn, each against the plain code.
 
-    .venv/bin/python benchmarks/deidentify_scans.py --notes N.parquet --spans GOLD.parquet [--repeat 3]
+    .venv/bin/python benchmarks/deidentify_scans.py --notes N.parquet --spans GOLD.parquet [--repeat 3] [--only ROW...]
 
 On a generated corpus (``deid-ds synth``; ``--phrasing exports`` makes 3-KB export-style notes), CPU seconds, best
 of ``--repeat``, the caches emptied before each run; each pair is checked to give the same result first:
@@ -17,12 +17,28 @@ of ``--repeat``, the caches emptied before each run; each pair is checked to giv
 * ``name readings``: every name span of every note read with its roles twice (as ``remember`` and
   ``surrogate_name`` do), with :func:`~deid_ds.deidentification.names.read_name`, against read afresh.
 
+Second round: each of these is every note's ``deidentify_document`` (surrogate mode) with one change undone
+(the plain function put back in its place) against the code as it is, outputs checked equal first:
+
+* ``view regions``: the other views searched from every region of the note, against from those that are not a tag's
+  or attribute's name (``regions(parsed, tags=False)``: none of those is rewritten);
+* ``view matches``: every region's text searched, against once per distinct text of the note;
+* ``phrase test``: a name surrogate's phrases tested with a regex built per phrase, against a substring test;
+* ``word splits``: a pool candidate's words split afresh at each draw, against cached;
+* ``keyed digests``: every keyed choice's HMAC computed, against cached;
+* ``date offset``: the patient's date shift drawn for each date (its generator seeded), against once per note;
+
+and ``leak views``: the views the residual-leak check reads of every note (``view_texts``), from region objects each
+decoded where it stands, against from each stretch of markup's pieces decoded once.
+
 The whole command's figures come from ``benchmarks/deidentify_command.py``.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import hmac
 import html as html_module
 import re
 import sys
@@ -33,10 +49,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from deid_ds.deidentification import context, dates_shift, keyed, names, other_views, overlap, regions  # noqa: E402
 from deid_ds.deidentification import identifiers as ids  # noqa: E402
-from deid_ds.deidentification import names, regions  # noqa: E402
+from deid_ds.deidentification import surrogates as surrogates_module  # noqa: E402
 from deid_ds.deidentification.batch import read_spans_by_document  # noqa: E402
 from deid_ds.deidentification.context import Context  # noqa: E402
+from deid_ds.deidentification.document import deidentify_document  # noqa: E402
 from deid_ds.deidentification.html_replace import locate  # noqa: E402
 from deid_ds.deidentification.keyed import Keyring  # noqa: E402
 from deid_ds.deidentification.leaks import needles_for, views  # noqa: E402
@@ -118,6 +136,83 @@ def roles(groups) -> list:
     return [(g.role, [w.text for w in g.words]) for g in groups]
 
 
+def holds_phrase_plainly(text: str, phrases) -> bool:
+    words = " ".join(overlap._WORD.findall(overlap.normalise(text)))
+    for phrase in phrases:
+        wanted = " ".join(overlap._WORD.findall(overlap.normalise(phrase)))
+        if wanted and re.search(r"(?<![^ ])" + re.escape(wanted) + r"(?![^ ])", words):
+            return True
+    return False
+
+
+def words_plainly(value):
+    if not value:
+        return set()
+    return {w for w in re.split(r"[\s\-'’.,]+", context.fold_key(value)) if w}
+
+
+def digest_plainly(self, *parts: str) -> bytes:
+    return hmac.new(self.key, keyed._SEP.join(parts).encode("utf-8"), hashlib.sha256).digest()
+
+
+def date_offset_plainly(ctx: Context) -> int:
+    rng = ctx.keyring.rng(ctx.scope, "DATE", "offset")
+    days = rng.randint(dates_shift.MIN_SHIFT, dates_shift.MAX_SHIFT)
+    return days if rng.random() < 0.5 else -days
+
+
+def view_texts_plainly(parsed) -> dict[str, list[str]]:
+    """``view_texts`` from region objects, each decoded where it stands."""
+    html = parsed.html
+    texts: dict[str, list[str]] = {view: [] for view in regions.VIEWS}
+    texts["text"].append(parsed.text)
+    markup: list[str] = []
+    previous_end = -1
+    for region in regions.regions(parsed):
+        text = regions.decode_text(html, region.start, region.end)
+        if region.view == "markup":
+            if region.start != previous_end and markup:
+                texts["markup"].append("".join(markup))
+                markup = []
+            markup.append(text)
+            previous_end = region.end
+        else:
+            texts[region.view].append(text)
+            if markup:
+                markup.append(" ")
+            previous_end = region.end
+    if markup:
+        texts["markup"].append("".join(markup))
+    return {view: ["\x00".join(strings)] if len(strings) > 1 else strings for view, strings in texts.items()}
+
+
+#: Per second-round change: (module or class, attribute, the plain function put back).
+UNDONE = {
+    "view regions": [(other_views, "regions", lambda parsed, tags=True: regions.regions(parsed))],
+    "view matches": [(other_views.Replacer, "matches", other_views.Replacer._matches)],
+    "phrase test": [(surrogates_module, "holds_phrase", holds_phrase_plainly)],
+    "word splits": [(context, "words_of", words_plainly), (names, "words_of", words_plainly)],
+    "keyed digests": [(keyed.Keyring, "digest", digest_plainly)],
+    "date offset": [(dates_shift, "date_offset", date_offset_plainly)],
+}
+
+
+def undone(name: str, work):
+    """``work`` run with the change ``name`` undone."""
+
+    def run():
+        kept = [(owner, attribute, getattr(owner, attribute)) for owner, attribute, _ in UNDONE[name]]
+        for owner, attribute, plain in UNDONE[name]:
+            setattr(owner, attribute, plain)
+        try:
+            return work()
+        finally:
+            for owner, attribute, value in kept:
+                setattr(owner, attribute, value)
+
+    return run
+
+
 def cpu(work, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -125,6 +220,10 @@ def cpu(work, repeat: int) -> float:
         ids._PATTERNS.clear()
         regions._markup_pieces.cache_clear()
         names._READINGS.clear()
+        for cached in (keyed._hmac, context.words_of, overlap.spaced_words, surrogates_module._whole_names):
+            cached.cache_clear()
+        for cached in (regions._rewritable_pieces, regions._piece_texts, other_views._text_matches):
+            cached.cache_clear()
         started = time.process_time()
         work()
         best = min(best, time.process_time() - started)
@@ -136,6 +235,7 @@ def main() -> None:
     parser.add_argument("--notes", required=True)
     parser.add_argument("--spans", required=True)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="*", help="the rows to time (default: every row)")
     args = parser.parse_args()
 
     notes = [note for batch in open_notes(args.notes).iter_batches(4096) for note in batch]
@@ -159,6 +259,19 @@ def main() -> None:
         for n, p in zip(notes, parsed)
     ]
 
+    by_document = [spans.get(n.id_document, []) for n in notes]
+
+    def documents():
+        outcomes = [
+            deidentify_document(p, s, Context(keyring, pools, f"patient:{n.id_patient}", n.patient), "surrogate")
+            for p, s, n in zip(parsed, by_document, notes)
+        ]
+        return [(o.html, o.error) for o in outcomes]
+
+    kept_documents = documents()
+    for name in UNDONE:
+        assert undone(name, documents)() == kept_documents, name
+    assert [regions.view_texts(p) for p in parsed] == [view_texts_plainly(p) for p in parsed]
     assert [ids.find_identifiers(t) for t in texts] == [identifiers_plainly(t) for t in texts]
     assert [regions.regions(p) for p in parsed] == [regions_in_place(p) for p in parsed]
     assert all(ids.find_values(p.text, k) == values_plainly(p.text, k) for p, k in zip(parsed, known) if k)
@@ -184,11 +297,16 @@ def main() -> None:
             lambda: [read_plainly(c, t, lab) for c, t, lab in name_spans * 2],
             lambda: [names.read_name(c, t, lab) for c, t, lab in name_spans * 2],
         ),
+        "leak views": (
+            lambda: [view_texts_plainly(p) for p in parsed],
+            lambda: [regions.view_texts(p) for p in parsed],
+        ),
+        **{name: (undone(name, documents), documents) for name in UNDONE},
     }
     print(f"{len(notes)} notes, {len(texts)} texts, {len(cut)} regions, {len(name_spans)} name spans")
     print(f"CPU s, best of {args.repeat}")
     print(f"{'shortcut':<16} {'plain':>8} {'kept':>8}")
-    for name, (plain, kept) in rows.items():
+    for name, (plain, kept) in rows.items() if not args.only else ((n, rows[n]) for n in args.only):
         print(f"{name:<16} {cpu(plain, args.repeat):>8.3f} {cpu(kept, args.repeat):>8.3f}", flush=True)
 
 

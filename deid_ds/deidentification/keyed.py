@@ -26,6 +26,7 @@ import secrets
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeVar
 
 from deid_ds.errors import DeidError
@@ -54,7 +55,7 @@ class Keyring:
 
     def digest(self, *parts: str) -> bytes:
         """HMAC-SHA256 of the parts (joined with a separator that folded text never holds)."""
-        return hmac.new(self.key, _SEP.join(parts).encode("utf-8"), hashlib.sha256).digest()
+        return _hmac(self.key, _SEP.join(parts))
 
     def integer(self, *parts: str) -> int:
         """A 64-bit integer drawn from the parts."""
@@ -98,6 +99,13 @@ class Keyring:
             return hmac.compare_digest(self.fingerprint(bytes.fromhex(salt)), fingerprint)
         except ValueError:
             return False
+
+
+@lru_cache(maxsize=1 << 16)
+def _hmac(key: bytes, message: str) -> bytes:
+    """Cached: three draws in four repeat one already made (a doctor's name in every patient's notes, a patient's
+    town in each of their notes: 104,870 digests of 25,248 messages for 3,000 generated notes)."""
+    return hmac.new(key, message.encode("utf-8"), hashlib.sha256).digest()
 
 
 def _checked(key: str, where: str, allow_short: bool) -> bytes:

@@ -1,0 +1,106 @@
+"""The other views read with less work give what they gave read in full (docs/benchmarks.md, *deidentify*): the
+regions ``view_edits`` searches are the note's regions without the tag names, the leak check's views are those read
+from every region decoded where it stands, and a note's region text searched once matches as searched afresh."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deid_ds.deidentification import regions as R
+from deid_ds.deidentification.context import Context
+from deid_ds.deidentification.keyed import Keyring
+from deid_ds.deidentification.other_views import SEARCHED, Replacer, view_edits
+from deid_ds.deidentification.pools import load_pools
+from deid_ds.model import PatientMetadata
+from deid_ds.segmentation.html_text import html_to_text
+
+SAMPLE = "data/notes.parquet"
+
+_PIECES = [
+    *("<p>", "</p>", "<br>", "<br/>", "<td class='c'>", '<td class="a b" data-ipp=80092945>', "</td >", "</p junk>"),
+    *("<a href=\"mailto:jean@x.fr\" title='Jean'>", "<img alt=Dupont src=x.png/>", "<!DOCTYPE html>", "<?xml v?>"),
+    *("<!-- Dupont -->", "<title>Kerdraon</title>", "<script>var a = '<p>';</script>", "<style>p{}</style>"),
+    *("<p title='Du&shy;pont &eacute;'>", '<i data-x="a&#8203;b">', "<!---->", "<td title=&amp;>", "<b\u00ad>"),
+    *("Jean", " ", "\n", "&amp;", "&eacute;", "Du&shy;pont", "<", ">", "=", '"', "'", "<b", "<!", "</", "x"),
+]
+_HTML = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
+
+
+def _view_texts_in_place(parsed) -> dict[str, list[str]]:
+    """:func:`R.view_texts` read from every region object, each decoded where it stands in the file."""
+    html = parsed.html
+    texts: dict[str, list[str]] = {view: [] for view in R.VIEWS}
+    texts["text"].append(parsed.text)
+    markup: list[str] = []
+    previous_end = -1
+    for region in R.regions(parsed):
+        text = R.decode_text(html, region.start, region.end)
+        if region.view == "markup":
+            if region.start != previous_end and markup:
+                texts["markup"].append("".join(markup))
+                markup = []
+            markup.append(text)
+            previous_end = region.end
+        else:
+            texts[region.view].append(text)
+            if markup:
+                markup.append(" ")
+            previous_end = region.end
+    if markup:
+        texts["markup"].append("".join(markup))
+    return {view: ["\x00".join(strings)] if len(strings) > 1 else strings for view, strings in texts.items()}
+
+
+def _untagged(parsed) -> list[R.Region]:
+    return [r for r in R.regions(parsed) if r.kind != "tag"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(_HTML)
+def test_the_regions_without_tags_and_the_leak_checks_views_are_those_read_in_full(html):
+    parsed = html_to_text(html)
+    assert R.regions(parsed, tags=False) == _untagged(parsed)
+    assert R.view_texts(parsed) == _view_texts_in_place(parsed)
+
+
+def test_a_long_stretch_of_markup_reads_the_same_as_well():
+    parsed = html_to_text('<p title="Du&shy;' + "x" * (R._CACHED_UP_TO + 10) + '">Jean</p><p class=a>Dupont</p>')
+    assert R.regions(parsed, tags=False) == _untagged(parsed)
+    assert R.view_texts(parsed) == _view_texts_in_place(parsed)
+    assert any(r.kind == "tag" for r in R.regions(parsed)) and R.regions(parsed, tags=False)
+
+
+def test_the_sample_notes_read_the_same():
+    notes = [html_to_text(html) for html in pq.read_table(SAMPLE, columns=["html"]).column("html").to_pylist()]
+    assert [R.regions(p, tags=False) for p in notes] == [_untagged(p) for p in notes]
+    assert [R.view_texts(p) for p in notes] == [_view_texts_in_place(p) for p in notes]
+
+
+def _replacer(patient: PatientMetadata) -> Replacer:
+    ctx = Context(Keyring(b"k" * 32), load_pools(None), "patient:P", patient)
+    known = [("PATIENT", "Jean Dupont", "Paul Martin"), ("VILLE", "Kerdraon", "Brest")]
+    return Replacer(known, ctx, "surrogate", identifiers={"80092945": "IPP"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(_HTML)
+def test_a_region_text_searched_once_matches_as_searched_afresh(html):
+    parsed = html_to_text(html)
+    replacer = _replacer(PatientMetadata(firstname="Jean", lastname="Dupont", city="Kerdraon"))
+    texts = [R.decode(parsed.html, r.start, r.end).text for r in R.regions(parsed) if r.kind in SEARCHED]
+    for text in texts * 2:  # the second time from the note's memo
+        assert replacer.matches(text) == replacer._matches(text)
+
+
+def test_a_note_s_view_edits_are_the_same_with_the_memo_emptied():
+    html = "<p title='Jean Dupont'>x</p><td class=c>a</td><td class=c>b</td><img alt='Jean Dupont' src=y.png>"
+    parsed = html_to_text(html)
+    patient = PatientMetadata(firstname="Jean", lastname="Dupont")
+    kept = _replacer(patient)
+    first = view_edits(parsed, kept)
+    assert len(kept._found) < len([r for r in R.regions(parsed) if r.kind in SEARCHED])  # a text searched once
+    fresh = _replacer(patient)
+    fresh.matches = fresh._matches  # type: ignore[method-assign]
+    assert first == view_edits(parsed, fresh) and len(first) == 2
