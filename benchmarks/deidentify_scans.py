@@ -22,9 +22,7 @@ Second round: each of these is every note's ``deidentify_document`` (surrogate m
 
 * ``view regions``: the other views searched from every region of the note, against from those that are not a tag's
   or attribute's name (``regions(parsed, tags=False)``: none of those is rewritten);
-* ``view matches``: every region's text searched, against once per distinct text of the note;
 * ``phrase test``: a name surrogate's phrases tested with a regex built per phrase, against a substring test;
-* ``word splits``: a pool candidate's words split afresh at each draw, against cached;
 * ``keyed digests``: every keyed choice's HMAC computed, against cached;
 * ``date offset``: the patient's date shift drawn for each date (its generator seeded), against once per note;
 
@@ -49,7 +47,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from deid_ds.deidentification import context, dates_shift, keyed, names, other_views, overlap, regions  # noqa: E402
+from deid_ds.deidentification import dates_shift, keyed, names, other_views, overlap, regions  # noqa: E402
 from deid_ds.deidentification import identifiers as ids  # noqa: E402
 from deid_ds.deidentification import surrogates as surrogates_module  # noqa: E402
 from deid_ds.deidentification.batch import read_spans_by_document  # noqa: E402
@@ -145,12 +143,6 @@ def holds_phrase_plainly(text: str, phrases) -> bool:
     return False
 
 
-def words_plainly(value):
-    if not value:
-        return set()
-    return {w for w in re.split(r"[\s\-'’.,]+", context.fold_key(value)) if w}
-
-
 def digest_plainly(self, *parts: str) -> bytes:
     return hmac.new(self.key, keyed._SEP.join(parts).encode("utf-8"), hashlib.sha256).digest()
 
@@ -189,9 +181,7 @@ def view_texts_plainly(parsed) -> dict[str, list[str]]:
 #: Per second-round change: (module or class, attribute, the plain function put back).
 UNDONE = {
     "view regions": [(other_views, "regions", lambda parsed, tags=True: regions.regions(parsed))],
-    "view matches": [(other_views.Replacer, "matches", other_views.Replacer._matches)],
     "phrase test": [(surrogates_module, "holds_phrase", holds_phrase_plainly)],
-    "word splits": [(context, "words_of", words_plainly), (names, "words_of", words_plainly)],
     "keyed digests": [(keyed.Keyring, "digest", digest_plainly)],
     "date offset": [(dates_shift, "date_offset", date_offset_plainly)],
 }
@@ -220,7 +210,7 @@ def cpu(work, repeat: int) -> float:
         ids._PATTERNS.clear()
         regions._markup_pieces.cache_clear()
         names._READINGS.clear()
-        for cached in (keyed._hmac, context.words_of, overlap.spaced_words, surrogates_module._whole_names):
+        for cached in (keyed._hmac, overlap.spaced_words, surrogates_module._whole_names):
             cached.cache_clear()
         for cached in (regions._rewritable_pieces, regions._piece_texts, other_views._text_matches):
             cached.cache_clear()

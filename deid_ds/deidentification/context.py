@@ -27,7 +27,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import TypeVar
 
 from rapidfuzz.distance import Levenshtein
@@ -43,20 +42,18 @@ T = TypeVar("T")
 
 DOCTOR_SCOPE = "doctors"
 FUZZY_MIN_LENGTH = 5
-_WORD_SEPARATORS = re.compile(r"[\s\-'’.,]+")
 
 
 def scope_of(id_patient: str | None, id_document: str) -> str:
     return f"patient:{id_patient}" if id_patient else f"document:{id_document}"
 
 
-@lru_cache(maxsize=1 << 16)
-def words_of(value: str | None) -> frozenset[str]:
-    """Folded words of a metadata value (names split on spaces, hyphens and apostrophes). Cached: every pool
-    candidate a draw tries is split (:meth:`Context.clashes`), and the pools are the same from note to note."""
+def words_of(value: str | None) -> set[str]:
+    """Folded words of a metadata value (names split on spaces, hyphens and apostrophes)."""
     if not value:
-        return frozenset()
-    return frozenset(w for w in _WORD_SEPARATORS.split(fold_key(value)) if w)
+        return set()
+
+    return {w for w in re.split(r"[\s\-'’.,]+", fold_key(value)) if w}
 
 
 @dataclass

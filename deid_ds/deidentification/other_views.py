@@ -143,10 +143,6 @@ class Replacer:
         self.ctx, self.mode, self.mask_format = ctx, mode, mask_format
         self.identifiers = identifiers
         self.cache: dict[tuple[str, str], str] = {}
-        #: :meth:`matches` of each text searched: a note writes the same attribute values and styles again and
-        #: again (a quarter of the regions of export-style notes repeat one of the note's: docs/benchmarks.md,
-        #: *deidentify*), and what they hold depends on nothing else.
-        self._found: dict[str, list[_Match]] = {}
         particles = name_particles()
         phrases: dict[str, tuple[str, str | None, str]] = {}  # folded text -> label, replacement, source
         self.words: dict[str, tuple[str, str | None, str]] = {}  # folded word -> label, replacement, source
@@ -190,12 +186,6 @@ class Replacer:
 
     def matches(self, text: str) -> list[_Match]:
         """Non-overlapping matches in a decoded region (longest first where they overlap)."""
-        found = self._found.get(text)
-        if found is None:
-            found = self._found[text] = self._matches(text)
-        return found
-
-    def _matches(self, text: str) -> list[_Match]:
         folded, index = fold_mapped(text)  # index: None where folding kept every offset
         found: list[_Match] = []
         for key, first, label, replacement, source in self.phrases:
