@@ -27,7 +27,7 @@ Second round: each of these is every note's ``deidentify_document`` (surrogate m
 * ``date offset``: the patient's date shift drawn for each date (its generator seeded), against once per note;
 
 and ``leak views``: the views the residual-leak check reads of every note (``view_texts``), from region objects each
-decoded where it stands, against from each stretch of markup's pieces decoded once.
+decoded where it stands, against each stretch of markup read once (cut, decoded and joined: ``_gap_reading``).
 
 The whole command's figures come from ``benchmarks/deidentify_command.py``.
 """
@@ -212,7 +212,7 @@ def cpu(work, repeat: int) -> float:
         names._READINGS.clear()
         for cached in (keyed._hmac, overlap.spaced_words, surrogates_module._whole_names):
             cached.cache_clear()
-        for cached in (regions._rewritable_pieces, regions._piece_texts, other_views._text_matches):
+        for cached in (regions._rewritable_pieces, regions._gap_reading, other_views._text_matches):
             cached.cache_clear()
         started = time.process_time()
         work()
