@@ -213,8 +213,9 @@ def holds_phrase(text: str, phrases: Iterable[str]) -> bool:
 def spaced_words(text: str) -> str:
     """``text``'s normalised words joined by one space, with one space before and after: a phrase is held whole,
     as words, where its spaced form is a substring (``" le du "`` in ``" thomas le du "``, not in ``" le duc "``).
-    A substring test, not a regex built per phrase: each name draw tests its own phrases, which compiled a pattern
-    each (0.0 -> 0.0 s: docs/benchmarks.md, *deidentify*)."""
+    A substring test, not a regex built per phrase: each name draw tests its own phrases, and their patterns
+    overflowed ``re``'s cache (the note stage of 1,000 export-style notes 2.93 -> 2.84 s: docs/benchmarks.md,
+    *deidentify*)."""
     return " " + " ".join(_WORD.findall(normalise(text))) + " "
 
 

@@ -190,7 +190,8 @@ def _rewritable_pieces(markup: str) -> tuple[tuple[int, int, str, str], ...]:
 def regions(parsed: ParsedHtml, tags: bool = True) -> list[Region]:
     """Every source range of the note outside its visible text, in source order (module docstring); without the
     ``tag`` ones unless ``tags``: :func:`~deid_ds.deidentification.other_views.view_edits` rewrites no name, and
-    names are five regions in six (building them was 3 % of ``deidentify``: docs/benchmarks.md, *deidentify*)."""
+    names are five regions in six (the note stage of 1,000 export-style notes 3.00 -> 2.85 s: docs/benchmarks.md,
+    *deidentify*)."""
     html = parsed.html
     found = [_hidden_region(html, h.html_start, h.html_end, h.reason) for h in parsed.hidden]
     if not tags:
@@ -263,8 +264,8 @@ def view_texts(parsed: ParsedHtml) -> dict[str, list[str]]:
     ``\x00``, which no word, number or pattern of the check runs across (one search per view).
 
     Read as :func:`regions` orders them (a hidden region never stands inside a stretch of markup), each stretch
-    of markup as its :func:`_gap_reading`: cut, decoded and joined once, and no region object built (0.28 ->
-    0.17 s for 1,000 export-style notes: docs/benchmarks.md, *deidentify*).
+    of markup as its :func:`_gap_reading`: cut, decoded and joined once, and no region object built (0.29 ->
+    0.11 s for 1,000 export-style notes: docs/benchmarks.md, *deidentify*).
     """
     html = parsed.html
     texts: dict[str, list[str]] = {view: [] for view in VIEWS}
