@@ -22,6 +22,8 @@ Second round: each of these is every note's ``deidentify_document`` (surrogate m
 
 * ``view regions``: the other views searched from every region of the note, against from those that are not a tag's
   or attribute's name (``regions(parsed, tags=False)``: none of those is rewritten);
+* ``region ranges``: each region searched read with the source range of each of its characters, against read first
+  and its ranges worked out only where something is replaced;
 * ``phrase test``: a name surrogate's phrases tested with a regex built per phrase, against a substring test;
 * ``keyed digests`` and ``date offset``: the same, checked equal; their time is then that of the work alone, the
   document stage's own noise being larger than what they earn: the HMAC of every keyed choice the document stage
@@ -180,10 +182,21 @@ def view_texts_plainly(parsed) -> dict[str, list[str]]:
     return {view: ["\x00".join(strings)] if len(strings) > 1 else strings for view, strings in texts.items()}
 
 
+class EagerDecoded:
+    """A region read with its source ranges at once."""
+
+    def __init__(self, html: str, start: int, end: int) -> None:
+        self.text, self.starts, self.ends = regions._decoded(html, start, end)
+
+    def source(self, i: int, j: int) -> tuple[int, int]:
+        return self.starts[i], self.ends[j - 1]
+
+
 #: Per second-round change: (module or class, attribute, the plain function put back).
 UNDONE = {
     "view regions": [(other_views, "regions", lambda parsed, tags=True: regions.regions(parsed))],
     "phrase test": [(surrogates_module, "holds_phrase", holds_phrase_plainly)],
+    "region ranges": [(other_views, "decode", EagerDecoded)],
     "keyed digests": [(keyed.Keyring, "digest", digest_plainly)],
     "date offset": [(dates_shift, "date_offset", date_offset_plainly)],
 }
@@ -308,7 +321,7 @@ def main() -> None:
             lambda: [view_texts_plainly(p) for p in parsed],
             lambda: [regions.view_texts(p) for p in parsed],
         ),
-        **{name: (undone(name, documents), documents) for name in ("view regions", "phrase test")},
+        **{name: (undone(name, documents), documents) for name in ("view regions", "region ranges", "phrase test")},
         "keyed digests": (
             lambda: [digest_plainly(keyring, *parts) for parts in digests],
             lambda: [keyring.digest(*parts) for parts in digests],

@@ -78,3 +78,18 @@ def test_view_edits_rewrites_no_tag_region_whatever_the_policy():
     from deid_ds.deidentification.other_views import BLANKED, BLANKED_TOO, SEARCHED
 
     assert "tag" not in BLANKED | BLANKED_TOO | SEARCHED
+
+
+@settings(max_examples=300, deadline=None)
+@given(_HTML)
+def test_a_region_read_before_its_source_ranges_reads_as_read_with_them(html):
+    """A region's decoded text (read first, its source ranges worked out only when asked for) is the one read with
+    its ranges, and so are the ranges."""
+    parsed = html_to_text(html)
+    for region in R.regions(parsed):
+        text, starts, ends = R._decoded(parsed.html, region.start, region.end)
+        decoded = R.decode(parsed.html, region.start, region.end)
+        assert decoded.text == text == R.decode_text(parsed.html, region.start, region.end)
+        assert (decoded.starts, decoded.ends) == (starts, ends) and len(starts) == len(text)
+        if text:
+            assert decoded.source(0, len(text)) == (starts[0], ends[-1])
