@@ -302,7 +302,7 @@ def view_texts(parsed: ParsedHtml) -> dict[str, list[str]]:
     next_hidden = 0
     for start, end in [*_gaps(parsed), (len(html) + 1, len(html) + 1)]:  # the last: the hidden regions after them
         while next_hidden < len(hidden) and hidden[next_hidden].start < start:
-            region = hidden[next_hidden]
+            region = hidden[next_hidden]  # of the view "hidden": never joined to the markup
             texts[region.view].append(decode_text(html, region.start, region.end))
             if markup:
                 markup.append(" ")
