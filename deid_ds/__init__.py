@@ -6,8 +6,7 @@ loaded on first access.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from deid_ds.lazy_api import lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -65,10 +64,4 @@ _API: dict[str, str] = {
 __all__ = ["__version__", *_API]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deid_ds' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _API)

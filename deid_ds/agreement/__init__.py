@@ -14,8 +14,7 @@ Submodules import numpy and pandas; this package module imports nothing, so ``de
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from deid_ds.lazy_api import lazy_getattr
 
 _API: dict[str, str] = {
     "agreement": "deid_ds.agreement.compute",
@@ -35,10 +34,4 @@ _API: dict[str, str] = {
 __all__ = list(_API)
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deid_ds.agreement' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _API)

@@ -13,8 +13,7 @@ One module per job, pure functions with the I/O at the edges:
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from deid_ds.lazy_api import lazy_getattr
 
 #: public name -> the module that defines it, imported on first use (PEP 562): importing the package, as
 #: `deid-ds COMMAND --help` and the engines' workers do, stays cheap.
@@ -27,10 +26,4 @@ _API: dict[str, str] = {
 __all__ = ["CampaignReport", "campaign_table", "prepare_campaign"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deid_ds.campaign' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _API)

@@ -17,8 +17,7 @@ span names: NIR, IPP, RPPS...), :mod:`~.document` (one note), :mod:`~.leaks` (th
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from deid_ds.lazy_api import lazy_getattr
 
 #: public name -> the module that defines it, imported on first use (PEP 562): importing the package, as
 #: `deid-ds COMMAND --help` and the engines' workers do, stays cheap.
@@ -30,10 +29,4 @@ _API: dict[str, str] = {
 __all__ = ["DeidentifyReport", "deidentify"]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deid_ds.deidentification' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _API)

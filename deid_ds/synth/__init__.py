@@ -10,8 +10,7 @@ No real clinical data can be shipped; this generator is the project's stand-in: 
     20
 """
 
-import importlib
-from typing import Any
+from deid_ds.lazy_api import lazy_getattr
 
 #: public name -> the module that defines it, imported on first use (PEP 562): importing the package, as
 #: `deid-ds COMMAND --help` and the engines' workers do, stays cheap.
@@ -38,10 +37,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deid_ds.synth' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _API)

@@ -49,8 +49,7 @@ tables), :mod:`.pipeline` (:func:`weak_label`). Every public name is importable 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from deid_ds.lazy_api import lazy_getattr
 
 #: public name -> the module that defines it, imported on first use (PEP 562): importing the package, as
 #: `deid-ds COMMAND --help` and the engines' workers do, stays cheap.
@@ -131,10 +130,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _API.get(name)
-    if module is None:
-        raise AttributeError(f"module 'deid_ds.weak_labelling' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _API)

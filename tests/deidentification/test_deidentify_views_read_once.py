@@ -4,14 +4,24 @@ read from every region decoded where it stands."""
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+
 import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deid_ds.deidentification import regions as R
 from deid_ds.segmentation.html_text import html_to_text
+from tests.conftest import REPO
 
 SAMPLE = "data/notes.parquet"
+
+#: The plain reading (every region object, each decoded where it stands) is the benchmark's, which times it.
+_SPEC = importlib.util.spec_from_file_location("deidentify_scans", REPO / "benchmarks" / "deidentify_scans.py")
+_SCANS = sys.modules["deidentify_scans"] = importlib.util.module_from_spec(_SPEC)  # its dataclasses need it
+_SPEC.loader.exec_module(_SCANS)
+_view_texts_in_place = _SCANS.view_texts_plainly
 
 _PIECES = [
     *("<p>", "</p>", "<br>", "<br/>", "<td class='c'>", '<td class="a b" data-ipp=80092945>', "</td >", "</p junk>"),
@@ -21,31 +31,6 @@ _PIECES = [
     *("Jean", " ", "\n", "&amp;", "&eacute;", "Du&shy;pont", "<", ">", "=", '"', "'", "<b", "<!", "</", "x"),
 ]
 _HTML = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
-
-
-def _view_texts_in_place(parsed) -> dict[str, list[str]]:
-    """:func:`R.view_texts` read from every region object, each decoded where it stands in the file."""
-    html = parsed.html
-    texts: dict[str, list[str]] = {view: [] for view in R.VIEWS}
-    texts["text"].append(parsed.text)
-    markup: list[str] = []
-    previous_end = -1
-    for region in R.regions(parsed):
-        text = R.decode_text(html, region.start, region.end)
-        if region.view == "markup":
-            if region.start != previous_end and markup:
-                texts["markup"].append("".join(markup))
-                markup = []
-            markup.append(text)
-            previous_end = region.end
-        else:
-            texts[region.view].append(text)
-            if markup:
-                markup.append(" ")
-            previous_end = region.end
-    if markup:
-        texts["markup"].append("".join(markup))
-    return {view: ["\x00".join(strings)] if len(strings) > 1 else strings for view, strings in texts.items()}
 
 
 def _untagged(parsed) -> list[R.Region]:
