@@ -18,7 +18,10 @@ redaction, the recipe's mean, the difference of the means (variant − baseline)
 * **documents and seeds**: each resample also draws the seeds of each recipe with replacement (a crude reading of
   the seed-to-seed spread with so few seeds; wider, and the honest one to read a criterion on).
 
-The rules (``rules`` of the variant's evaluation) are the reference of the hybrids' precision criterion. Writes
+The rules (``rules`` of the variant's evaluation) are the reference of the hybrids' precision criterion. Each
+model's redaction is also split between the gold tokens that are numbers written in words (dates and phone numbers
+spelt out, "deux mille douze", "zéro six ...": about 3 % of the acceptance corpus's gold tokens) and the others:
+what a recipe learns on some seeds and not on others. Writes
 ``WORKDIR/recipe_seeds-VARIANT-BASELINE.json`` (or ``--json``) and prints the tables.
 """
 
@@ -38,6 +41,69 @@ import model_vs_rules  # noqa: E402
 from machine import cpu_model  # noqa: E402
 
 FIGURES = ("f1", "precision", "redacted")
+
+#: French number words (the generator's and the rules' dates and phone numbers written in words).
+NUMBER_WORDS = frozenset(
+    "zéro un une deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize vingt vingts "
+    "trente quarante cinquante soixante cent cents mille et".split()
+)
+
+
+def is_written_number(word: str) -> bool:
+    """A token that is a number written in words (``dix-sept``, ``quatre-vingt-quinze``, ``z&eacute;ro``), not a lone
+    ``un``, ``une`` or ``et`` (as often an article or a conjunction)."""
+    import html
+
+    word = html.unescape(word).lower().strip(".,;:()")
+    return word not in ("un", "une", "et") and all(part in NUMBER_WORDS for part in word.split("-"))
+
+
+def written_number_redaction(tokens, gold: dict, predicted: dict) -> dict:
+    """Redaction of the gold tokens that are numbers written in words, and of the other gold tokens.
+
+    ``tokens``: ``(document, start, end, text)`` of every token of the notes; ``gold`` and ``predicted``: per
+    document, the ``(start, end)`` of its spans (the same offsets). A token is gold when a gold span overlaps it,
+    covered when a predicted span does (as ``evaluate``'s label-blind redaction)."""
+
+    def overlaps(spans, start: int, end: int) -> bool:
+        return any(s < end and start < e for s, e in spans)
+
+    out = {kind: {"gold": 0, "covered": 0} for kind in ("written_numbers", "other")}
+    for document, start, end, text in tokens:
+        if overlaps(gold.get(document, ()), start, end):
+            kind = out["written_numbers" if is_written_number(text) else "other"]
+            kind["gold"] += 1
+            kind["covered"] += overlaps(predicted.get(document, ()), start, end)
+    for kind in out.values():
+        kind["recall"] = kind["covered"] / kind["gold"] if kind["gold"] else 0.0
+    return out
+
+
+def spans_by_document(path: Path) -> dict:
+    import pandas as pd
+
+    frame = pd.read_parquet(path, columns=["id_document", "html_start", "html_end"])
+    out: dict = {}
+    for doc, start, end in frame.itertuples(index=False):
+        out.setdefault(doc, []).append((int(start), int(end)))
+    return out
+
+
+def written_numbers_of(notes: Path, gold: Path, systems: dict[str, Path]) -> dict:
+    """:func:`written_number_redaction` of each system, on ``evaluate``'s tokens of the gold documents."""
+    from deid_ds.evaluation.evaluate import notes_info
+
+    gold_spans = spans_by_document(gold)
+    info = notes_info(notes, set(gold_spans))
+    html = {doc: text.decode("utf-8") if isinstance(text, bytes) else text for doc, text in info.html.items()}
+    tokens = [
+        (doc, int(s), int(e), html[doc][s:e])
+        for doc, s, e in info.tokens[["id_document", "html_start", "html_end"]].itertuples(index=False)
+    ]
+    return {
+        name: written_number_redaction(tokens, gold_spans, spans_by_document(path / "spans.parquet"))
+        for name, path in systems.items()
+    }
 
 
 def figures(sums):
@@ -194,6 +260,12 @@ def main() -> None:
             sys.exit(f"no predictions in {', '.join(missing)} (run model_vs_rules.py --name {variant} --seeds first)")
         counts[variant] = document_counts(notes, gold, systems)
     rules = {key: float(value) for key, value in figures(counts[args.variant]["rules"].sum(axis=0)).items()}
+    written = {
+        variant: written_numbers_of(
+            notes, gold, {str(s): work / f"eval-{variant}-{style}" / f"model-{s}" for s in seeds}
+        )
+        for variant in (args.variant, args.baseline)
+    }
     results = {
         kind: recipe_difference(
             [counts[args.variant][f"{kind}-{s}"] for s in seeds],
@@ -219,6 +291,7 @@ def main() -> None:
                 if kind != "model"
             },
         },
+        "model_redaction_written_numbers": written,
         "stopping": {
             variant: {str(s): stopping(work, variant, s) for s in seeds} for variant in (args.variant, args.baseline)
         },
@@ -245,7 +318,13 @@ def print_summary(report: dict, variant: str, baseline: str) -> None:
             )
     print("\ncriteria:", json.dumps(report["criteria"]))
     for name, models in report["stopping"].items():
-        print(name, {s: m["kept_epoch"] for s, m in models.items()})
+        print(name, "kept epoch", {s: m["kept_epoch"] for s, m in models.items()})
+    for name, models in report["model_redaction_written_numbers"].items():
+        print(
+            name,
+            "model redaction, numbers in words / other gold tokens:",
+            {s: f"{m['written_numbers']['recall']:.3f}/{m['other']['recall']:.3f}" for s, m in models.items()},
+        )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Fast: hand-made per-document counts ``[TP, predicted, gold, covered tokens, gold
 from __future__ import annotations
 
 import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,29 @@ def test_a_recipe_without_predictions_is_a_one_line_error(tmp_path):
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "no predictions in" in result.stderr and "--name fast12" in result.stderr
+
+
+@pytest.mark.parametrize("word", ["deux", "MILLE", "dix-sept", "quatre-vingt-quinze", "z&eacute;ro", "vingt,"])
+def test_numbers_written_in_words_are_recognised(word):
+    assert recipe_seeds.is_written_number(word)
+
+
+@pytest.mark.parametrize("word", ["un", "une", "et", "Rennes", "12", "deuxième", "mille-pattes", ""])
+def test_other_words_are_not_numbers(word):
+    assert not recipe_seeds.is_written_number(word)
+
+
+def test_redaction_is_split_between_written_numbers_and_the_other_gold_tokens():
+    text = "le deux mille douze Dr Martin et un"
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
+    tokens = [("d1", s, e, text[s:e]) for s, e in words]
+    gold = {"d1": [(3, 19), (20, 29)]}  # "deux mille douze" (DATE), "Dr Martin" (DOCTOR)
+    predicted = {"d1": [(3, 13), (23, 29), (30, 35)]}  # "deux mille", "Martin", and "et un" (not gold)
+    split = recipe_seeds.written_number_redaction(tokens, gold, predicted)
+    assert split["written_numbers"] == {"gold": 3, "covered": 2, "recall": pytest.approx(2 / 3)}
+    assert split["other"] == {"gold": 2, "covered": 1, "recall": 0.5}
+    assert recipe_seeds.written_number_redaction(tokens, {}, predicted)["other"] == {
+        "gold": 0,
+        "covered": 0,
+        "recall": 0.0,
+    }
