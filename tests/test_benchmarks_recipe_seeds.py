@@ -61,7 +61,7 @@ def test_the_means_are_over_seeds_and_the_seed_draws_widen_the_interval():
     documents, seeds = f1["difference_ci"], f1["difference_seeds_ci"]
     assert documents[1] - documents[0] < 0.02  # on these two seeds the mean is sure
     assert seeds[0] < -0.05 and seeds[1] > 0.05  # which two seeds one draws is not
-    assert recipe_seeds.within(f1, 0.01) == {"point": True, "documents_ci": True, "seeds_ci": False}
+    assert recipe_seeds.not_below(f1, 0.01) == {"point": True, "documents_ci": True, "seeds_ci": False}
 
 
 def test_the_resamples_are_the_same_for_every_model():
@@ -77,10 +77,12 @@ def test_counts_of_other_documents_are_refused():
         recipe_seeds.recipe_difference([BASE], [BASE[:-1]])
 
 
-def test_within_reads_both_ends_of_an_interval():
-    difference = {"difference": 0.004, "difference_ci": [-0.002, 0.009], "difference_seeds_ci": [-0.006, 0.012]}
-    assert recipe_seeds.within(difference, 0.005) == {"point": True, "documents_ci": False, "seeds_ci": False}
-    assert recipe_seeds.within(difference, 0.01) == {"point": True, "documents_ci": True, "seeds_ci": False}
+def test_a_criterion_within_a_tolerance_reads_the_lower_ends():
+    difference = {"difference": -0.004, "difference_ci": [-0.009, 0.002], "difference_seeds_ci": [-0.012, 0.006]}
+    assert recipe_seeds.not_below(difference, 0.005) == {"point": True, "documents_ci": False, "seeds_ci": False}
+    assert recipe_seeds.not_below(difference, 0.01) == {"point": True, "documents_ci": True, "seeds_ci": False}
+    better = {"difference": 0.02, "difference_ci": [0.011, 0.03], "difference_seeds_ci": [0.006, 0.04]}
+    assert recipe_seeds.not_below(better, 0.01) == {"point": True, "documents_ci": True, "seeds_ci": True}
 
 
 def test_stopping_reads_the_kept_epoch_and_the_dev_f1_curve(tmp_path):
