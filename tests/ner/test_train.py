@@ -327,11 +327,11 @@ def test_train_refuses_without_embeddings(weak_dir, tmp_path):
     assert not (tmp_path / "m").exists()
 
 
-def test_fast_hidden_is_repeated_for_the_help():
-    from deid_ds.ner.train import FAST_HIDDEN
-    from deid_ds.ner.train_cli import _FAST_HIDDEN
+def test_fast_defaults_are_repeated_for_the_help():
+    from deid_ds.ner.train import FAST_HIDDEN, FAST_LOCKED_DROPOUT
+    from deid_ds.ner.train_cli import _FAST_HIDDEN, _FAST_LOCKED_DROPOUT
 
-    assert _FAST_HIDDEN == FAST_HIDDEN
+    assert (_FAST_HIDDEN, _FAST_LOCKED_DROPOUT) == (FAST_HIDDEN, FAST_LOCKED_DROPOUT)
 
 
 def test_fast_refuses_character_language_models(weak_dir, tmp_path):
@@ -364,6 +364,7 @@ def test_fast_recipe_trains_a_model_predict_tags_directly(weak_dir, kb_dir, tmp_
     card = json.loads((model / "model_card.json").read_text())
     assert [e["type"] for e in card["embeddings"]] == ["characters", "knowledge-features"]
     assert card["hyperparameters"]["fast"] is True and card["hyperparameters"]["hidden"] == 64
+    assert card["hyperparameters"]["locked_dropout"] == 0.25  # the fast stack's own default
     assert direct_tagger(load_tagger(str(model / "best-model.pt"), "cpu")) is not None
 
     notes = tmp_path / "notes.parquet"
