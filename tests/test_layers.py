@@ -18,7 +18,7 @@ from tests.conftest import REPO
 PACKAGE = REPO / "deid_ds"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("deid_ds", "errors", "defaults", "resources", "model", "report"),
+    ("deid_ds", "errors", "defaults", "resources", "model", "report", "lazy_api"),
     ("io",),
     ("engine",),
     ("segmentation",),
