@@ -7,7 +7,8 @@ embeddings: :mod:`deid_ds.ner.knowledge`) lets it weigh them in context instead 
 
 The features are computed by the labeller's own structures — the compiled gazetteer matcher and its
 categories (:mod:`deid_ds.kb.matcher`), the street-type list of the street rules, the postcode test of
-the ZIP rule, the French lexicon of the ambiguity marking, the patient-name matching of
+the ZIP rule, the French lexicon of the ambiguity marking, the number words of the date and phone rules
+(:mod:`deid_ds.label._numbers`: a dictated ``zéro six`` or ``deux mille douze``), the patient-name matching of
 :mod:`deid_ds.label.patient` — so that features and rules share one source of truth. They read what the
 labeller already looked up for the note (:class:`~deid_ds.label.lookup.NoteLookup`: its gazetteer
 matches, its folded words, the patient's names), so they cost set lookups per token and two regex
