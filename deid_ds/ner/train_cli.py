@@ -287,9 +287,9 @@ _SYNTHETIC_SEED = 2929  # deid_ds.ner.synthetic.DEFAULT_SEED (checked by a test)
     help=(
         "The CPU-fast recipe: no character language model or transformer (refused with --flair-lm or "
         f"--transformer), tagger hidden {_FAST_HIDDEN} and locked dropout {_FAST_LOCKED_DROPOUT} unless given. "
-        "`predict` then tags about twice as fast on CPU (over 100 notes/s per core). Its hybrid matches the full "
-        "recipe's; the model alone may redact less (numbers written in words): train it as long as the full one "
-        "and use it with the rules (docs/train.md)."
+        "`predict` then tags about twice as fast on CPU (over 100 notes/s per core). Trained as long as the full "
+        "recipe (with the knowledge features), its model and its hybrid match the full recipe's; use it with the "
+        "rules and check its card (docs/train.md)."
     ),
 )
 @click.option("--verbose", "-v", is_flag=True, help="Show Flair's own log lines.")
