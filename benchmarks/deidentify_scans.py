@@ -33,6 +33,10 @@ Second round: each of these is every note's ``deidentify_document`` (surrogate m
 and ``leak views``: the views the residual-leak check reads of every note (``view_texts``), from region objects each
 decoded where it stands, against each stretch of markup read once (cut, decoded and joined: ``_gap_reading``).
 
+Third round: ``note narrowing``: every note's ``deidentify_document`` with each region of its other views searched
+for everything the note's replacer holds, against for what the note's searched texts joined can hold
+(:meth:`~deid_ds.deidentification.other_views.Replacer.narrowed`).
+
 The whole command's figures come from ``benchmarks/deidentify_command.py``.
 """
 
@@ -199,6 +203,7 @@ UNDONE = {
     "region ranges": [(other_views, "decode", EagerDecoded)],
     "keyed digests": [(keyed.Keyring, "digest", digest_plainly)],
     "date offset": [(dates_shift, "date_offset", date_offset_plainly)],
+    "note narrowing": [(other_views.Replacer, "narrowed", lambda self, texts, foldings: self)],
 }
 
 
@@ -321,7 +326,10 @@ def main() -> None:
             lambda: [view_texts_plainly(p) for p in parsed],
             lambda: [regions.view_texts(p) for p in parsed],
         ),
-        **{name: (undone(name, documents), documents) for name in ("view regions", "region ranges", "phrase test")},
+        **{
+            name: (undone(name, documents), documents)
+            for name in ("view regions", "region ranges", "phrase test", "note narrowing")
+        },
         "keyed digests": (
             lambda: [digest_plainly(keyring, *parts) for parts in digests],
             lambda: [keyring.digest(*parts) for parts in digests],
