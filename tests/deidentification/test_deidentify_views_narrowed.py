@@ -49,6 +49,11 @@ _VALUES = [
     *("12/04/1961", "12 avril 1961", "19610412", "29200", "29 200", "Pont-l%27Abb%C3%A9", "02.98.76.54.32"),
     *("+33 2 98 76 54 32", "elodie.legall@orange.fr", "1 85 04 29 123 456 78", "IPP 80092945", "8009 2945", "x"),
     *("right", "100%", "c", "Du&shy;pont", "%4C%65%20%47%61%6C%6C", "Ker&#8203;draon"),
+    *(
+        "E\u0301lodie",
+        "\uff2c\uff25 \uff27\uff21\uff2c\uff2c",
+        "Qu\u0301imper",
+    ),  # NFD, fullwidth: folding moves offsets
 ]
 _VALUE = st.sampled_from(_VALUES)
 _ATTRIBUTE = st.tuples(st.sampled_from(["title", "alt", "href", "data-x", "content"]), _VALUE, st.booleans()).map(
@@ -134,3 +139,9 @@ def test_the_sample_notes_are_deidentified_alike():
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Replacer, "narrowed", _everything)
         assert documents() == narrowed
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.text(max_size=12), max_size=6))
+def test_a_notes_texts_folded_at_once_fold_as_each_on_its_own(texts):
+    assert other_views._foldings(texts) == [other_views.fold_mapped(text) for text in texts]
