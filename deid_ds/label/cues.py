@@ -141,7 +141,7 @@ PATIENT_PHRASES: tuple[str, ...] = (
     r"nom d'usage",
     r"nom de naissance",
     r"nom de jeune fille",
-    r"nom (?:de )?naiss\.?",  # "NOM NAISS.:" of a fixed-width listing
+    r"nom (?:de )?naiss?\.?",  # "NOM NAISS.:", "NOM NAIS. :" of a fixed-width listing
     r"nom marital",
     r"nom patronymique",
     r"nom",

@@ -143,7 +143,9 @@ _DAY_MONTH_NUM = re.compile(rf"(?P<day>{_FIRST_DIGIT}\d?)/(?P<month>\d{{2}})(?![
 # A weekday just before a numeric date belongs to it ("samedi 21/01/2023"). Looked for only where a
 # numeric date was found: an optional weekday at the head of the date patterns made the regex engine
 # try the seven names at every character of the note.
-_WEEKDAY_BEFORE = re.compile(rf"(?<![\w])(?:{_WEEKDAY}),?{BLANKS}$", re.IGNORECASE)
+# Abbreviated weekdays ("ven. 17/02/2023" in emergency and agenda exports) only with their period, and only
+# here, before a numeric date: "mar." before a word is also March's.
+_WEEKDAY_BEFORE = re.compile(rf"(?<![\w])(?:{_WEEKDAY}|(?:lun|mar|mer|jeu|ven|sam|dim)\.),?{BLANKS}$", re.IGNORECASE)
 _MONTH_YEAR_NUM = re.compile(rf"(?P<month>{_FIRST_DIGIT}\d?)/(?P<year>\d{{4}})(?![\d]|[/.,:]\d)")
 
 # -- a year on its own ---------------------------------------------------------------------------------

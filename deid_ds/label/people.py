@@ -36,6 +36,7 @@ from itertools import compress
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.matcher import Match
 from deid_ds.kb.normalize import fold
+from deid_ds.label.addresses import title_names_street
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import (
     CIVILITIES,
@@ -120,12 +121,20 @@ def _french_words_only(view: NoteView, run: tuple[int, int]) -> bool:
     """Whether every word of ``run`` longer than an initial is a French word (a feminine or plural form of a
     word of the lexicon, or a verb's present, counts: the lexicon lists lemmas, ``présenter``, not ``PRESENTE``)."""
     words = [view.words[k].lower() for k in range(*run) if view.shapes[k] in (UPPER, TITLE, LOWER)]
-    return bool(words) and all(
-        is_common_word(w, accents_known=False)
-        or any(w.endswith(e) and is_common_word(w[: -len(e)], accents_known=False) for e in ("e", "s", "es"))
-        or (w.endswith("e") and is_common_word(w + "r", accents_known=False))  # présente: présenter
-        for w in words
-    )
+    return bool(words) and all(map(_french_word, words))
+
+
+def _french_word(w: str) -> bool:
+    """A word of the lexicon, or a form the lexicon's lemma makes: feminine or plural, a verb's present
+    (``présente``: présenter) or the participle of a verb in -ir (``SORTI``, ``sorties``: sortir)."""
+    if is_common_word(w, accents_known=False):
+        return True
+    if any(w.endswith(e) and is_common_word(w[: -len(e)], accents_known=False) for e in ("e", "s", "es")):
+        return True
+    if w.endswith("e") and is_common_word(w + "r", accents_known=False):
+        return True
+    stem = w.removesuffix("s").removesuffix("e")
+    return stem.endswith("i") and is_common_word(stem + "r", accents_known=False)
 
 
 def over_two_lines(view: NoteView, run: tuple[int, int]) -> tuple[int, int]:
@@ -165,6 +174,8 @@ def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, co
 #: Roles written in capitals before a first name in nurse transmissions (``AS Julie``, ``CDS Djamila``, ``IAO :
 #: Paulette M.``): capitals only, the same letters being words or abbreviations otherwise; ``Inf.`` with its period.
 _CAPITAL_ROLES = frozenset({"AS", "CDS", "IAO", "IOA", "ASH", "Inf.", "INF.", "Int.", "INT.", "Int", "INT"})
+#: Titles written before a name only (a role word may end a phrase before a new sentence: ``X, interne Absence``).
+_NAMING_TITLES = frozenset({"dr", "dr.", "drs", "docteur", "pr", "pr.", "professeur"})
 #: Titles that are adjectives too (``face interne``).
 _ADJECTIVE_TITLES = frozenset({"interne", "externe"})
 
@@ -176,6 +187,8 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
     folded = view.folded
     for i in _rule_starts(view):
         if (folded[i] in PROFESSIONAL_TITLES or view.words[i] in _CAPITAL_ROLES) and i + 1 < n and view.joined(i):
+            if title_names_street(view, i):
+                continue  # "place du Docteur Guérin": the street's name, not a professional
             j = i + 1
             if view.words[j] == ":" or (view.words[j] == "." and len(folded[i]) <= 3):
                 j += 1  # "Interne : X", "Dr. X"; not "..., interne. Conduite à tenir"
@@ -197,6 +210,8 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
         ):
             if not view.joined(i) and view.gap(i) != "":
                 continue
+            if folded[i + 1] in _NAMING_TITLES and _titled_name_at(view, i + 1):
+                continue  # "CH de Redon (Dr Paul KERVELLA)": the title names who follows it, not the word before
             start = name_start(view, i)
             if start < i:
                 if (
@@ -217,6 +232,14 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
             if run:
                 found.append(_candidate(view, run, "DOCTOR", "context:recipient", 0.7))
     return found
+
+
+def _titled_name_at(view: NoteView, i: int) -> bool:
+    """Whether the title at token ``i`` is followed by a name on its line (``Dr Paul KERVELLA``)."""
+    j = i + 1
+    if j < len(view) and view.words[j] == "." and view.gap(i) == "" and len(view.folded[i]) <= 3:
+        j += 1  # "Dr. X"; not "..., interne. Conduite à tenir"
+    return j < len(view) and view.joined(j - 1) and name_after(view, j, initial_m=True) is not None
 
 
 def _signatures(view: NoteView, folded_text: str) -> list[Candidate]:
@@ -267,6 +290,8 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
         ):
             if i > 0 and view.folded[i - 1] in CIVILITIES:
                 continue  # "Madame M. Le Gall": the first civility speaks for both
+            if view.folded[i] == "mm" and i > 0 and view.words[i - 1][-1].isdigit():
+                continue  # "kyste de 12 MM lobe droit": millimetres, not "Messieurs"
             run = name_after(view, i)
             if run:
                 span = view.span(*run)
