@@ -68,7 +68,7 @@ _PLAIN_CUES = {
     "PATIENT_CUE": _plain_cue(_by_length(cues.PATIENT_PHRASES), cues._SEP),
     "RELATIVE_CUE": _plain_cue(
         (r"(?:son|sa|ses|leur)[ \u00a0]+(?:" + "|".join(_by_length(cues.RELATIVE_WORDS)) + ")", *cues.RELATIVE_PHRASES),
-        r"[ \t\u00a0]*[,:]?[ \t\u00a0]*",
+        r"[ \t\u00a0]*[,:(]?[ \t\u00a0]*",  # "sa fille (Sophie)"
     ),
     "CITY_CUE": _plain_cue(_by_length(cues.CITY_PHRASES), cues._SEP),
 }
