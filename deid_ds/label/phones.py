@@ -59,7 +59,8 @@ _BROKEN = (
 _EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne")
 _EXTENSION = re.compile(
     rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|p\.)"
-    rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?(?P<number>\d{{1,3}}(?:{BLANK}\d{{2,3}}){{1,2}}|\d{{3,5}})(?![\w]|[ .,/:\-]?\d)",
+    rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?"
+    rf"(?P<number>\d{{1,3}}(?:{BLANK}\d{{2,3}}){{1,2}}|\d{{3,5}})(?![\w]|[ .,/:\-]?\d)",
     re.IGNORECASE,
 )
 # "la Poste" is a street or the postal service, not an extension.
