@@ -58,6 +58,7 @@ from deid_ds.label.names import (
     core_flags,
     core_tokens,
     is_core,
+    is_french_word,
     is_particle,
     name_after,
     name_end,
@@ -121,20 +122,7 @@ def _french_words_only(view: NoteView, run: tuple[int, int]) -> bool:
     """Whether every word of ``run`` longer than an initial is a French word (a feminine or plural form of a
     word of the lexicon, or a verb's present, counts: the lexicon lists lemmas, ``présenter``, not ``PRESENTE``)."""
     words = [view.words[k].lower() for k in range(*run) if view.shapes[k] in (UPPER, TITLE, LOWER)]
-    return bool(words) and all(map(_french_word, words))
-
-
-def _french_word(w: str) -> bool:
-    """A word of the lexicon, or a form the lexicon's lemma makes: feminine or plural, a verb's present
-    (``présente``: présenter) or the participle of a verb in -ir (``SORTI``, ``sorties``: sortir)."""
-    if is_common_word(w, accents_known=False):
-        return True
-    if any(w.endswith(e) and is_common_word(w[: -len(e)], accents_known=False) for e in ("e", "s", "es")):
-        return True
-    if w.endswith("e") and is_common_word(w + "r", accents_known=False):
-        return True
-    stem = w.removesuffix("s").removesuffix("e")
-    return stem.endswith("i") and is_common_word(stem + "r", accents_known=False)
+    return bool(words) and all(map(is_french_word, words))
 
 
 def over_two_lines(view: NoteView, run: tuple[int, int]) -> tuple[int, int]:
