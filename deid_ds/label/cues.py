@@ -66,11 +66,11 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"aides? operatoires?",
     r"anesthesistes?",
     r"assistante?s?",
-    r"infirmiere?s?(?: ?\(e\))?(?: d'accueil| de bloc| de coordination| referente?| scolaires?)?",
-    r"ide",
+    r"infirmiere?s?(?: ?\(e\))?(?: d'accueil| de bloc| de coordination| d'education| referente?| scolaires?)?",
+    r"ide(?: de coordination| referente?| de nuit| de jour| de bloc)?",
     r"iade",
     r"ibode",
-    r"validation(?: biologique)?",
+    r"validation(?: biologique| technique| medicale)?",
     r"biologistes?",
     r"radiologues?",
     r"cabinet medical",
@@ -221,6 +221,9 @@ CITY_PHRASES: tuple[str, ...] = (
 )
 
 _WORD_END = r"(?![\w'])"
+#: What a cue phrase follows (the one character a cue regex matches): a non-word character, or the apostrophe of an
+#: elided article or preposition (``l'infirmière Gaëlle``, ``l'hôpital de Brest``, ``d'IDE``), not one inside a word.
+_CUE_LEAD = r"(?:[^\w']|(?<![\w'][ld])(?<=[ld])')"
 
 
 # A choice of words at a phrase's start, "(?:sign|valid)" in "(?:sign|valid)ee? par".
@@ -238,7 +241,7 @@ def cue_regex(phrases: Sequence[str], separator: str) -> re.Pattern[str]:
     grouped by first letter (:func:`_by_first_letter`), so that at a word only those of its letter are.
     """
     return re.compile(
-        r"[^\w'](?=(?P<cue>" + _by_first_letter(phrases) + ")" + _WORD_END + "(?P<sep>" + separator + "))"
+        _CUE_LEAD + r"(?=(?P<cue>" + _by_first_letter(phrases) + ")" + _WORD_END + "(?P<sep>" + separator + "))"
     )
 
 
@@ -299,7 +302,8 @@ _KNOWN_CUES: dict[re.Pattern[str], frozenset[str]] = {
 # Where any phrase of any of them starts a word: a superset of where each matches (a cue's match is one
 # of its phrases, then a word end and a separator, which this does not read), grouped by first letter.
 _ANY_KNOWN_CUE = re.compile(
-    r"[^\w'](?="
+    _CUE_LEAD
+    + r"(?="
     + _by_first_letter(
         (
             *DOCTOR_PHRASES,

@@ -182,10 +182,11 @@ _STREET_BEFORE = re.compile(
     r"[ \t\u00a0\u202f]+(?:du|de\s+la|des)?[ \t\u00a0\u202f]*$",
     re.IGNORECASE,
 )
-# Words before an "dd/mm" that make it a day-month date ("le 12/03", "du 12/03 au 15/03", "lundi 12/03")
+# Words before an "dd/mm" that make it a day-month date ("le 12/03", "du 12/03 au 15/03", "lundi 12/03"), and
+# the obstetric dates (last period, conception, due date: "DDR 14/05", "DPA 18/02")
 _DAY_MONTH_CUE_BEFORE = re.compile(
     rf"(?:\b(?:le|du|au|depuis\ le|jusqu'au|jusqu’au|dès\ le|avant\ le|après\ le|RDV|rendez-vous|prévu|prevu|"
-    rf"date|J\d+)|{_WEEKDAY}|[(\[])\W{{0,3}}$",
+    rf"date|J\d+|DDR|DDG|DPA|DG)|{_WEEKDAY}|[(\[])\W{{0,3}}$",
     re.IGNORECASE,
 )
 # Words before a slash pair that make it a measure: blood pressure, pain scale, scores, visual acuity.

@@ -73,12 +73,18 @@ _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
 #: pattern has no anchor or lookaround), and tested on the folded text between the line's offsets, with
 #: no slice or strip: most lines of a note fail it, and only the others are given the heading's own test.
 _HEADING_LINE = re.compile(rf"\s*(?:{STAFF_HEADING.pattern})\s*", STAFF_HEADING.flags)
+#: Roles written in capitals before a first name in nurse transmissions (``AS Julie``, ``CDS Djamila``, ``IAO :
+#: Paulette M.``, a paediatric ward's ``PDE Maëlle`` and ``EJE Inès``): capitals only, the same letters being words
+#: or abbreviations otherwise; ``Inf.`` with its period.
+_CAPITAL_ROLES = frozenset(
+    {"AS", "CDS", "IAO", "IOA", "ASH", "Inf.", "INF.", "Int.", "INT.", "Int", "INT", "PDE", "EJE", "IPA", "IDEL"}
+)
 #: The folded tokens the title, civility and role rules start from.
 _START_WORDS = (
     PROFESSIONAL_TITLES
     | CIVILITIES
     | frozenset(map(fold, _ROLE_SEPARATORS))
-    | {"as", "cds", "iao", "ioa", "ash", "inf.", "int.", "int"}  # roles in capitals (_CAPITAL_ROLES)
+    | frozenset(map(fold, _CAPITAL_ROLES))  # roles in capitals
     | {"patient", "patiente"}  # lower-case names after them (lower_case_names)
     | frozenset(map(fold, RELATIVE_WORDS))
     | {"reverrai", "revois"}
@@ -159,9 +165,6 @@ def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, co
     return Candidate(start, end, label, source, confidence)
 
 
-#: Roles written in capitals before a first name in nurse transmissions (``AS Julie``, ``CDS Djamila``, ``IAO :
-#: Paulette M.``): capitals only, the same letters being words or abbreviations otherwise; ``Inf.`` with its period.
-_CAPITAL_ROLES = frozenset({"AS", "CDS", "IAO", "IOA", "ASH", "Inf.", "INF.", "Int.", "INT.", "Int", "INT"})
 #: Titles written before a name only (a role word may end a phrase before a new sentence: ``X, interne Absence``).
 _NAMING_TITLES = frozenset({"dr", "dr.", "drs", "docteur", "pr", "pr.", "professeur"})
 #: Titles that are adjectives too (``face interne``).

@@ -55,7 +55,9 @@ _PLAIN_ZIP = re.compile(r"(?<![\w/.,:\-+])(?P<zip>\d{5})(?![\w]|[/.,:\-]\d)")
 
 
 def _plain_cue(phrases, separator: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w'])(?P<cue>" + "|".join(phrases) + ")" + cues._WORD_END + "(?P<sep>" + separator + ")")
+    # a whole word, or after an elided "l'" or "d'" ("l'infirmière")
+    lead = r"(?:(?<![\w'])|(?<=(?<![\w'])[ld]'))"
+    return re.compile(lead + "(?P<cue>" + "|".join(phrases) + ")" + cues._WORD_END + "(?P<sep>" + separator + ")")
 
 
 def _by_length(phrases):
@@ -140,6 +142,7 @@ def check_cues(text: str) -> None:
         "Dicté par Dr Jean MARTIN\nMédecin traitant : Dr Paul\nsa fille, Mme Anne\nNée à Brest\nFait à Rennes par Dr X",
         "Nom d'usage : LE GALL\nPrénom(s) : Anne\nÀ l'intention de\nDocteur Y\nson époux: Jean",
         "medecin\ntraitant Dr A, signe electroniquement par X, valide par Y, sages-femmes : Z",
+        "l'infirmiere Gaelle, d'ide X, aujourd'hui ide Y, presqu'interne Z, l'hopital de Brest, 'interne W",
     ],
 )
 def test_fast_forms_match_the_plain_ones_on_examples(text: str) -> None:
