@@ -223,7 +223,9 @@ CITY_PHRASES: tuple[str, ...] = (
 _WORD_END = r"(?![\w'])"
 #: What a cue phrase follows (the one character a cue regex matches): a non-word character, or the apostrophe of an
 #: elided article or preposition (``l'infirmière Gaëlle``, ``l'hôpital de Brest``, ``d'IDE``), not one inside a word.
-_CUE_LEAD = r"(?:[^\w']|(?<![\w'][ld])(?<=[ld])')"
+#: Written as a character set first, the lookbehinds after it: a regex that starts with a set is tried only where
+#: such a character is (an alternation with a lookbehind first made the scan of the cues twice as slow).
+_CUE_LEAD = r"[^\w](?<![^ld]')(?<![\w'][ld]')"
 
 
 # A choice of words at a phrase's start, "(?:sign|valid)" in "(?:sign|valid)ee? par".
