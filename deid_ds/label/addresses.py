@@ -731,9 +731,10 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
         if i >= j or view.starts[i] != match.start or view.ends[j - 1] != match.end:
             continue
         if view.shapes[i] not in (TITLE, UPPER) and not (
-            view.shapes[i] == LOWER and _next_to_zip(view, i, j, zip_starts, zip_ends)
+            view.shapes[i] == LOWER
+            and (_next_to_zip(view, i, j, zip_starts, zip_ends) or _dictated_place(view, i, match))
         ):
-            continue  # a commune in lower case only next to its postcode, as dictation writes it (75014 paris)
+            continue  # a commune in lower case only next to its postcode or after "à", as dictation writes it
         if i >= 2 and view.folded[i - 1] in ("de", "d'", "d’") and view.folded[i - 2] in EPONYM_HEADS:
             continue  # "drain de Redon", "signe de Lasègue": an eponym, not a place
         if i >= 1 and view.folded[i - 1] in INSTITUTION_HEADS and view.folded[i].startswith(_SAINTS):
@@ -752,6 +753,22 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
             Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.6 if ambiguous else 0.7)
         )
     return found
+
+
+#: Prepositions before a town in dictated text (``domiciliée à morlaix``); not ``de``, before which a lower-case
+#: commune is as often a word the lexicon lacks (``entorse de cheville``: Cheville, Sarthe).
+_DICTATED_PLACE_BEFORE = frozenset({"a", "à"})
+
+
+def _dictated_place(view: NoteView, i: int, match) -> bool:
+    """Whether the lower-case commune at token ``i`` is one a dictation transcript wrote (``à morlaix``, ``à la
+    baule``): after ``à``, a commune whose name is no French word nor a person's name."""
+    return (
+        i > 0
+        and view.folded[i - 1] in _DICTATED_PLACE_BEFORE
+        and all(not c.ambiguous for c in match.categories if c.table == "places")
+        and not any(c.table == "names" for c in match.categories)
+    )
 
 
 def _next_to_zip(view: NoteView, i: int, j: int, zip_starts: set[int], zip_ends: set[int]) -> bool:

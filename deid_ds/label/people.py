@@ -529,6 +529,7 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
     if not anchors:
         return []
     known: frozenset[str] | None = None  # the gazetteer's name words, looked up only if a word needs them
+    places: frozenset[str] | None = None  # and its communes' words
     found: list[Candidate] = []
     for k in anchors:
         run = _lower_run(view, k + 1, n)
@@ -545,6 +546,8 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
             elif f in (known := _gazetteer_name_words(view, matches) if known is None else known):
                 # a name of the gazetteer that is also a word (bras, martin) is weaker
                 marks.append(1 if is_common_word(words[t]) else 2)
+            elif f in (places := _commune_words(view, matches) if places is None else places):
+                marks.append(0)  # "le docteur kerbrat de brest": the town ends the name
             elif len(f) > 2 and not words[t].endswith(_VERB_ENDINGS) and not is_common_word(words[t]):
                 marks.append(1)
             else:
@@ -596,6 +599,16 @@ def _lower_run(view: NoteView, i: int, n: int) -> list[int]:
 def _gazetteer_name_words(view: NoteView, matches) -> frozenset[str]:
     """The folded words of the note inside a match of the name gazetteer (first, last or full names)."""
     return frozenset(word for found in _name_matches(view, matches).values() for m in found for word in m.key.split())
+
+
+def _commune_words(view: NoteView, matches) -> frozenset[str]:
+    """The folded words of the note inside a match of a commune that is no common word (places gazetteer)."""
+    return frozenset(
+        word
+        for m in matches
+        if any(c.table == "places" and c.kind == "commune" and not c.ambiguous for c in m.categories)
+        for word in m.key.split()
+    )
 
 
 def _name_matches(view: NoteView, matches) -> dict[str, list[Match]]:
