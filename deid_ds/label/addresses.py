@@ -283,6 +283,8 @@ def streets(view: NoteView) -> list[Candidate]:
             )
         ):
             continue  # "Passage IDE à domicile", "Passage de Docteur X": a visit, not a street
+        if not numbered and folded[type_end] == "en":
+            continue  # "Passage en Salle de Réveil": a stay, not a street
         if not numbered and i > 0 and folded[i - 1] in ("de", "du", "d'", "d’", "en"):
             continue  # "DOSSIER DE PASSAGE AUX URGENCES", "MISE EN PLACE D'UNE SONDE": prose, not a street
         if (

@@ -206,7 +206,7 @@ CITY_PHRASES: tuple[str, ...] = (
     r"chr de",
     r"ch de",
     r"centre hospitalier(?: universitaire| regional)? de",
-    r"hopital de",
+    r"hopital de(?! (?:jour|nuit|semaine)\b)",  # not the day hospital ("Hôpital de Jour", a unit)
     r"hopital prive de",
     r"clinique de",
     r"polyclinique de",
@@ -335,7 +335,8 @@ NOT_NAME: frozenset[str] = (
     je nous vous ils elles on qui que quoi dont signe dicte frappe valide vu lu cordialement bien
     confraternellement merci monsieur madame mademoiselle docteur professeur interne externe patient patiente
     identite prenom prenoms nom adresse domicile ville naissance sexe ipp nip iep
-    ddn rpps adeli intervenant intervenants qualite fonction specialite""".split()
+    ddn rpps adeli intervenant intervenants qualite fonction specialite
+    sos samu smur sau uhcd ssr usld had ssiad ehpad cmp cmpp pmi mdph cpam""".split()
     )
     | PROFESSIONAL_TITLES
     | CIVILITIES
