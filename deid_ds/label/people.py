@@ -105,6 +105,10 @@ def _rule_starts(view: NoteView) -> list[int]:
     return starts
 
 
+#: A name field of an identity block, with its colon or tab: what follows is a name even if made of French words.
+_NAME_FIELD = re.compile(r"(?:NOM|PR[EÉ]NOMS?)\b[^:\t\n]{0,20}[:\t]")
+
+
 def _names_after(
     view: NoteView, cues: Iterable[tuple[int, int]], *, initial_m: bool = False
 ) -> Iterable[tuple[int, int]]:
@@ -112,7 +116,8 @@ def _names_after(
 
     A cue written in capitals (``OBJET :``, ``LE PATIENT``, ``NE`` for né) is followed by capitals whatever
     comes next, so there a run of French words only (``DEMANDE D'AVIS``, ``A ETE INFORME``, ``PRESENTE``)
-    is no name.
+    is no name; but a name field with its colon (``NOM: LE ROUX``, ``PRENOM : BLANCHE``) holds a name whatever
+    its words mean.
     """
     text = view.text
     for cue_start, cue_end in cues:
@@ -120,7 +125,8 @@ def _names_after(
         if i >= len(view) or view.starts[i] < cue_end or "\n" in text[cue_end : view.starts[i]]:
             continue  # the cue ends inside a word, or at the end of its line
         found = name_after(view, i, initial_m=initial_m)
-        if found and not (text[cue_start:cue_end].isupper() and _french_words_only(view, found)):
+        cue = text[cue_start:cue_end]
+        if found and not (cue.isupper() and not _NAME_FIELD.match(cue) and _french_words_only(view, found)):
             yield found
 
 
