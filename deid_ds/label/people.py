@@ -196,6 +196,10 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                 continue  # "A LA FACE INTERNE DU BRAS GAUCHE": the adjective, in a letter typed in capitals
             if run:
                 found.append(_candidate(view, over_two_lines(view, run), "DOCTOR", "context:title", 0.95))
+                if folded[i] in _PLURAL_TITLES:
+                    found += [
+                        _candidate(view, more, "DOCTOR", "context:title", 0.9) for more in _listed_names(view, run)
+                    ]
     for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text), initial_m=True):
         found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
     for i in _rule_starts(view):
@@ -229,6 +233,24 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
             if run:
                 found.append(_candidate(view, run, "DOCTOR", "context:recipient", 0.7))
     return found
+
+
+#: Titles of several people (``Drs Lemoine, Abgrall et Saliou``): each name of the list is a professional's.
+_PLURAL_TITLES = frozenset({"drs", "docteurs", "prs", "professeurs"})
+
+
+def _listed_names(view: NoteView, run: tuple[int, int]) -> list[tuple[int, int]]:
+    """The names listed after ``run`` on its line, each after a comma or ``et`` (``Drs Lemoine, Abgrall et Saliou``)."""
+    more: list[tuple[int, int]] = []
+    n = len(view)
+    k = run[1]
+    while k + 1 < n and view.words[k] in (",", "et") and view.joined(k - 1) and view.joined(k):
+        nxt = name_after(view, k + 1, skip_titles=False)
+        if nxt is None or nxt[0] != k + 1:
+            break
+        more.append(nxt)
+        k = nxt[1]
+    return more
 
 
 def _titled_name_at(view: NoteView, i: int) -> bool:
