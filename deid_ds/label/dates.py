@@ -138,8 +138,8 @@ _NUMERIC = re.compile(
 )
 
 # -- partial numeric dates: dd/mm and mm/yyyy ----------------------------------------------------------
-# (a one-digit day, "le 4/10", only after a date word: "3/10" alone is a score as often as a date)
-_DAY_MONTH_NUM = re.compile(rf"(?P<day>{_FIRST_DIGIT}\d?)/(?P<month>\d{{2}})(?![\d]|[/.,:]\d)")
+# (a one-digit day or month, "le 4/10", "le 3/4", only after a date word: "3/10" alone is a score as often as a date)
+_DAY_MONTH_NUM = re.compile(rf"(?P<day>{_FIRST_DIGIT}\d?)/(?P<month>\d{{1,2}})(?![\d]|[/.,:]\d)")
 # A weekday just before a numeric date belongs to it ("samedi 21/01/2023"). Looked for only where a
 # numeric date was found: an optional weekday at the head of the date patterns made the regex engine
 # try the seven names at every character of the note.
@@ -421,8 +421,11 @@ def find_dates(text: str) -> list[Candidate]:
         start = _with_weekday(text, m.start())
         before = text[max(0, m.start() - 40) : m.start()]
         cue = start < m.start() or bool(_DAY_MONTH_CUE_BEFORE.search(before))
-        if len(m.group("day")) == 1 and (not cue or _MEASURE_BEFORE.search(before)):
-            continue
+        if (len(m.group("day")) == 1 or len(m.group("month")) == 1) and (not cue or _MEASURE_BEFORE.search(before)):
+            continue  # "le 4/10", "du 12/3"; without a date word "3/10" is a score as often as a date
+        if len(m.group("month")) == 1 and (day < month or text[m.end() : m.end() + 1].isalnum()):
+            continue  # "le 1/2 comprimé", "le 3/4 de la dose": a fraction (a date "le 12/3" reads day > month);
+            # "du 02/1l/14": a scanned date's month, not a month of one digit
         if not cue and _MEASURE_BEFORE.search(before):
             continue
         found.append(

@@ -34,7 +34,7 @@ _PLAIN_NUMERIC = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _PLAIN_DATES = {
-    "_DAY_MONTH_NUM": re.compile(r"(?<![\d/.,:])(?P<day>\d{1,2})/(?P<month>\d{2})(?![\d]|[/.,:]\d)"),
+    "_DAY_MONTH_NUM": re.compile(r"(?<![\d/.,:])(?P<day>\d{1,2})/(?P<month>\d{1,2})(?![\d]|[/.,:]\d)"),
     "_MONTH_YEAR_NUM": re.compile(r"(?<![\d/.,:])(?P<month>\d{1,2})/(?P<year>\d{4})(?![\d]|[/.,:]\d)"),
     "_YEAR": re.compile(
         r"(?<![\w/.,:+])(?:(?<=\d\d\d\d-)|(?<!-))(?P<year>1[89]\d\d|20\d\d)"
