@@ -149,6 +149,7 @@ PATIENT_PHRASES: tuple[str, ...] = (
     r"nom et prenoms?(?: du patient| de la patiente)?",
     r"nom, prenom",
     r"patiente?",
+    r"enfant",  # a paediatric note's identity line ("Enfant Lucas MÜLLER", "ENFANT : DIALLO Awa")
     r"identite",
     r"document concernant",
     r"concernant",
