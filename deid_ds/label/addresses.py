@@ -508,8 +508,11 @@ def _city_start(view: NoteView, j: int) -> int:
     return i
 
 
-def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded_text: str) -> list[Candidate]:
-    """VILLE candidates from postcodes (after, or before in brackets), place cues and date lines."""
+def cities(
+    view: NoteView, zips: list[Candidate], dates: list[Candidate], folded_text: str, streets: list[Candidate] = ()
+) -> list[Candidate]:
+    """VILLE candidates from postcodes (after, or before in brackets), place cues, date lines, and after a
+    numbered street (``12 rue de Siam à Brest``)."""
     found: list[Candidate] = []
     n = len(view)
     for z in zips:
@@ -540,6 +543,23 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
             end = _city_end(view, i)
             if end > i and not _not_a_city(view, i, end):
                 found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "context:city", 0.85))
+    for street in streets:  # "12 rue de Siam à Brest", "25 quai des Chartrons, Bordeaux."
+        j = view.index_at(street.end)
+        if j + 1 < n and view.starts[j] >= street.end and view.folded[j] in _AFTER_STREET and view.joined(j):
+            if "\n" in view.text[street.end : view.starts[j]]:
+                continue
+            if view.folded[j + 1].rstrip(".") in _ADDRESS_PART_WORDS:
+                continue  # "12 rue X, Cité Baduel", "…, Lotissement": the address goes on
+            end = _city_end(view, j + 1)
+            if (
+                end > j + 1
+                and not _not_a_city(view, j + 1, end)
+                and (view.folded[j] == "a" or _ends_sentence(view, end))
+                and not view.text[view.ends[end - 1] : view.ends[end - 1] + 1].isalnum()  # "SAINT-FRANÇ0IS"
+            ):
+                found.append(
+                    Candidate(view.starts[j + 1], view.ends[end - 1], "VILLE", "address:city_after_street", 0.8)
+                )
     if "paris" in folded_text or "lyon" in folded_text or "marseille" in folded_text:  # a C-level test per note
         found += arrondissement_cities(view)
     for d in dates:  # "Brest, le 3 mars 2021" / "Brest, 03/03/2021" at the head of a line
@@ -557,6 +577,21 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
             if end > j + 2:
                 found.append(Candidate(view.starts[j + 2], view.ends[end - 1], "VILLE", "context:dateline", 0.8))
     return found
+
+
+#: What joins a street to its town in prose: ``12 rue de Siam à Brest``, ``25 quai des Chartrons, Bordeaux``.
+_AFTER_STREET = frozenset({"a", ","})
+
+
+#: Words that continue an address after its street rather than name its town.
+_ADDRESS_PART_WORDS = _TYPE_STARTS | _PLACE_WORDS | _NAMED_PLACE_TYPES | _POSTBOX | {"cite", "appt", "appartement"}
+
+
+def _ends_sentence(view: NoteView, end: int) -> bool:
+    """Whether the town ending before token ``end`` ends its phrase: the line, a period, a comma, a bracket
+    (``, Quimper.``, ``, Bordeaux (33)``): a capitalised word after a comma may also start a name (``, Mme Le
+    Gall est venue``); after ``à`` it is a place."""
+    return end >= len(view) or not view.joined(end - 1) or view.words[end] in (".", ",", ";", "(", ")")
 
 
 #: Words a place cue may announce that are not a city (``vit au Foyer Saint-Joseph``, ``né au Pavillon``).
