@@ -208,6 +208,30 @@ _YEAR_WORDS_AFTER = re.compile(
     re.IGNORECASE,
 )
 
+# A year in words on its own ("diagnostiqué en deux mille seize", "opérée en mil neuf cent
+# quatre-vingt-dix-huit"), after the words that make a bare year a date (not "a", "de": "il a deux mille euros").
+_YEAR_WORDS_ALONE = re.compile(
+    rf"(?<![\w\-])(?P<year>(?:deux{BLANKS}mille|mil)(?![^\W\d_])"
+    rf"(?:(?:-|{BLANKS})(?:et(?:-|{BLANKS}))?{_numbers.NUMBER_WORD})*)",
+    re.IGNORECASE,
+)
+_YEAR_WORDS_CUE = re.compile(
+    r"\b(?:en|depuis|dès|courant|début|debut|fin|année|annee|jusqu'en|jusqu’en|vers|avant|après|apres)[ \t\u00a0]+$",
+    re.IGNORECASE,
+)
+
+
+def _years_in_words(text: str) -> list[Candidate]:
+    """DATE candidates for the years written in words after a year cue (``en deux mille seize``)."""
+    found = []
+    for m in _YEAR_WORDS_ALONE.finditer(text):
+        if not _YEAR_WORDS_CUE.search(text, max(0, m.start() - 16), m.start()):
+            continue
+        if MIN_YEAR <= (_numbers.value(m.group("year")) or 0) <= MAX_YEAR:
+            found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_words", 0.9))
+    return found
+
+
 # -- a date range gives one DATE per end (docs/guidelines.md): "du [8] au [10 mars]", "[8]-[10 mars 2020]" --
 # The first end is a bare day, a date only because the second end, found on its own, follows it.
 _RANGE_HEAD_BEFORE = re.compile(
@@ -444,6 +468,8 @@ def find_dates(text: str) -> list[Candidate]:
             Candidate(m.start(), m.end(), LABEL, "pattern:date_year", 0.9 if cue else 0.5, needs_context=not cue)
         )
 
+    if "mil" in text or "MIL" in text or "Mil" in text:  # a C-level test: most notes write no year in words
+        found += _years_in_words(text)
     found += _export_forms(text)
     found += _range_starts(text, found)
     found += _corrected_days(text, found)
