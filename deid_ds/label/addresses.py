@@ -304,12 +304,10 @@ _ADDRESS_SIGN = re.compile(
     r"(?<!\d)\d{5}(?!\d)|\b(?:BP|CS|TSA|CEDEX|[Cc]edex)\b"
     r"|(?i:adresse|domicile(?:\s*:|\t)|domicili[ée]|demeurant|r[ée]sidant)"
 )
-#: Types of named places, which prose does not use as words: no address sign needed in capitals.
-_NAMED_PLACE_TYPES = frozenset({"residence", "res", "lieu", "lieu-dit", "quartier", "hameau", "lotissement", "domaine"})
-
-
 #: The lines an address block spreads over after a street's (a residence, then the street, then the postcode).
 _ADDRESS_LINES = 3
+#: Types of named places, which prose does not use as words: no address sign needed in capitals.
+_NAMED_PLACE_TYPES = frozenset({"residence", "res", "lieu", "lieu-dit", "quartier", "hameau", "lotissement", "domaine"})
 
 
 def _in_capitals(view: NoteView, i: int, end: int) -> bool:

@@ -211,7 +211,7 @@ _YEAR_WORDS_AFTER = re.compile(
 # A year in words on its own ("diagnostiqué en deux mille seize", "opérée en mil neuf cent
 # quatre-vingt-dix-huit"), after the words that make a bare year a date (not "a", "de": "il a deux mille euros").
 _YEAR_WORDS_ALONE = re.compile(
-    rf"(?<![\w\-])(?P<year>(?:deux{BLANKS}mille|mil)(?![^\W\d_])"
+    rf"(?<![\w\-])(?P<year>(?:deux{BLANKS}mille|mille|mil)(?![^\W\d_])"
     rf"(?:(?:-|{BLANKS})(?:et(?:-|{BLANKS}))?{_numbers.NUMBER_WORD})*)",
     re.IGNORECASE,
 )
