@@ -16,7 +16,8 @@ from itertools import repeat
 
 from deid_ds.kb.normalize import titles
 
-_SEP = r"[ \t\u00a0\u202f]*(?:[:\-–—]|\(e\))?[ \t\u00a0\u202f]*"  # "Interne : ", "Chirurgien\t", "Senior -"
+# "Interne : ", "Chirurgien\t", "Senior -", "Patient(e) : "
+_SEP = r"[ \t\u00a0\u202f]*(?:\(e\))?[ \t\u00a0\u202f]*(?:[:\-–—])?[ \t\u00a0\u202f]*"
 
 
 def _titles(kind: str) -> frozenset[str]:
