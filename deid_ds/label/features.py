@@ -7,7 +7,8 @@ embeddings: :mod:`deid_ds.ner.knowledge`) lets it weigh them in context instead 
 
 The features are computed by the labeller's own structures — the compiled gazetteer matcher and its
 categories (:mod:`deid_ds.kb.matcher`), the street-type list of the street rules, the postcode test of
-the ZIP rule, the French lexicon of the ambiguity marking, the patient-name matching of
+the ZIP rule, the French lexicon of the ambiguity marking, the number words of the date and phone rules
+(:mod:`deid_ds.label._numbers`: a dictated ``zéro six`` or ``deux mille douze``), the patient-name matching of
 :mod:`deid_ds.label.patient` — so that features and rules share one source of truth. They read what the
 labeller already looked up for the note (:class:`~deid_ds.label.lookup.NoteLookup`: its gazetteer
 matches, its folded words, the patient's names), so they cost set lookups per token and two regex
@@ -27,6 +28,7 @@ from itertools import chain, compress, starmap
 from deid_ds.io.metadata import read_birthdate, read_zip
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.normalize import fold
+from deid_ds.label._numbers import NUMBER_WORDS, fold_word
 from deid_ds.label.addresses import is_street_type
 from deid_ds.label.lookup import NoteLookup
 from deid_ds.label.view import DIGIT, INITIAL, LOWER, PUNCT, TITLE, UPPER, WordMemo, token_shape
@@ -48,6 +50,7 @@ LEXICON_FEATURES = (
     "street_type",  # rue, avenue, bd, av. (the street rules' list)
     "postcode",  # five digits with a French département prefix (the ZIP rule's test)
     "common_word",  # a French word of the lexicon (lower-cased), as the ambiguity marking reads it
+    "number_word",  # a number written in words (deux, mille, quatre-vingt-dix, zéro), as the date and phone rules
 )
 METADATA_FEATURES = (
     "meta:first",  # one of the patient's given names (typo-tolerant, as the patient rule)
@@ -101,6 +104,12 @@ _DATE = re.compile(r"(?<!\d)(\d{1,2})[/.\- ](\d{1,2})[/.\- ](\d{4}|\d{2})(?!\d)"
 _DATE_SEPARATORS = "/.- "
 _DATE_STRETCH = re.compile(r"[\d/.\- ]*")
 _PHONE = re.compile(r"(?<![\d])\+?\d[\d \u00a0.\-]{7,18}\d(?!\d)")
+#: A token that is a number written in words: one number word or a hyphenated compound of them (the tokenizer
+#: keeps ``quatre-vingt-dix`` and ``soixante-et-onze`` whole), the date and phone rules' own vocabulary.
+_NUMBER_TOKEN = re.compile(NUMBER_WORDS, re.IGNORECASE)
+#: Number words that are not ``number_word``: ``une`` writes no date nor phone number (``vingt et une`` is no day),
+#: and is an article in every sentence.
+_NOT_NUMBER_WORDS = frozenset({"une"})
 
 
 def _length(word: str) -> str:
@@ -109,7 +118,8 @@ def _length(word: str) -> str:
 
 
 def _word_features(word: str) -> frozenset[str]:
-    """The features a token has whatever its context: shape, length, street type, postcode, common word."""
+    """The features a token has whatever its context: shape, length, street type, postcode, common word, number
+    written in words."""
     shape = token_shape(word)
     feats = {"shape:mixed" if shape == DIGIT and not word.isdigit() else _SHAPE_FEATURE[shape], _length(word)}
     if is_street_type(fold(word)):
@@ -118,7 +128,18 @@ def _word_features(word: str) -> frozenset[str]:
         feats.add("postcode")
     if shape in (LOWER, TITLE, UPPER) and is_common_word(word.lower(), accents_known=shape != UPPER):
         feats.add("common_word")
+    if is_number_word(word):
+        feats.add("number_word")
     return frozenset(feats)
+
+
+def is_number_word(word: str) -> bool:
+    """Whether a token is a French number written in words (``Zéro``, ``mille``, ``dix-huit``, ``vingt-et-un``) as
+    the date and phone rules read them (:data:`deid_ds.label._numbers.NUMBER_WORDS`), ``une`` excepted.
+
+    ``un`` and ``neuf`` are kept although also an article and an adjective: they write dates and phone numbers
+    (``trente et un``, ``zéro un``, ``deux mille neuf``); the tagger weighs the feature with the context."""
+    return _NUMBER_TOKEN.fullmatch(word) is not None and fold_word(word) not in _NOT_NUMBER_WORDS
 
 
 def _token_range(starts: Sequence[int], ends: Sequence[int], start: int, end: int) -> range:

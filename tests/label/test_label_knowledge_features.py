@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 
 from deid_ds.kb.fingerprint import kb_fingerprint
 from deid_ds.label import features as F
+from deid_ds.label._numbers import WORDS
 from deid_ds.label.features import FEATURES, feature_column, feature_columns, parse_feature_column, token_features
 from deid_ds.label.labeller import WeakLabeller
 from deid_ds.label.lookup import NoteLookup
 from deid_ds.model import PatientMetadata
+from deid_ds.segmentation.tokens import tokenize
 
 NOTE = (
     "Mme Marie KERBRAT, née le 12/03/1954, demeurant 5 rue de Brest 22000 Saint-Brieuc.\n"
@@ -123,3 +125,33 @@ def test_the_kb_fingerprint_follows_the_tables_not_the_build(kb_dir, tmp_path):
     manifest["tables"]["names"]["sha256"] = "0" * 64
     (copy / "manifest.json").write_text(json.dumps(manifest))
     assert kb_fingerprint(copy) != kb_fingerprint(kb_dir)
+
+
+def test_numbers_written_in_words_as_the_tokenizer_cuts_them():
+    """A dictated date or phone number: each number word and hyphenated compound is ``number_word`` (the date
+    and phone rules' vocabulary); ``une`` is not (an article, never a date nor a phone number), ``un`` and
+    ``neuf`` are (``zéro un``, ``deux mille neuf``) whatever their sense here."""
+    text = (
+        "Vu le vingt-trois mars deux mille neuf, rappeler au ZÉRO un quatre-vingt-dix dix-huit soixante-et-onze "
+        "Zero. Une vingtaine de fois, un neuf sixième."
+    )
+    spans = tokenize(text)
+    words = [text[s:e] for s, e in spans]
+    assert {"vingt-trois", "quatre-vingt-dix", "dix-huit", "soixante-et-onze"} <= set(words)  # one token each
+    features = token_features(text, [s for s, _ in spans], [e for _, e in spans])
+    numbers = {word for word, feats in zip(words, features) if "number_word" in feats}
+    assert numbers == {
+        "vingt-trois", "deux", "mille", "neuf", "ZÉRO", "un", "quatre-vingt-dix", "dix-huit", "soixante-et-onze", "Zero"
+    }  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(sorted(WORDS)), min_size=1, max_size=5), st.sampled_from(["", "-et"]))
+def test_a_hyphenated_compound_of_number_words_is_one_number_word_token(parts, et):
+    """Any hyphenated run of the rules' number words (``et`` between two) is one token, ``number_word``; its ordinal
+    (``dix-huitième``) is not."""
+    compound = (et + "-").join(parts) if len(parts) > 1 else parts[0]
+    assert tokenize(compound) == [(0, len(compound))]
+    assert F.is_number_word(compound) == (compound != "une")
+    assert F.is_number_word(compound.upper()) == (compound != "une")
+    assert not F.is_number_word(compound + "ième")  # an ordinal

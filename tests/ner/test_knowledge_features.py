@@ -95,6 +95,30 @@ def test_the_embedding_is_a_trainable_layer_over_the_multi_hot_vector():
     assert torch.equal(rebuilt.linear.weight, embedding.linear.weight)
 
 
+def test_a_model_trained_before_a_feature_existed_reads_the_new_columns_as_it_read_the_old_ones():
+    """A model stores its feature names: a feature added since (``number_word``) is ignored by the older ones,
+    whose input is the same as before it was written in the column."""
+    from flair.data import Sentence
+
+    from deid_ds.ner.knowledge import KnowledgeEmbeddings, attach_features
+
+    old_names = [name for name in FEATURES if name != "number_word"]
+    saved = KnowledgeEmbeddings(old_names, 4, "sha256:abc", True).save_embeddings()
+    old = KnowledgeEmbeddings.load_embedding(saved)  # as SequenceTagger.load rebuilds it from an older model
+    new_columns = ["common_word|len:4-6|number_word|shape:lower", "len:4-6|number_word|shape:lower", "-"]
+    old_columns = ["common_word|len:4-6|shape:lower", "len:4-6|shape:lower", "-"]
+    assert torch.equal(old.multi_hot_of(new_columns), old.multi_hot_of(old_columns))
+    embedded = []
+    for columns in (new_columns, old_columns):
+        sentence = Sentence(["mille", "zéro", "."])
+        attach_features([sentence], columns, [0])
+        old.embed(sentence)
+        embedded.append(torch.stack([token.get_embedding() for token in sentence]))
+    assert torch.equal(*embedded)
+    current = KnowledgeEmbeddings(FEATURES, 4, "sha256:abc", True)  # a model trained with it reads it
+    assert not torch.equal(current.multi_hot_of(new_columns), current.multi_hot_of(old_columns))
+
+
 TINY = ["--hidden", "8", "--max-epochs", "1", "--max-sentences", "30", "--threads", "1", "--device", "cpu"]
 
 
