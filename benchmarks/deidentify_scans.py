@@ -33,6 +33,10 @@ Second round: each of these is every note's ``deidentify_document`` (surrogate m
 and ``leak views``: the views the residual-leak check reads of every note (``view_texts``), from region objects each
 decoded where it stands, against each stretch of markup read once (cut, decoded and joined: ``_gap_reading``).
 
+Third round: ``note narrowing``: the other views of every note (``view_edits``, with the replacer its
+``deidentify_document`` built) with each region searched for everything the note's replacer holds, against for
+what the note's searched texts joined can hold (:meth:`~deid_ds.deidentification.other_views.Replacer.narrowed`).
+
 The whole command's figures come from ``benchmarks/deidentify_command.py``.
 """
 
@@ -52,6 +56,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from deid_ds.deidentification import dates_shift, keyed, names, other_views, overlap, regions  # noqa: E402
+from deid_ds.deidentification import document as document_module  # noqa: E402
 from deid_ds.deidentification import identifiers as ids  # noqa: E402
 from deid_ds.deidentification import surrogates as surrogates_module  # noqa: E402
 from deid_ds.deidentification.batch import read_spans_by_document  # noqa: E402
@@ -199,6 +204,7 @@ UNDONE = {
     "region ranges": [(other_views, "decode", EagerDecoded)],
     "keyed digests": [(keyed.Keyring, "digest", digest_plainly)],
     "date offset": [(dates_shift, "date_offset", date_offset_plainly)],
+    "note narrowing": [(other_views.Replacer, "narrowed", lambda self, texts, foldings: self)],
 }
 
 
@@ -284,13 +290,18 @@ def main() -> None:
     digests: list[tuple[str, ...]] = []  # the parts of every keyed choice the document stage makes
     record = keyed.Keyring.digest
     keyed.Keyring.digest = lambda self, *parts: digests.append(parts) or record(self, *parts)
+    searched: list[tuple] = []  # the arguments of every note's view_edits (its replacer built)
+    view_edits = other_views.view_edits
+    document_module.view_edits = lambda *args: searched.append(args) or view_edits(*args)
     documents()
     keyed.Keyring.digest = record
+    document_module.view_edits = view_edits
     dated = [(c, sum(s.label == "DATE" for s in spans_)) for c, spans_ in zip(contexts, by_document)]
     assert [keyring.digest(*parts) for parts in digests] == [digest_plainly(keyring, *parts) for parts in digests]
     assert [dates_shift.date_offset(c) for c, _ in fresh_memory(dated)] == [date_offset_plainly(c) for c, _ in dated]
     for name in UNDONE:
         assert undone(name, documents)() == kept_documents, name
+    assert undone("note narrowing", lambda: [view_edits(*a) for a in searched])() == [view_edits(*a) for a in searched]
     assert [regions.view_texts(p) for p in parsed] == [view_texts_plainly(p) for p in parsed]
     assert [ids.find_identifiers(t) for t in texts] == [identifiers_plainly(t) for t in texts]
     assert [regions.regions(p) for p in parsed] == [regions_in_place(p) for p in parsed]
@@ -329,6 +340,10 @@ def main() -> None:
         "date offset": (
             lambda: [date_offset_plainly(c) for c, n in dated for _ in range(n)],
             lambda: [dates_shift.date_offset(c) for c, n in fresh_memory(dated) for _ in range(n)],
+        ),
+        "note narrowing": (
+            undone("note narrowing", lambda: [view_edits(*args) for args in searched]),
+            lambda: [view_edits(*args) for args in searched],
         ),
     }
     print(f"{len(notes)} notes, {len(texts)} texts, {len(cut)} regions, {len(name_spans)} name spans")

@@ -4,12 +4,20 @@ tagger built once per test session, and the longest test files run first."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Property tests draw the same examples on every run: a red CI must mean a change, not a draw. Hunting new
+# examples is a developer's run: HYPOTHESIS_PROFILE=explore (random draws, as Hypothesis does by default).
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 #: Verbatim official sample rows of the BAN and of the Annuaire Santé, shipped with the tests
 #: (``tests/data/formats/README.md`` says where they come from and under which licence).

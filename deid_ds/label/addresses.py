@@ -137,6 +137,25 @@ def _street_type_at(view: NoteView, i: int) -> tuple[int, bool] | None:
     return None
 
 
+#: Titles a street is named after with the contracted article (``rue du Docteur Roux``, ``bd du Pr Leclercq``).
+_STREET_TITLES = frozenset({"docteur", "dr", "dr.", "professeur", "pr", "pr."})
+#: Street types that are also a care visit in prose (``passage du Docteur X ce matin``).
+_VISIT_TYPES = frozenset({"passage"})
+
+
+def title_names_street(view: NoteView, i: int) -> bool:
+    """Whether the title at token ``i`` is part of a street's name: right after a street type and ``du``
+    (``place du Docteur Guérin``, ``BD DU PR LOUIS ROCHARD``), as streets are named after doctors in every
+    French town; never after ``passage``, which is also a visit."""
+    if i < 2 or view.folded[i] not in _STREET_TITLES or view.folded[i - 1] != "du" or not view.joined(i - 1):
+        return False
+    k = i - 2
+    if k >= 1 and view.words[k] == "." and view.gap(k - 1) == "":
+        k -= 1  # "bd. du Dr X": the abbreviation and its period
+    typed = _street_type_at(view, k)
+    return typed is not None and typed[0] == i - 1 and not typed[1] and view.folded[k] not in _VISIT_TYPES
+
+
 def _street_name_end(view: NoteView, i: int) -> int:
     """End of the street name starting at token ``i`` (``i`` if none): ends on a name word or a number."""
 
@@ -145,7 +164,10 @@ def _street_name_end(view: NoteView, i: int) -> int:
         if f in _STREET_PARTICLES:
             return INNER
         if shape == DIGIT:
-            return STOP if len(view.words[j]) == 5 and view.words[j].isdigit() else CORE  # a postcode ends it
+            word = view.words[j]
+            if (len(word) == 5 and word.isdigit()) or "/" in word:
+                return STOP  # a postcode ends it, and a date ("CHE HEPATIQUE LE 14/02/2022") is no street's
+            return CORE
         if shape in (TITLE, UPPER, INITIAL):
             return STOP if f in _STREET_STOP or f in _POSTBOX or f in _PLACE_WORDS else CORE
         return STOP
@@ -256,14 +278,57 @@ def streets(view: NoteView) -> list[Candidate]:
             continue  # "la route de 3 km": prose, not an address
         if not numbered and (
             folded[type_end] in _ROLES_NOT_STREETS
-            or any(folded[k] in PROFESSIONAL_TITLES for k in range(type_end, name_end))
+            or any(
+                folded[k] in PROFESSIONAL_TITLES and not title_names_street(view, k) for k in range(type_end, name_end)
+            )
         ):
             continue  # "Passage IDE à domicile", "Passage de Docteur X": a visit, not a street
-        if not numbered and i > 0 and folded[i - 1] in ("de", "du", "d'", "d’"):
-            continue  # "DOSSIER DE PASSAGE AUX URGENCES": a noun after "de", not a street named in prose
+        if not numbered and folded[type_end] == "en":
+            continue  # "Passage en Salle de Réveil": a stay, not a street
+        if not numbered and i > 0 and folded[i - 1] in ("de", "du", "d'", "d’", "en"):
+            continue  # "DOSSIER DE PASSAGE AUX URGENCES", "MISE EN PLACE D'UNE SONDE": prose, not a street
+        if (
+            not numbered
+            and f.rstrip(".") not in _NAMED_PLACE_TYPES
+            and _in_capitals(view, i, name_end)
+            and not _address_line(view, i, name_end)
+        ):
+            continue  # "VOIE VEINEUSE PERIPHERIQUE", "EN COURS DE REALISATION": prose of a note typed in capitals
         confidence = 0.95 if numbered else (0.8 if lower_type else 0.9)
         found.append(Candidate(view.starts[start], view.ends[name_end - 1], "STR", "address:street", confidence))
     return found
+
+
+#: What shows an address on a line or the next: a postcode, a post box, CEDEX, an address field.
+_ADDRESS_SIGN = re.compile(
+    r"(?<!\d)\d{5}(?!\d)|\b(?:BP|CS|TSA|CEDEX|[Cc]edex)\b"
+    r"|(?i:adresse|domicile(?:\s*:|\t)|domicili[ée]|demeurant|r[ée]sidant)"
+)
+#: The lines an address block spreads over after a street's (a residence, then the street, then the postcode).
+_ADDRESS_LINES = 3
+#: Types of named places, which prose does not use as words: no address sign needed in capitals.
+_NAMED_PLACE_TYPES = frozenset({"residence", "res", "lieu", "lieu-dit", "quartier", "hameau", "lotissement", "domaine"})
+
+
+def _in_capitals(view: NoteView, i: int, end: int) -> bool:
+    """Whether tokens ``[i, end)`` are all written in capitals (or digits, punctuation): no case to tell a
+    street's name from the words of a sentence."""
+    return all(view.shapes[k] not in (TITLE, LOWER) for k in range(i, end))
+
+
+def _address_line(view: NoteView, i: int, end: int) -> bool:
+    """Whether the line of tokens ``[i, end)``, or the two after it, show an address (:data:`_ADDRESS_SIGN`): a
+    letterhead's ``ROUTE DE KERVAO - BP 312 - 29107 QUIMPER CEDEX``, a ``DOMICILE :`` field, an address block's
+    ``RESIDENCE LES PINS`` / ``10 BD DE LA POSTE`` / ``29000 QUIMPER``."""
+    text = view.text
+    line_start = text.rfind("\n", 0, view.starts[i]) + 1
+    stop = view.ends[end - 1]
+    for _ in range(_ADDRESS_LINES):
+        stop = text.find("\n", stop + 1)
+        if stop < 0:
+            stop = len(text)
+            break
+    return _ADDRESS_SIGN.search(text, line_start, stop) is not None
 
 
 #: Address fields and verbs after which a place's name is an address (``Domicile : Le Haut Bourg``).
@@ -441,8 +506,11 @@ def _city_start(view: NoteView, j: int) -> int:
     return i
 
 
-def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded_text: str) -> list[Candidate]:
-    """VILLE candidates from postcodes (after, or before in brackets), place cues and date lines."""
+def cities(
+    view: NoteView, zips: list[Candidate], dates: list[Candidate], folded_text: str, streets: list[Candidate] = ()
+) -> list[Candidate]:
+    """VILLE candidates from postcodes (after, or before in brackets), place cues, date lines, and after a
+    numbered street (``12 rue de Siam à Brest``)."""
     found: list[Candidate] = []
     n = len(view)
     for z in zips:
@@ -473,6 +541,23 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
             end = _city_end(view, i)
             if end > i and not _not_a_city(view, i, end):
                 found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "context:city", 0.85))
+    for street in streets:  # "12 rue de Siam à Brest", "25 quai des Chartrons, Bordeaux."
+        j = view.index_at(street.end)
+        if j + 1 < n and view.starts[j] >= street.end and view.folded[j] in _AFTER_STREET and view.joined(j):
+            if "\n" in view.text[street.end : view.starts[j]]:
+                continue
+            if view.folded[j + 1].rstrip(".") in _ADDRESS_PART_WORDS:
+                continue  # "12 rue X, Cité Baduel", "…, Lotissement": the address goes on
+            end = _city_end(view, j + 1)
+            if (
+                end > j + 1
+                and not _not_a_city(view, j + 1, end)
+                and (view.folded[j] == "a" or _ends_sentence(view, end))
+                and not view.text[view.ends[end - 1] : view.ends[end - 1] + 1].isalnum()  # "SAINT-FRANÇ0IS"
+            ):
+                found.append(
+                    Candidate(view.starts[j + 1], view.ends[end - 1], "VILLE", "address:city_after_street", 0.8)
+                )
     if "paris" in folded_text or "lyon" in folded_text or "marseille" in folded_text:  # a C-level test per note
         found += arrondissement_cities(view)
     for d in dates:  # "Brest, le 3 mars 2021" / "Brest, 03/03/2021" at the head of a line
@@ -490,6 +575,21 @@ def cities(view: NoteView, zips: list[Candidate], dates: list[Candidate], folded
             if end > j + 2:
                 found.append(Candidate(view.starts[j + 2], view.ends[end - 1], "VILLE", "context:dateline", 0.8))
     return found
+
+
+#: What joins a street to its town in prose: ``12 rue de Siam à Brest``, ``25 quai des Chartrons, Bordeaux``.
+_AFTER_STREET = frozenset({"a", ","})
+
+
+#: Words that continue an address after its street rather than name its town.
+_ADDRESS_PART_WORDS = _TYPE_STARTS | _PLACE_WORDS | _NAMED_PLACE_TYPES | _POSTBOX | {"cite", "appt", "appartement"}
+
+
+def _ends_sentence(view: NoteView, end: int) -> bool:
+    """Whether the town ending before token ``end`` ends its phrase: the line, a period, a comma, a bracket
+    (``, Quimper.``, ``, Bordeaux (33)``): a capitalised word after a comma may also start a name (``, Mme Le
+    Gall est venue``); after ``à`` it is a place."""
+    return end >= len(view) or not view.joined(end - 1) or view.words[end] in (".", ",", ";", "(", ")")
 
 
 #: Words a place cue may announce that are not a city (``vit au Foyer Saint-Joseph``, ``né au Pavillon``).
@@ -638,8 +738,12 @@ INSTITUTION_HEADS = frozenset(
 _SAINTS = ("saint", "sainte", "st-", "ste-", "st ", "ste ")
 _PLACE_KINDS = frozenset({"commune", "ancienne_commune", "acheminement", "site"})
 _CITY_CONTEXT_BEFORE = frozenset({"a", "à", "de", "d'", "d’", "sur", "(", "vers", "pres", "près"})
+#: What closes a bracketed place (``(Vannes)``, ``(Plaine, 22)``, ``(Redon -``).
+_CLOSING_AFTER_PLACE = frozenset({")", ",", "-", "–", "/", ";"})
+#: Hospitals' abbreviations, which name their town with or without "de" (``CH Vannes``, ``CHU de Rennes``).
+PLACE_ABBREVIATIONS = frozenset({"ch", "chu", "chr", "chru", "chi", "chic", "chs"})
 # a hospital named by its town with no "de" ("CH Vannes", "CHU Rennes"): the town is VILLE (guidelines)
-_CITY_CONTEXT_BEFORE |= frozenset({"ch", "chu", "chr", "chru", "chi", "chic", "chs"})
+_CITY_CONTEXT_BEFORE |= PLACE_ABBREVIATIONS
 
 
 def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Candidate]:
@@ -662,9 +766,10 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
         if i >= j or view.starts[i] != match.start or view.ends[j - 1] != match.end:
             continue
         if view.shapes[i] not in (TITLE, UPPER) and not (
-            view.shapes[i] == LOWER and _next_to_zip(view, i, j, zip_starts, zip_ends)
+            view.shapes[i] == LOWER
+            and (_next_to_zip(view, i, j, zip_starts, zip_ends) or _dictated_place(view, i, match))
         ):
-            continue  # a commune in lower case only next to its postcode, as dictation writes it (75014 paris)
+            continue  # a commune in lower case only next to its postcode or after "à", as dictation writes it
         if i >= 2 and view.folded[i - 1] in ("de", "d'", "d’") and view.folded[i - 2] in EPONYM_HEADS:
             continue  # "drain de Redon", "signe de Lasègue": an eponym, not a place
         if i >= 1 and view.folded[i - 1] in INSTITUTION_HEADS and view.folded[i].startswith(_SAINTS):
@@ -677,10 +782,28 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
             near_zip = _next_to_zip(view, i, j, zip_starts, zip_ends)
             if not (before in _CITY_CONTEXT_BEFORE or near_zip or (j < len(view) and view.folded[j] == "cedex")):
                 continue
+            if before == "(" and not near_zip and (j >= len(view) or view.words[j] not in _CLOSING_AFTER_PLACE):
+                continue  # "(VERS LE 12/09)": a word opening a bracketed phrase; "(Vers)", "(Plaine, 35)" a place
         found.append(
             Candidate(view.starts[i], view.ends[j - 1], "VILLE", "gazetteer:commune", 0.6 if ambiguous else 0.7)
         )
     return found
+
+
+#: Prepositions before a town in dictated text (``domiciliée à morlaix``); not ``de``, before which a lower-case
+#: commune is as often a word the lexicon lacks (``entorse de cheville``: Cheville, Sarthe).
+_DICTATED_PLACE_BEFORE = frozenset({"a", "à"})
+
+
+def _dictated_place(view: NoteView, i: int, match) -> bool:
+    """Whether the lower-case commune at token ``i`` is one a dictation transcript wrote (``à morlaix``, ``à la
+    baule``): after ``à``, a commune whose name is no French word nor a person's name."""
+    return (
+        i > 0
+        and view.folded[i - 1] in _DICTATED_PLACE_BEFORE
+        and all(not c.ambiguous for c in match.categories if c.table == "places")
+        and not any(c.table == "names" for c in match.categories)
+    )
 
 
 def _next_to_zip(view: NoteView, i: int, j: int, zip_starts: set[int], zip_ends: set[int]) -> bool:

@@ -44,7 +44,8 @@ def split_at_columns(text: str, candidates: list[Candidate]) -> list[Candidate]:
     under ``NOM        PRENOM``). The name runs join tokens separated by any blanks; here a name candidate
     holding three blanks in a row becomes one candidate per column (each keeping its label and source).
     A place read on across the gap (``CHU DE [BREST]      ACCUEIL DES URGENCES``) keeps its first column
-    only. Most candidates hold none: one substring test each.
+    only, and a name stops before a column that is a field's name (``Préleveur :``). Most candidates hold none:
+    one substring test each.
     """
     if not any(COLUMN_GAP in text[c.start : c.end] for c in candidates):
         return candidates
@@ -56,6 +57,13 @@ def split_at_columns(text: str, candidates: list[Candidate]) -> list[Candidate]:
         pieces = re.finditer(r"\S+(?:[ \t\u00a0]{1,2}\S+)*", text[c.start : c.end])
         if c.label not in ("PATIENT", "DOCTOR"):
             pieces = [next(pieces)]
-        for piece in pieces:
-            out.append(Candidate(c.start + piece.start(), c.start + piece.end(), c.label, c.source, c.confidence))
+        for k, piece in enumerate(pieces):
+            start, end = c.start + piece.start(), c.start + piece.end()
+            if k and _FIELD_AFTER.match(text, end):
+                break  # "DR LE GUEN YVES    Préleveur : ...": the next column's field name, not a name
+            out.append(Candidate(start, end, c.label, c.source, c.confidence))
     return out
+
+
+#: A colon after a column's words: they are a field's name (``Préleveur :``).
+_FIELD_AFTER = re.compile(r"[ \t\u00a0]*:")

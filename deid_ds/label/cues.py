@@ -16,7 +16,8 @@ from itertools import repeat
 
 from deid_ds.kb.normalize import titles
 
-_SEP = r"[ \t\u00a0\u202f]*(?:[:\-–—]|\(e\))?[ \t\u00a0\u202f]*"  # "Interne : ", "Chirurgien\t", "Senior -"
+# "Interne : ", "Chirurgien\t", "Senior -", "Patient(e) : "
+_SEP = r"[ \t\u00a0\u202f]*(?:\(e\))?[ \t\u00a0\u202f]*(?:[:\-–—])?[ \t\u00a0\u202f]*"
 
 
 def _titles(kind: str) -> frozenset[str]:
@@ -66,11 +67,11 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"aides? operatoires?",
     r"anesthesistes?",
     r"assistante?s?",
-    r"infirmiere?s?(?: ?\(e\))?(?: d'accueil| de bloc| de coordination| referente?| scolaires?)?",
-    r"ide",
+    r"infirmiere?s?(?: ?\(e\))?(?: d'accueil| de bloc| de coordination| d'education| referente?| scolaires?)?",
+    r"ide(?: de coordination| referente?| de nuit| de jour| de bloc)?",
     r"iade",
     r"ibode",
-    r"validation(?: biologique)?",
+    r"validation(?: biologique| technique| medicale)?",
     r"biologistes?",
     r"radiologues?",
     r"cabinet medical",
@@ -141,7 +142,7 @@ PATIENT_PHRASES: tuple[str, ...] = (
     r"nom d'usage",
     r"nom de naissance",
     r"nom de jeune fille",
-    r"nom (?:de )?naiss\.?",  # "NOM NAISS.:" of a fixed-width listing
+    r"nom (?:de )?naiss?\.?",  # "NOM NAISS.:", "NOM NAIS. :" of a fixed-width listing
     r"nom marital",
     r"nom patronymique",
     r"nom",
@@ -149,6 +150,7 @@ PATIENT_PHRASES: tuple[str, ...] = (
     r"nom et prenoms?(?: du patient| de la patiente)?",
     r"nom, prenom",
     r"patiente?",
+    r"enfant",  # a paediatric note's identity line ("Enfant Lucas MÜLLER", "ENFANT : DIALLO Awa")
     r"identite",
     r"document concernant",
     r"concernant",
@@ -206,7 +208,7 @@ CITY_PHRASES: tuple[str, ...] = (
     r"chr de",
     r"ch de",
     r"centre hospitalier(?: universitaire| regional)? de",
-    r"hopital de",
+    r"hopital de(?! (?:jour|nuit|semaine)\b)",  # not the day hospital ("Hôpital de Jour", a unit)
     r"hopital prive de",
     r"clinique de",
     r"polyclinique de",
@@ -221,6 +223,11 @@ CITY_PHRASES: tuple[str, ...] = (
 )
 
 _WORD_END = r"(?![\w'])"
+#: What a cue phrase follows (the one character a cue regex matches): a non-word character, or the apostrophe of an
+#: elided article or preposition (``l'infirmière Gaëlle``, ``l'hôpital de Brest``, ``d'IDE``), not one inside a word.
+#: Written as a character set first, the lookbehinds after it: a regex that starts with a set is tried only where
+#: such a character is (an alternation with a lookbehind first made the scan of the cues twice as slow).
+_CUE_LEAD = r"[^\w](?<![^ld]')(?<![\w'][ld]')"
 
 
 # A choice of words at a phrase's start, "(?:sign|valid)" in "(?:sign|valid)ee? par".
@@ -238,7 +245,7 @@ def cue_regex(phrases: Sequence[str], separator: str) -> re.Pattern[str]:
     grouped by first letter (:func:`_by_first_letter`), so that at a word only those of its letter are.
     """
     return re.compile(
-        r"[^\w'](?=(?P<cue>" + _by_first_letter(phrases) + ")" + _WORD_END + "(?P<sep>" + separator + "))"
+        _CUE_LEAD + r"(?=(?P<cue>" + _by_first_letter(phrases) + ")" + _WORD_END + "(?P<sep>" + separator + "))"
     )
 
 
@@ -299,7 +306,8 @@ _KNOWN_CUES: dict[re.Pattern[str], frozenset[str]] = {
 # Where any phrase of any of them starts a word: a superset of where each matches (a cue's match is one
 # of its phrases, then a word end and a separator, which this does not read), grouped by first letter.
 _ANY_KNOWN_CUE = re.compile(
-    r"[^\w'](?="
+    _CUE_LEAD
+    + r"(?="
     + _by_first_letter(
         (
             *DOCTOR_PHRASES,
@@ -329,7 +337,8 @@ NOT_NAME: frozenset[str] = (
     je nous vous ils elles on qui que quoi dont signe dicte frappe valide vu lu cordialement bien
     confraternellement merci monsieur madame mademoiselle docteur professeur interne externe patient patiente
     identite prenom prenoms nom adresse domicile ville naissance sexe ipp nip iep
-    ddn rpps adeli intervenant intervenants qualite fonction specialite""".split()
+    ddn rpps adeli intervenant intervenants qualite fonction specialite
+    sos samu smur sau uhcd ssr usld had ssiad ehpad cmp cmpp pmi mdph cpam""".split()
     )
     | PROFESSIONAL_TITLES
     | CIVILITIES

@@ -138,12 +138,14 @@ _NUMERIC = re.compile(
 )
 
 # -- partial numeric dates: dd/mm and mm/yyyy ----------------------------------------------------------
-# (a one-digit day, "le 4/10", only after a date word: "3/10" alone is a score as often as a date)
-_DAY_MONTH_NUM = re.compile(rf"(?P<day>{_FIRST_DIGIT}\d?)/(?P<month>\d{{2}})(?![\d]|[/.,:]\d)")
+# (a one-digit day or month, "le 4/10", "le 3/4", only after a date word: "3/10" alone is a score as often as a date)
+_DAY_MONTH_NUM = re.compile(rf"(?P<day>{_FIRST_DIGIT}\d?)/(?P<month>\d{{1,2}})(?![\d]|[/.,:]\d)")
 # A weekday just before a numeric date belongs to it ("samedi 21/01/2023"). Looked for only where a
 # numeric date was found: an optional weekday at the head of the date patterns made the regex engine
 # try the seven names at every character of the note.
-_WEEKDAY_BEFORE = re.compile(rf"(?<![\w])(?:{_WEEKDAY}),?{BLANKS}$", re.IGNORECASE)
+# Abbreviated weekdays ("ven. 17/02/2023" in emergency and agenda exports) only with their period, and only
+# here, before a numeric date: "mar." before a word is also March's.
+_WEEKDAY_BEFORE = re.compile(rf"(?<![\w])(?:{_WEEKDAY}|(?:lun|mar|mer|jeu|ven|sam|dim)\.),?{BLANKS}$", re.IGNORECASE)
 _MONTH_YEAR_NUM = re.compile(rf"(?P<month>{_FIRST_DIGIT}\d?)/(?P<year>\d{{4}})(?![\d]|[/.,:]\d)")
 
 # -- a year on its own ---------------------------------------------------------------------------------
@@ -180,10 +182,11 @@ _STREET_BEFORE = re.compile(
     r"[ \t\u00a0\u202f]+(?:du|de\s+la|des)?[ \t\u00a0\u202f]*$",
     re.IGNORECASE,
 )
-# Words before an "dd/mm" that make it a day-month date ("le 12/03", "du 12/03 au 15/03", "lundi 12/03")
+# Words before an "dd/mm" that make it a day-month date ("le 12/03", "du 12/03 au 15/03", "lundi 12/03"), and
+# the obstetric dates (last period, conception, due date: "DDR 14/05", "DPA 18/02")
 _DAY_MONTH_CUE_BEFORE = re.compile(
     rf"(?:\b(?:le|du|au|depuis\ le|jusqu'au|jusqu’au|dès\ le|avant\ le|après\ le|RDV|rendez-vous|prévu|prevu|"
-    rf"date|J\d+)|{_WEEKDAY}|[(\[])\W{{0,3}}$",
+    rf"date|J\d+|DDR|DDG|DPA|DG)|{_WEEKDAY}|[(\[])\W{{0,3}}$",
     re.IGNORECASE,
 )
 # Words before a slash pair that make it a measure: blood pressure, pain scale, scores, visual acuity.
@@ -204,6 +207,30 @@ _YEAR_WORDS_AFTER = re.compile(
     rf"(?:(?:-|{BLANKS})(?:et(?:-|{BLANKS}))?{_numbers.NUMBER_WORD})*)",
     re.IGNORECASE,
 )
+
+# A year in words on its own ("diagnostiqué en deux mille seize", "opérée en mil neuf cent
+# quatre-vingt-dix-huit"), after the words that make a bare year a date (not "a", "de": "il a deux mille euros").
+_YEAR_WORDS_ALONE = re.compile(
+    rf"(?<![\w\-])(?P<year>(?:deux{BLANKS}mille|mille|mil)(?![^\W\d_])"
+    rf"(?:(?:-|{BLANKS})(?:et(?:-|{BLANKS}))?{_numbers.NUMBER_WORD})*)",
+    re.IGNORECASE,
+)
+_YEAR_WORDS_CUE = re.compile(
+    r"\b(?:en|depuis|dès|courant|début|debut|fin|année|annee|jusqu'en|jusqu’en|vers|avant|après|apres)[ \t\u00a0]+$",
+    re.IGNORECASE,
+)
+
+
+def _years_in_words(text: str) -> list[Candidate]:
+    """DATE candidates for the years written in words after a year cue (``en deux mille seize``)."""
+    found = []
+    for m in _YEAR_WORDS_ALONE.finditer(text):
+        if not _YEAR_WORDS_CUE.search(text, max(0, m.start() - 16), m.start()):
+            continue
+        if MIN_YEAR <= (_numbers.value(m.group("year")) or 0) <= MAX_YEAR:
+            found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_words", 0.9))
+    return found
+
 
 # -- a date range gives one DATE per end (docs/guidelines.md): "du [8] au [10 mars]", "[8]-[10 mars 2020]" --
 # The first end is a bare day, a date only because the second end, found on its own, follows it.
@@ -418,8 +445,11 @@ def find_dates(text: str) -> list[Candidate]:
         start = _with_weekday(text, m.start())
         before = text[max(0, m.start() - 40) : m.start()]
         cue = start < m.start() or bool(_DAY_MONTH_CUE_BEFORE.search(before))
-        if len(m.group("day")) == 1 and (not cue or _MEASURE_BEFORE.search(before)):
-            continue
+        if (len(m.group("day")) == 1 or len(m.group("month")) == 1) and (not cue or _MEASURE_BEFORE.search(before)):
+            continue  # "le 4/10", "du 12/3"; without a date word "3/10" is a score as often as a date
+        if len(m.group("month")) == 1 and (day < month or text[m.end() : m.end() + 1].isalnum()):
+            continue  # "le 1/2 comprimé", "le 3/4 de la dose": a fraction (a date "le 12/3" reads day > month);
+            # "du 02/1l/14": a scanned date's month, not a month of one digit
         if not cue and _MEASURE_BEFORE.search(before):
             continue
         found.append(
@@ -438,6 +468,8 @@ def find_dates(text: str) -> list[Candidate]:
             Candidate(m.start(), m.end(), LABEL, "pattern:date_year", 0.9 if cue else 0.5, needs_context=not cue)
         )
 
+    if "mil" in text or "MIL" in text or "Mil" in text:  # a C-level test: most notes write no year in words
+        found += _years_in_words(text)
     found += _export_forms(text)
     found += _range_starts(text, found)
     found += _corrected_days(text, found)

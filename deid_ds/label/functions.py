@@ -137,7 +137,11 @@ def _confirmed_by_metadata(note: NoteInputs) -> list[Candidate]:
 def _cities(note: NoteInputs) -> list[Candidate]:
     dates = [d for d in note.candidates_of("dates") if not d.needs_context]
     zips = note.candidates_of("zips") + note.candidates_of("foreign_postcodes")
-    return cities(note.view, zips, dates, note.folded)
+    # numbered streets only: "rue de la Gare à Brest" in prose may be a way to the station
+    numbered = [
+        s for s in note.candidates_of("streets") if s.source == "address:street" and note.text[s.start].isdigit()
+    ]
+    return cities(note.view, zips, dates, note.folded, numbered)
 
 
 def _confirmed_zips(note: NoteInputs) -> list[Candidate]:
@@ -315,10 +319,12 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
             "context:city",
             "context:dateline",
             "address:arrondissement",
+            "address:city_after_street",
         ),
-        "cities next to a postcode, after a cue (née à...), in datelines (Rennes, le 3 mars), before an arrondissement",
+        "cities next to a postcode, after a cue (née à...), in datelines (Rennes, le 3 mars), before an arrondissement,"
+        " after a numbered street (12 rue de Siam à Brest)",
         _cities,
-        reads=("zips", "dates", "foreign_postcodes"),
+        reads=("zips", "dates", "foreign_postcodes", "streets"),
     ),
     LabellingFunction(
         "communes",

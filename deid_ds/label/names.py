@@ -14,6 +14,7 @@ import re
 from bisect import bisect_right
 from itertools import compress
 
+from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.normalize import fold
 from deid_ds.label.cues import CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES
 from deid_ds.label.view import DIGIT, INITIAL, LOWER, PARTICLES, PUNCT, TITLE, UPPER, NoteView, WordMemo, token_shape
@@ -117,6 +118,39 @@ def name_start(view: NoteView, j: int, *, max_tokens: int = MAX_NAME_TOKENS) -> 
     while i < j and is_particle(view.folded[i]) and view.shapes[i] == LOWER:
         i += 1  # "la" in "avec la DUPONT" is not part of the name; "Le" in "Le Gall" is
     return i if any(is_core(view, k) for k in range(i, j)) else j
+
+
+def is_french_word(w: str) -> bool:
+    """A word of the lexicon (lower case), or a form the lexicon's lemma makes: feminine or plural, a verb's
+    present (``présente``: présenter) or a past participle (``SORTI``, ``sorties``: sortir; ``revu``: revoir).
+    For words written in capitals or at a line's start, where the case tells a name from a word no more."""
+    if is_common_word(w, accents_known=False):
+        return True
+    if any(w.endswith(e) and is_common_word(w[: -len(e)], accents_known=False) for e in ("e", "s", "es")):
+        return True
+    if w.endswith("e") and is_common_word(w + "r", accents_known=False):
+        return True
+    stem = w.removesuffix("s").removesuffix("e")
+    if stem.endswith("i"):
+        return is_common_word(stem + "r", accents_known=False)
+    return stem.endswith("u") and any(
+        is_common_word(stem[:-1] + end, accents_known=False) for end in ("oir", "ir", "re")
+    )
+
+
+#: Particles that a name keeps in lower case after a civility or a title (``Mme [de Kerguelen]``).
+_NOBLE_PARTICLES = frozenset({"de", "d'", "d’", "du", "des"})
+
+
+def particle_after_title(view: NoteView, k: int) -> bool:
+    """Whether the lower-case particle at token ``k`` starts a name: right after a civility or a title
+    (``Mme de LA VILLEMARQUÉ``, ``M. du Pont``), where ``de`` can be nothing but the name's."""
+    return (
+        view.folded[k] in _NOBLE_PARTICLES
+        and k > 0
+        and view.joined(k - 1)
+        and (view.folded[k - 1] in CIVILITIES or view.folded[k - 1] in PROFESSIONAL_TITLES)
+    )
 
 
 def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: bool = False) -> tuple[int, int] | None:

@@ -25,8 +25,8 @@ from functools import cached_property, lru_cache
 from deid_ds.io.metadata import read_birthdate, read_zip
 from deid_ds.kb.normalize import fold
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.names import core_words, is_core, is_particle, runs_with
-from deid_ds.label.view import INITIAL, NoteView
+from deid_ds.label.names import core_words, is_core, is_french_word, is_particle, particle_after_title, runs_with
+from deid_ds.label.view import INITIAL, TITLE, UPPER, NoteView
 from deid_ds.model import PatientMetadata
 
 _SPLIT = re.compile(r"[\s,;/]+")
@@ -161,6 +161,8 @@ def patient_names(view: NoteView, names: PatientNames) -> list[Candidate]:
             and i > 0
             and view.words[i - 1] == "M."
             and "m" in names.initials
+            and all(names.kind(view.folded[k]) == "last" for k in range(i, end) if is_core(view, k))  # not his son's
+            # "M. SEGUIN Louis-Luc"
             and view.joined(i - 1)
         ):
             # "M. GAUDIN" for Marcel Gaudin: the M. is read as his initial (the metadata says it can be)
@@ -192,7 +194,7 @@ def _classify_run(view: NoteView, names: PatientNames, i: int, j: int) -> list[C
                 e += 1
             while e > k and kinds[e] == "particle":
                 e -= 1
-            while kinds[s] == "particle" and view.shapes[i + s] == "l":
+            while kinds[s] == "particle" and view.shapes[i + s] == "l" and not particle_after_title(view, i + s):
                 s += 1
             if best is None or e + 1 - s > best[1] - best[0]:
                 best = (s, e + 1)
@@ -202,6 +204,8 @@ def _classify_run(view: NoteView, names: PatientNames, i: int, j: int) -> list[C
     if best is None:
         return []
     s, e = best
+    if "last" in kinds[s:e] and "first" not in kinds[s:e] and "initial" not in kinds[s:e]:
+        s, e = _with_relative_given_name(view, kinds, i, s, e)
     stretch = set(kinds[s:e])
     start, end = view.starts[i + s], view.ends[i + e - 1]
     unknown_core = any(kinds[k] is None and is_core(view, i + k) for k in range(len(kinds)))
@@ -216,6 +220,29 @@ def _classify_run(view: NoteView, names: PatientNames, i: int, j: int) -> list[C
     if len(view.folded[i + s]) >= 3:
         return [Candidate(start, end, "PATIENT", "patient:firstname", 0.55)]
     return []
+
+
+def _with_relative_given_name(view: NoteView, kinds: list[str | None], i: int, s: int, e: int) -> tuple[int, int]:
+    """The patient's last name ``[s, e)`` of the run at ``i`` with the given name written next to it in the
+    ``Prénom NOM`` or ``NOM Prénom`` way (``Nolwenn GUILLOU (mère)``): a relative sharing the patient's name
+    is PATIENT too (guidelines). One word, capitalised (not in capitals) beside a surname in capitals, and no
+    French word (``Revu GUILLOU``)."""
+    if not all(view.shapes[i + k] == UPPER for k in range(s, e) if kinds[k] == "last"):
+        return s, e
+    if s > 0 and _given_name_like(view, kinds, i, s - 1):
+        return s - 1, e
+    if e < len(kinds) and _given_name_like(view, kinds, i, e):
+        return s, e + 1
+    return s, e
+
+
+def _given_name_like(view: NoteView, kinds: list[str | None], i: int, k: int) -> bool:
+    return (
+        kinds[k] is None
+        and view.shapes[i + k] == TITLE
+        and len(view.words[i + k]) >= 3
+        and not is_french_word(view.words[i + k].lower())
+    )
 
 
 _DIGITS = re.compile(r"\d")

@@ -36,6 +36,7 @@ from itertools import compress
 from deid_ds.kb.ambiguity import is_common_word
 from deid_ds.kb.matcher import Match
 from deid_ds.kb.normalize import fold
+from deid_ds.label.addresses import title_names_street
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import (
     CIVILITIES,
@@ -57,6 +58,7 @@ from deid_ds.label.names import (
     core_flags,
     core_tokens,
     is_core,
+    is_french_word,
     is_particle,
     name_after,
     name_end,
@@ -71,12 +73,18 @@ _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
 #: pattern has no anchor or lookaround), and tested on the folded text between the line's offsets, with
 #: no slice or strip: most lines of a note fail it, and only the others are given the heading's own test.
 _HEADING_LINE = re.compile(rf"\s*(?:{STAFF_HEADING.pattern})\s*", STAFF_HEADING.flags)
+#: Roles written in capitals before a first name in nurse transmissions (``AS Julie``, ``CDS Djamila``, ``IAO :
+#: Paulette M.``, a paediatric ward's ``PDE Maëlle`` and ``EJE Inès``): capitals only, the same letters being words
+#: or abbreviations otherwise; ``Inf.`` with its period.
+_CAPITAL_ROLES = frozenset(
+    {"AS", "CDS", "IAO", "IOA", "ASH", "Inf.", "INF.", "Int.", "INT.", "Int", "INT", "PDE", "EJE", "IPA", "IDEL"}
+)
 #: The folded tokens the title, civility and role rules start from.
 _START_WORDS = (
     PROFESSIONAL_TITLES
     | CIVILITIES
     | frozenset(map(fold, _ROLE_SEPARATORS))
-    | {"as", "cds", "iao", "ioa", "ash", "inf.", "int.", "int"}  # roles in capitals (_CAPITAL_ROLES)
+    | frozenset(map(fold, _CAPITAL_ROLES))  # roles in capitals
     | {"patient", "patiente"}  # lower-case names after them (lower_case_names)
     | frozenset(map(fold, RELATIVE_WORDS))
     | {"reverrai", "revois"}
@@ -97,6 +105,10 @@ def _rule_starts(view: NoteView) -> list[int]:
     return starts
 
 
+#: A name field of an identity block, with its colon or tab: what follows is a name even if made of French words.
+_NAME_FIELD = re.compile(r"(?:NOM|PR[EÉ]NOMS?)\b[^:\t\n]{0,20}[:\t]")
+
+
 def _names_after(
     view: NoteView, cues: Iterable[tuple[int, int]], *, initial_m: bool = False
 ) -> Iterable[tuple[int, int]]:
@@ -104,7 +116,8 @@ def _names_after(
 
     A cue written in capitals (``OBJET :``, ``LE PATIENT``, ``NE`` for né) is followed by capitals whatever
     comes next, so there a run of French words only (``DEMANDE D'AVIS``, ``A ETE INFORME``, ``PRESENTE``)
-    is no name.
+    is no name; but a name field with its colon (``NOM: LE ROUX``, ``PRENOM : BLANCHE``) holds a name whatever
+    its words mean.
     """
     text = view.text
     for cue_start, cue_end in cues:
@@ -112,7 +125,8 @@ def _names_after(
         if i >= len(view) or view.starts[i] < cue_end or "\n" in text[cue_end : view.starts[i]]:
             continue  # the cue ends inside a word, or at the end of its line
         found = name_after(view, i, initial_m=initial_m)
-        if found and not (text[cue_start:cue_end].isupper() and _french_words_only(view, found)):
+        cue = text[cue_start:cue_end]
+        if found and not (cue.isupper() and not _NAME_FIELD.match(cue) and _french_words_only(view, found)):
             yield found
 
 
@@ -120,12 +134,7 @@ def _french_words_only(view: NoteView, run: tuple[int, int]) -> bool:
     """Whether every word of ``run`` longer than an initial is a French word (a feminine or plural form of a
     word of the lexicon, or a verb's present, counts: the lexicon lists lemmas, ``présenter``, not ``PRESENTE``)."""
     words = [view.words[k].lower() for k in range(*run) if view.shapes[k] in (UPPER, TITLE, LOWER)]
-    return bool(words) and all(
-        is_common_word(w, accents_known=False)
-        or any(w.endswith(e) and is_common_word(w[: -len(e)], accents_known=False) for e in ("e", "s", "es"))
-        or (w.endswith("e") and is_common_word(w + "r", accents_known=False))  # présente: présenter
-        for w in words
-    )
+    return bool(words) and all(map(is_french_word, words))
 
 
 def over_two_lines(view: NoteView, run: tuple[int, int]) -> tuple[int, int]:
@@ -162,9 +171,8 @@ def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, co
     return Candidate(start, end, label, source, confidence)
 
 
-#: Roles written in capitals before a first name in nurse transmissions (``AS Julie``, ``CDS Djamila``, ``IAO :
-#: Paulette M.``): capitals only, the same letters being words or abbreviations otherwise; ``Inf.`` with its period.
-_CAPITAL_ROLES = frozenset({"AS", "CDS", "IAO", "IOA", "ASH", "Inf.", "INF.", "Int.", "INT.", "Int", "INT"})
+#: Titles written before a name only (a role word may end a phrase before a new sentence: ``X, interne Absence``).
+_NAMING_TITLES = frozenset({"dr", "dr.", "drs", "docteur", "pr", "pr.", "professeur"})
 #: Titles that are adjectives too (``face interne``).
 _ADJECTIVE_TITLES = frozenset({"interne", "externe"})
 
@@ -176,6 +184,8 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
     folded = view.folded
     for i in _rule_starts(view):
         if (folded[i] in PROFESSIONAL_TITLES or view.words[i] in _CAPITAL_ROLES) and i + 1 < n and view.joined(i):
+            if title_names_street(view, i):
+                continue  # "place du Docteur Guérin": the street's name, not a professional
             j = i + 1
             if view.words[j] == ":" or (view.words[j] == "." and len(folded[i]) <= 3):
                 j += 1  # "Interne : X", "Dr. X"; not "..., interne. Conduite à tenir"
@@ -186,6 +196,10 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                 continue  # "A LA FACE INTERNE DU BRAS GAUCHE": the adjective, in a letter typed in capitals
             if run:
                 found.append(_candidate(view, over_two_lines(view, run), "DOCTOR", "context:title", 0.95))
+                if folded[i] in _PLURAL_TITLES:
+                    found += [
+                        _candidate(view, more, "DOCTOR", "context:title", 0.9) for more in _listed_names(view, run)
+                    ]
     for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text), initial_m=True):
         found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
     for i in _rule_starts(view):
@@ -197,6 +211,8 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
         ):
             if not view.joined(i) and view.gap(i) != "":
                 continue
+            if folded[i + 1] in _NAMING_TITLES and _titled_name_at(view, i + 1):
+                continue  # "CH de Redon (Dr Paul KERVELLA)": the title names who follows it, not the word before
             start = name_start(view, i)
             if start < i:
                 if (
@@ -217,6 +233,32 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
             if run:
                 found.append(_candidate(view, run, "DOCTOR", "context:recipient", 0.7))
     return found
+
+
+#: Titles of several people (``Drs Lemoine, Abgrall et Saliou``): each name of the list is a professional's.
+_PLURAL_TITLES = frozenset({"drs", "docteurs", "prs", "professeurs"})
+
+
+def _listed_names(view: NoteView, run: tuple[int, int]) -> list[tuple[int, int]]:
+    """The names listed after ``run`` on its line, each after a comma or ``et`` (``Drs Lemoine, Abgrall et Saliou``)."""
+    more: list[tuple[int, int]] = []
+    n = len(view)
+    k = run[1]
+    while k + 1 < n and view.words[k] in (",", "et") and view.joined(k - 1) and view.joined(k):
+        nxt = name_after(view, k + 1, skip_titles=False)
+        if nxt is None or nxt[0] != k + 1:
+            break
+        more.append(nxt)
+        k = nxt[1]
+    return more
+
+
+def _titled_name_at(view: NoteView, i: int) -> bool:
+    """Whether the title at token ``i`` is followed by a name on its line (``Dr Paul KERVELLA``)."""
+    j = i + 1
+    if j < len(view) and view.words[j] == "." and view.gap(i) == "" and len(view.folded[i]) <= 3:
+        j += 1  # "Dr. X"; not "..., interne. Conduite à tenir"
+    return j < len(view) and view.joined(j - 1) and name_after(view, j, initial_m=True) is not None
 
 
 def _signatures(view: NoteView, folded_text: str) -> list[Candidate]:
@@ -267,6 +309,8 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
         ):
             if i > 0 and view.folded[i - 1] in CIVILITIES:
                 continue  # "Madame M. Le Gall": the first civility speaks for both
+            if view.folded[i] == "mm" and i > 0 and view.words[i - 1][-1].isdigit():
+                continue  # "kyste de 12 MM lobe droit": millimetres, not "Messieurs"
             run = name_after(view, i)
             if run:
                 span = view.span(*run)
@@ -513,6 +557,7 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
     if not anchors:
         return []
     known: frozenset[str] | None = None  # the gazetteer's name words, looked up only if a word needs them
+    places: frozenset[str] | None = None  # and its communes' words
     found: list[Candidate] = []
     for k in anchors:
         run = _lower_run(view, k + 1, n)
@@ -529,6 +574,8 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
             elif f in (known := _gazetteer_name_words(view, matches) if known is None else known):
                 # a name of the gazetteer that is also a word (bras, martin) is weaker
                 marks.append(1 if is_common_word(words[t]) else 2)
+            elif f in (places := _commune_words(view, matches) if places is None else places):
+                marks.append(0)  # "le docteur kerbrat de brest": the town ends the name
             elif len(f) > 2 and not words[t].endswith(_VERB_ENDINGS) and not is_common_word(words[t]):
                 marks.append(1)
             else:
@@ -580,6 +627,16 @@ def _lower_run(view: NoteView, i: int, n: int) -> list[int]:
 def _gazetteer_name_words(view: NoteView, matches) -> frozenset[str]:
     """The folded words of the note inside a match of the name gazetteer (first, last or full names)."""
     return frozenset(word for found in _name_matches(view, matches).values() for m in found for word in m.key.split())
+
+
+def _commune_words(view: NoteView, matches) -> frozenset[str]:
+    """The folded words of the note inside a match of a commune that is no common word (places gazetteer)."""
+    return frozenset(
+        word
+        for m in matches
+        if any(c.table == "places" and c.kind == "commune" and not c.ambiguous for c in m.categories)
+        for word in m.key.split()
+    )
 
 
 def _name_matches(view: NoteView, matches) -> dict[str, list[Match]]:

@@ -52,13 +52,15 @@ _BROKEN = (
     re.compile(rf"{_PLUS}33{_SEP}?(?:\(0\){_SEP}?)?[1-9]{_BROKEN_REST}"),
 )
 # Internal extensions, DECT and pager numbers are PHONE, digits only: "poste [4567]", "DECT [2345]",
-# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "p. [4567]" after a number (docs/guidelines.md).
+# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "p. [4567]" after a number (docs/guidelines.md);
+# hospitals' five- and six-digit plans too, in groups ("DECT [31 207]", "poste [4 72 15]").
 # Matched only where the folded note holds the start of a cue word (see _extension_matches).
 # (in the folded note "Tél" reads "tel", in the lowered one "tél")
 _EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne")
 _EXTENSION = re.compile(
     rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|p\.)"
-    rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?(?P<number>\d{{2}}{BLANK}?\d{{2}}|\d{{3,4}})(?![\w]|[ .,/:\-]?\d)",
+    rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?"
+    rf"(?P<number>\d{{1,3}}(?:{BLANK}\d{{2,3}}){{1,2}}|\d{{3,5}})(?![\w]|[ .,/:\-]?\d)",
     re.IGNORECASE,
 )
 # "la Poste" is a street or the postal service, not an extension.
@@ -140,6 +142,9 @@ def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
             or _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start())
         ):
             continue
+        digits = len(_digits(m.group("number")))
+        if not 3 <= digits <= 6 or (digits == 5 and m.group("number").isdigit() and m.group("cue").lower() != "dect"):
+            continue  # "poste 35000" may be a postcode; "DECT 31207", "poste 47 215", "poste 4 72 15" are extensions
         add(m.start("number"), m.end("number"), "pattern:phone_extension", 0.95)
     if "zero" in folded or "zéro" in folded or "ze\u0301ro" in folded:
         for m in _SPOKEN_ZERO.finditer(text):

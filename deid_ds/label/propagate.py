@@ -14,11 +14,15 @@ prose (a rock) is not, unless written ``ROCHE``.
 from __future__ import annotations
 
 from deid_ds.kb.ambiguity import is_common_word
+from deid_ds.label.addresses import INSTITUTION_HEADS, PLACE_ABBREVIATIONS
 from deid_ds.label.candidate import Candidate, split_at_columns
 from deid_ds.label.names import core_tokens, extend_name, runs_with
 from deid_ds.label.view import UPPER, NoteView
 
 PROPAGATED = ("PATIENT", "DOCTOR")
+#: Words after which (with ``de``) a name is a place's (``CHU de [Brest]``, ``laboratoire de [Vannes]``).
+_PLACE_HEADS = INSTITUTION_HEADS | PLACE_ABBREVIATIONS | {"laboratoire", "cabinet", "ville", "commune", "mairie"}
+_DE = frozenset({"de", "d'", "d’"})
 
 
 def propagate(view: NoteView, spans: list[Candidate]) -> list[Candidate]:
@@ -29,6 +33,8 @@ def propagate(view: NoteView, spans: list[Candidate]) -> list[Candidate]:
     found: list[Candidate] = []
     # most runs of a note (capitalised words) share nothing with the names found
     for i, j in runs_with(view, forms["PATIENT"] | forms["DOCTOR"]):
+        if _names_a_place(view, i):
+            continue
         cores = core_tokens(view, i, j)
         for label in PROPAGATED:
             if forms[label].issuperset(cores):
@@ -40,6 +46,18 @@ def propagate(view: NoteView, spans: list[Candidate]) -> list[Candidate]:
                 found.append(Candidate(view.starts[i], view.ends[end - 1], label, f"propagation:{label.lower()}", 0.75))
                 break
     return split_at_columns(view.text, found)
+
+
+def _names_a_place(view: NoteView, i: int) -> bool:
+    """Whether the run at token ``i`` stands where a place is named (``CHU de Brest``, ``CH Morlaix``): a doctor
+    called Brest or Morlaix does not make the hospital's town a person (the place rules label it)."""
+    folded = view.folded
+    k = i + 1 if folded[i] in _DE else i  # the run may hold its particle ("de Brest")
+    if k > i:
+        return folded[i - 1] in _PLACE_HEADS if i > 0 else False
+    if i > 0 and folded[i - 1] in PLACE_ABBREVIATIONS:
+        return True
+    return i > 1 and folded[i - 1] in _DE and folded[i - 2] in _PLACE_HEADS
 
 
 def _name_forms(view: NoteView, spans: list[Candidate]) -> dict[str, set[str]]:

@@ -34,7 +34,7 @@ _PLAIN_NUMERIC = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _PLAIN_DATES = {
-    "_DAY_MONTH_NUM": re.compile(r"(?<![\d/.,:])(?P<day>\d{1,2})/(?P<month>\d{2})(?![\d]|[/.,:]\d)"),
+    "_DAY_MONTH_NUM": re.compile(r"(?<![\d/.,:])(?P<day>\d{1,2})/(?P<month>\d{1,2})(?![\d]|[/.,:]\d)"),
     "_MONTH_YEAR_NUM": re.compile(r"(?<![\d/.,:])(?P<month>\d{1,2})/(?P<year>\d{4})(?![\d]|[/.,:]\d)"),
     "_YEAR": re.compile(
         r"(?<![\w/.,:+])(?:(?<=\d\d\d\d-)|(?<!-))(?P<year>1[89]\d\d|20\d\d)"
@@ -55,7 +55,9 @@ _PLAIN_ZIP = re.compile(r"(?<![\w/.,:\-+])(?P<zip>\d{5})(?![\w]|[/.,:\-]\d)")
 
 
 def _plain_cue(phrases, separator: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w'])(?P<cue>" + "|".join(phrases) + ")" + cues._WORD_END + "(?P<sep>" + separator + ")")
+    # a whole word, or after an elided "l'" or "d'" ("l'infirmière")
+    lead = r"(?:(?<![\w'])|(?<=(?<![\w'])[ld]'))"
+    return re.compile(lead + "(?P<cue>" + "|".join(phrases) + ")" + cues._WORD_END + "(?P<sep>" + separator + ")")
 
 
 def _by_length(phrases):
@@ -68,7 +70,7 @@ _PLAIN_CUES = {
     "PATIENT_CUE": _plain_cue(_by_length(cues.PATIENT_PHRASES), cues._SEP),
     "RELATIVE_CUE": _plain_cue(
         (r"(?:son|sa|ses|leur)[ \u00a0]+(?:" + "|".join(_by_length(cues.RELATIVE_WORDS)) + ")", *cues.RELATIVE_PHRASES),
-        r"[ \t\u00a0]*[,:]?[ \t\u00a0]*",
+        r"[ \t\u00a0]*[,:(]?[ \t\u00a0]*",  # "sa fille (Sophie)"
     ),
     "CITY_CUE": _plain_cue(_by_length(cues.CITY_PHRASES), cues._SEP),
 }
@@ -140,6 +142,7 @@ def check_cues(text: str) -> None:
         "Dicté par Dr Jean MARTIN\nMédecin traitant : Dr Paul\nsa fille, Mme Anne\nNée à Brest\nFait à Rennes par Dr X",
         "Nom d'usage : LE GALL\nPrénom(s) : Anne\nÀ l'intention de\nDocteur Y\nson époux: Jean",
         "medecin\ntraitant Dr A, signe electroniquement par X, valide par Y, sages-femmes : Z",
+        "l'infirmiere Gaelle, d'ide X, aujourd'hui ide Y, presqu'interne Z, l'hopital de Brest, 'interne W",
     ],
 )
 def test_fast_forms_match_the_plain_ones_on_examples(text: str) -> None:
