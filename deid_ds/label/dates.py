@@ -240,6 +240,12 @@ _RANGE_HEAD_BEFORE = re.compile(
 )
 # (the dash glued to both days: "1- 12 mars" is a numbered item)
 _CONNECTORS = ("au", "et", "et le", "à")  # the end of a range's head, just before its second end
+# The same head in words, before a date in words: "du [trois] au [sept juin]", "entre le [premier] et le [dix mai]".
+_RANGE_HEAD_WORDS_BEFORE = re.compile(
+    rf"(?<![\w])(?:du|entre)(?:{BLANKS}le)?{BLANKS}(?P<day>premier|{_numbers.NUMBER_WORDS}){BLANKS}(?:au|et(?:{BLANKS}le)?)"
+    rf"{BLANKS}$",
+    re.IGNORECASE,
+)
 _RANGE_DASH_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<day>1er|[0-3]?\d)[-–]$")
 
 # -- "le 1er/06", "1er/06/2020": a first of the month written with its ordinal, then the month ----------
@@ -567,9 +573,16 @@ def _glued_date(digits: str) -> bool:
 
 def _range_starts(text: str, found: list[Candidate]) -> list[Candidate]:
     """The bare first day of a range whose second end is a date found: ``du [8] au [10 mars]``,
-    ``du [07] au [15/11/2023]``, ``[8]-[10 mars 2020]`` (one DATE per end, ``docs/guidelines.md``)."""
+    ``du [07] au [15/11/2023]``, ``[8]-[10 mars 2020]``, ``du [trois] au [sept juin]`` (one DATE per end,
+    ``docs/guidelines.md``)."""
     starts: list[Candidate] = []
     for c in found:
+        if c.source == "pattern:date_words" and text[c.start].isalpha():
+            head = _RANGE_HEAD_WORDS_BEFORE.search(text, max(0, c.start - 60), c.start)
+            day = (1 if head.group("day").lower() == "premier" else _numbers.value(head.group("day"))) if head else None
+            if day is not None and 1 <= day <= 31:
+                starts.append(Candidate(head.start("day"), head.end("day"), LABEL, "pattern:date_range", 0.9))
+            continue
         if c.needs_context or not text[c.start].isdigit() or c.source == "pattern:date_year":
             continue
         if text[c.start : c.start + 4].isdigit() or c.start < 2:
