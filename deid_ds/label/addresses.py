@@ -29,7 +29,15 @@ from deid_ds.kb.communes import CONTRACTED
 from deid_ds.kb.normalize import street_type_abbreviations, street_type_words
 from deid_ds.label.abroad import COUNTRIES_AND_REGIONS, FOREIGN_POSTCODE_CITIES
 from deid_ds.label.candidate import Candidate
-from deid_ds.label.cues import CITY_CUE, CIVILITIES, NOT_NAME, PROFESSIONAL_TITLES, ROLE_WORDS, cue_matches
+from deid_ds.label.cues import (
+    CITY_CUE,
+    CIVILITIES,
+    DOCTOR_TITLES,
+    NOT_NAME,
+    PROFESSIONAL_TITLES,
+    ROLE_WORDS,
+    cue_matches,
+)
 from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, STOP, TITLE, UPPER, NoteView, run_end
 from deid_ds.label.zips import valid_postcode
 
@@ -137,8 +145,6 @@ def _street_type_at(view: NoteView, i: int) -> tuple[int, bool] | None:
     return None
 
 
-#: Titles a street is named after with the contracted article (``rue du Docteur Roux``, ``bd du Pr Leclercq``).
-_STREET_TITLES = frozenset({"docteur", "dr", "dr.", "professeur", "pr", "pr."})
 #: Street types that are also a care visit in prose (``passage du Docteur X ce matin``).
 _VISIT_TYPES = frozenset({"passage"})
 
@@ -147,7 +153,7 @@ def title_names_street(view: NoteView, i: int) -> bool:
     """Whether the title at token ``i`` is part of a street's name: right after a street type and ``du``
     (``place du Docteur Guérin``, ``BD DU PR LOUIS ROCHARD``), as streets are named after doctors in every
     French town; never after ``passage``, which is also a visit."""
-    if i < 2 or view.folded[i] not in _STREET_TITLES or view.folded[i - 1] != "du" or not view.joined(i - 1):
+    if i < 2 or view.folded[i] not in DOCTOR_TITLES or view.folded[i - 1] != "du" or not view.joined(i - 1):
         return False
     k = i - 2
     if k >= 1 and view.words[k] == "." and view.gap(k - 1) == "":

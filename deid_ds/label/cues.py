@@ -26,6 +26,10 @@ def _titles(kind: str) -> frozenset[str]:
 
 #: Titles that announce a health professional (``dr``, ``pr``, ``docteur``, ``interne``, ``ide``...).
 PROFESSIONAL_TITLES: frozenset[str] = _titles("professional") - {"as"} | {"secr", "secr.", "secretaire", "dr", "drs"}
+#: The titles of a doctor or a professor, singular (``Dr``, ``Pr.``, ``Docteur``) and plural (``Drs``, ``Professeurs``):
+#: written before a name only, unlike a role word (``X, interne``), and what a street may be named after.
+DOCTOR_TITLES: frozenset[str] = frozenset({"dr", "dr.", "docteur", "pr", "pr.", "professeur"})
+PLURAL_DOCTOR_TITLES: frozenset[str] = frozenset({"drs", "docteurs", "prs", "professeurs"})
 #: Civilities, which announce anybody: the patient, a relative, a professional (``m.``, ``mme``...).
 CIVILITIES: frozenset[str] = _titles("civility")
 

@@ -42,8 +42,10 @@ from deid_ds.label.cues import (
     CIVILITIES,
     DICTATION_INITIALS,
     DOCTOR_CUE,
+    DOCTOR_TITLES,
     NOT_NAME,
     PATIENT_CUE,
+    PLURAL_DOCTOR_TITLES,
     PROFESSIONAL_TITLES,
     RECIPIENT_CUE,
     RELATIVE_CUE,
@@ -68,6 +70,8 @@ from deid_ds.label.names import (
 from deid_ds.label.patient import PatientNames
 from deid_ds.label.view import LOWER, TITLE, UPPER, NoteView
 
+#: Titles written before a name only (a role word may end a phrase before a new sentence: ``X, interne Absence``).
+_NAMING_TITLES = DOCTOR_TITLES | PLURAL_DOCTOR_TITLES
 _ROLE_SEPARATORS = frozenset({",", "—", "–", "-", "("})
 #: A staff heading with blanks around it: true of every line whose stripped text is a heading (the heading
 #: pattern has no anchor or lookaround), and tested on the folded text between the line's offsets, with
@@ -171,8 +175,6 @@ def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, co
     return Candidate(start, end, label, source, confidence)
 
 
-#: Titles written before a name only (a role word may end a phrase before a new sentence: ``X, interne Absence``).
-_NAMING_TITLES = frozenset({"dr", "dr.", "drs", "docteur", "pr", "pr.", "professeur"})
 #: Titles that are adjectives too (``face interne``).
 _ADJECTIVE_TITLES = frozenset({"interne", "externe"})
 
@@ -196,7 +198,7 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                 continue  # "A LA FACE INTERNE DU BRAS GAUCHE": the adjective, in a letter typed in capitals
             if run:
                 found.append(_candidate(view, over_two_lines(view, run), "DOCTOR", "context:title", 0.95))
-                if folded[i] in _PLURAL_TITLES:
+                if folded[i] in PLURAL_DOCTOR_TITLES:  # "Drs Lemoine, Abgrall et Saliou"
                     found += [
                         _candidate(view, more, "DOCTOR", "context:title", 0.9) for more in _listed_names(view, run)
                     ]
@@ -233,10 +235,6 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
             if run:
                 found.append(_candidate(view, run, "DOCTOR", "context:recipient", 0.7))
     return found
-
-
-#: Titles of several people (``Drs Lemoine, Abgrall et Saliou``): each name of the list is a professional's.
-_PLURAL_TITLES = frozenset({"drs", "docteurs", "prs", "professeurs"})
 
 
 def _listed_names(view: NoteView, run: tuple[int, int]) -> list[tuple[int, int]]:
@@ -630,13 +628,17 @@ def _gazetteer_name_words(view: NoteView, matches) -> frozenset[str]:
 
 
 def _commune_words(view: NoteView, matches) -> frozenset[str]:
-    """The folded words of the note inside a match of a commune that is no common word (places gazetteer)."""
-    return frozenset(
-        word
-        for m in matches
-        if any(c.table == "places" and c.kind == "commune" and not c.ambiguous for c in m.categories)
-        for word in m.key.split()
-    )
+    """The folded words of the note inside a match of a commune that is no common word (places gazetteer); once
+    per note (both lower-case rules, the titles' and the civilities', may ask)."""
+    words = view.cache.get("commune_words")
+    if words is None:
+        words = view.cache["commune_words"] = frozenset(
+            word
+            for m in matches
+            if any(c.table == "places" and c.kind == "commune" and not c.ambiguous for c in m.categories)
+            for word in m.key.split()
+        )
+    return words
 
 
 def _name_matches(view: NoteView, matches) -> dict[str, list[Match]]:
