@@ -38,6 +38,7 @@ from deid_ds.label.cues import (
     ROLE_WORDS,
     cue_matches,
 )
+from deid_ds.label.names import is_french_word
 from deid_ds.label.view import CORE, DIGIT, INITIAL, INNER, LOWER, STOP, TITLE, UPPER, NoteView, run_end
 from deid_ds.label.zips import valid_postcode
 
@@ -186,6 +187,23 @@ def _street_name_end(view: NoteView, i: int) -> int:
     return _next_line_end(view, i, end, kind)
 
 
+#: What may come between a street and the postcode of its address line (or the next line's).
+_POSTCODE_NEXT = re.compile(r"[ \t\u00a0,\-–—]*(?:\n[ \t\u00a0]*)?(\d{5})(?!\d)")
+
+
+def _name_with_a(view: NoteView, end: int) -> int:
+    """``end``, or the end of a street name that goes on after ``à`` (``impasse du Moulin à Vent``, ``chemin de la
+    Croix à l'Abbé``): only where the address's postcode follows it, on its line or at the head of the next, so that
+    the town is the one after the postcode; in prose ``12 rue de Siam à Brest`` names the town after ``à``."""
+    if end >= len(view) or view.words[end] not in ("à", "a") or not view.joined(end - 1) or not view.joined(end):
+        return end
+    more = _street_name_end(view, end + 1)
+    if more == end + 1:
+        return end
+    m = _POSTCODE_NEXT.match(view.text, view.ends[more - 1])
+    return more if m is not None and valid_postcode(m.group(1)) else end
+
+
 def _next_line_end(view: NoteView, i: int, end: int, kind) -> int:
     """``end``, or the end of the street name's continuation on the next line (a PDF export's line break).
 
@@ -279,6 +297,7 @@ def streets(view: NoteView) -> list[Candidate]:
         name_end = _street_name_end(view, type_end)
         if name_end == type_end:
             continue
+        name_end = _name_with_a(view, name_end)
         lower_type = view.shapes[i] == LOWER
         if lower_type and not numbered and not any(view.shapes[k] in (TITLE, UPPER) for k in range(type_end, name_end)):
             continue  # "la route de 3 km": prose, not an address
@@ -512,6 +531,30 @@ def _city_start(view: NoteView, j: int) -> int:
     return i
 
 
+def _led_by_a(view: NoteView, start: int, end: int) -> bool:
+    """Whether the words ``[start, end)`` follow an ``À`` (or ``A``) that opens their line: a letter's date line
+    written ``À Lorient, le 3 mars`` (guidelines: a city wherever it appears); a word with digits is no town."""
+    return (
+        start >= 1
+        and view.folded[start - 1] == "a"
+        and view.line_start(start - 1)
+        and view.joined(start - 1)
+        and not any(c.isdigit() for c in view.text[view.starts[start] : view.ends[end - 1]])
+    )
+
+
+def _separated_city(view: NoteView, z: Candidate, i: int) -> bool:
+    """Whether token ``i``, right after the postcode ``z``, is a dash or a comma before its town, the postcode being
+    set apart the same way or alone at the head of its line (``7 impasse X - 56000 - VANNES``, ``29200 - Brest``): not
+    a number in prose (``GB 12000 - Contrôle``)."""
+    if z.needs_context or i + 1 >= len(view) or view.words[i] not in _SEPARATORS_BEFORE_ZIP or not view.joined(i):
+        return False
+    if view.starts[i] < z.end or view.text[z.end : view.starts[i]].strip(" \u00a0\t") != "":
+        return False
+    k = view.index_at(z.start) - 1
+    return k < 0 or view.line_start(k + 1) or (view.words[k] in _SEPARATORS_BEFORE_ZIP and view.joined(k))
+
+
 def cities(
     view: NoteView, zips: list[Candidate], dates: list[Candidate], folded_text: str, streets: list[Candidate] = ()
 ) -> list[Candidate]:
@@ -521,10 +564,12 @@ def cities(
     n = len(view)
     for z in zips:
         i = view.index_at(z.end)
+        if _separated_city(view, z, i):
+            i += 1  # "- 56000 - VANNES", ", 35000, Rennes": a dash or a comma between the postcode and its town
         if (
             i < n
             and view.starts[i] >= z.end
-            and view.text[z.end : view.starts[i]].strip(" \u00a0\t") == ""
+            and view.text[view.ends[i - 1] : view.starts[i]].strip(" \u00a0\t") == ""
             and "\n" not in view.text[z.end : view.starts[i]]
         ):
             end = _city_end(view, i)
@@ -572,8 +617,13 @@ def cities(
             k -= 1
         if k >= 1 and view.words[k] == ",":
             start = _city_start(view, k)
-            if start < k and view.line_start(start):
+            if start < k and (view.line_start(start) or _led_by_a(view, start, k)):
                 found.append(Candidate(view.starts[start], view.ends[k - 1], "VILLE", "context:dateline", 0.8))
+        elif k >= 1 and view.joined(k):  # "À Vannes le 12/03/2022": no comma, but led by "À"
+            start = _city_start(view, k + 1)
+            heading = start == k and is_french_word(view.words[k].lower())  # "A Noter le 12/03": a heading's verb
+            if start <= k and _led_by_a(view, start, k + 1) and not heading:
+                found.append(Candidate(view.starts[start], view.ends[k], "VILLE", "context:dateline", 0.8))
         # "Le 21/01/2023, à Brest"
         j = view.index_at(d.end)
         if j + 2 < n and view.words[j] == "," and view.folded[j + 1] == "a" and view.joined(j + 1):

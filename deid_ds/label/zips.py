@@ -19,7 +19,11 @@ LABEL = "ZIP"
 # Written first digit first, so that the regex engine skips to digits (see ``not_after``).
 _ZIP = re.compile(r"(?P<zip>" + not_after(r"\d", r"[\w/.,:\-+]") + r"\d{4})(?![\w]|[/.,:\-]\d)")
 # ... then a city: a capitalised word (Brest, BREST, Saint-Brieuc, L'Hermitage, ST BRIEUC, Le Rheu)
-_CITY_AFTER = re.compile(r"[ \t\u00a0\u202f,\-]*(?P<word>(?:[A-ZÀ-Ý][\w'’\-]*|[Ll]['’]\w+|d['’]\w+))")
+_CITY_AFTER = re.compile(r"[ \t\u00a0\u202f,\-–—]*(?P<word>(?:[A-ZÀ-Ý][\w'’\-]*|[Ll]['’]\w+|d['’]\w+))")
+#: A dash between the digits and the word after them (``56000 - VANNES``), which an address writes only where the
+#: postcode is set apart the same way, or opens its line: ``- 56000 -``, ``, 35000 –``; not ``GB 12000 - Contrôle``.
+_DASH = re.compile(r"[\-–—]")
+_SET_APART = re.compile(r"(?:^|[\n\t,\-–—])[ \u00a0\u202f]*\Z")
 _CEDEX_AFTER = re.compile(r"[ \t\u00a0\u202f]*(?:CEDEX|Cedex|cedex)\b")
 # Capitalised words after five digits that are not cities: units and lab vocabulary.
 _NOT_CITY = frozenset(
@@ -78,7 +82,15 @@ def find_zips(text: str) -> list[Candidate]:
             city and re.search(r"\bCEDEX\b", text[city.end() : line_end], re.IGNORECASE)
         ):
             found.append(Candidate(m.start(), end, LABEL, "pattern:zip_cedex", 0.99))
-        elif city and word.upper().strip("'’-") not in _NOT_CITY and not word.upper().startswith("UI"):
+        elif (
+            city
+            and word.upper().strip("'’-") not in _NOT_CITY
+            and not word.upper().startswith("UI")
+            and (
+                not _DASH.search(text, end, city.start("word"))
+                or _SET_APART.search(text, max(0, m.start() - 10), m.start())
+            )
+        ):
             found.append(Candidate(m.start(), end, LABEL, "pattern:zip_city", 0.95))
         elif text.startswith(")", end) and _PAREN_AFTER_CITY.search(text, max(0, m.start() - 60), m.start()):
             found.append(Candidate(m.start(), end, LABEL, "pattern:zip_paren", 0.9))
