@@ -26,6 +26,21 @@ COUNTRIES_AND_REGIONS = frozenset(
     alsace aquitaine auvergne bourgogne bretagne champagne corse franche-comte gascogne lorraine limousin
     normandie occitanie picardie poitou provence savoie touraine vendee""".split()
 )
+#: French départements, regions and "pays" that are no commune's name (folded, one token each): a place cue
+#: announces them too (``originaire du Finistère``, ``CH de Cornouaille``), and a region is not annotated.
+#: Those that are also communes (Paris, Vienne, Indre, Landes, Mayenne, Doubs...) are left out, and so are the
+#: names of several words.
+FRENCH_REGIONS = frozenset(
+    """ain aisne alpes-maritimes ardeche ardennes ariege aude aveyron bouches-du-rhone calvados cantal
+    charente charente-maritime cher cote-d'or cotes-d'armor creuse dordogne drome eure eure-et-loir
+    finistere gard nord haute-garonne gers gironde herault ille-et-vilaine indre-et-loire isere jura
+    loir-et-cher loire haute-loire loire-atlantique loiret lot-et-garonne lozere maine-et-loire manche marne
+    haute-marne meurthe-et-moselle meuse morbihan moselle nievre oise orne pas-de-calais puy-de-dome
+    pyrenees-atlantiques hautes-pyrenees pyrenees-orientales bas-rhin haut-rhin rhone haute-saone saone-et-loire
+    sarthe haute-savoie seine-maritime seine-et-marne yvelines deux-sevres somme tarn tarn-et-garonne
+    haute-vienne vosges yonne essonne hauts-de-seine seine-saint-denis val-de-marne val-d'oise hautes-alpes
+    ile-de-france hauts-de-france nouvelle-aquitaine cornouaille tregor""".split()
+)
 #: Cities of the countries whose postcodes are four digits (Belgium, Switzerland, Luxembourg, Denmark,
 #: Austria...) or ``NNNN-NNN`` (Portugal), which the French rule never reads as postcodes: ``1000 Bruxelles``,
 #: ``1211 Genève``, ``4000-123 Porto``. Only these are trusted without a country on the line.

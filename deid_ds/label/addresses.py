@@ -27,7 +27,7 @@ from itertools import compress
 
 from deid_ds.kb.communes import CONTRACTED
 from deid_ds.kb.normalize import street_type_abbreviations, street_type_words
-from deid_ds.label.abroad import COUNTRIES_AND_REGIONS, FOREIGN_POSTCODE_CITIES
+from deid_ds.label.abroad import COUNTRIES_AND_REGIONS, FOREIGN_POSTCODE_CITIES, FRENCH_REGIONS
 from deid_ds.label.candidate import Candidate
 from deid_ds.label.cues import (
     CITY_CUE,
@@ -163,6 +163,9 @@ def title_names_street(view: NoteView, i: int) -> bool:
     return typed is not None and typed[0] == i - 1 and not typed[1] and view.folded[k] not in _VISIT_TYPES
 
 
+_MONTHS = frozenset("janvier fevrier mars avril mai juin juillet aout septembre octobre novembre decembre".split())
+
+
 def _street_name_end(view: NoteView, i: int) -> int:
     """End of the street name starting at token ``i`` (``i`` if none): ends on a name word or a number."""
 
@@ -177,6 +180,8 @@ def _street_name_end(view: NoteView, i: int) -> int:
             return CORE
         if shape in (TITLE, UPPER, INITIAL):
             return STOP if f in _STREET_STOP or f in _POSTBOX or f in _PLACE_WORDS else CORE
+        if f in _MONTHS and j > i and view.shapes[j - 1] == DIGIT:
+            return CORE  # "rue du 11 novembre", "place du 8 mai 1945": a date names the street, its month in lower case
         return STOP
 
     end = run_end(view, i, MAX_STREET_TOKENS, kind)
@@ -212,7 +217,8 @@ def _next_line_end(view: NoteView, i: int, end: int, kind) -> int:
     (``12 rue de la`` / ``République``), on the street type itself (``47 boulevard`` / ``Pasteur``), or
     the next line starts with a lower-case particle before a capitalised word (``12 rue du Général`` /
     ``de Gaulle``), or a word is hyphenated across the lines (``rue du Géné-`` / ``ral de Gaulle``). One line
-    break at most, never a tab (a table cell) or a blank line.
+    break at most, never a tab (a table cell); a blank line (an export that sets each line of the PDF apart) only
+    after a dangling line (``18 rue du Moulin des`` / / ``Prés``).
     """
     n = len(view)
     if (
@@ -232,9 +238,10 @@ def _next_line_end(view: NoteView, i: int, end: int, kind) -> int:
     if j >= n or view.joined(j - 1) or j == 0:
         return end
     gap = view.gap(j - 1)
-    if gap.count("\n") != 1 or "\t" in gap:
-        return end
     dangling = j > end or end == i
+    # a PDF export's lines may be set apart by a blank line: one line break, or two under a dangling line
+    if not 1 <= gap.count("\n") <= (2 if dangling else 1) or "\t" in gap:
+        return end
     if not dangling and not (view.folded[j] in _STREET_PARTICLES and view.shapes[j] == LOWER):
         return end
     more = run_end(view, j, MAX_STREET_TOKENS, kind)
@@ -292,14 +299,19 @@ def streets(view: NoteView) -> list[Candidate]:
         numbered = start < i
         if risky and not numbered:
             continue  # tested first: most risky abbreviations are prose ("ne ... pas"), and this is cheap
-        if not view.joined(type_end - 1) and not (numbered and view.gap(type_end - 1).strip(" \u00a0") == "\n"):
+        if not view.joined(type_end - 1) and not (
+            numbered and view.gap(type_end - 1).strip(" \u00a0") in ("\n", "\n\n")
+        ):
             continue  # "47 boulevard" / "Pasteur" over two lines of a PDF export is one street
         name_end = _street_name_end(view, type_end)
         if name_end == type_end:
             continue
         name_end = _name_with_a(view, name_end)
+        named = any(view.shapes[k] in (TITLE, UPPER) for k in range(type_end, name_end))
+        if not view.joined(type_end - 1) and not named:
+            continue  # "N1R" / "2 77 05 5B...": a number's line under a type word that ends its line is no name
         lower_type = view.shapes[i] == LOWER
-        if lower_type and not numbered and not any(view.shapes[k] in (TITLE, UPPER) for k in range(type_end, name_end)):
+        if lower_type and not numbered and not named:
             continue  # "la route de 3 km": prose, not an address
         if not numbered and (
             folded[type_end] in _ROLES_NOT_STREETS
@@ -326,7 +338,7 @@ def streets(view: NoteView) -> list[Candidate]:
 
 #: What shows an address on a line or the next: a postcode, a post box, CEDEX, an address field.
 _ADDRESS_SIGN = re.compile(
-    r"(?<!\d)\d{5}(?!\d)|\b(?:BP|CS|TSA|CEDEX|[Cc]edex)\b"
+    r"(?<!\d)\d{5}(?!\d)|\b(?:BP|CS|TSA|C[EÉ]DEX|[Cc][eé]dex)\b"
     r"|(?i:adresse|domicile(?:\s*:|\t)|domicili[ée]|demeurant|r[ée]sidant)"
 )
 #: The lines an address block spreads over after a street's (a residence, then the street, then the postcode).
@@ -377,8 +389,10 @@ def places_before_zip(view: NoteView, zips: list[Candidate]) -> list[Candidate]:
         if z.needs_context:
             continue  # a bare five-digit number (a lab value, an identifier) is not a postcode yet
         k = view.index_at(z.start) - 1
-        if k < 2 or view.words[k] not in _SEPARATORS_BEFORE_ZIP or not view.joined(k):
+        if k < 2 or not view.joined(k):
             continue
+        if view.words[k] not in _SEPARATORS_BEFORE_ZIP:
+            k += 1  # "Adresse : Le Bourg 29800 Landerneau": no separator before the postcode
         end = k  # the run ends before the separator
         i = k
         while i > 0 and k - i < MAX_STREET_TOKENS and view.joined(i - 1):
@@ -500,8 +514,10 @@ def _city_end(view: NoteView, i: int) -> int:
 
     def kind(j: int, first: bool) -> int:
         f, shape = view.folded[j], view.shapes[j]
-        if f in _CITY_STOP or (not first and f in _OVERSEAS_REGIONS):
-            return STOP  # "Saint-Denis de La Réunion": the region is not part of the city
+        if f in _CITY_STOP or (not first and (f in _OVERSEAS_REGIONS or len(view.gaps[j - 1]) > 1)):
+            # "Saint-Denis de La Réunion": the region is not part of the city; "PARIS  ACCUEIL": a listing's next
+            # column after two blanks (a town's words are one blank apart)
+            return STOP
         if not first and f in _CITY_PARTICLES:
             return INNER
         if shape in (TITLE, UPPER) or (shape == INITIAL and j + 1 < n and view.joined(j)):
@@ -573,7 +589,7 @@ def cities(
             and "\n" not in view.text[z.end : view.starts[i]]
         ):
             end = _city_end(view, i)
-            if end > i:
+            if end > i and not (end < n and view.words[end] == ":"):  # "29880\tCommune : X": a field's name
                 found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "address:city_after_zip", 0.95))
         k = view.index_at(z.start) - 1  # "Cast (29150)"
         if k >= 1 and view.words[k] == "(":
@@ -661,7 +677,13 @@ def _not_a_city(view: NoteView, i: int, end: int) -> bool:
     first = view.folded[i]
     if end == i + 1 and first in ("la", "le", "les"):
         return True  # an article alone: "CHU de La Réunion" (the region stopped the city after it)
-    return first in COUNTRIES_AND_REGIONS or first in _NOT_CITY_HEADS or view.folded[end - 1] in COUNTRIES_AND_REGIONS
+    last = view.folded[end - 1]
+    return (
+        first in COUNTRIES_AND_REGIONS
+        or first in _NOT_CITY_HEADS
+        or last in COUNTRIES_AND_REGIONS
+        or (end == i + 1 and first in FRENCH_REGIONS)
+    )
 
 
 _POSTCODE_ABROAD = re.compile(r"\d{4,5}")
@@ -835,7 +857,7 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
             before = view.folded[i - 1] if i > 0 else ""
             # a postcode ending at most 2 characters before the name, or starting at most 3 after it
             # (looked up by position: a note may hold thousands of postcodes)
-            near_zip = _next_to_zip(view, i, j, zip_starts, zip_ends)
+            near_zip = _next_to_zip(view, i, j, zip_starts, zip_ends) or _department_after(view, j)
             if not (before in _CITY_CONTEXT_BEFORE or near_zip or (j < len(view) and view.folded[j] == "cedex")):
                 continue
             if before == "(" and not near_zip and (j >= len(view) or view.words[j] not in _CLOSING_AFTER_PLACE):
@@ -853,12 +875,46 @@ _DICTATED_PLACE_BEFORE = frozenset({"a", "à"})
 
 def _dictated_place(view: NoteView, i: int, match) -> bool:
     """Whether the lower-case commune at token ``i`` is one a dictation transcript wrote (``à morlaix``, ``à la
-    baule``): after ``à``, a commune whose name is no French word nor a person's name."""
+    baule``): after ``à``, a commune whose name is no French word nor a person's name. Not a participle after an
+    unaccented ``a``, the verb (``elle a changé``: Changé, Mayenne). After ``de``, only a compound name
+    (``de saint-pol-de-léon``: no French word is a commune's hyphenated name) or a hospital's town (``chu de brest``)."""
+    if i < 1:
+        return False
+    before = view.folded[i - 1]
+    if before in _DICTATED_PLACE_BEFORE:
+        if view.words[i - 1] == "a" and view.words[i].endswith(_PARTICIPLE_ENDINGS):
+            return False
+    elif before in ("de", "d'", "d’"):
+        if "-" not in view.words[i] and not (i >= 2 and view.folded[i - 2] in _HOSPITAL_BEFORE_DE):
+            return False
+    else:
+        return False
+    return all(not c.ambiguous for c in match.categories if c.table == "places") and not any(
+        c.table == "names" for c in match.categories
+    )
+
+
+#: Endings of a past participle written with its accent (``changé``, ``fermées``), which after an unaccented ``a``
+#: make the verb ``avoir``'s compound tense, not a place.
+_PARTICIPLE_ENDINGS = ("é", "ée", "és", "ées")
+#: Words a hospital's town follows with ``de`` (``chu de brest``, ``l'hôpital de morlaix``).
+_HOSPITAL_BEFORE_DE = PLACE_ABBREVIATIONS | INSTITUTION_HEADS | {"chs", "gh", "ghu", "hospitalier", "hopitaux"}
+
+
+_DEPARTMENT = re.compile(r"0[1-9]|[1-8]\d|9[0-5]|2[AB]|97[1-6]")
+
+
+def _department_after(view: NoteView, j: int) -> bool:
+    """Whether tokens ``j`` on are a département's number in brackets (``Quimper (29)``, ``Ajaccio (2A)``), which
+    confirms the commune before it as a postcode does."""
     return (
-        i > 0
-        and view.folded[i - 1] in _DICTATED_PLACE_BEFORE
-        and all(not c.ambiguous for c in match.categories if c.table == "places")
-        and not any(c.table == "names" for c in match.categories)
+        j + 2 < len(view)
+        and view.words[j] == "("
+        and view.words[j + 2] == ")"
+        and view.joined(j - 1)
+        and view.gap(j) == ""
+        and view.gap(j + 1) == ""
+        and _DEPARTMENT.fullmatch(view.words[j + 1]) is not None
     )
 
 

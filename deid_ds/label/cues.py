@@ -207,11 +207,20 @@ CITY_PHRASES: tuple[str, ...] = (
     r"lieu de naissance",
     r"ville de naissance",
     r"commune de (?:naissance|residence)",
+    # a form's town field ("Ville : Pontivy", "Localité : Ploërmel"), its colon written
+    r"(?:ville|commune|localite)(?: de (?:residence|domicile))? ?:",
+    r"lieu de (?:residence|domicile) ?:",
     r"chu de",
     r"chru de",
     r"chr de",
     r"ch de",
-    r"centre hospitalier(?: universitaire| regional)? de",
+    r"chic? de",  # centre hospitalier intercommunal
+    r"chs de",
+    r"ghu? de",  # groupe hospitalier (universitaire)
+    r"groupe hospitalier de",
+    r"hopitaux de",
+    r"centre hospitalier(?: universitaire| regional| intercommunal| departemental| specialise)*"
+    r" de",
     r"hopital de(?! (?:jour|nuit|semaine)\b)",  # not the day hospital ("Hôpital de Jour", a unit)
     r"hopital prive de",
     r"clinique de",
@@ -329,7 +338,7 @@ _ANY_KNOWN_CUE = re.compile(
 NOT_NAME: frozenset[str] = (
     frozenset(
         """cedex tel tel. telephone fax telecopie courriel email mail e-mail standard secretariat service unite pole
-    chu chru ch chr hopital clinique centre cabinet departement laboratoire objet copie cc ref date dossier
+    chu chru ch chr chic chs ghu hopital clinique centre cabinet departement laboratoire objet copie cc ref date dossier
     janvier fevrier mars avril mai juin juillet aout septembre octobre novembre decembre lundi mardi mercredi
     jeudi vendredi samedi dimanche france bp cs rue avenue boulevard route chemin place allee impasse
     medecine chirurgie urgences imagerie cardiologie neurologie pneumologie urologie pediatrie oncologie

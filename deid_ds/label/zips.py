@@ -24,7 +24,7 @@ _CITY_AFTER = re.compile(r"[ \t\u00a0\u202f,\-–—]*(?P<word>(?:[A-ZÀ-Ý][\w'
 #: postcode is set apart the same way, or opens its line: ``- 56000 -``, ``, 35000 –``; not ``GB 12000 - Contrôle``.
 _DASH = re.compile(r"[\-–—]")
 _SET_APART = re.compile(r"(?:^|[\n\t,\-–—])[ \u00a0\u202f]*\Z")
-_CEDEX_AFTER = re.compile(r"[ \t\u00a0\u202f]*(?:CEDEX|Cedex|cedex)\b")
+_CEDEX_AFTER = re.compile(r"[ \t\u00a0\u202f]*(?:C[EÉ]DEX|C[eé]dex|c[eé]dex)\b")
 # Capitalised words after five digits that are not cities: units and lab vocabulary.
 _NOT_CITY = frozenset(
     "UI U UFC G GB GR ML MG UL MM KG L VS CRP PNN PN PLQ PQ LDH CPK TSH DFG HB HBA1C NFS ECG IRM TDM RX EVA "
@@ -79,7 +79,7 @@ def find_zips(text: str) -> list[Candidate]:
         city = _CITY_AFTER.match(text, end, line_end)
         word = city.group("word") if city else ""
         if _CEDEX_AFTER.match(text, end) or (
-            city and re.search(r"\bCEDEX\b", text[city.end() : line_end], re.IGNORECASE)
+            city and re.search(r"\bC[EÉ]DEX\b", text[city.end() : line_end], re.IGNORECASE)
         ):
             found.append(Candidate(m.start(), end, LABEL, "pattern:zip_cedex", 0.99))
         elif (
