@@ -196,6 +196,19 @@ def _street_name_end(view: NoteView, i: int) -> int:
 _POSTCODE_NEXT = re.compile(r"[ \t\u00a0,\-–—]*(?:\n[ \t\u00a0]*)?(\d{5})(?!\d)")
 
 
+def _dictated_street_end(view: NoteView, i: int) -> int:
+    """End of a street name dictated in lower case (``5 rue de la mairie 29200 brest``), ``i`` if none: numbered, and
+    right before its postcode on the line, which tells an address from prose (``2 voies veineuses``)."""
+    j, n = i, len(view)
+    while j < n and j - i < MAX_STREET_TOKENS and view.shapes[j] == LOWER and view.joined(j):
+        j += 1
+    if j == i or view.folded[j - 1] in _STREET_PARTICLES or j >= n:
+        return i
+    k = j + 1 if view.words[j] == "," and j + 1 < n and view.joined(j) else j
+    word = view.words[k]
+    return j if len(word) == 5 and word.isdigit() and valid_postcode(word) else i
+
+
 def _name_with_a(view: NoteView, end: int) -> int:
     """``end``, or the end of a street name that goes on after ``à`` (``impasse du Moulin à Vent``, ``chemin de la
     Croix à l'Abbé``): only where the address's postcode follows it, on its line or at the head of the next, so that
@@ -304,6 +317,8 @@ def streets(view: NoteView) -> list[Candidate]:
         ):
             continue  # "47 boulevard" / "Pasteur" over two lines of a PDF export is one street
         name_end = _street_name_end(view, type_end)
+        if name_end == type_end and numbered and not risky and view.joined(type_end - 1):
+            name_end = _dictated_street_end(view, type_end)
         if name_end == type_end:
             continue
         name_end = _name_with_a(view, name_end)
@@ -345,6 +360,13 @@ _ADDRESS_SIGN = re.compile(
 _ADDRESS_LINES = 3
 #: Types of named places, which prose does not use as words: no address sign needed in capitals.
 _NAMED_PLACE_TYPES = frozenset({"residence", "res", "lieu", "lieu-dit", "quartier", "hameau", "lotissement", "domaine"})
+
+
+def names_a_place(view: NoteView, start: int) -> bool:
+    """Whether the STR starting at ``start`` opens with a named place's type (``lieu-dit``, ``Résidence``), which
+    prose does not use as words: the town after it and ``à`` is one (``au lieu-dit Kerbrat à Plouarzel``)."""
+    i = view.index_at(start)
+    return i < len(view) and view.folded[i].rstrip(".") in _NAMED_PLACE_TYPES
 
 
 def _in_capitals(view: NoteView, i: int, end: int) -> bool:
@@ -547,6 +569,19 @@ def _city_start(view: NoteView, j: int) -> int:
     return i
 
 
+#: Postcodes an address shows (a street line or CEDEX): a lower-case word after them is a dictated town.
+_ADDRESS_ZIPS = frozenset({"pattern:zip_address", "pattern:zip_cedex"})
+
+
+def _dictated_city_end(view: NoteView, i: int) -> int:
+    """End of a town dictated in lower case after its address's postcode (``29200 brest``, ``29680 le
+    relecq-kerhuon``), ``i`` if none: one word after an article at most, no French word (``35000 euros``)."""
+    j = i + 1 if view.folded[i] in ("le", "la", "les") and i + 1 < len(view) and view.joined(i) else i
+    if j >= len(view) or view.shapes[j] != LOWER or is_french_word(view.words[j]):
+        return i
+    return j + 1
+
+
 def _led_by_a(view: NoteView, start: int, end: int) -> bool:
     """Whether the words ``[start, end)`` follow an ``À`` (or ``A``) that opens their line: a letter's date line
     written ``À Lorient, le 3 mars`` (guidelines: a city wherever it appears); a word with digits is no town."""
@@ -589,6 +624,8 @@ def cities(
             and "\n" not in view.text[z.end : view.starts[i]]
         ):
             end = _city_end(view, i)
+            if end == i and z.source in _ADDRESS_ZIPS:
+                end = _dictated_city_end(view, i)
             if end > i and not (end < n and view.words[end] == ":"):  # "29880\tCommune : X": a field's name
                 found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "address:city_after_zip", 0.95))
         k = view.index_at(z.start) - 1  # "Cast (29150)"
@@ -608,9 +645,11 @@ def cities(
             end = _city_end(view, i)
             if end > i and not _not_a_city(view, i, end):
                 found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "context:city", 0.85))
-    for street in streets:  # "12 rue de Siam à Brest", "25 quai des Chartrons, Bordeaux."
+    for street in streets:  # "12 rue de Siam à Brest", "25 quai des Chartrons, Bordeaux.", "lieu-dit X à Brest"
         j = view.index_at(street.end)
         if j + 1 < n and view.starts[j] >= street.end and view.folded[j] in _AFTER_STREET and view.joined(j):
+            if view.folded[j] != "a" and not view.text[street.start].isdigit():
+                continue  # a named place's town after "à" only
             if "\n" in view.text[street.end : view.starts[j]]:
                 continue
             if view.folded[j + 1].rstrip(".") in _ADDRESS_PART_WORDS:
@@ -877,7 +916,8 @@ def _dictated_place(view: NoteView, i: int, match) -> bool:
     """Whether the lower-case commune at token ``i`` is one a dictation transcript wrote (``à morlaix``, ``à la
     baule``): after ``à``, a commune whose name is no French word nor a person's name. Not a participle after an
     unaccented ``a``, the verb (``elle a changé``: Changé, Mayenne). After ``de``, only a compound name
-    (``de saint-pol-de-léon``: no French word is a commune's hyphenated name) or a hospital's town (``chu de brest``)."""
+    (``de saint-pol-de-léon``: no French word is a commune's hyphenated name) or a hospital's town
+    (``chu de brest``)."""
     if i < 1:
         return False
     before = view.folded[i - 1]

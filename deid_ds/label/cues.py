@@ -78,7 +78,7 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"validation(?: biologique| technique| medicale)?",
     r"biologistes?",
     r"radiologues?",
-    r"cabinet medical",
+    r"cabinet medical(?! de )",  # "cabinet médical de Guipavas" names its town (CITY_PHRASES)
     r"coordination du retour",
     r"internes?",
     r"externes?",
@@ -192,6 +192,7 @@ CITY_PHRASES: tuple[str, ...] = (
     r"nee?(?:\(e\))? aux?",  # "né au [Havre]": the contracted article stays outside (guidelines)
     r"nee?(?:\(e\))? le [^\n]{4,30}? a",
     r"nee?(?:\(e\))? le [^\n]{4,30}? aux?",
+    r"nee?(?:\(e\))? en [12][0-9]{3} a",  # "né en 1950 à Brest"
     r"domicilie(?:e|\(e\))? a",
     r"domicilie(?:e|\(e\))? aux?",
     r"habite a",
@@ -227,6 +228,15 @@ CITY_PHRASES: tuple[str, ...] = (
     r"polyclinique de",
     r"ehpad de",
     r"cabinet de",
+    r"cabinet medical de",
+    r"maison de retraite de",
+    r"pharmacie de",
+    r"medecin generaliste a",
+    r"medecin traitant a",
+    r"installee? a",
+    r"exercant a",
+    r"hospitalisation a",
+    r"vacances a",
     r"maison de sante de",
     r"residence a",
     r"transfere a",

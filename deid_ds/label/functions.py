@@ -31,6 +31,7 @@ from deid_ds.label.addresses import (
     foreign_postcodes,
     gazetteer_places,
     gazetteer_streets,
+    names_a_place,
     places_before_zip,
     streets,
 )
@@ -137,9 +138,11 @@ def _confirmed_by_metadata(note: NoteInputs) -> list[Candidate]:
 def _cities(note: NoteInputs) -> list[Candidate]:
     dates = [d for d in note.candidates_of("dates") if not d.needs_context]
     zips = note.candidates_of("zips") + note.candidates_of("foreign_postcodes")
-    # numbered streets only: "rue de la Gare à Brest" in prose may be a way to the station
+    # numbered streets and named places only: "rue de la Gare à Brest" in prose may be a way to the station
     numbered = [
-        s for s in note.candidates_of("streets") if s.source == "address:street" and note.text[s.start].isdigit()
+        s
+        for s in note.candidates_of("streets")
+        if s.source == "address:street" and (note.text[s.start].isdigit() or names_a_place(note.view, s.start))
     ]
     return cities(note.view, zips, dates, note.folded, numbered)
 
