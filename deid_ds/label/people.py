@@ -202,8 +202,8 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                     found += [
                         _candidate(view, more, "DOCTOR", "context:title", 0.9) for more in _listed_names(view, run)
                     ]
-    for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text), initial_m=True):
-        found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
+    for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text)):
+        found.append(_candidate(view, _initial_if_known(view, run), "DOCTOR", "context:phrase", 0.9))
     for i in _rule_starts(view):
         if (
             view.words[i] in _ROLE_SEPARATORS
@@ -222,8 +222,9 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                     and view.words[start - 1] == "M."
                     and view.joined(start - 1)
                     and len(core_tokens(view, start, i)) == 1
+                    and (_feminine_role(folded[i + 1]) or _m_given_name_in_note(view, start, i))
                 ):
-                    start -= 1  # "M. Gestin, assistante médicale": an initial, as after a title
+                    start -= 1  # "M. Gestin, assistante médicale": an initial; "M. Jaouen, kiné": Monsieur
                 found.append(_candidate(view, (start, i), "DOCTOR", "context:role", 0.9))
     found += _signatures(view, folded_text)
     for _, cue_end in cue_matches(RECIPIENT_CUE, folded_text, view.text):
@@ -235,6 +236,49 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
             if run:
                 found.append(_candidate(view, run, "DOCTOR", "context:recipient", 0.7))
     return found
+
+
+#: Endings of a role word in the feminine only (``assistante``, ``infirmière``, ``directrice``, ``diététicienne``).
+_FEMININE_ENDINGS = ("ante", "iere", "rice", "euse", "enne", "esse", "femme")
+
+
+def _feminine_role(folded_word: str) -> bool:
+    """Whether a role word names a woman only: then an ``M.`` before her name is an initial, not Monsieur."""
+    return folded_word.endswith(_FEMININE_ENDINGS)
+
+
+def _m_given_name_in_note(view: NoteView, start: int, end: int) -> bool:
+    """Whether the note writes the surname of the name run ``[start, end)`` elsewhere with a given name or an
+    initial in M (``Dr M. Léon``, ``Mathieu LÉON``, ``LÉON Mathieu``): then ``M. Léon`` is that initial."""
+    cores = [k for k in range(start, end) if is_core(view, k) and len(view.words[k]) > 1]
+    if not cores:
+        return False
+    words, folded, shapes = view.words, view.folded, view.shapes
+    surname = folded[cores[-1]]
+    n = len(view)
+    for k, word in enumerate(folded):
+        if word != surname or k == cores[-1]:
+            continue
+        for g in (k - 1, k + 1):
+            if 0 <= g < n and words[g][:1] == "M" and view.joined(min(g, k)):
+                if shapes[g] == TITLE and folded[g] not in CIVILITIES:
+                    return True  # "Mathieu LÉON", "LÉON Mathieu"
+                if g == k - 1 and words[g] == "M." and g > 0 and folded[g - 1] in PROFESSIONAL_TITLES:
+                    return True  # "Dr M. Léon"
+    return False
+
+
+def _initial_if_known(view: NoteView, run: tuple[int, int]) -> tuple[int, int]:
+    """``run`` with the ``M.`` before it when that is an initial: a feminine role follows (``Rédigé par M. Abalain,
+    assistante``) or the note gives the name with an M given name elsewhere; otherwise ``M.`` is Monsieur and,
+    a civility, stays outside (guidelines): ``Dicté par M. Le Du, secrétaire``."""
+    start, end = run
+    n = len(view)
+    if start > 0 and view.words[start - 1] == "M." and view.joined(start - 1):
+        feminine = end + 1 < n and view.words[end] in (",", "(") and _feminine_role(view.folded[end + 1])
+        if feminine or _m_given_name_in_note(view, start, end):
+            return start - 1, end
+    return run
 
 
 def _listed_names(view: NoteView, run: tuple[int, int]) -> list[tuple[int, int]]:
