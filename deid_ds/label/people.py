@@ -48,6 +48,7 @@ from deid_ds.label.cues import (
     PLURAL_DOCTOR_TITLES,
     PROFESSIONAL_TITLES,
     RECIPIENT_CUE,
+    RELATIVE_AFTER_ARTICLE_CUE,
     RELATIVE_CUE,
     RELATIVE_WORDS,
     ROLE_WORDS,
@@ -216,7 +217,7 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
             if folded[i + 1] in _NAMING_TITLES and _titled_name_at(view, i + 1):
                 continue  # "CH de Redon (Dr Paul KERVELLA)": the title names who follows it, not the word before
             start = name_start(view, i)
-            if start < i:
+            if start < i and not _announced_as_relative(view, start):
                 if (
                     start > 0
                     and view.words[start - 1] == "M."
@@ -329,6 +330,29 @@ def _signatures(view: NoteView, folded_text: str) -> list[Candidate]:
     return found
 
 
+#: Kinship words naming several people: the names listed after them are all relatives.
+_PLURAL_KIN = frozenset({"enfants", "filles", "fils", "petits-enfants", "soeurs", "sœurs", "freres", "parents"})
+_KIN_WORD = re.compile(r"[\w\-]+")
+
+
+def _apposition_ends(view: NoteView, end: int) -> bool:
+    """Whether a name run ending at token ``end`` is set apart as a name is in an apposition or a list: a comma,
+    bracket, period or ``et`` follows, or its line ends (``le fils, Pierre, passe``; not ``le fils, Domicilié à``)."""
+    return end >= len(view) or not view.joined(end - 1) or view.words[end] in (",", ")", ".", ";", "et")
+
+
+def _announced_as_relative(view: NoteView, start: int) -> bool:
+    """Whether a kinship word introduces the name starting at token ``start``, a few words before it on its line
+    (``Sa fille Nolwenn, aide-soignante``, ``la fille de la patiente, Mme X, infirmière``): a relative with a
+    profession is a relative here (guidelines: relatives are PATIENT), not the professional the role suggests."""
+    k = start - 1
+    while k >= 0 and start - k <= 6 and view.joined(k) and view.words[k] not in (".", ";", "!", "?"):
+        if view.folded[k] in RELATIVE_WORDS:
+            return True
+        k -= 1
+    return False
+
+
 def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple[int, int]]) -> list[Candidate]:
     """PATIENT candidates from identity fields, kinship words and civilities.
 
@@ -336,10 +360,30 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
     before one of them announces a professional.
     """
     found: list[Candidate] = []
-    for run in _names_after(view, cue_matches(PATIENT_CUE, folded_text, view.text)):
-        found.append(_candidate(view, run, "PATIENT", "context:identity", 0.85))
-    for run in _names_after(view, cue_matches(RELATIVE_CUE, folded_text, view.text)):
-        found.append(_candidate(view, run, "PATIENT", "context:relative", 0.9))
+    for cue_start, cue_end in cue_matches(PATIENT_CUE, folded_text, view.text):
+        for run in _names_after(view, ((cue_start, cue_end),)):
+            found.append(_candidate(view, run, "PATIENT", "context:identity", 0.85))
+            if folded_text.startswith("prenom", cue_start):
+                # "Prénom(s) : Anne, Marie": every given name of the field
+                found += [
+                    _candidate(view, more, "PATIENT", "context:identity", 0.85)
+                    for more in _listed_names(view, run)
+                    if _apposition_ends(view, more[1])
+                ]
+    for cue in (RELATIVE_CUE, RELATIVE_AFTER_ARTICLE_CUE):
+        for cue_start, cue_end in cue_matches(cue, folded_text, view.text):
+            for run in _names_after(view, ((cue_start, cue_end),)):
+                if cue is RELATIVE_AFTER_ARTICLE_CUE and not _apposition_ends(view, run[1]):
+                    continue  # "le père (Décédé en 2010)": a word that goes on, not a name set apart
+                found.append(_candidate(view, run, "PATIENT", "context:relative", 0.9))
+                if not _PLURAL_KIN.isdisjoint(_KIN_WORD.findall(folded_text, cue_start, cue_end)):
+                    # "ses enfants Yann et Gaëlle", "deux filles (Anne, Lise)": every name of the list
+                    found += [
+                        _candidate(view, more, "PATIENT", "context:relative", 0.9)
+                        for more in _listed_names(view, run)
+                        if view.words[more[0] - 1] == "et"
+                        or _apposition_ends(view, more[1])  # not "FILS, X, JOIGNABLE"
+                    ]
     found += _names_before_identity(view)
     n = len(view)
     for i in _rule_starts(view):
@@ -366,9 +410,9 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
 
 
 def _role_just_before(view: NoteView, i: int) -> bool:
-    """Whether the civility at token ``i`` follows a role and a comma or colon on its line (``l'infirmière de
-    coordination, Mme X``, ``Assistante sociale : Mme Y``): the role names who follows."""
-    if i < 2 or view.words[i - 1] not in (",", ":") or not view.joined(i - 2):
+    """Whether the civility at token ``i`` follows a role and a comma, colon or bracket on its line (``l'infirmière de
+    coordination, Mme X``, ``Assistante sociale : Mme Y``, ``l'externe (M. Z)``): the role names who follows."""
+    if i < 2 or view.words[i - 1] not in (",", ":", "(") or not view.joined(i - 2):
         return False
     k = i - 2
     while k >= 0 and i - 2 - k < 3:
