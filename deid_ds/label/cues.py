@@ -113,6 +113,8 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"edite(?:e|\(e\))?(?: le [^\n]{4,30}?)? par",
     r"saisie",  # "Saisie : Joséphine WAGNER le 8 avril": who typed the note
     r"aides?(?=[ \t]*:)",  # "Aide : M. CLERC", the surgeon's assistant (the word alone is too common)
+    r"signature(?=[ \t]*:)",  # "Signature : Y. LE GUEN" (a form's field; the word alone is too common)
+    r"signataire",
     r"rendez-vous pris (?:le [^\n]{4,30}? )?par",
     r"redige par",
     r"redigee par",
