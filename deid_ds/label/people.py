@@ -610,6 +610,12 @@ _LOWER_PATIENT_ANCHORS |= _LOWER_ONE_NAME_ANCHORS
 #: Endings of conjugated verbs and participles, which the lexicon of lemmas lacks (``présente``, ``décrit``
 #: are not in it): a lower-case word ending so after ``le patient`` is read as a verb, not a name.
 _VERB_ENDINGS = ("é", "ée", "és", "ées", "ait", "aient", "era", "erait", "ons", "ez")
+#: Auxiliaries and the verbs dictation puts right after a title (``le docteur est absente``, ``le docteur a vu``):
+#: never the first word of a name, even one the evidence of the next word would carry.
+_VERBS_AFTER_TITLE = frozenset(
+    """a est etait sera serait va vient sont ont avait aura passe part reste revient repasse rappelle pense
+    souhaite demande propose confirme note signale indique explique prend voit revoit""".split()
+)
 _NAME_WORD_MAX = 5  # lower-case tokens read after an anchor (a first name, particles, a compound surname)
 
 
@@ -646,7 +652,10 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
     places: frozenset[str] | None = None  # and its communes' words
     found: list[Candidate] = []
     for k in anchors:
-        run = _lower_run(view, k + 1, n)
+        first_word = k + 1
+        if doctor and folded[first_word] in CIVILITIES and first_word + 1 < n and joins[first_word]:
+            first_word += 1  # "l'interne mme guyader": the civility after the title stays outside
+        run = _lower_run(view, first_word, n)
         if not run:
             continue
         # per token: 2 strong evidence, 1 weak, 0 none, -1 particle
@@ -671,6 +680,8 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
             continue
         # the run: leading particles, an optional first word without evidence, then words with evidence
         first = cores[0]
+        if folded[run[first]] in _VERBS_AFTER_TITLE:
+            continue
         if marks[first] == 0:
             if len(cores) < 2 or marks[cores[1]] <= 0 or cores[1] - first > 3:
                 continue
