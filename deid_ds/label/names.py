@@ -50,8 +50,13 @@ def core_flags(view: NoteView) -> list[bool]:
 
 
 def _name_kind(word: str) -> str:
-    """What a token is to a name run, in upper case (``C``, ``N`` or ``S``): its word's kind, else its shape's."""
-    return _KIND_OF_WORD.get(fold(word), _KIND_OF_SHAPE[token_shape(word)])
+    """What a token is to a name run, in upper case (``C``, ``N`` or ``S``): its word's kind, else its shape's.
+
+    A word whose accents fold it onto a particle (``Lê``, ``LÊ``) is a name: particles are written without."""
+    key = fold(word)
+    if key in PARTICLES and key != word.lower():
+        return _KIND_OF_SHAPE[token_shape(word)]
+    return _KIND_OF_WORD.get(key, _KIND_OF_SHAPE[token_shape(word)])
 
 
 #: :func:`_name_kind` memoised: it depends on the word alone, and words repeat from note to note.
