@@ -199,12 +199,21 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                 continue  # "A LA FACE INTERNE DU BRAS GAUCHE": the adjective, in a letter typed in capitals
             if run:
                 found.append(_candidate(view, over_two_lines(view, run), "DOCTOR", "context:title", 0.95))
-                if folded[i] in PLURAL_DOCTOR_TITLES:  # "Drs Lemoine, Abgrall et Saliou"
-                    found += [
-                        _candidate(view, more, "DOCTOR", "context:title", 0.9) for more in _listed_names(view, run)
-                    ]
-    for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text)):
-        found.append(_candidate(view, _initial_if_known(view, run), "DOCTOR", "context:phrase", 0.9))
+                separators = _LIST_SEPARATORS if folded[i] in PLURAL_DOCTOR_TITLES else _SLASH  # "Drs A, B et C"
+                found += [
+                    _candidate(view, more, "DOCTOR", "context:title", 0.9)
+                    for more in _listed_names(view, run, separators)
+                    if view.words[more[0] - 1] == "et" or _apposition_ends(view, more[1])
+                ]
+    for cue_start, cue_end in cue_matches(DOCTOR_CUE, folded_text, view.text):
+        for run in _names_after(view, ((cue_start, cue_end),)):
+            found.append(_candidate(view, _initial_if_known(view, run), "DOCTOR", "context:phrase", 0.9))
+            plural = _CUE_WORD.match(folded_text, cue_start).group().endswith("s")  # the cue's first word
+            found += [  # "Aides : SALAUN, CADIOU", "Opérateur : KERBRAT / LE GALL"
+                _candidate(view, more, "DOCTOR", "context:phrase", 0.85)
+                for more in _listed_names(view, run, _LIST_SEPARATORS if plural else _SLASH)
+                if view.words[more[0] - 1] == "et" or _apposition_ends(view, more[1])
+            ]
     for i in _rule_starts(view):
         if (
             view.words[i] in _ROLE_SEPARATORS
@@ -282,12 +291,21 @@ def _initial_if_known(view: NoteView, run: tuple[int, int]) -> tuple[int, int]:
     return run
 
 
-def _listed_names(view: NoteView, run: tuple[int, int]) -> list[tuple[int, int]]:
-    """The names listed after ``run`` on its line, each after a comma or ``et`` (``Drs Lemoine, Abgrall et Saliou``)."""
+#: What separates the names of a list after a plural cue (``Drs Lemoine, Abgrall et Saliou``); a slash alone
+#: after a singular one (``IBODE : LE BRAS M. / QUEFFELEC A.``: the operating-room style of one name per role).
+_LIST_SEPARATORS = (",", "et", "/")
+_SLASH = ("/",)
+
+
+def _listed_names(
+    view: NoteView, run: tuple[int, int], separators: tuple[str, ...] = (",", "et")
+) -> list[tuple[int, int]]:
+    """The names listed after ``run`` on its line, each after one of ``separators`` (``Drs Lemoine, Abgrall et
+    Saliou``)."""
     more: list[tuple[int, int]] = []
     n = len(view)
     k = run[1]
-    while k + 1 < n and view.words[k] in (",", "et") and view.joined(k - 1) and view.joined(k):
+    while k + 1 < n and view.words[k] in separators and view.joined(k - 1) and view.joined(k):
         nxt = name_after(view, k + 1, skip_titles=False)
         if nxt is None or nxt[0] != k + 1:
             break
@@ -332,7 +350,7 @@ def _signatures(view: NoteView, folded_text: str) -> list[Candidate]:
 
 #: Kinship words naming several people: the names listed after them are all relatives.
 _PLURAL_KIN = frozenset({"enfants", "filles", "fils", "petits-enfants", "soeurs", "sœurs", "freres", "parents"})
-_KIN_WORD = re.compile(r"[\w\-]+")
+_CUE_WORD = re.compile(r"[\w\-]+")  # a word of a cue (a kinship word, a role)
 
 
 def _apposition_ends(view: NoteView, end: int) -> bool:
@@ -376,7 +394,7 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
                 if cue is RELATIVE_AFTER_ARTICLE_CUE and not _apposition_ends(view, run[1]):
                     continue  # "le père (Décédé en 2010)": a word that goes on, not a name set apart
                 found.append(_candidate(view, run, "PATIENT", "context:relative", 0.9))
-                if not _PLURAL_KIN.isdisjoint(_KIN_WORD.findall(folded_text, cue_start, cue_end)):
+                if not _PLURAL_KIN.isdisjoint(_CUE_WORD.findall(folded_text, cue_start, cue_end)):
                     # "ses enfants Yann et Gaëlle", "deux filles (Anne, Lise)": every name of the list
                     found += [
                         _candidate(view, more, "PATIENT", "context:relative", 0.9)
@@ -409,6 +427,14 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
     return found
 
 
+#: Care disciplines, after which a civility and a name in brackets or after a colon are the therapist's
+#: (``Kinésithérapie (M. X)``, ``Orthophonie : Mme Y``).
+_DISCIPLINES = frozenset(
+    """kinesitherapie kine orthophonie ergotherapie psychomotricite psychologie dietetique podologie orthoptie
+    reeducation""".split()
+)
+
+
 def _role_just_before(view: NoteView, i: int) -> bool:
     """Whether the civility at token ``i`` follows a role and a comma, colon or bracket on its line (``l'infirmière de
     coordination, Mme X``, ``Assistante sociale : Mme Y``, ``l'externe (M. Z)``): the role names who follows."""
@@ -416,7 +442,7 @@ def _role_just_before(view: NoteView, i: int) -> bool:
         return False
     k = i - 2
     while k >= 0 and i - 2 - k < 3:
-        if view.folded[k] in ROLE_WORDS:
+        if view.folded[k] in ROLE_WORDS or view.folded[k] in _DISCIPLINES:
             return True
         if k == 0 or not view.joined(k - 1):
             return False
