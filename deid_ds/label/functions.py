@@ -255,7 +255,9 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         "names in identity fields, after kinship words and civilities (a DOCTOR when the directory knows it),"
         " lower-case ones included",
         lambda note: (
-            patient_context(note.view, note.folded, {(c.start, c.end) for c in note.candidates_of("directory")})
+            patient_context(
+                note.view, note.folded, {(c.start, c.end) for c in note.candidates_of("directory")}, note.matches
+            )
             + lower_case_names(note.view, note.names, note.matches, doctor=False)
         ),
         reads=("directory",),

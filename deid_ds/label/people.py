@@ -371,23 +371,30 @@ def _announced_as_relative(view: NoteView, start: int) -> bool:
     return False
 
 
-def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple[int, int]]) -> list[Candidate]:
+def patient_context(
+    view: NoteView, folded_text: str, directory_names: set[tuple[int, int]], matches=()
+) -> list[Candidate]:
     """PATIENT candidates from identity fields, kinship words and civilities.
 
     ``directory_names`` holds the text spans of full names found in the Annuaire Santé: a civility
-    before one of them announces a professional.
+    before one of them announces a professional. ``matches``: the note's gazetteer matches (a commune is no
+    given name after the surname: ``Patient : LE GALL, Brest``).
     """
     found: list[Candidate] = []
     for cue_start, cue_end in cue_matches(PATIENT_CUE, folded_text, view.text):
         for run in _names_after(view, ((cue_start, cue_end),)):
             found.append(_candidate(view, run, "PATIENT", "context:identity", 0.85))
-            if folded_text.startswith("prenom", cue_start):
-                # "Prénom(s) : Anne, Marie": every given name of the field
-                found += [
-                    _candidate(view, more, "PATIENT", "context:identity", 0.85)
-                    for more in _listed_names(view, run)
-                    if _apposition_ends(view, more[1])
+            # "Prénom(s) : Anne, Marie": every given name of the field; "Patient : LE GALL, Jean-Yves", "IDENTITE :
+            # GUILLOU / Yannick / 56 ans": the given name after the surname
+            given_names = folded_text.startswith("prenom", cue_start)
+            found += [
+                _candidate(view, more, "PATIENT", "context:identity", 0.85)
+                for more in _listed_names(view, run, (",", "et") if given_names else (",", "/"))[
+                    : None if given_names else 1
                 ]
+                if (_apposition_ends(view, more[1]) or view.words[more[1]] == "/")
+                and (given_names or not _commune_words(view, matches).issuperset(view.folded[more[0] : more[1]]))
+            ]
     for cue in (RELATIVE_CUE, RELATIVE_AFTER_ARTICLE_CUE):
         for cue_start, cue_end in cue_matches(cue, folded_text, view.text):
             for run in _names_after(view, ((cue_start, cue_end),)):
