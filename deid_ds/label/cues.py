@@ -108,6 +108,8 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"transmise?s? par",
     r"transmissions? a",
     r"releve par",
+    r"releve(?: faite| donnee)? a",
+    r"techniciens?(?:nes?)?(?: de laboratoire)?",
     r"transmissions? faites? a",
     r"prise? en charge par",
     r"edite(?:e|\(e\))?(?: le [^\n]{4,30}?)? par",
@@ -355,7 +357,8 @@ NOT_NAME: frozenset[str] = (
     confraternellement merci monsieur madame mademoiselle docteur professeur interne externe patient patiente
     identite prenom prenoms nom adresse domicile ville naissance sexe ipp nip iep
     ddn rpps adeli intervenant intervenants qualite fonction specialite
-    sos samu smur sau uhcd ssr usld had ssiad ehpad cmp cmpp pmi mdph cpam""".split()
+    sos samu smur sau uhcd ssr usld had ssiad ehpad cmp cmpp pmi mdph cpam
+    ras ttt atcd rdv nfs ecg irm tdm""".split()
     )
     | PROFESSIONAL_TITLES
     | CIVILITIES

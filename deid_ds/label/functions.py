@@ -217,7 +217,8 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         "names after Dr/Pr, professional phrases (médecin traitant...), before a role, under a recipient header;"
         " lower-case names after a title",
         lambda note: (
-            doctor_context(note.view, note.folded) + lower_case_names(note.view, note.names, note.matches, doctor=True)
+            doctor_context(note.view, note.folded, note.matches)
+            + lower_case_names(note.view, note.names, note.matches, doctor=True)
         ),
     ),
     LabellingFunction(

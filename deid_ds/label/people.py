@@ -180,8 +180,10 @@ def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, co
 _ADJECTIVE_TITLES = frozenset({"interne", "externe"})
 
 
-def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
-    """DOCTOR candidates from titles, professional phrases, roles after a name and recipient headers."""
+def doctor_context(view: NoteView, folded_text: str, matches=()) -> list[Candidate]:
+    """DOCTOR candidates from titles, professional phrases, roles after a name and recipient headers.
+
+    ``matches``: the note's gazetteer matches (a commune listed after a name is no second name)."""
     found: list[Candidate] = []
     n = len(view)
     folded = view.folded
@@ -199,11 +201,14 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                 continue  # "A LA FACE INTERNE DU BRAS GAUCHE": the adjective, in a letter typed in capitals
             if run:
                 found.append(_candidate(view, over_two_lines(view, run), "DOCTOR", "context:title", 0.95))
-                separators = _LIST_SEPARATORS if folded[i] in PLURAL_DOCTOR_TITLES else _SLASH  # "Drs A, B et C"
+                # "Drs A, B et C", a role's field in a transmission ("AS : Katell, Morgane"): a list; else "A / B"
+                listing = folded[i] in PLURAL_DOCTOR_TITLES or view.words[i + 1] == ":"
+                separators = _LIST_SEPARATORS if listing else _SLASH
                 found += [
                     _candidate(view, more, "DOCTOR", "context:title", 0.9)
                     for more in _listed_names(view, run, separators)
-                    if view.words[more[0] - 1] == "et" or _apposition_ends(view, more[1])
+                    if (view.words[more[0] - 1] == "et" or _apposition_ends(view, more[1]))
+                    and not _commune_words(view, matches).issuperset(view.folded[more[0] : more[1]])
                 ]
     for cue_start, cue_end in cue_matches(DOCTOR_CUE, folded_text, view.text):
         for run in _names_after(view, ((cue_start, cue_end),)):
