@@ -220,7 +220,8 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         "names after Dr/Pr, professional phrases (médecin traitant...), before a role, under a recipient header;"
         " lower-case names after a title",
         lambda note: (
-            doctor_context(note.view, note.folded) + lower_case_names(note.view, note.names, note.matches, doctor=True)
+            doctor_context(note.view, note.folded, note.matches)
+            + lower_case_names(note.view, note.names, note.matches, doctor=True)
         ),
     ),
     LabellingFunction(
@@ -258,7 +259,9 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         "names in identity fields, after kinship words and civilities (a DOCTOR when the directory knows it),"
         " lower-case ones included",
         lambda note: (
-            patient_context(note.view, note.folded, {(c.start, c.end) for c in note.candidates_of("directory")})
+            patient_context(
+                note.view, note.folded, {(c.start, c.end) for c in note.candidates_of("directory")}, note.matches
+            )
             + lower_case_names(note.view, note.names, note.matches, doctor=False)
         ),
         reads=("directory",),

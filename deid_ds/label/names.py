@@ -50,8 +50,13 @@ def core_flags(view: NoteView) -> list[bool]:
 
 
 def _name_kind(word: str) -> str:
-    """What a token is to a name run, in upper case (``C``, ``N`` or ``S``): its word's kind, else its shape's."""
-    return _KIND_OF_WORD.get(fold(word), _KIND_OF_SHAPE[token_shape(word)])
+    """What a token is to a name run, in upper case (``C``, ``N`` or ``S``): its word's kind, else its shape's.
+
+    A word whose accents fold it onto a particle (``Lê``, ``LÊ``) is a name: particles are written without."""
+    key = fold(word)
+    if key in PARTICLES and key != word.lower():
+        return _KIND_OF_SHAPE[token_shape(word)]
+    return _KIND_OF_WORD.get(key, _KIND_OF_SHAPE[token_shape(word)])
 
 
 #: :func:`_name_kind` memoised: it depends on the word alone, and words repeat from note to note.
@@ -179,6 +184,10 @@ def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: b
     if i >= n:
         return None
     end = name_end(view, i)
+    if end == i and (skipped or initial_m):
+        end = _particles_surname_end(view, i)  # "M. Le Du": a surname of particles, after a title or civility
+        if end > i:
+            return i, end
     if end == i and i + 1 < n and view.joined(i):
         # initials alone after a cue, a nurse's signature (guidelines: "[J.-M. D.]" like "[Céline W.]")
         words = view.words
@@ -186,6 +195,20 @@ def name_after(view: NoteView, i: int, *, skip_titles: bool = True, initial_m: b
             if i + 2 >= n or not view.joined(i + 1) or not (is_core(view, i + 2) or view.shapes[i + 2] == INITIAL):
                 return i, i + 2
     return (i, extend_name(view, i, end)) if end > i else None
+
+
+def _particles_surname_end(view: NoteView, i: int) -> int:
+    """End of a surname made of capitalised particles only (``Le Du``, ``LE DU``) from token ``i``, set apart by a
+    punctuation mark or its line's end (two particles at least); ``i`` when there is none."""
+    n = len(view)
+    k = i
+    while k < n and k - i < 3 and view.shapes[k] in (TITLE, UPPER) and is_particle(view.folded[k]):
+        k += 1
+        if k < n and not view.joined(k - 1):
+            break
+    if k - i < 2 or not (k >= n or not view.joined(k - 1) or view.shapes[k] == PUNCT):
+        return i
+    return k
 
 
 #: An initial written after a surname (``LE GOFF P.``, ``Céline W.``, ``J.-M. D.``): a period is required,

@@ -48,6 +48,7 @@ from deid_ds.label.cues import (
     PLURAL_DOCTOR_TITLES,
     PROFESSIONAL_TITLES,
     RECIPIENT_CUE,
+    RELATIVE_AFTER_ARTICLE_CUE,
     RELATIVE_CUE,
     RELATIVE_WORDS,
     ROLE_WORDS,
@@ -179,8 +180,10 @@ def _candidate(view: NoteView, run: tuple[int, int], label: str, source: str, co
 _ADJECTIVE_TITLES = frozenset({"interne", "externe"})
 
 
-def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
-    """DOCTOR candidates from titles, professional phrases, roles after a name and recipient headers."""
+def doctor_context(view: NoteView, folded_text: str, matches=()) -> list[Candidate]:
+    """DOCTOR candidates from titles, professional phrases, roles after a name and recipient headers.
+
+    ``matches``: the note's gazetteer matches (a commune listed after a name is no second name)."""
     found: list[Candidate] = []
     n = len(view)
     folded = view.folded
@@ -198,12 +201,24 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
                 continue  # "A LA FACE INTERNE DU BRAS GAUCHE": the adjective, in a letter typed in capitals
             if run:
                 found.append(_candidate(view, over_two_lines(view, run), "DOCTOR", "context:title", 0.95))
-                if folded[i] in PLURAL_DOCTOR_TITLES:  # "Drs Lemoine, Abgrall et Saliou"
-                    found += [
-                        _candidate(view, more, "DOCTOR", "context:title", 0.9) for more in _listed_names(view, run)
-                    ]
-    for run in _names_after(view, cue_matches(DOCTOR_CUE, folded_text, view.text), initial_m=True):
-        found.append(_candidate(view, run, "DOCTOR", "context:phrase", 0.9))
+                # "Drs A, B et C", a role's field in a transmission ("AS : Katell, Morgane"): a list; else "A / B"
+                listing = folded[i] in PLURAL_DOCTOR_TITLES or view.words[i + 1] == ":"
+                separators = _LIST_SEPARATORS if listing else _SLASH
+                found += [
+                    _candidate(view, more, "DOCTOR", "context:title", 0.9)
+                    for more in _listed_names(view, run, separators)
+                    if (view.words[more[0] - 1] == "et" or _apposition_ends(view, more[1]))
+                    and not _commune_words(view, matches).issuperset(view.folded[more[0] : more[1]])
+                ]
+    for cue_start, cue_end in cue_matches(DOCTOR_CUE, folded_text, view.text):
+        for run in _names_after(view, ((cue_start, cue_end),)):
+            found.append(_candidate(view, _initial_if_known(view, run), "DOCTOR", "context:phrase", 0.9))
+            plural = _CUE_WORD.match(folded_text, cue_start).group().endswith("s")  # the cue's first word
+            found += [  # "Aides : SALAUN, CADIOU", "Opérateur : KERBRAT / LE GALL"
+                _candidate(view, more, "DOCTOR", "context:phrase", 0.85)
+                for more in _listed_names(view, run, _LIST_SEPARATORS if plural else _SLASH)
+                if view.words[more[0] - 1] == "et" or _apposition_ends(view, more[1])
+            ]
     for i in _rule_starts(view):
         if (
             view.words[i] in _ROLE_SEPARATORS
@@ -216,14 +231,15 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
             if folded[i + 1] in _NAMING_TITLES and _titled_name_at(view, i + 1):
                 continue  # "CH de Redon (Dr Paul KERVELLA)": the title names who follows it, not the word before
             start = name_start(view, i)
-            if start < i:
+            if start < i and not _announced_as_relative(view, start):
                 if (
                     start > 0
                     and view.words[start - 1] == "M."
                     and view.joined(start - 1)
                     and len(core_tokens(view, start, i)) == 1
+                    and (_feminine_role(folded[i + 1]) or _m_given_name_in_note(view, start, i))
                 ):
-                    start -= 1  # "M. Gestin, assistante médicale": an initial, as after a title
+                    start -= 1  # "M. Gestin, assistante médicale": an initial; "M. Jaouen, kiné": Monsieur
                 found.append(_candidate(view, (start, i), "DOCTOR", "context:role", 0.9))
     found += _signatures(view, folded_text)
     for _, cue_end in cue_matches(RECIPIENT_CUE, folded_text, view.text):
@@ -237,12 +253,64 @@ def doctor_context(view: NoteView, folded_text: str) -> list[Candidate]:
     return found
 
 
-def _listed_names(view: NoteView, run: tuple[int, int]) -> list[tuple[int, int]]:
-    """The names listed after ``run`` on its line, each after a comma or ``et`` (``Drs Lemoine, Abgrall et Saliou``)."""
+#: Endings of a role word in the feminine only (``assistante``, ``infirmière``, ``directrice``, ``diététicienne``).
+_FEMININE_ENDINGS = ("ante", "iere", "rice", "euse", "enne", "esse", "femme")
+
+
+def _feminine_role(folded_word: str) -> bool:
+    """Whether a role word names a woman only: then an ``M.`` before her name is an initial, not Monsieur."""
+    return folded_word.endswith(_FEMININE_ENDINGS)
+
+
+def _m_given_name_in_note(view: NoteView, start: int, end: int) -> bool:
+    """Whether the note writes the surname of the name run ``[start, end)`` elsewhere with a given name or an
+    initial in M (``Dr M. Léon``, ``Mathieu LÉON``, ``LÉON Mathieu``): then ``M. Léon`` is that initial."""
+    cores = [k for k in range(start, end) if is_core(view, k) and len(view.words[k]) > 1]
+    if not cores:
+        return False
+    words, folded, shapes = view.words, view.folded, view.shapes
+    surname = folded[cores[-1]]
+    n = len(view)
+    for k, word in enumerate(folded):
+        if word != surname or k == cores[-1]:
+            continue
+        for g in (k - 1, k + 1):
+            if 0 <= g < n and words[g][:1] == "M" and view.joined(min(g, k)):
+                if shapes[g] == TITLE and folded[g] not in CIVILITIES:
+                    return True  # "Mathieu LÉON", "LÉON Mathieu"
+                if g == k - 1 and words[g] == "M." and g > 0 and folded[g - 1] in PROFESSIONAL_TITLES:
+                    return True  # "Dr M. Léon"
+    return False
+
+
+def _initial_if_known(view: NoteView, run: tuple[int, int]) -> tuple[int, int]:
+    """``run`` with the ``M.`` before it when that is an initial: a feminine role follows (``Rédigé par M. Abalain,
+    assistante``) or the note gives the name with an M given name elsewhere; otherwise ``M.`` is Monsieur and,
+    a civility, stays outside (guidelines): ``Dicté par M. Le Du, secrétaire``."""
+    start, end = run
+    n = len(view)
+    if start > 0 and view.words[start - 1] == "M." and view.joined(start - 1):
+        feminine = end + 1 < n and view.words[end] in (",", "(") and _feminine_role(view.folded[end + 1])
+        if feminine or _m_given_name_in_note(view, start, end):
+            return start - 1, end
+    return run
+
+
+#: What separates the names of a list after a plural cue (``Drs Lemoine, Abgrall et Saliou``); a slash alone
+#: after a singular one (``IBODE : LE BRAS M. / QUEFFELEC A.``: the operating-room style of one name per role).
+_LIST_SEPARATORS = (",", "et", "/")
+_SLASH = ("/",)
+
+
+def _listed_names(
+    view: NoteView, run: tuple[int, int], separators: tuple[str, ...] = (",", "et")
+) -> list[tuple[int, int]]:
+    """The names listed after ``run`` on its line, each after one of ``separators`` (``Drs Lemoine, Abgrall et
+    Saliou``)."""
     more: list[tuple[int, int]] = []
     n = len(view)
     k = run[1]
-    while k + 1 < n and view.words[k] in (",", "et") and view.joined(k - 1) and view.joined(k):
+    while k + 1 < n and view.words[k] in separators and view.joined(k - 1) and view.joined(k):
         nxt = name_after(view, k + 1, skip_titles=False)
         if nxt is None or nxt[0] != k + 1:
             break
@@ -285,17 +353,67 @@ def _signatures(view: NoteView, folded_text: str) -> list[Candidate]:
     return found
 
 
-def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple[int, int]]) -> list[Candidate]:
+#: Kinship words naming several people: the names listed after them are all relatives.
+_PLURAL_KIN = frozenset({"enfants", "filles", "fils", "petits-enfants", "soeurs", "sœurs", "freres", "parents"})
+_CUE_WORD = re.compile(r"[\w\-]+")  # a word of a cue (a kinship word, a role)
+
+
+def _apposition_ends(view: NoteView, end: int) -> bool:
+    """Whether a name run ending at token ``end`` is set apart as a name is in an apposition or a list: a comma,
+    bracket, period or ``et`` follows, or its line ends (``le fils, Pierre, passe``; not ``le fils, Domicilié à``)."""
+    return end >= len(view) or not view.joined(end - 1) or view.words[end] in (",", ")", ".", ";", "et")
+
+
+def _announced_as_relative(view: NoteView, start: int) -> bool:
+    """Whether a kinship word introduces the name starting at token ``start``, a few words before it on its line
+    (``Sa fille Nolwenn, aide-soignante``, ``la fille de la patiente, Mme X, infirmière``): a relative with a
+    profession is a relative here (guidelines: relatives are PATIENT), not the professional the role suggests."""
+    k = start - 1
+    while k >= 0 and start - k <= 6 and view.joined(k) and view.words[k] not in (".", ";", "!", "?"):
+        if view.folded[k] in RELATIVE_WORDS:
+            return True
+        k -= 1
+    return False
+
+
+def patient_context(
+    view: NoteView, folded_text: str, directory_names: set[tuple[int, int]], matches=()
+) -> list[Candidate]:
     """PATIENT candidates from identity fields, kinship words and civilities.
 
     ``directory_names`` holds the text spans of full names found in the Annuaire Santé: a civility
-    before one of them announces a professional.
+    before one of them announces a professional. ``matches``: the note's gazetteer matches (a commune is no
+    given name after the surname: ``Patient : LE GALL, Brest``).
     """
     found: list[Candidate] = []
-    for run in _names_after(view, cue_matches(PATIENT_CUE, folded_text, view.text)):
-        found.append(_candidate(view, run, "PATIENT", "context:identity", 0.85))
-    for run in _names_after(view, cue_matches(RELATIVE_CUE, folded_text, view.text)):
-        found.append(_candidate(view, run, "PATIENT", "context:relative", 0.9))
+    for cue_start, cue_end in cue_matches(PATIENT_CUE, folded_text, view.text):
+        for run in _names_after(view, ((cue_start, cue_end),)):
+            found.append(_candidate(view, run, "PATIENT", "context:identity", 0.85))
+            # "Prénom(s) : Anne, Marie": every given name of the field; "Patient : LE GALL, Jean-Yves", "IDENTITE :
+            # GUILLOU / Yannick / 56 ans": the given name after the surname
+            given_names = folded_text.startswith("prenom", cue_start)
+            found += [
+                _candidate(view, more, "PATIENT", "context:identity", 0.85)
+                for more in _listed_names(view, run, (",", "et") if given_names else (",", "/"))[
+                    : None if given_names else 1
+                ]
+                if (_apposition_ends(view, more[1]) or view.words[more[1]] == "/")
+                and (given_names or not _commune_words(view, matches).issuperset(view.folded[more[0] : more[1]]))
+            ]
+    for cue in (RELATIVE_CUE, RELATIVE_AFTER_ARTICLE_CUE):
+        for cue_start, cue_end in cue_matches(cue, folded_text, view.text):
+            for run in _names_after(view, ((cue_start, cue_end),)):
+                if cue is RELATIVE_AFTER_ARTICLE_CUE and not _apposition_ends(view, run[1]):
+                    continue  # "le père (Décédé en 2010)": a word that goes on, not a name set apart
+                found.append(_candidate(view, run, "PATIENT", "context:relative", 0.9))
+                if not _PLURAL_KIN.isdisjoint(_CUE_WORD.findall(folded_text, cue_start, cue_end)):
+                    # "ses enfants Yann et Gaëlle", "deux filles (Anne, Lise)": every name of the list
+                    found += [
+                        _candidate(view, more, "PATIENT", "context:relative", 0.9)
+                        for more in _listed_names(view, run)
+                        if view.words[more[0] - 1] == "et"
+                        or _apposition_ends(view, more[1])  # not "FILS, X, JOIGNABLE"
+                    ]
     found += _names_before_identity(view)
     n = len(view)
     for i in _rule_starts(view):
@@ -321,14 +439,22 @@ def patient_context(view: NoteView, folded_text: str, directory_names: set[tuple
     return found
 
 
+#: Care disciplines, after which a civility and a name in brackets or after a colon are the therapist's
+#: (``Kinésithérapie (M. X)``, ``Orthophonie : Mme Y``).
+_DISCIPLINES = frozenset(
+    """kinesitherapie kine orthophonie ergotherapie psychomotricite psychologie dietetique podologie orthoptie
+    reeducation""".split()
+)
+
+
 def _role_just_before(view: NoteView, i: int) -> bool:
-    """Whether the civility at token ``i`` follows a role and a comma or colon on its line (``l'infirmière de
-    coordination, Mme X``, ``Assistante sociale : Mme Y``): the role names who follows."""
-    if i < 2 or view.words[i - 1] not in (",", ":") or not view.joined(i - 2):
+    """Whether the civility at token ``i`` follows a role and a comma, colon or bracket on its line (``l'infirmière de
+    coordination, Mme X``, ``Assistante sociale : Mme Y``, ``l'externe (M. Z)``): the role names who follows."""
+    if i < 2 or view.words[i - 1] not in (",", ":", "(") or not view.joined(i - 2):
         return False
     k = i - 2
     while k >= 0 and i - 2 - k < 3:
-        if view.folded[k] in ROLE_WORDS:
+        if view.folded[k] in ROLE_WORDS or view.folded[k] in _DISCIPLINES:
             return True
         if k == 0 or not view.joined(k - 1):
             return False
@@ -522,6 +648,12 @@ _LOWER_PATIENT_ANCHORS |= _LOWER_ONE_NAME_ANCHORS
 #: Endings of conjugated verbs and participles, which the lexicon of lemmas lacks (``présente``, ``décrit``
 #: are not in it): a lower-case word ending so after ``le patient`` is read as a verb, not a name.
 _VERB_ENDINGS = ("é", "ée", "és", "ées", "ait", "aient", "era", "erait", "ons", "ez")
+#: Auxiliaries and the verbs dictation puts right after a title (``le docteur est absente``, ``le docteur a vu``):
+#: never the first word of a name, even one the evidence of the next word would carry.
+_VERBS_AFTER_TITLE = frozenset(
+    """a est etait sera serait va vient sont ont avait aura passe part reste revient repasse rappelle pense
+    souhaite demande propose confirme note signale indique explique prend voit revoit""".split()
+)
 _NAME_WORD_MAX = 5  # lower-case tokens read after an anchor (a first name, particles, a compound surname)
 
 
@@ -558,7 +690,10 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
     places: frozenset[str] | None = None  # and its communes' words
     found: list[Candidate] = []
     for k in anchors:
-        run = _lower_run(view, k + 1, n)
+        first_word = k + 1
+        if doctor and folded[first_word] in CIVILITIES and first_word + 1 < n and joins[first_word]:
+            first_word += 1  # "l'interne mme guyader": the civility after the title stays outside
+        run = _lower_run(view, first_word, n)
         if not run:
             continue
         # per token: 2 strong evidence, 1 weak, 0 none, -1 particle
@@ -583,6 +718,8 @@ def lower_case_names(view: NoteView, patient: PatientNames | None, matches, *, d
             continue
         # the run: leading particles, an optional first word without evidence, then words with evidence
         first = cores[0]
+        if folded[run[first]] in _VERBS_AFTER_TITLE:
+            continue
         if marks[first] == 0:
             if len(cores) < 2 or marks[cores[1]] <= 0 or cores[1] - first > 3:
                 continue
