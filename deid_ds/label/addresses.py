@@ -720,6 +720,7 @@ def _not_a_city(view: NoteView, i: int, end: int) -> bool:
     return (
         first in COUNTRIES_AND_REGIONS
         or first in _NOT_CITY_HEADS
+        or first in _INSTITUTION_WORDS  # "Hôpital de jour de Soins Palliatifs": a unit, not a town
         or last in COUNTRIES_AND_REGIONS
         or (end == i + 1 and first in FRENCH_REGIONS)
     )

@@ -228,6 +228,7 @@ CITY_PHRASES: tuple[str, ...] = (
     r" de",
     r"hopital de(?! (?:jour|nuit|semaine)\b)",  # not the day hospital ("Hôpital de Jour", a unit)
     r"hopital prive de",
+    r"hopital (?:local|de (?:jour|nuit|semaine)) de",  # "Hôpital de jour de Landerneau": the unit, then the town
     r"clinique de",
     r"polyclinique de",
     r"ehpad de",
