@@ -969,6 +969,22 @@ def _next_to_zip(view: NoteView, i: int, j: int, zip_starts: set[int], zip_ends:
 _CONTRACTED_ARTICLES = frozenset({"au", "aux", "du", "des"})
 
 
+def _dictated_contracted(view: NoteView, i: int, match) -> bool:
+    """Whether the lower-case commune at token ``i`` after a contracted article is one dictation wrote after a verb of
+    residence or birth (``elle vit au relecq-kerhuon``, ``domiciliée au conquet``): no common word (``vit au port``
+    stays prose), nor a name."""
+    return (
+        i >= 2
+        and view.folded[i - 2] in _RESIDENCE_VERBS
+        and view.joined(i - 2)
+        and all(not c.ambiguous for c in match.categories if c.table == "places")
+        and not any(c.table == "names" for c in match.categories)
+    )
+
+
+_RESIDENCE_VERBS = _ADDRESS_VERBS | frozenset("vit vivant habitant ne nee originaire transfere transferee".split())
+
+
 def _contracted_commune(view: NoteView, match) -> list[Candidate]:
     """VILLE for a commune named without its article after a contracted one (``au [Havre]``, ``du [Mans]``).
 
@@ -981,7 +997,7 @@ def _contracted_commune(view: NoteView, match) -> list[Candidate]:
     if (
         i < 1
         or i >= j
-        or view.shapes[i] not in (TITLE, UPPER)
+        or (view.shapes[i] not in (TITLE, UPPER) and not _dictated_contracted(view, i, match))
         or view.starts[i] != match.start
         or view.ends[j - 1] != match.end
         or view.folded[i - 1] not in _CONTRACTED_ARTICLES
