@@ -705,7 +705,9 @@ def _ends_sentence(view: NoteView, end: int) -> bool:
 
 #: Words a place cue may announce that are not a city (``vit au Foyer Saint-Joseph``, ``né au Pavillon``).
 _ABROAD_WORDS = COUNTRIES_AND_REGIONS | FOREIGN_POSTCODE_CITIES
-_NOT_CITY_HEADS = frozenset("foyer pavillon domicile sein service batiment etage rez".split())
+_NOT_CITY_HEADS = frozenset(
+    "foyer pavillon domicile sein service batiment etage rez nr nc nd inconnu inconnue non".split()
+)  # and a form's empty field: "Commune : NR" (non renseigné), "Inconnue"
 
 
 _ELIDED_ORIGIN = re.compile(r"originaire d['’]")
