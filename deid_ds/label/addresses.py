@@ -668,7 +668,7 @@ def cities(
         found += arrondissement_cities(view)
     for d in dates:  # "Brest, le 3 mars 2021" / "Brest, 03/03/2021" at the head of a line
         k = view.index_at(d.start) - 1
-        if k >= 1 and view.folded[k] == "le":
+        if k >= 1 and view.folded[k] in ("le", "ce"):  # "Quimper, ce 12 mars 2022"
             k -= 1
         if k >= 1 and view.words[k] == ",":
             start = _city_start(view, k)

@@ -209,6 +209,7 @@ CITY_PHRASES: tuple[str, ...] = (
     r"vit aux?",
     r"originaire (?:de|d'|d’|du|des)",  # "originaire de [Dakar]" (guidelines: a foreign city is VILLE)
     r"fait a",
+    r"redigee? a",
     r"lieu de naissance",
     r"ville de naissance",
     r"commune de (?:naissance|residence)",
