@@ -438,6 +438,39 @@ def places_before_zip(view: NoteView, zips: list[Candidate]) -> list[Candidate]:
     return found
 
 
+def lines_between_street_and_zip(view: NoteView, found: list[Candidate], zips: list[Candidate]) -> list[Candidate]:
+    """``found`` (the street lines), and STR for a lieu-dit written alone on its line between a street line and the
+    postcode's line of an address block (``2 allée des Hortensias`` / ``Kerlann`` / ``56300 PONTIVY``).
+
+    guidelines: a lieu-dit is STR. Only between the two: a line alone above a postcode may be a letterhead's
+    institution or service. Read from each postcode at the head of its line, so it costs nothing without one.
+    """
+    if not found or not zips:
+        return found
+    street_ends = {c.end for c in found if c.source == "address:street"}
+    extra: list[Candidate] = []
+    for z in zips:
+        if z.needs_context:
+            continue
+        k = view.index_at(z.start)
+        if k < 2 or not view.line_start(k):
+            continue
+        i = k - 1
+        while i > 0 and not view.line_start(i) and k - i <= 6:
+            i -= 1
+        if not view.line_start(i) or i == 0 or view.ends[i - 1] not in street_ends:
+            continue
+        if "\t" in view.text[view.ends[i - 1] : view.starts[i]] or "\t" in view.text[view.ends[k - 1] : view.starts[k]]:
+            continue  # a table's cells, not an address block's lines
+        words = range(i, k)
+        if not all(view.shapes[j] in (TITLE, UPPER) or view.folded[j] in _STREET_PARTICLES for j in words):
+            continue
+        if view.shapes[i] not in (TITLE, UPPER) or any(_institution_word(view.folded[j]) for j in words):
+            continue
+        extra.append(Candidate(view.starts[i], view.ends[k - 1], "STR", "address:lieu_dit", 0.8))
+    return found + extra
+
+
 def _named_place(view: NoteView, i: int) -> Candidate | None:
     """The STR of a building, staircase, section or building name at token ``i`` (``Bâtiment C``), or None."""
     n = len(view)

@@ -31,6 +31,7 @@ from deid_ds.label.addresses import (
     foreign_postcodes,
     gazetteer_places,
     gazetteer_streets,
+    lines_between_street_and_zip,
     names_a_place,
     places_before_zip,
     streets,
@@ -296,8 +297,11 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
         ("STR",),
         ("address:street", "address:postbox", "address:place", "address:lieu_dit"),
         "street addresses announced by a street type (rue, avenue, lieu-dit...), post boxes, buildings, staircases, "
-        "lieux-dits between an address cue and a postcode",
-        lambda note: streets(note.view) + places_before_zip(note.view, note.candidates_of("zips")),
+        "lieux-dits between an address cue and a postcode or on their own line between a street and its postcode",
+        lambda note: (
+            lines_between_street_and_zip(note.view, streets(note.view), note.candidates_of("zips"))
+            + places_before_zip(note.view, note.candidates_of("zips"))
+        ),
         reads=("zips",),
     ),
     LabellingFunction(
