@@ -925,6 +925,8 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
             continue  # a commune in lower case only next to its postcode or after "à", as dictation writes it
         if i >= 2 and view.folded[i - 1] in ("de", "d'", "d’") and view.folded[i - 2] in EPONYM_HEADS:
             continue  # "drain de Redon", "signe de Lasègue": an eponym, not a place
+        if _count_after(view, j):
+            continue  # "REDON X1", "Redon x 2": a count of drains or devices named after a person, not a place
         if i >= 1 and view.folded[i - 1] in INSTITUTION_HEADS and view.folded[i].startswith(_SAINTS):
             continue  # "Hôpital Saint-Louis" is named after the saint, not the town (institution names: guidelines)
         ambiguous = all(c.ambiguous for c in match.categories if c.table == "places")
@@ -945,6 +947,22 @@ def gazetteer_places(view: NoteView, matches, zips: list[Candidate]) -> list[Can
 
 #: Prepositions before a town in dictated text (``domiciliée à morlaix``); not ``de``, before which a lower-case
 #: commune is as often a word the lexicon lacks (``entorse de cheville``: Cheville, Sarthe).
+#: The sign of a count after a word (``X1``, ``x 2``, ``×3``): devices are counted, places are not.
+_TIMES = frozenset({"x", "X", "×"})
+
+
+def _count_after(view: NoteView, j: int) -> bool:
+    """Whether tokens ``j`` on are a count (``x1``, ``X 2``), on the line of the word before them."""
+    return (
+        j + 1 < len(view)
+        and view.words[j] in _TIMES
+        and view.joined(j - 1)
+        and view.joined(j)
+        and view.shapes[j + 1] == DIGIT
+        and len(view.words[j + 1]) <= 2
+    )
+
+
 _DICTATED_PLACE_BEFORE = frozenset({"a", "à"})
 
 
