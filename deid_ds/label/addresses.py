@@ -121,7 +121,7 @@ _WORDS, _ABBREVIATIONS = _street_types()
 _TYPE_STARTS = frozenset(_WORDS | _ABBREVIATIONS | {w + "." for w in _WORDS | _ABBREVIATIONS} | {"lieu"})
 #: Every folded token :func:`streets` looks at; the others (nearly all) are skipped by one C-level scan
 #: (:func:`place_words`).
-_STREET_TRIGGERS = _TYPE_STARTS | _POSTBOX | _PLACE_WORDS
+_STREET_TRIGGERS = _TYPE_STARTS | _POSTBOX | _PLACE_WORDS | {"grand'rue", "grand’rue", "grand-rue", "grande-rue"}
 
 
 def is_street_type(folded: str) -> bool:
@@ -266,6 +266,8 @@ def _next_line_end(view: NoteView, i: int, end: int, kind) -> int:
 def _house_number_start(view: NoteView, i: int) -> int:
     """Start of the house number (repetition index and comma included) before the street type at ``i``."""
     k = i - 1
+    if k >= 1 and view.folded[k] in ("le", "la", "les", "l'", "l’") and view.shapes[k] != LOWER and view.joined(k - 1):
+        k -= 1  # "12 Le Clos du Verger": the article of the street's name, after its number
     if k >= 0 and view.words[k] == ",":
         k -= 1
     if k >= 1 and view.folded[k] in _REPETITION and view.shapes[k - 1] == DIGIT and view.joined(k - 1):
@@ -282,8 +284,37 @@ def _house_number_start(view: NoteView, i: int) -> int:
                 and _HOUSE_NUMBER.fullmatch(view.words[k - 2])
             ):
                 return k - 2
+            if (
+                k >= 2
+                and view.folded[k - 1] == "et"
+                and view.joined(k - 2)
+                and view.joined(k - 1)
+                and _HOUSE_NUMBER.fullmatch(view.words[k - 2])
+            ):
+                return k - 2  # "3 et 5 rue Victor Hugo": two numbers of one building
             return k
     return i
+
+
+#: A town's main street, named by its type and an adjective alone (``Grande Rue``, ``Grand'Rue``, ``Petite Rue``).
+_RUE_ADJECTIVES = frozenset({"grande", "grand", "petite"})
+_WHOLE_STREETS = frozenset({"grand'rue", "grand’rue", "grand-rue", "grande-rue"})
+
+
+def _main_street(view: NoteView, i: int) -> Candidate | None:
+    """The STR of a main street at token ``i`` (``rue`` after its adjective, or ``Grand'Rue``), with its number and
+    article before and a name after (``103, Grande Rue``, ``15 La Grande Rue``, ``Grande Rue de Recouvrance``):
+    capitalised, as a street's name is (``une grande rue`` is prose)."""
+    head = i if view.folded[i] in _WHOLE_STREETS else i - 1
+    if view.shapes[head] not in (TITLE, UPPER) or view.shapes[i] not in (TITLE, UPPER):
+        return None
+    if head >= 1 and view.folded[head - 1] in ("la", "le") and view.shapes[head - 1] in (TITLE, UPPER):
+        head -= 1 if view.joined(head - 1) else 0
+    end = i + 1
+    if end < len(view) and view.joined(i) and view.folded[end] in _STREET_PARTICLES:
+        end = max(end, _street_name_end(view, end))
+    start = _house_number_start(view, head)
+    return Candidate(view.starts[start], view.ends[end - 1], "STR", "address:street", 0.9 if start < head else 0.85)
 
 
 def streets(view: NoteView) -> list[Candidate]:
@@ -298,6 +329,11 @@ def streets(view: NoteView) -> list[Candidate]:
         if f in _POSTBOX and i + 1 < n and view.shapes[i + 1] == DIGIT and view.joined(i):
             found.append(Candidate(view.starts[i], view.ends[i + 1], "STR", "address:postbox", 0.95))
             continue
+        if f in _WHOLE_STREETS or (f == "rue" and i >= 1 and folded[i - 1] in _RUE_ADJECTIVES and view.joined(i - 1)):
+            main = _main_street(view, i)
+            if main is not None:
+                found.append(main)
+                continue
         if f not in _TYPE_STARTS:
             if f in _PLACE_WORDS:
                 place = _named_place(view, i)
@@ -428,6 +464,9 @@ def places_before_zip(view: NoteView, zips: list[Candidate]) -> list[Candidate]:
             i += 1  # "au" or "à" of the cue is not part of the name
         if i >= end or i < 1 or not any(view.shapes[j] in (TITLE, UPPER) for j in range(i, end)):
             continue
+        h = i - 2 if i >= 2 and view.words[i - 1] == "," and view.joined(i - 2) else i - 1
+        if h >= 1 and _HOUSE_NUMBER.fullmatch(view.words[h]) and view.joined(h):
+            i = h  # "Adresse : 2 Kerlann 29280 Plouzané": a lieu-dit's house number is part of it
         before = view.folded[i - 1]
         cue = (before == ":" and i >= 2 and view.folded[i - 2] in _ADDRESS_FIELDS) or (
             before in ("au", "aux", "a", "à") and i >= 2 and view.folded[i - 2] in _ADDRESS_VERBS
