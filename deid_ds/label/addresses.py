@@ -327,6 +327,8 @@ def streets(view: NoteView) -> list[Candidate]:
         if f not in _STREET_TRIGGERS:
             continue
         if f in _POSTBOX and i + 1 < n and view.shapes[i + 1] == DIGIT and view.joined(i):
+            if f == "cp" and valid_postcode(view.words[i + 1]):
+                continue  # "CP 29200 BREST": the code postal, not a Swiss case postale ("CP 1211")
             found.append(Candidate(view.starts[i], view.ends[i + 1], "STR", "address:postbox", 0.95))
             continue
         if f in _WHOLE_STREETS or (f == "rue" and i >= 1 and folded[i - 1] in _RUE_ADJECTIVES and view.joined(i - 1)):
@@ -666,6 +668,20 @@ def _led_by_a(view: NoteView, start: int, end: int) -> bool:
     )
 
 
+def _town_before_zip(view: NoteView, k: int, after: int) -> Candidate | None:
+    """The town written before its postcode that ends the line (``3 rue de Siam, BREST 29200``): the town's words
+    open the line or follow a comma, and nothing but the line's end or a comma follows the postcode (a town after
+    it makes the words before a street's or a lieu-dit's)."""
+    if after < len(view) and view.joined(after - 1) and view.words[after] != ",":
+        return None
+    start = _city_start(view, k + 1)
+    if start > k or not (view.line_start(start) or (view.words[start - 1] == "," and view.joined(start - 1))):
+        return None
+    if view.folded[start] in _ADDRESS_PART_WORDS or any(view.folded[j] in NOT_NAME for j in range(start, k + 1)):
+        return None
+    return Candidate(view.starts[start], view.ends[k], "VILLE", "address:city_before_zip", 0.8)
+
+
 def _separated_city(view: NoteView, z: Candidate, i: int) -> bool:
     """Whether token ``i``, right after the postcode ``z``, is a dash or a comma before its town, the postcode being
     set apart the same way or alone at the head of its line (``7 impasse X - 56000 - VANNES``, ``29200 - Brest``): not
@@ -701,6 +717,10 @@ def cities(
             if end > i and not (end < n and view.words[end] == ":"):  # "29880\tCommune : X": a field's name
                 found.append(Candidate(view.starts[i], view.ends[end - 1], "VILLE", "address:city_after_zip", 0.95))
         k = view.index_at(z.start) - 1  # "Cast (29150)"
+        if not z.needs_context and k >= 0 and view.joined(k) and view.shapes[k] in (TITLE, UPPER):
+            town = _town_before_zip(view, k, i)
+            if town is not None:
+                found.append(town)
         if k >= 1 and view.words[k] == "(":
             start = _city_start(view, k)
             if start < k:
