@@ -810,6 +810,8 @@ def _not_a_city(view: NoteView, i: int, end: int) -> bool:
     first = view.folded[i]
     if end == i + 1 and first in ("la", "le", "les"):
         return True  # an article alone: "CHU de La Réunion" (the region stopped the city after it)
+    if end == i + 1 and len(first) == 1 and i + 1 < len(view) and view.words[i + 1] == "/":
+        return True  # "Ville : N/A": an empty field
     last = view.folded[end - 1]
     return (
         first in COUNTRIES_AND_REGIONS
