@@ -93,6 +93,7 @@ _START_WORDS = (
     | frozenset(map(fold, RELATIVE_WORDS))
     | {"reverrai", "revois"}
     | {"ne", "nee", "ne(e)", "ipp"}  # names before them (_names_before_identity)
+    | {"petit", "petite", "cher", "chere"}  # names after them (_names_set_apart)
 )
 
 
@@ -241,6 +242,9 @@ def doctor_context(view: NoteView, folded_text: str, matches=()) -> list[Candida
                     start -= 1  # "M. Gestin, assistante médicale": an initial; "M. Jaouen, kiné": Monsieur
                 found.append(_candidate(view, (start, i), "DOCTOR", "context:role", 0.9))
     found += _signatures(view, folded_text)
+    found += [
+        _candidate(view, run, "DOCTOR", "context:salutation", 0.75) for run in _names_set_apart(view, _SALUTATION_NOUNS)
+    ]
     for _, cue_end in cue_matches(RECIPIENT_CUE, folded_text, view.text):
         if not line_end_after(view.text, cue_end):
             continue
@@ -371,6 +375,38 @@ _KIN_ARTICLES = frozenset(
 _KIN_OF = (("de", "la", "patiente"), ("du", "patient"), ("de", "l'", "enfant"), ("de", "madame"), ("de", "monsieur"))
 
 
+#: Nouns after which a name set apart is the patient's (``votre patient, Yves Le Dantec,``; ``le petit Mathis, 4
+#: ans``: a paediatric note's child) or, in a letter's salutation, its recipient's (``Mon cher Yann,``).
+_PATIENT_NOUNS = frozenset({"patient", "patiente", "petit", "petite"})
+_SALUTATION_NOUNS = frozenset({"cher", "chere"})
+
+
+def _names_set_apart(view: NoteView, nouns: frozenset[str]) -> list[tuple[int, int]]:
+    """Name runs right after one of ``nouns`` (and a comma for ``patient``), ended by a comma, a bracket, a period or
+    the line's end: an apposition (``votre patient, Yves Le Dantec, s'est présenté``, ``la petite Léa, 4 ans``,
+    ``Mon cher Yann,``). ``cher`` and ``petit`` must start their phrase (``Mon cher``, ``le petit``), so that an
+    adjective before a common noun in capitals (``CHER CONFRERE``) or a word of the lexicon is no name."""
+    folded, words = view.folded, view.words
+    n = len(view)
+    found = []
+    for i in _rule_starts(view):
+        if folded[i] not in nouns or i + 1 >= n or not view.joined(i):
+            continue
+        j = i + 1
+        if folded[i] in ("patient", "patiente"):
+            if words[j] != "," or j + 1 >= n or not view.joined(j):
+                continue  # "Patient : X" is an identity field's, read by its cue
+            j += 1
+        elif i > 0 and view.joined(i - 1) and folded[i - 1] not in ("le", "la", "mon", "ma", "notre", "votre"):
+            continue
+        if view.shapes[j] != TITLE:
+            continue
+        run = name_after(view, j, skip_titles=False)
+        if run and run[0] == j and _apposition_ends(view, run[1]) and not _french_words_only(view, run):
+            found.append(run)
+    return found
+
+
 def _relatives_after_article(view: NoteView) -> list[tuple[tuple[int, int], bool]]:
     """The names set apart after an article (or a number) and a kinship word: ``le petit-fils (Mattéo)``, ``la fille
     de la patiente, Mme X``, ``deux enfants (Yann et Gaëlle)``; with whether the kinship word is plural.
@@ -447,6 +483,9 @@ def patient_context(
                 if view.words[more[0] - 1] == "et" or _apposition_ends(view, more[1])  # not "FILS, X, JOIGNABLE"
             ]
     found += _names_before_identity(view)
+    found += [
+        _candidate(view, run, "PATIENT", "context:identity", 0.8) for run in _names_set_apart(view, _PATIENT_NOUNS)
+    ]
     n = len(view)
     for i in _rule_starts(view):
         if (
