@@ -115,6 +115,7 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"edite(?:e|\(e\))?(?: le [^\n]{4,30}?)? par",
     r"saisie",  # "Saisie : Joséphine WAGNER le 8 avril": who typed the note
     r"aides?(?=[ \t]*:)",  # "Aide : M. CLERC", the surgeon's assistant (the word alone is too common)
+    r"secretariat(?=[ \t]*:)",  # "Secrétariat : Véronique"; not "le secrétariat vous rappellera"
     r"signature(?=[ \t]*:)",  # "Signature : Y. LE GUEN" (a form's field; the word alone is too common)
     r"signataire",
     r"rendez-vous pris (?:le [^\n]{4,30}? )?par",
@@ -317,15 +318,6 @@ _RELATIVE_CUE_PHRASES = (
     *RELATIVE_PHRASES,
 )
 RELATIVE_CUE = cue_regex(_RELATIVE_CUE_PHRASES, r"[ \t\u00a0]*[,:(]?[ \t\u00a0]*")  # "sa fille (Sophie)"
-#: A kinship word after an article or a number, then a comma, colon or bracket: ``le petit-fils (Mattéo)``,
-#: ``la fille de la patiente, Mme X``, ``deux enfants (Yann et Gaëlle)``. The punctuation is required: without
-#: it an article and a kinship word are as often followed by a word that is no name (``la mère Supérieure``).
-_RELATIVE_AFTER_ARTICLE_PHRASES = (
-    r"(?:le|la|les|l'|un|une|des|mon|ma|mes|votre|vos|notre|nos|deux|trois|quatre|cinq|six)[ \u00a0]*(?:"
-    + "|".join(sorted(RELATIVE_WORDS, key=len, reverse=True))
-    + r")(?:[ \u00a0]+(?:de la patiente|du patient|de l'enfant|de madame|de monsieur|de mme|du jeune))?",
-)
-RELATIVE_AFTER_ARTICLE_CUE = cue_regex(_RELATIVE_AFTER_ARTICLE_PHRASES, r"[ \t\u00a0]*[,:(][ \t\u00a0]*")
 CITY_CUE = phrase_regex(CITY_PHRASES)
 
 #: The labeller's cues, which :func:`cue_matches` finds in one pass over a note (see :func:`_known_cue_hits`),
@@ -338,7 +330,6 @@ _KNOWN_CUES: dict[re.Pattern[str], frozenset[str]] = {
         (SIGNATURE_CUE, SIGNATURE_PHRASES),
         (PATIENT_CUE, PATIENT_PHRASES),
         (RELATIVE_CUE, _RELATIVE_CUE_PHRASES),
-        (RELATIVE_AFTER_ARTICLE_CUE, _RELATIVE_AFTER_ARTICLE_PHRASES),
         (CITY_CUE, CITY_PHRASES),
     )
 }
@@ -354,7 +345,6 @@ _ANY_KNOWN_CUE = re.compile(
             *SIGNATURE_PHRASES,
             *PATIENT_PHRASES,
             *_RELATIVE_CUE_PHRASES,
-            *_RELATIVE_AFTER_ARTICLE_PHRASES,
             *CITY_PHRASES,
         )
     )

@@ -216,6 +216,7 @@ FUNCTIONS: tuple[LabellingFunction, ...] = (
             "context:role",
             "context:recipient",
             "context:signature",
+            "context:salutation",
             "context:lower_case_title",
         ),
         "names after Dr/Pr, professional phrases (médecin traitant...), before a role, under a recipient header;"

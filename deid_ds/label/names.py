@@ -56,7 +56,18 @@ def _name_kind(word: str) -> str:
     key = fold(word)
     if key in PARTICLES and key != word.lower():
         return _KIND_OF_SHAPE[token_shape(word)]
+    if never_in_name(word):
+        return "S"
     return _KIND_OF_WORD.get(key, _KIND_OF_SHAPE[token_shape(word)])
+
+
+def never_in_name(word: str) -> bool:
+    """Words that end a name run whatever their case: ``à`` (never an initial: ``DR ABGRALL À BREST``) and the verb
+    forms a lexicon of lemmas lacks, four letters or more (``SA FILLE KRYSTEL VIENDRA``, ``LE PATIENT SERA REVU``)."""
+    if word in ("à", "À"):
+        return True
+    key = fold(word)
+    return len(key) > 3 and (key in _IRREGULAR_VERB_FORMS or _future_of_a_word(key))
 
 
 #: :func:`_name_kind` memoised: it depends on the word alone, and words repeat from note to note.
@@ -79,6 +90,20 @@ def _line_starts(joins: list[bool]) -> list[int]:
     return starts
 
 
+def _bare_a_between_names(view: NoteView, letters: list[str]) -> list[int]:
+    """The tokens ``A`` between two core words in capitals on one line: in a text typed in capitals, ``à``."""
+    words, shapes = view.words, view.shapes
+    found, k = [], -1
+    while True:
+        try:
+            k = words.index("A", k + 1)  # rare: found in C, no loop over the note's tokens
+        except ValueError:
+            return found
+        between = 0 < k < len(words) - 1 and letters[k - 1] in "Cc" and letters[k + 1] == "C"
+        if between and shapes[k - 1] == shapes[k + 1] == UPPER:
+            found.append(k)
+
+
 def name_kinds(view: NoteView) -> str:
     """What every token is to a name run, one letter each (``C``, ``N``, ``S``; see ``_NAME_RUN``).
 
@@ -90,6 +115,8 @@ def name_kinds(view: NoteView) -> str:
         letters = list(map(_NAME_KINDS.__getitem__, view.words))
         for k in _line_starts(view.joins):
             letters[k] = letters[k].lower()  # starts a line: a run may start here, not go on across
+        for k in _bare_a_between_names(view, letters):
+            letters[k] = "S"  # "LE DR PAUL ABGRALL A PLOUGASTEL": à written in capitals, between two names
         kinds = view.cache["name_kinds"] = "".join(letters)
     return kinds
 
@@ -125,6 +152,32 @@ def name_start(view: NoteView, j: int, *, max_tokens: int = MAX_NAME_TOKENS) -> 
     return i if any(is_core(view, k) for k in range(i, j)) else j
 
 
+#: The forms of the commonest irregular verbs that a lexicon of lemmas lacks (``LE PATIENT SERA REVU``, ``IL VA
+#: MIEUX``), folded.
+_IRREGULAR_VERB_FORMS = frozenset(
+    """sera serait seront seraient etait etaient ete ont sont va vont ira irait iront peut peuvent pourra pourrait
+    doit doivent devra devrait veut veulent voudra voudrait sait saura fera ferait feront viendra viendrait""".split()
+)
+#: Endings of the future and the conditional, and what the infinitive ends with (``sortira``: sortir).
+_FUTURE_ENDINGS = (
+    ("eraient", "er"),
+    ("erait", "er"),
+    ("eront", "er"),
+    ("era", "er"),
+    ("iront", "ir"),
+    ("irait", "ir"),
+    ("ira", "ir"),
+)
+
+
+def _future_of_a_word(folded: str) -> bool:
+    """Whether ``folded`` is a future or conditional form of a verb of the lexicon (``rentrera``, ``sortirait``)."""
+    for ending, infinitive in _FUTURE_ENDINGS:
+        if folded.endswith(ending) and len(folded) - len(ending) >= 3:
+            return is_common_word(folded[: -len(ending)] + infinitive, accents_known=False)
+    return False
+
+
 def is_french_word(w: str) -> bool:
     """A word of the lexicon (lower case), or a form the lexicon's lemma makes: feminine or plural, a verb's
     present (``présente``: présenter) or a past participle (``SORTI``, ``sorties``: sortir; ``revu``: revoir).
@@ -134,6 +187,8 @@ def is_french_word(w: str) -> bool:
     if any(w.endswith(e) and is_common_word(w[: -len(e)], accents_known=False) for e in ("e", "s", "es")):
         return True
     if w.endswith("e") and is_common_word(w + "r", accents_known=False):
+        return True
+    if fold(w) in _IRREGULAR_VERB_FORMS or _future_of_a_word(fold(w)):
         return True
     stem = w.removesuffix("s").removesuffix("e")
     if stem.endswith("i"):

@@ -18,6 +18,7 @@ from deid_ds.label.names import (
     is_particle,
     iter_name_runs,
     name_end,
+    never_in_name,
     runs_with,
 )
 from deid_ds.label.patient import PatientNames
@@ -31,17 +32,33 @@ def view_of(text: str) -> NoteView:
     return NoteView(text, tokenize(text))
 
 
+def word_kind(view: NoteView, j: int) -> int:
+    """The kind of token ``j`` alone: a particle written without accents is inner (``Lê`` is a name), a word of
+    NOT_NAME or :func:`never_in_name` stops, an initial is inner, a capitalised word is core."""
+    f, w = view.folded[j], view.words[j]
+    if is_particle(f) and f == w.lower():
+        return INNER
+    if f in NOT_NAME or never_in_name(w):
+        return STOP
+    shape = view.shapes[j]
+    return INNER if shape == INITIAL else CORE if shape in (UPPER, TITLE) else STOP
+
+
 def walked_name_end(view: NoteView, i: int) -> int:
-    """name_end as the token walk of run_end, with the per-token kind it documents."""
+    """name_end as the token walk of run_end, with the per-token kind it documents (and ``A`` between two names in
+    capitals read as the preposition: a stop)."""
 
     def kind(j: int, first: bool) -> int:
-        f = view.folded[j]
-        if is_particle(f):
-            return INNER
-        if f in NOT_NAME:
+        if (
+            view.words[j] == "A"
+            and 0 < j < len(view) - 1
+            and view.shapes[j - 1] == view.shapes[j + 1] == UPPER
+            and word_kind(view, j - 1) == word_kind(view, j + 1) == CORE
+            and view.joined(j - 1)
+            and view.joined(j)
+        ):
             return STOP
-        shape = view.shapes[j]
-        return INNER if shape == INITIAL else CORE if shape in (UPPER, TITLE) else STOP
+        return word_kind(view, j)
 
     return run_end(view, i, MAX_NAME_TOKENS, kind)
 
@@ -75,9 +92,7 @@ def test_name_runs_are_the_token_walk(text: str) -> None:
         i = end
     assert iter_name_runs(view) == walked
     flags = core_flags(view)
-    assert flags == [
-        s in (UPPER, TITLE) and f not in NOT_NAME and not is_particle(f) for s, f in zip(view.shapes, view.folded)
-    ]
+    assert flags == [word_kind(view, j) == CORE for j in range(n)]
     for words in ({"gall"}, {"morvan", "jeanne"}, {"de"}, set()):
         expected = [(i, j) for i, j in walked if any(flags[k] and view.folded[k] in words for k in range(i, j))]
         assert runs_with(view, words) == expected
