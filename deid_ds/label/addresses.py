@@ -682,16 +682,20 @@ def _town_before_zip(view: NoteView, k: int, after: int) -> Candidate | None:
     return Candidate(view.starts[start], view.ends[k], "VILLE", "address:city_before_zip", 0.8)
 
 
+_SET_APART_BY = _SEPARATORS_BEFORE_ZIP | {":"}
+
+
 def _separated_city(view: NoteView, z: Candidate, i: int) -> bool:
     """Whether token ``i``, right after the postcode ``z``, is a dash or a comma before its town, the postcode being
-    set apart the same way or alone at the head of its line (``7 impasse X - 56000 - VANNES``, ``29200 - Brest``): not
+    set apart the same way, after a field's colon or alone at the head of its line (``7 impasse X - 56000 - VANNES``,
+    ``Domicile : 35000 - Rennes``, ``29200 - Brest``): not
     a number in prose (``GB 12000 - Contrôle``)."""
     if z.needs_context or i + 1 >= len(view) or view.words[i] not in _SEPARATORS_BEFORE_ZIP or not view.joined(i):
         return False
     if view.starts[i] < z.end or view.text[z.end : view.starts[i]].strip(" \u00a0\t") != "":
         return False
     k = view.index_at(z.start) - 1
-    return k < 0 or view.line_start(k + 1) or (view.words[k] in _SEPARATORS_BEFORE_ZIP and view.joined(k))
+    return k < 0 or view.line_start(k + 1) or (view.words[k] in _SET_APART_BY and view.joined(k))
 
 
 def cities(

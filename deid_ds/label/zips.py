@@ -21,9 +21,10 @@ _ZIP = re.compile(r"(?P<zip>" + not_after(r"\d", r"[\w/.,:\-+]") + r"\d{4})(?![\
 # ... then a city: a capitalised word (Brest, BREST, Saint-Brieuc, L'Hermitage, ST BRIEUC, Le Rheu)
 _CITY_AFTER = re.compile(r"[ \t\u00a0\u202f,\-–—]*(?P<word>(?:[A-ZÀ-Ý][\w'’\-]*|[Ll]['’]\w+|d['’]\w+))")
 #: A dash between the digits and the word after them (``56000 - VANNES``), which an address writes only where the
-#: postcode is set apart the same way, or opens its line: ``- 56000 -``, ``, 35000 –``; not ``GB 12000 - Contrôle``.
+#: postcode is set apart the same way, opens its line or a field: ``- 56000 -``, ``: 35000 –``; not
+#: ``GB 12000 - Contrôle``.
 _DASH = re.compile(r"[\-–—]")
-_SET_APART = re.compile(r"(?:^|[\n\t,\-–—])[ \u00a0\u202f]*\Z")
+_SET_APART = re.compile(r"(?:^|[\n\t,:\-–—])[ \u00a0\u202f]*\Z")
 _CEDEX_AFTER = re.compile(r"[ \t\u00a0\u202f]*(?:C[EÉ]DEX|C[eé]dex|c[eé]dex)\b")
 # Capitalised words after five digits that are not cities: units and lab vocabulary.
 _NOT_CITY = frozenset(
