@@ -2,7 +2,8 @@
 
 The guidelines keep the eight labels of the reference study for training and evaluation, but a released
 note must not keep a social-security number (it encodes sex, birth year and month, and birthplace, so it
-also undoes the date shift), a record number, or a professional's registry number. ``deidentify`` finds
+also undoes the date shift), a record number, a professional's registry number, a mutual's member number, an
+identity document's number or a bank account. ``deidentify`` finds
 them itself, in every view of a note, with no span needed. Kinds (:data:`KINDS`, the audit ``label``):
 
 * ``NIR``: the social-security number, 13 characters and a 2-digit key ``97 - (n mod 97)`` (Corsica's
@@ -16,8 +17,22 @@ them itself, in every view of a note, with no span needed. Kinds (:data:`KINDS`,
 * ``ADELI``: 9 digits after ``ADELI``;
 * ``IPP`` (``IPP``, ``NIP``, ``N° patient``, ``identifiant patient``), ``NDA`` (``NDA``, ``n° de séjour``,
   ``de venue``, ``d'admission``, ``de passage``), ``DOSSIER`` (``n° de dossier``, ``N.DOSSIER``),
-  ``EXAMEN`` (``n° d'examen``, ``de demande``, ``de prélèvement``): a number of four digits or more (letters,
-  dots, dashes and slashes allowed inside: ``B21-01234``) after the cue, never a date or a year alone.
+  ``EXAMEN`` (``n° d'examen``, ``de demande``, ``de prélèvement``), ``MUTUELLE`` (``n° adhérent``,
+  ``n° d'adhérent``, ``n° de mutuelle``, ``n° AMC``, ``n° d'affiliation``; ``n° de contrat`` within 80
+  characters after ``mutuelle``, ``complémentaire``, ``AMC``, ``adhérent`` or ``tiers payant``): a number of four
+  digits or more (letters, dots, dashes and slashes allowed inside: ``B21-01234``) after the cue, never a date, a
+  year or a range of years alone. After ``Séjour`` or ``Venue`` alone (no ``n°``: ``Séjour 22012345``,
+  ``Venue : V2022-88123``), words that also start a sentence, six digits or more and no date inside
+  (``séjour 2021-2022``, ``venue 15/03`` are no stay numbers);
+* ``PIECE_IDENTITE``: an identity document's number after ``CNI``, ``carte (nationale) d'identité``, ``pièce
+  d'identité``, ``passeport``, ``titre de séjour``, ``carte de séjour``/``de résident``, ``permis de conduire``
+  (with or without ``n°``), ``n° AME``: one word of six letters and digits or more holding two digits
+  (``12AB34567``, ``X4RTBPFW4``) or digit groups, never a date or a year (``passeport vaccinal``, ``permis de
+  conduire B`` hold none);
+* ``IBAN``: a bank account, after ``IBAN``, ``RIB``, ``relevé d'identité bancaire``, ``coordonnées bancaires``,
+  ``n° de compte`` (an IBAN or a French RIB: ``30006 00001 12345678901 89``, checksum or not), or anywhere when it
+  is an IBAN of a country of :data:`IBAN_LENGTHS`, of that country's length, whose ISO 13616 checksum holds (mod
+  97; groups of four with or without a space between them: ``FR76 3000 6000 0112 3456 7890 189``).
 
 Cues are read folded (case and accents ignored: ``N°``, ``No``, ``n°``, ``Num.``, ``numéro``), with or
 without a colon, across a table cell (``IPP :\\t80092945``), before the number or right after it
@@ -218,12 +233,16 @@ _CUES: dict[str, str] = {
     "MUTUELLE": rf"{_NO}\s*{_DE}\s*(?:adh(?:erent|esion)?|mutuelle|amc|affiliation|affilie)(?![a-z])\.?"
     rf"|(?:adherent|mutuelle|amc)\s+{_NO}"
     rf"|(?P<contract>(?:{_NO}\s*{_DE}\s*contrat|contrat\s+{_NO}){_MUTUAL_WORD}?)",
-    "PIECE_IDENTITE": rf"(?:{_NO}\s*{_DE}\s*)?(?:{_ID_DOCUMENTS})(?:\s+{_NO})?|{_NO}\s*{_DE}\s*ame(?![a-z])|ame\s+{_NO}",
+    "PIECE_IDENTITE": rf"(?:{_NO}\s*{_DE}\s*)?(?:{_ID_DOCUMENTS})(?:\s+{_NO})?"
+    rf"|{_NO}\s*{_DE}\s*ame(?![a-z])|ame\s+{_NO}",
     "IBAN": rf"iban|rib|releve\s+d'identite\s+bancaire|coordonnees\s+bancaires|{_NO}\s*{_DE}\s*compte(?:\s+bancaire)?",
 }
 #: Cues of the numbers kept (institutions).
 _KEPT_CUE = rf"(?:{_NO}\s*)?(?:finess(?:\s+(?:et|ej|geographique|juridique))?|siret|siren)"
-_VALUES = {"INS": _NIR, "NIR": _NIR, "RPPS": _RPPS, "ADELI": _ADELI, "PIECE_IDENTITE": _DOCUMENT, "IBAN": f"{_IBAN}|{_RIB}"}
+_VALUES = {
+    **{"INS": _NIR, "NIR": _NIR, "RPPS": _RPPS, "ADELI": _ADELI},
+    **{"PIECE_IDENTITE": _DOCUMENT, "IBAN": f"{_IBAN}|{_RIB}"},
+}
 _SEP = r"""[ :=#|>\-."']{0,12}"""  # quotes too: an attribute named by its cue (data-ipp="80092945")
 _BEFORE = r"(?<![a-z0-9])"
 _AFTER = r"(?![a-z0-9])"
