@@ -265,10 +265,13 @@ _ANY_CUE = re.compile(rf"{_BEFORE}(?:{'|'.join(_CUES.values())}){_AFTER}")
 #: What every cue of :data:`_CUES` starts with (``n`` then a space, ``°``, ``o``...: ``n°``, ``no``, ``nir``, ``nss``,
 #: ``nda``, ``n.dossier``). The cue patterns try their thirty alternatives at every position of a text; this one,
 #: made of literals, is skipped through by the regex engine: the cues are then tried only where it matches
-#: (with the hints below, 1.30 -> 0.45 s for 1,000 export-style notes' texts and files: docs/benchmarks.md).
+#: (with the hints below, 1.30 -> 0.45 s for 1,000 export-style notes' texts and files: docs/benchmarks.md). Its
+#: words are grouped by their first letter: a position is then tried against one group, not every word (0.14 ->
+#: 0.08 s for the same texts, with the cues of the mutual, identity documents and bank accounts in).
 _CUE_HINT = re.compile(
-    r"n[\s°º.ourisd]|matricule|ins|id|immatriculation|securite|carte|rpps|adeli|ipp|i\.p|sejour|venue|episode|ref"
-    r"|dossier|adherent|mutuelle|am[ce]|contrat|c(?:ni|\.n)|piece|passeport|titre|permis|iban|rib|releve|coordonnees"
+    r"n[\s°º.ourisd]|i(?:ns|d|mmatriculation|pp|\.p|ban)|c(?:arte|ni|\.n|ontrat|oordonnees)|s(?:ecurite|ejour)"
+    r"|r(?:pps|ef|ib|eleve)|a(?:deli|dherent|m[ce])|m(?:atricule|utuelle)|dossier|venue|episode"
+    r"|p(?:iece|asseport|ermis)|titre"
 )
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _AFTER_KINDS = {"ins": "INS", "ins-nir": "INS", "ins-nia": "INS", "nir": "NIR", "ipp": "IPP", "nip": "IPP"}
