@@ -20,8 +20,8 @@ them itself, in every view of a note, with no span needed. Kinds (:data:`KINDS`,
   ``EXAMEN`` (``n° d'examen``, ``de demande``, ``de prélèvement``), ``MUTUELLE`` (``n° adhérent``,
   ``n° d'adhérent``, ``n° de mutuelle``, ``n° AMC``, ``n° d'affiliation``; ``n° de contrat`` within 80
   characters after ``mutuelle``, ``complémentaire``, ``AMC``, ``adhérent`` or ``tiers payant``): a number of four
-  digits or more (letters, dots, dashes and slashes allowed inside: ``B21-01234``) after the cue, never a date, a
-  year or a range of years alone. After ``Séjour`` or ``Venue`` alone (no ``n°``: ``Séjour 22012345``,
+  digits or more (letters, dots, dashes and slashes allowed inside: ``B21-01234``) after the cue, never a date or
+  a year alone. After ``Séjour`` or ``Venue`` alone (no ``n°``: ``Séjour 22012345``,
   ``Venue : V2022-88123``), words that also start a sentence, six digits or more and no date inside
   (``séjour 2021-2022``, ``venue 15/03`` are no stay numbers);
 * ``PIECE_IDENTITE``: an identity document's number after ``CNI``, ``carte (nationale) d'identité``, ``pièce
@@ -318,12 +318,14 @@ def _acceptable(kind: str, value: str, strict: bool = False) -> bool:
     digits = sum(c.isdigit() for c in value)
     if kind in NIR_KINDS or kind in PROFESSIONAL_KINDS or kind == "IBAN":
         return True
-    if _DATE_LIKE.fullmatch(value) or _YEAR.fullmatch(value) or _YEARS.fullmatch(value):
+    if _DATE_LIKE.fullmatch(value) or _YEAR.fullmatch(value):
         return False
-    if kind == "PIECE_IDENTITE":  # a document's number may hold letters: X4RTBPFW4
-        return digits >= 2 and sum(c.isalnum() for c in value) >= 6 and not _DATE_LIKE.search(value)
-    if strict:
-        return digits >= 6 and not _DATE_LIKE.search(value)
+    if kind == "PIECE_IDENTITE" or strict:  # never a date or a range of years inside (titre de séjour 2021-2031)
+        if _DATE_LIKE.search(value) or _YEARS.fullmatch(value):
+            return False
+        if kind == "PIECE_IDENTITE":  # a document's number may hold letters: X4RTBPFW4
+            return digits >= 2 and sum(c.isalnum() for c in value) >= 6
+        return digits >= 6
     return digits >= MIN_DIGITS
 
 

@@ -156,6 +156,7 @@ def test_a_number_after_its_cue_is_found_whatever_the_spelling(text, value, kind
         "Dates du séjour : 12/03/2021 - 15/03/2021 ; séjour 2021-2022 ; venue 15/03",
         "Séjour 1234 en SSR",  # a bare séjour wants six digits
         "passeport vaccinal, CNI valide jusqu'au 12/03/2030, permis de conduire B depuis 2005",
+        "titre de séjour 2021-2031, carte de séjour du 12/03/2021",  # a range of years, a date
         "Contrat de soins n° 12345678",  # a contract far from any mutual
         "SIRET 26290159611234 FR",
         "AB12 3456 7890 1234 5678",  # no country writes it: no IBAN
