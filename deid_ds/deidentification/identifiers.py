@@ -32,7 +32,8 @@ them itself, in every view of a note, with no span needed. Kinds (:data:`KINDS`,
 * ``IBAN``: a bank account, after ``IBAN``, ``RIB``, ``relevé d'identité bancaire``, ``coordonnées bancaires``,
   ``n° de compte`` (an IBAN or a French RIB: ``30006 00001 12345678901 89``, checksum or not), or anywhere when it
   is an IBAN of a country of :data:`IBAN_LENGTHS`, of that country's length, whose ISO 13616 checksum holds (mod
-  97; groups of four with or without a space between them: ``FR76 3000 6000 0112 3456 7890 189``).
+  97; groups of four with or without a space between them: ``FR76 3000 6000 0112 3456 7890 189``, or a French
+  one grouped as its RIB: ``FR76 30006 00001 12345678901 89``).
 
 Cues are read folded (case and accents ignored: ``N°``, ``No``, ``n°``, ``Num.``, ``numéro``), with or
 without a colon, across a table cell (``IPP :\\t80092945``), before the number or right after it
@@ -201,8 +202,9 @@ _GENERIC = r"[a-z]{0,4}\d[a-z0-9]*(?:[.\-/_][a-z0-9]+)*"
 _ANY_VALUE = rf"{_NIR}|{_GENERIC}"
 #: An identity document's number: one word holding a digit (``12AB34567``, ``X4RTBPFW4``), or digit groups.
 _DOCUMENT = r"[a-z]*\d[a-z0-9]*(?:[ .\-]\d[a-z0-9]{2,})*"
-#: An IBAN: the country, two check digits, then groups of four (a space or none between them), the last shorter.
-_IBAN_BODY = r"(?:[ ]?[a-z0-9]{4}){2,7}(?:[ ]?[a-z0-9]{1,3})?"
+#: An IBAN: the country, two check digits, then groups of four (a space or none between them), the last shorter;
+#: or a French one grouped as its RIB (``FR76 30006 00001 12345678901 89``).
+_IBAN_BODY = r"(?:(?:[ ]?[a-z0-9]{4}){2,7}(?:[ ]?[a-z0-9]{1,3})?|[ ]?\d{5}[ ]?\d{5}[ ]?[a-z0-9]{11}[ ]?\d\d)"
 _IBAN = rf"[a-z]{{2}}\d\d{_IBAN_BODY}"
 #: A French RIB: 5-digit bank, 5-digit branch, 11-character account, 2-digit key.
 _RIB = r"\d{5}[ ]?\d{5}[ ]?[a-z0-9]{11}[ ]?\d\d"

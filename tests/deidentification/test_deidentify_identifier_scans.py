@@ -88,8 +88,11 @@ def test_every_cue_starts_where_the_hint_finds_one(kind, data):
     assert len(before) in ids.cue_starts(before + cue)
 
 
+_IBAN_PIECES = ["fr", "be", "x", "76", "3000", "0112", "30006", "12345678901", " ", "-", "a"]
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(["fr", "be", "x", "76", "68", "3000", "0112", "189", "1", " ", "-", "a"]), max_size=30))
+@given(st.lists(st.sampled_from(_IBAN_PIECES), max_size=30))
 def test_the_iban_pattern_from_its_check_digits_matches_as_the_plain_one(pieces):
     text = "".join(pieces)
     assert [(m.start() - 2, m.end()) for m in ids._BARE_IBAN_FAST.finditer(text)] == [

@@ -180,6 +180,7 @@ def test_without_a_cue_a_valid_nir_or_rpps_is_found_by_its_checksum():
 def test_without_a_cue_an_iban_is_found_by_its_checksum_cut_at_its_countrys_length():
     assert _found("virement sur GB82 WEST 1234 5698 7654 32 merci") == [("GB82 WEST 1234 5698 7654 32", "IBAN")]
     assert _found("BE68 5390 0754 7034 2024") == [("BE68 5390 0754 7034", "IBAN")]  # the year stays
+    assert _found("FR76 30006 00001 12345678901 89, ok") == [("FR76 30006 00001 12345678901 89", "IBAN")]  # as a RIB
     assert _found("FINESS 290000017 ; fr7630006000011234567890189.") == [("fr7630006000011234567890189", "IBAN")]
     assert _found("FR76 3000 6000 0112 3456 7890 188") == []  # its checksum does not hold, and no cue
 
