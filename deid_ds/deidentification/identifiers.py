@@ -232,7 +232,7 @@ _CUES: dict[str, str] = {
     "DOSSIER": rf"(?:{_NO}\s*{_DE}\s*|ref(?:erence)?\.?\s*{_DE}\s*)?dossier(?:\s+(?:patient|medical|administratif))?"
     rf"|dossier\s+{_NO}|n\.?dossier",
     "EXAMEN": rf"{_NO}\s*{_DE}\s*(?:examen|exam|demande|prelevement|accession)",
-    "MUTUELLE": rf"{_NO}\s*{_DE}\s*(?:adh(?:erent|esion)?|mutuelle|amc|affiliation|affilie)(?![a-z])\.?"
+    "MUTUELLE": rf"{_NO}\s*{_DE}\s*(?:adh(?:erent|esion)?|mutuelle|amc|affiliation|affilie)(?![a-z])\.?{_MUTUAL_WORD}?"
     rf"|(?:adherent|mutuelle|amc)\s+{_NO}"
     rf"|(?P<contract>(?:{_NO}\s*{_DE}\s*contrat|contrat\s+{_NO}){_MUTUAL_WORD}?)",
     "PIECE_IDENTITE": rf"(?:{_NO}\s*{_DE}\s*)?(?:{_ID_DOCUMENTS})(?:\s+{_NO})?"

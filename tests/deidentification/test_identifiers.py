@@ -118,6 +118,7 @@ def test_rpps_numbers_hold_their_luhn_checksum():
         ("N° adhérent 123456789", "123456789", "MUTUELLE"),
         ("n° d'adhérent : 12345678", "12345678", "MUTUELLE"),
         ("N° de mutuelle 987654321", "987654321", "MUTUELLE"),
+        ("N° adhérent mutuelle : 987654321", "987654321", "MUTUELLE"),
         ("N° AMC : 07512345", "07512345", "MUTUELLE"),
         ("n° d'affiliation 98765432", "98765432", "MUTUELLE"),
         ("Mutuelle : MGEN, n° de contrat 123456789", "123456789", "MUTUELLE"),  # a contract, near a mutual
