@@ -80,9 +80,7 @@ def identifiers_plainly(text: str) -> list[ids.Identifier]:
     found: list[ids.Identifier] = []
     cued = ids._ANY_CUE.search(folded) is not None
     for kind, pattern in ids._CUED.items() if cued else ():
-        for m in pattern.finditer(folded):
-            if ids._acceptable(kind, m["val"]) and not ids._inside(*m.span("val"), kept):
-                found.append(ids.Identifier(*m.span("val"), kind, "cue"))
+        found += filter(None, (ids.cued_identifier(kind, m, kept) for m in pattern.finditer(folded)))
     for m in ids._CUE_AFTER.finditer(folded) if cued else ():
         kind = ids._AFTER_KINDS.get(m["cue"], m["cue"].upper())
         if ids._acceptable(kind, m["val"]) and not ids._inside(*m.span("val"), kept):
@@ -93,6 +91,8 @@ def identifiers_plainly(text: str) -> list[ids.Identifier]:
     for m in ids._BARE_RPPS.finditer(folded):
         if ids.is_valid_rpps(m["val"]) and not ids._inside(*m.span("val"), kept):
             found.append(ids.Identifier(*m.span("val"), "RPPS", "checksum"))
+    for m in ids._BARE_IBAN.finditer(folded):
+        found += filter(None, [ids.iban_identifier(folded, *m.span("val"), kept)])
     if cued and "\n" in text:
         headers = [m.start() for m in ids._ANY_CUE.finditer(folded)]  # the lines of every cue, found by one scan
         found += [i for i in ids._columns(text, folded, headers) if not ids._inside(i.start, i.end, kept)]

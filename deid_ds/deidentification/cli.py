@@ -144,11 +144,12 @@ from deid_ds.defaults import DEFAULT_BATCH_SIZE
     is_flag=True,
     help=(
         "Leave the direct identifiers that are not one of the eight labels (NIR, INS, IPP, NDA/NIP, n° de dossier, "
-        "d'examen, de séjour, RPPS, ADELI) as they are. Dangerous: each names a person by itself, and a NIR gives the "
-        "birth year and month back. A warning is printed and the residual-leak check still counts them. By default "
-        "they are found (cues, checksums, table columns) in every view and masked ([NIR], [IPP]...) or, in "
-        "surrogate mode, replaced by keyed numbers of the same shape (a valid NIR, a valid RPPS). FINESS, SIRET and "
-        "SIREN numbers (institutions) are kept."
+        "d'examen, de séjour, RPPS, ADELI, a mutual's member number: MUTUELLE, an identity document's: "
+        "PIECE_IDENTITE, a bank account: IBAN) as they are. Dangerous: each names a person by itself, and a NIR gives "
+        "the birth year and month back. A warning is printed and the residual-leak check still counts them. By "
+        "default they are found (cues, checksums, table columns) in every view and masked ([NIR], [IPP]...) or, in "
+        "surrogate mode, replaced by keyed numbers of the same shape (a valid NIR, a valid RPPS, a valid IBAN of the "
+        "same country). FINESS, SIRET and SIREN numbers (institutions) are kept."
     ),
 )
 @click.option(
@@ -270,7 +271,7 @@ def deidentify_command(
     part by part, dates shifted by a per-patient offset, a city with one of its own postcodes) and
     keyed: the same --key gives byte-identical output. The other views of the file (title,
     comments, attributes, scripts) are de-identified too (--hidden), and so are the direct
-    identifiers no span names (NIR, INS, IPP, NDA, RPPS...: see --keep-identifiers). The
+    identifiers no span names (NIR, INS, IPP, NDA, RPPS, IBAN...: see --keep-identifiers). The
     residual-leak check then looks for each patient's own metadata and each note's direct
     identifiers in every view of the de-identified notes, in every spelling (NFD accents,
     fullwidth letters, percent-encoded or base64 data: URLs); notes whose patient has no metadata

@@ -15,8 +15,12 @@ for a professional's (``RPPS``, ``ADELI``, like doctors' names).
   none;
 * ``RPPS``: 11 digits starting with ``1`` whose Luhn checksum holds (after an ``8`` when the original had
   one); ``ADELI``: 9 keyed digits, the last a Luhn check digit;
-* the record numbers (``IPP``, ``NDA``, ``DOSSIER``, ``EXAMEN``) and any value of an unusual shape:
-  keyed digits in place of the original's digits, letters and separators kept.
+* ``IBAN``: a valid IBAN of the same country and length (its check digits computed, and a French one's RIB
+  key too: ``FR``, ``MC``), the original's digits and letters drawn again one for one, its grouping kept; a
+  French RIB without its country (``30006 00001 12345678901 89``): keyed digits with a valid RIB key;
+* the record numbers (``IPP``, ``NDA``, ``DOSSIER``, ``EXAMEN``), the mutual's numbers (``MUTUELLE``), the
+  identity documents' (``PIECE_IDENTITE``) and any value of an unusual shape: keyed digits in place of the
+  original's digits, letters and separators kept.
 
 A surrogate is never its original, nor another identifier of the note.
 """
@@ -24,16 +28,20 @@ A surrogate is never its original, nor another identifier of the note.
 from __future__ import annotations
 
 import datetime as dt
+import random
 from dataclasses import replace
 
 from deid_ds.deidentification.context import DOCTOR_SCOPE, Context
 from deid_ds.deidentification.dates_shift import move_date, parse_date
 from deid_ds.deidentification.identifiers import (
+    IBAN_LENGTHS,
     NIR_KINDS,
     PROFESSIONAL_KINDS,
     compact,
+    iban_check_digits,
     luhn_digit,
     nir_key,
+    rib_key,
 )
 from deid_ds.deidentification.places import keyed_digits
 from deid_ds.deidentification.surrogates import DEFAULT_MASK, mask
@@ -42,6 +50,9 @@ from deid_ds.deidentification.surrogates import DEFAULT_MASK, mask
 NOTE_IDENTIFIERS = "identifiers of the note"
 _DEPARTMENTS = tuple(f"{d:02d}" for d in range(1, 96) if d != 20) + ("2A", "2B")
 _ATTEMPTS = 16
+#: Countries whose IBAN holds a French RIB (bank, branch, account, key): its key is computed too.
+_RIB_COUNTRIES = frozenset({"FR", "MC"})
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 
 def identifier_replacement(ctx: Context, kind: str, original: str, mode: str, mask_format: str = DEFAULT_MASK) -> str:
@@ -72,6 +83,8 @@ def _draw(ctx: Context, kind: str, original: str, key: str) -> str:
         rng = ctx.keyring.rng(ctx.scope, *ctx.parts("ADELI", key))
         body = "".join(rng.choice("0123456789") for _ in range(8))
         return _written(original, body + luhn_digit(body))
+    if kind == "IBAN" and (iban := _iban(ctx, key)) is not None:
+        return _written(original, iban)
     family = "NIR" if kind in NIR_KINDS else kind if kind in PROFESSIONAL_KINDS else "NUMBER"
     return keyed_digits(ctx, ("ID", family, key), original)
 
@@ -80,6 +93,30 @@ def _written(original: str, chars: str) -> str:
     """``chars`` written in the layout of ``original``: its letters and digits replaced one for one."""
     it = iter(chars)
     return "".join(next(it) if c.isalnum() else c for c in original)
+
+
+def _iban(ctx: Context, key: str) -> str | None:
+    """A valid IBAN of the country and length of ``key`` (compact, upper case), or a valid French RIB for a RIB
+    (23 characters, the first ten and last two digits); ``None`` for another shape."""
+    rng = ctx.keyring.rng(ctx.scope, *ctx.parts("IBAN", key))
+    if IBAN_LENGTHS.get(key[:2]) == len(key) and key[2:4].isdigit():
+        country, bban = key[:2], _drawn_like(rng, key[4:])
+        if country in _RIB_COUNTRIES and _is_rib(bban):
+            bban = bban[:21] + rib_key(bban)
+        return country + iban_check_digits(country, bban) + bban
+    if _is_rib(key):
+        body = _drawn_like(rng, key[:21])
+        return body + rib_key(body)
+    return None
+
+
+def _is_rib(chars: str) -> bool:
+    return len(chars) == 23 and chars[:10].isdigit() and chars[21:].isdigit() and chars[10:21].isalnum()
+
+
+def _drawn_like(rng: random.Random, chars: str) -> str:
+    """A keyed draw in the shape of ``chars``: a digit for a digit, an upper-case letter for a letter."""
+    return "".join(rng.choice(_UPPER) if c.isalpha() else rng.choice("0123456789") for c in chars)
 
 
 def _birth(ctx: Context, yy: str, mm: str) -> tuple[str, str]:

@@ -2,7 +2,8 @@
 
 The guidelines keep the eight labels of the reference study for training and evaluation, but a released
 note must not keep a social-security number (it encodes sex, birth year and month, and birthplace, so it
-also undoes the date shift), a record number, or a professional's registry number. ``deidentify`` finds
+also undoes the date shift), a record number, a professional's registry number, a mutual's member number, an
+identity document's number or a bank account. ``deidentify`` finds
 them itself, in every view of a note, with no span needed. Kinds (:data:`KINDS`, the audit ``label``):
 
 * ``NIR``: the social-security number, 13 characters and a 2-digit key ``97 - (n mod 97)`` (Corsica's
@@ -16,8 +17,23 @@ them itself, in every view of a note, with no span needed. Kinds (:data:`KINDS`,
 * ``ADELI``: 9 digits after ``ADELI``;
 * ``IPP`` (``IPP``, ``NIP``, ``N° patient``, ``identifiant patient``), ``NDA`` (``NDA``, ``n° de séjour``,
   ``de venue``, ``d'admission``, ``de passage``), ``DOSSIER`` (``n° de dossier``, ``N.DOSSIER``),
-  ``EXAMEN`` (``n° d'examen``, ``de demande``, ``de prélèvement``): a number of four digits or more (letters,
-  dots, dashes and slashes allowed inside: ``B21-01234``) after the cue, never a date or a year alone.
+  ``EXAMEN`` (``n° d'examen``, ``de demande``, ``de prélèvement``), ``MUTUELLE`` (``n° adhérent``,
+  ``n° d'adhérent``, ``n° de mutuelle``, ``n° AMC``, ``n° d'affiliation``; ``n° de contrat`` within 80
+  characters after ``mutuelle``, ``complémentaire``, ``AMC``, ``adhérent`` or ``tiers payant``): a number of four
+  digits or more (letters, dots, dashes and slashes allowed inside: ``B21-01234``) after the cue, never a date or
+  a year alone. After ``Séjour`` or ``Venue`` alone (no ``n°``: ``Séjour 22012345``,
+  ``Venue : V2022-88123``), words that also start a sentence, six digits or more and no date inside
+  (``séjour 2021-2022``, ``venue 15/03`` are no stay numbers);
+* ``PIECE_IDENTITE``: an identity document's number after ``CNI``, ``carte (nationale) d'identité``, ``pièce
+  d'identité``, ``passeport``, ``titre de séjour``, ``carte de séjour``/``de résident``, ``permis de conduire``
+  (with or without ``n°``), ``n° AME``: one word of six letters and digits or more holding two digits
+  (``12AB34567``, ``X4RTBPFW4``) or digit groups, never a date or a year (``passeport vaccinal``, ``permis de
+  conduire B`` hold none);
+* ``IBAN``: a bank account, after ``IBAN``, ``RIB``, ``relevé d'identité bancaire``, ``coordonnées bancaires``,
+  ``n° de compte`` (an IBAN or a French RIB: ``30006 00001 12345678901 89``, checksum or not), or anywhere when it
+  is an IBAN of a country of :data:`IBAN_LENGTHS`, of that country's length, whose ISO 13616 checksum holds (mod
+  97; groups of four with or without a space between them: ``FR76 3000 6000 0112 3456 7890 189``, or a French
+  one grouped as its RIB: ``FR76 30006 00001 12345678901 89``).
 
 Cues are read folded (case and accents ignored: ``N°``, ``No``, ``n°``, ``Num.``, ``numéro``), with or
 without a colon, across a table cell (``IPP :\\t80092945``), before the number or right after it
@@ -43,7 +59,7 @@ from deid_ds.kb.normalize import fold
 from deid_ds.segmentation.html_text import ParsedHtml
 
 #: The kinds of direct identifier, in report order.
-KINDS = ("NIR", "INS", "IPP", "NDA", "DOSSIER", "EXAMEN", "RPPS", "ADELI")
+KINDS = ("NIR", "INS", "IPP", "NDA", "DOSSIER", "EXAMEN", "RPPS", "ADELI", "MUTUELLE", "PIECE_IDENTITE", "IBAN")
 #: Kinds whose value is the NIR's shape (a NIR surrogate is drawn for them).
 NIR_KINDS = frozenset({"NIR", "INS"})
 #: Kinds of a health professional (their surrogates are the same in every patient's notes).
@@ -116,6 +132,65 @@ def is_valid_rpps(value: str) -> bool:
     return len(digits) == 11 and digits.startswith("1") and luhn_ok(digits)
 
 
+#: The length of an IBAN in each country that writes them (ISO 13616: the SWIFT registry, and the national IBANs
+#: of the African and other countries French banks also accept). A checksummed IBAN is searched for in these only:
+#: its country and length cut the chance matches of the mod-97 checksum (one in 97) further.
+IBAN_LENGTHS = {
+    **dict.fromkeys(("NO",), 15),
+    **dict.fromkeys(("BE",), 16),
+    **dict.fromkeys(("DK", "FI", "FK", "FO", "GL", "NL", "SD"), 18),
+    **dict.fromkeys(("MK", "SI"), 19),
+    **dict.fromkeys(("AT", "BA", "EE", "KZ", "LT", "LU", "MN", "XK"), 20),
+    **dict.fromkeys(("CH", "HR", "LI", "LV"), 21),
+    **dict.fromkeys(("BG", "BH", "CR", "DE", "GB", "GE", "IE", "ME", "RS", "VA"), 22),
+    **dict.fromkeys(("AE", "GI", "IL", "IQ", "OM", "SO", "TL"), 23),
+    **dict.fromkeys(("AD", "CZ", "ES", "MD", "PK", "RO", "SA", "SE", "SK", "TN", "VG"), 24),
+    **dict.fromkeys(("AO", "CV", "GW", "LY", "MZ", "PT", "ST"), 25),
+    **dict.fromkeys(("DZ", "IR", "IS", "TR"), 26),
+    **dict.fromkeys(("BI", "CF", "CG", "CM", "DJ", "FR", "GA", "GQ", "GR", "IT", "KM", "MC", "MG", "MR"), 27),
+    **dict.fromkeys(("SM", "TD"), 27),
+    **dict.fromkeys(("AL", "AZ", "BF", "BJ", "BY", "CI", "CY", "DO", "GT", "HN", "HU", "LB", "MA", "ML"), 28),
+    **dict.fromkeys(("NE", "NI", "PL", "SN", "SV", "TG"), 28),
+    **dict.fromkeys(("BR", "EG", "PS", "QA", "UA"), 29),
+    **dict.fromkeys(("JO", "KW", "MU", "YE"), 30),
+    **dict.fromkeys(("MT", "SC"), 31),
+    **dict.fromkeys(("LC",), 32),
+    **dict.fromkeys(("RU",), 33),
+}
+
+
+def iban_remainder(chars: str) -> int:
+    """An IBAN's letters and digits (country first, upper case) read as ISO 7064 asks, mod 97: the first four
+    moved to the end, each letter its number (``A`` = 10 ... ``Z`` = 35). A valid IBAN gives 1."""
+    moved = chars[4:] + chars[:4]
+    return int("".join(str(int(c, 36)) for c in moved)) % 97
+
+
+def iban_check_digits(country: str, bban: str) -> str:
+    """The two check digits of the IBAN of ``country`` and ``bban`` (upper case): ``98 - (n mod 97)``."""
+    return f"{98 - iban_remainder(country + '00' + bban):02d}"
+
+
+def is_valid_iban(value: str) -> bool:
+    """Whether ``value`` (spaces allowed) is an IBAN of a known country, of its length, whose checksum holds."""
+    chars = compact(value)
+    if IBAN_LENGTHS.get(chars[:2]) != len(chars) or not chars[2:4].isdigit():
+        return False
+    return iban_remainder(chars) == 1
+
+
+#: A letter of a French RIB account number read as a digit for its key (``A``/``J`` = 1 ... ``I``/``R``/``Z`` = 9).
+_RIB_LETTERS = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "12345678912345678923456789")
+
+
+def rib_key(bank_branch_account: str) -> str:
+    """The two-digit key of a French RIB (5-digit bank, 5-digit branch, 11-character account, upper case):
+    ``97 - (89 bank + 15 branch + 3 account) mod 97``."""
+    bank, branch, account = bank_branch_account[:5], bank_branch_account[5:10], bank_branch_account[10:21]
+    total = 89 * int(bank) + 15 * int(branch) + 3 * int(account.translate(_RIB_LETTERS))
+    return f"{97 - total % 97:02d}"
+
+
 # ------------------------------------------------------------------------------------------ patterns (folded)
 
 _NIR_BODY = re.compile(r"[1-478]\d{4}(?:\d\d|2[AB])\d{6}")
@@ -125,9 +200,25 @@ _RPPS = r"(?:8[ ]?)?\d(?:[ .]?\d){10}"  # 11 digits, grouped or not: ``1 00 034 
 _ADELI = r"\d(?:[ .]?\d){8}"
 _GENERIC = r"[a-z]{0,4}\d[a-z0-9]*(?:[.\-/_][a-z0-9]+)*"
 _ANY_VALUE = rf"{_NIR}|{_GENERIC}"
+#: An identity document's number: one word holding a digit (``12AB34567``, ``X4RTBPFW4``), or digit groups.
+_DOCUMENT = r"[a-z]*\d[a-z0-9]*(?:[ .\-]\d[a-z0-9]{2,})*"
+#: An IBAN: the country, two check digits, then groups of four (a space or none between them), the last shorter;
+#: or a French one grouped as its RIB (``FR76 30006 00001 12345678901 89``).
+_IBAN_BODY = r"(?:(?:[ ]?[a-z0-9]{4}){2,7}(?:[ ]?[a-z0-9]{1,3})?|[ ]?\d{5}[ ]?\d{5}[ ]?[a-z0-9]{11}[ ]?\d\d)"
+_IBAN = rf"[a-z]{{2}}\d\d{_IBAN_BODY}"
+#: A French RIB: 5-digit bank, 5-digit branch, 11-character account, 2-digit key.
+_RIB = r"\d{5}[ ]?\d{5}[ ]?[a-z0-9]{11}[ ]?\d\d"
 
 _NO = r"(?:n\s?[°º]|no\.?|n\.|num\.?|numero|nr\.?)"
 _DE = r"(?:\s*(?:de\s+la\s+|de\s+l'|du\s+|de\s+|d'|des\s+))?"
+_ID_DOCUMENTS = (
+    r"cni|c\.n\.i\.?|carte\s+(?:nationale\s+)?d'identite|piece\s+d'identite|passeport|titre\s+de\s+sejour"
+    r"|carte\s+de\s+(?:sejour|resident)|permis\s+de\s+conduire"
+)
+#: What may follow a contract's cue (``n° de contrat mutuelle``), one of the words that make it a mutual's contract.
+_MUTUAL_WORD = r"(?:\s+(?:mutuelle|complementaire(?:\s+sante)?|amc))"
+#: ``sejour``/``venue`` starting a cue, not the end of a document's name (``titre de séjour`` is one).
+_STAY = r"(?<!titre de )(?<!carte de )(?:sejour|venue)"
 _CUES: dict[str, str] = {
     "INS": r"(?:matricule\s+)?ins(?:[\s\-](?:nir|nia))?|identifiant\s+national\s+de\s+sante",
     "NIR": rf"nir|nss|n\.s\.?s\.?|{_NO}\s*{_DE}\s*(?:securite\s+sociale|secu|s\.?s\.?|immatriculation|assure)"
@@ -137,14 +228,23 @@ _CUES: dict[str, str] = {
     "IPP": rf"ipp|nip|i\.p\.p\.?|{_NO}\s*{_DE}\s*patient|identifiant\s+(?:permanent\s+)?(?:du\s+)?patient"
     r"|id[\s.\-]?patient|numero\s+d'identification|identifiant(?!\s+(?:national|rpps|ps|adeli|finess))",
     "NDA": rf"nda|{_NO}\s*{_DE}\s*(?:sejour|venue|passage|admission|hospitalisation|hospit\.?|entree|episode)"
-    rf"|(?:sejour|venue)\s+{_NO}|episode",
+    rf"|{_STAY}\s+{_NO}|episode|(?P<bare>{_STAY}(?![a-z0-9]))",
     "DOSSIER": rf"(?:{_NO}\s*{_DE}\s*|ref(?:erence)?\.?\s*{_DE}\s*)?dossier(?:\s+(?:patient|medical|administratif))?"
     rf"|dossier\s+{_NO}|n\.?dossier",
     "EXAMEN": rf"{_NO}\s*{_DE}\s*(?:examen|exam|demande|prelevement|accession)",
+    "MUTUELLE": rf"{_NO}\s*{_DE}\s*(?:adh(?:erent|esion)?|mutuelle|amc|affiliation|affilie)(?![a-z])\.?{_MUTUAL_WORD}?"
+    rf"|(?:adherent|mutuelle|amc)\s+{_NO}"
+    rf"|(?P<contract>(?:{_NO}\s*{_DE}\s*contrat|contrat\s+{_NO}){_MUTUAL_WORD}?)",
+    "PIECE_IDENTITE": rf"(?:{_NO}\s*{_DE}\s*)?(?:{_ID_DOCUMENTS})(?:\s+{_NO})?"
+    rf"|{_NO}\s*{_DE}\s*ame(?![a-z])|ame\s+{_NO}",
+    "IBAN": rf"iban|rib|releve\s+d'identite\s+bancaire|coordonnees\s+bancaires|{_NO}\s*{_DE}\s*compte(?:\s+bancaire)?",
 }
 #: Cues of the numbers kept (institutions).
 _KEPT_CUE = rf"(?:{_NO}\s*)?(?:finess(?:\s+(?:et|ej|geographique|juridique))?|siret|siren)"
-_VALUES = {"INS": _NIR, "NIR": _NIR, "RPPS": _RPPS, "ADELI": _ADELI}
+_VALUES = {
+    **{"INS": _NIR, "NIR": _NIR, "RPPS": _RPPS, "ADELI": _ADELI},
+    **{"PIECE_IDENTITE": _DOCUMENT, "IBAN": f"{_IBAN}|{_RIB}"},
+}
 _SEP = r"""[ :=#|>\-."']{0,12}"""  # quotes too: an attribute named by its cue (data-ipp="80092945")
 _BEFORE = r"(?<![a-z0-9])"
 _AFTER = r"(?![a-z0-9])"
@@ -167,10 +267,13 @@ _ANY_CUE = re.compile(rf"{_BEFORE}(?:{'|'.join(_CUES.values())}){_AFTER}")
 #: What every cue of :data:`_CUES` starts with (``n`` then a space, ``°``, ``o``...: ``n°``, ``no``, ``nir``, ``nss``,
 #: ``nda``, ``n.dossier``). The cue patterns try their thirty alternatives at every position of a text; this one,
 #: made of literals, is skipped through by the regex engine: the cues are then tried only where it matches
-#: (with the hints below, 1.30 -> 0.45 s for 1,000 export-style notes' texts and files: docs/benchmarks.md).
+#: (with the hints below, 1.30 -> 0.45 s for 1,000 export-style notes' texts and files: docs/benchmarks.md). Its
+#: words are grouped by their first letter: a position is then tried against one group, not every word (0.14 ->
+#: 0.08 s for the same texts, with the cues of the mutual, identity documents and bank accounts in).
 _CUE_HINT = re.compile(
-    r"n[\s°º.ourisd]|matricule|ins|id|immatriculation|securite|carte|rpps|adeli|ipp|i\.p|sejour|venue|episode|ref"
-    r"|dossier"
+    r"n[\s°º.ourisd]|i(?:ns|d|mmatriculation|pp|\.p|ban)|c(?:arte|ni|\.n|ontrat|oordonnees)|s(?:ecurite|ejour)"
+    r"|r(?:pps|ef|ib|eleve)|a(?:deli|dherent|m[ce])|m(?:atricule|utuelle)|dossier|venue|episode"
+    r"|p(?:iece|asseport|ermis)|titre"
 )
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 _AFTER_KINDS = {"ins": "INS", "ins-nir": "INS", "ins-nia": "INS", "nir": "NIR", "ipp": "IPP", "nip": "IPP"}
@@ -182,6 +285,11 @@ _BARE_NIR = re.compile(rf"(?<![a-z0-9])(?<!\d[ .\-])(?P<val>{_NIR})(?![a-z0-9])(
 _BARE_NIR_FAST = re.compile(
     rf"(?P<val>[1-478](?<![a-z0-9].)(?<!\d[ .\-].){_NIR.removeprefix('[1-478]')})(?![a-z0-9])(?![ .\-]\d)"
 )
+#: An IBAN written anywhere (:func:`iban_end` cuts it at its country's length, :func:`is_valid_iban` checks it).
+_BARE_IBAN = re.compile(rf"(?<![a-z0-9])(?P<val>{_IBAN})(?![a-z0-9])")
+#: :data:`_BARE_IBAN` led by the first of its check digits (the country's letters then looked behind): a pattern that
+#: starts with a digit is skipped through to the digits of a text, one that starts with a letter tries every letter.
+_BARE_IBAN_FAST = re.compile(rf"\d(?<![a-z0-9][a-z][a-z].)(?<=[a-z][a-z].)\d{_IBAN_BODY}(?![a-z0-9])")
 _BARE_RPPS = re.compile(r"(?<![a-z0-9])(?<!\d[ .\-])(?P<val>8?10\d{9})(?![a-z0-9])(?![ .\-]\d)")
 #: What every match of :data:`_BARE_RPPS`, :data:`_CUE_AFTER` holds: when a text holds none, the
 #: pattern (which starts with a lookbehind, tried at every position) is not run.
@@ -190,7 +298,12 @@ _CUE_AFTER_HINT = re.compile(r"\(\s*(?:ins|nir|ipp|nip|nda|rpps|adeli)")
 _KEPT_WORD = re.compile("finess|sire[tn]")
 _DATE_LIKE = re.compile(r"\d{1,4}[/.\-]\d{1,2}[/.\-]\d{1,4}")
 _YEAR = re.compile(r"(?:19|20)\d\d")
-_HAS_NUMBER = re.compile(r"\d{2}")
+_YEARS = re.compile(r"(?:19|20)\d\d\s?[/\-]\s?(?:(?:19|20)\d\d|\d\d)")
+#: Before ``n° de contrat`` (within :data:`_CONTEXT` characters), what makes it a mutual's contract number.
+_MUTUAL_CONTEXT = re.compile(r"mutuelle|complementaire|amc|adherent|tiers[ \-]payant")
+_CONTEXT = 80
+#: What every identifier holds: a digit (an identity document's number may hold no two in a row: ``X4RTBPFW4``).
+_HAS_NUMBER = re.compile(r"\d")
 
 #: Column headers of a text table (a cell's whole text, folded).
 _HEADERS = re.compile(rf"(?:{'|'.join(f'(?P<{k}>{c})' for k, c in _CUES.items())})\s*:?", re.IGNORECASE)
@@ -200,12 +313,36 @@ _RULE = re.compile(r"^[\s\-=_|+*.]*$")
 _COLUMN_ROWS = 60
 
 
-def _acceptable(kind: str, value: str) -> bool:
-    """Whether a cued value is a number of ``kind`` and not a date, a year or too short."""
+def _acceptable(kind: str, value: str, strict: bool = False) -> bool:
+    """Whether a cued value is a number of ``kind`` and not a date, a year or too short. ``strict``, after a
+    word that also starts a sentence (``Séjour 22012345``, not ``séjour 2021-2022``, ``venue 15/03``): six
+    digits or more, no date or range of years in it."""
     digits = sum(c.isdigit() for c in value)
-    if kind in NIR_KINDS or kind in PROFESSIONAL_KINDS:
+    if kind in NIR_KINDS or kind in PROFESSIONAL_KINDS or kind == "IBAN":
         return True
-    return digits >= MIN_DIGITS and not _DATE_LIKE.fullmatch(value) and not _YEAR.fullmatch(value)
+    if _DATE_LIKE.fullmatch(value) or _YEAR.fullmatch(value):
+        return False
+    if kind == "PIECE_IDENTITE" or strict:  # never a date or a range of years inside (titre de séjour 2021-2031)
+        if _DATE_LIKE.search(value) or _YEARS.fullmatch(value):
+            return False
+        if kind == "PIECE_IDENTITE":  # a document's number may hold letters: X4RTBPFW4
+            return digits >= 2 and sum(c.isalnum() for c in value) >= 6
+        return digits >= 6
+    return digits >= MIN_DIGITS
+
+
+def _accepts(kind: str, m: re.Match[str]) -> bool:
+    """:func:`_acceptable` for a match of a cue pattern (:data:`_CUED`): strict after a bare ``séjour``/``venue``;
+    a contract's number only near a word of a mutual (``Mutuelle : ... N° de contrat : 12345678``)."""
+    groups = m.re.groupindex
+    if "contract" in groups and m["contract"] is not None and not _mutual_contract(m.string, m.start(), m.start("val")):
+        return False
+    return _acceptable(kind, m["val"], strict="bare" in groups and m["bare"] is not None)
+
+
+def _mutual_contract(folded: str, start: int, end: int) -> bool:
+    """Whether ``n° de contrat`` at ``start`` (its number at ``end``) is a mutual's (:data:`_MUTUAL_CONTEXT`)."""
+    return _MUTUAL_CONTEXT.search(folded, max(0, start - _CONTEXT), end) is not None
 
 
 def _kept_ranges(folded: str, cues: list[int]) -> list[tuple[int, int]]:
@@ -239,10 +376,7 @@ def find_identifiers(text: str) -> list[Identifier]:
     found: list[Identifier] = []
     cued = next(matches_at(_ANY_CUE, folded, starts), None) is not None  # most texts name no identifier
     for kind, pattern in _CUED.items() if cued else ():
-        for m in matches_at(pattern, folded, starts):
-            start, end = m.span("val")
-            if _acceptable(kind, m["val"]) and not _inside(start, end, kept):
-                found.append(Identifier(start, end, kind, "cue"))
+        found += filter(None, (cued_identifier(kind, m, kept) for m in matches_at(pattern, folded, starts)))
     for m in _CUE_AFTER.finditer(folded) if cued and _CUE_AFTER_HINT.search(folded) else ():
         kind = _AFTER_KINDS.get(m["cue"], m["cue"].upper())
         start, end = m.span("val")
@@ -254,9 +388,46 @@ def find_identifiers(text: str) -> list[Identifier]:
     for m in _BARE_RPPS.finditer(folded) if _RPPS_HINT.search(folded) else ():
         if is_valid_rpps(m["val"]) and not _inside(*m.span("val"), kept):
             found.append(Identifier(*m.span("val"), "RPPS", "checksum"))
+    for m in _BARE_IBAN_FAST.finditer(folded):  # the country's letters stand before the match's first digit
+        found += filter(None, [iban_identifier(folded, m.start() - 2, m.end(), kept)])
     if cued and "\n" in text:
         found += [i for i in _columns(text, folded, starts) if not _inside(i.start, i.end, kept)]
     return resolve(found)
+
+
+def iban_end(folded: str, start: int, end: int) -> int | None:
+    """Where the IBAN written from ``start`` (a match of :data:`_IBAN` ending at ``end``) ends: after as many
+    letters and digits as its country's IBAN has (``BE68 5390 0754 7034 2024``: the year is not in it), or
+    ``None`` when that is not at the end of a word or the country writes no IBAN."""
+    length = IBAN_LENGTHS.get(folded[start : start + 2].upper())
+    if length is None:
+        return None
+    count, at = 0, start
+    while at < end and count < length:
+        count += folded[at] in _ALNUM
+        at += 1
+    if count < length or (at < len(folded) and folded[at] in _ALNUM):
+        return None
+    return at
+
+
+def cued_identifier(kind: str, m: re.Match[str], kept: list[tuple[int, int]]) -> Identifier | None:
+    """The identifier of a cue pattern's match (:data:`_CUED`), if its value is one (:func:`_accepts`) and not an
+    institution's number (``kept``); an IBAN's cut at its country's length (:func:`iban_end`)."""
+    start, end = m.span("val")
+    if kind == "IBAN":
+        end = iban_end(m.string, start, end) or end
+    if _accepts(kind, m) and not _inside(start, end, kept):
+        return Identifier(start, end, kind, "cue")
+    return None
+
+
+def iban_identifier(folded: str, start: int, end: int, kept: list[tuple[int, int]]) -> Identifier | None:
+    """The IBAN written from ``start`` (a match of :data:`_IBAN` ending at ``end``) when its checksum holds."""
+    end = iban_end(folded, start, end)
+    if end is None or not is_valid_iban(folded[start:end]) or _inside(start, end, kept):
+        return None
+    return Identifier(start, end, "IBAN", "checksum")
 
 
 def cue_starts(folded: str) -> list[int]:
@@ -296,8 +467,10 @@ def _lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def _header_cells(line: str) -> list[tuple[int, str]]:
-    """The cells of a header line: ``(start, kind)`` for each cell that names an identifier (or ``KEPT``)."""
+def _header_cells(line: str) -> list[tuple[int, str, bool]]:
+    """The cells of a header line: ``(start, kind, strict)`` for each cell that names an identifier (or ``KEPT``);
+    ``strict``: a bare ``Séjour``/``Venue`` (:func:`_acceptable`). ``N° de contrat`` names one only on a line
+    that names a mutual."""
     cells, cursor = [], 0
     for piece in _CELL_SPLIT.split(line):
         start = line.index(piece, cursor) if piece else cursor
@@ -308,9 +481,10 @@ def _header_cells(line: str) -> list[tuple[int, str]]:
         offset = start + len(piece) - len(piece.lstrip())
         m = _HEADERS.fullmatch(cell)
         if m:
-            cells.append((offset, next(k for k in KINDS if m.group(k))))
+            if m["contract"] is None or _MUTUAL_CONTEXT.search(fold(line)):
+                cells.append((offset, next(k for k in KINDS if m.group(k)), m["bare"] is not None))
         elif _KEPT_HEADER.fullmatch(cell):
-            cells.append((offset, "KEPT"))
+            cells.append((offset, "KEPT", False))
     return cells
 
 
@@ -333,16 +507,18 @@ def _columns(text: str, folded: str, cues: list[int]) -> list[Identifier]:
             if _RULE.match(below):
                 continue
             folded_below = folded[below_start : below_start + len(below)]
-            for start, kind in cells:
+            for start, kind, strict in cells:
                 if kind == "KEPT":
                     continue
-                span = _cell_at(below, folded_below, start, tabbed, line, kind)
+                span = _cell_at(below, folded_below, start, tabbed, line, kind, strict)
                 if span is not None:
                     found.append(Identifier(below_start + span[0], below_start + span[1], kind, "column"))
     return found
 
 
-def _cell_at(line: str, folded: str, start: int, tabbed: bool, header: str, kind: str) -> tuple[int, int] | None:
+def _cell_at(
+    line: str, folded: str, start: int, tabbed: bool, header: str, kind: str, strict: bool = False
+) -> tuple[int, int] | None:
     """The span of the value in ``line`` under the header cell starting at ``start``, if it is one."""
     value_re = _COLUMN_VALUE[kind]
     if tabbed:
@@ -353,7 +529,7 @@ def _cell_at(line: str, folded: str, start: int, tabbed: bool, header: str, kind
         offset = sum(len(c) + 1 for c in cells[:index])
         cell = cells[index]
         m = value_re.fullmatch(fold(cell.strip()))
-        if m is None or not _acceptable(kind, m.group()):
+        if m is None or not _acceptable(kind, m.group(), strict):
             return None
         lead = len(cell) - len(cell.lstrip())
         return offset + lead, offset + lead + len(cell.strip())
@@ -362,7 +538,7 @@ def _cell_at(line: str, folded: str, start: int, tabbed: bool, header: str, kind
         if at < 0 or at >= len(line) or (at > 0 and line[at - 1].isalnum()):
             continue
         m = value_re.match(folded, at)
-        if m and _acceptable(kind, m.group()):
+        if m and _acceptable(kind, m.group(), strict):
             return m.span()
     return None
 

@@ -398,7 +398,7 @@ def deidentify(
         )
     if keep_identifiers:
         log(
-            "deidentify: WARNING --keep-identifiers: NIR, INS, IPP, NDA, RPPS and the other direct identifiers "
+            "deidentify: WARNING --keep-identifiers: NIR, INS, IPP, NDA, RPPS, IBAN and the other direct identifiers "
             "are left in the notes (the residual-leak check counts them): the output is not de-identified"
         )
     options = DeidOptions(

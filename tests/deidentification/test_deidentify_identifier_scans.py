@@ -35,10 +35,7 @@ def _plain(text: str) -> list[Identifier]:
     found: list[Identifier] = []
     cued = ids._ANY_CUE.search(folded) is not None
     for kind, pattern in ids._CUED.items() if cued else ():
-        for m in pattern.finditer(folded):
-            start, end = m.span("val")
-            if ids._acceptable(kind, m["val"]) and not ids._inside(start, end, kept):
-                found.append(Identifier(start, end, kind, "cue"))
+        found += filter(None, (ids.cued_identifier(kind, m, kept) for m in pattern.finditer(folded)))
     for m in ids._CUE_AFTER.finditer(folded) if cued else ():
         kind = ids._AFTER_KINDS.get(m["cue"], m["cue"].upper())
         start, end = m.span("val")
@@ -50,6 +47,8 @@ def _plain(text: str) -> list[Identifier]:
     for m in ids._BARE_RPPS.finditer(folded):
         if ids.is_valid_rpps(m["val"]) and not ids._inside(*m.span("val"), kept):
             found.append(Identifier(*m.span("val"), "RPPS", "checksum"))
+    for m in ids._BARE_IBAN.finditer(folded):
+        found += filter(None, [ids.iban_identifier(folded, *m.span("val"), kept)])
     if cued and "\n" in text:
         every_position = list(range(len(folded) + 1))  # the header lines from a cue search at every position
         found += [i for i in ids._columns(text, folded, every_position) if not ids._inside(i.start, i.end, kept)]
@@ -61,6 +60,7 @@ def _nir(body: str) -> str:
 
 
 _RPPS = "1000345678" + luhn_digit("1000345678")
+_IBAN = "FR76 3000 6000 0112 3456 7890 189"  # its checksum holds
 _PIECES = [
     *("IPP", "N° IPP", "NIP", "n° de séjour", "N° de dossier", "Dossier", "NDA", "INS-NIR", "INS", "NIR", "N°SS"),
     *("RPPS", "ID.PS", "ADELI", "matricule", "Numéro d'examen", "n° patient", "identifiant", "Identifiant RPPS"),
@@ -68,6 +68,8 @@ _PIECES = [
     *(" ", " ", ":", " : ", "\t", "\n", "  ", "|", "(", ")", "-", ".", "/", "°", "no", "n", "i.p.p", "\u00ad"),
     *("80092945", "2675 2240", "B21-01234", "12/03/2021", "2021", "123456789", "8" + _RPPS, _RPPS, "10"),
     *(_nir("1841275123456"), _nir("2840629123456").replace(" ", ""), _nir("18412" + "2A" + "123456"), "Dupont"),
+    *("Séjour", "venue", "titre de séjour", "CNI", "passeport", "n° adhérent", "Mutuelle", "n° de contrat", "AME"),
+    *("IBAN", "RIB", _IBAN, _IBAN.replace(" ", ""), "BE68 5390 0754 7034", "2024", "X4RTBPFW4", "12AB34567"),
 ]
 
 
@@ -86,11 +88,51 @@ def test_every_cue_starts_where_the_hint_finds_one(kind, data):
     assert len(before) in ids.cue_starts(before + cue)
 
 
+_IBAN_PIECES = ["fr", "be", "x", "76", "3000", "0112", "30006", "12345678901", " ", "-", "a"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_IBAN_PIECES), max_size=30))
+def test_the_iban_pattern_from_its_check_digits_matches_as_the_plain_one(pieces):
+    text = "".join(pieces)
+    assert [(m.start() - 2, m.end()) for m in ids._BARE_IBAN_FAST.finditer(text)] == [
+        m.span() for m in ids._BARE_IBAN.finditer(text)
+    ]
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(["1", "2", "7", "8", "4", "0", "9", " ", ".", "-", "a", "2a", "b", "x1"]), max_size=40))
 def test_the_nir_pattern_from_its_first_digit_matches_as_the_plain_one(pieces):
     text = "".join(pieces)
     assert [m.span() for m in ids._BARE_NIR_FAST.finditer(text)] == [m.span() for m in ids._BARE_NIR.finditer(text)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Séjour 22012345",
+        "Venue : V2022-88123",
+        "CNI n° 123456789012",
+        "C.N.I. 123456789012",
+        "carte nationale d'identité : 123456789012",
+        "pièce d'identité 123456789012",
+        "Passeport X4RTBPFW4",
+        "titre de séjour 1234567890",
+        "carte de résident 1234567890",
+        "permis de conduire 12AB34567",
+        "AME n° 1234567890",
+        "adhérent n° 12345678",
+        "Mutuelle n° 12345678",
+        "AMC n° 12345678",
+        "mutuelle MGEN\ncontrat n° 12345678",
+        "IBAN FR76 3000 6000 0112 3456 7890 189",
+        "RIB 30006 00001 12345678901 89",
+        "relevé d'identité bancaire : FR76 3000 6000 0112 3456 7890 189",
+        "coordonnées bancaires FR76 3000 6000 0112 3456 7890 189",
+    ],
+)
+def test_each_cue_that_starts_with_a_word_of_its_own_is_found_through_the_hint(text):
+    assert find_identifiers(text) == _plain(text) != []
 
 
 def test_the_sample_notes_identifiers_are_those_the_plain_scans_find():

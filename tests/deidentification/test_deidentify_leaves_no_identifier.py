@@ -17,7 +17,8 @@ without a day (``2017``, ``juillet 2022``) are left out of that check: shifting 
 keeps its year and often its month.
 
 The direct identifiers that are not one of the eight labels (NIR, INS, IPP, NDA, RPPS...: the exports
-families write them, and each note is also given a NIR, an IPP and a stay number in its hidden views)
+families write them, and each note is also given a NIR, an IPP, a stay number, an IBAN and a passport number
+in its hidden views)
 are checked the same two ways, with no span naming them: the leak check's count is 0, and, brute, no
 number of eight characters or more that the input note holds after an identifier's cue (or with a valid
 NIR key) is left anywhere in the output file, separators and markup ignored; nor is any valid NIR or
@@ -42,6 +43,7 @@ from deid_ds.deidentification.identifiers import (
     KINDS,
     compact,
     find_identifiers,
+    iban_check_digits,
     is_valid_nir,
     nir_key,
     note_identifiers,
@@ -64,15 +66,20 @@ MODE_OPTIONS = {
 }
 
 
-def _numbers(row: pd.Series) -> tuple[str, str, str]:
-    """A NIR (valid key), an IPP and a stay number of the note's patient, drawn from its ids."""
+def _numbers(row: pd.Series) -> tuple[str, str, str, str, str]:
+    """A NIR (valid key), an IPP, a stay number, an IBAN (valid checksum) and a passport number of the note's
+    patient, drawn from its ids."""
     seed = int(hashlib.sha256(str(row["id_patient"] or row["id_document"]).encode()).hexdigest()[:12], 16)
     body = f"{1 + seed % 2}{seed % 100:02d}{1 + seed % 12:02d}{1 + seed % 95:02d}{seed % 1000:03d}{seed % 997:03d}"
     nir = body + nir_key(body)
+    bban = f"{seed % 10**12:012d}{seed % 10**11:011d}"
+    iban = "FR" + iban_check_digits("FR", bban) + bban
     return (
         " ".join((nir[0], nir[1:3], nir[3:5], nir[5:7], nir[7:10], nir[10:13], nir[13:])),
         f"8{seed % 10**7:07d}",
         (f"23{seed % 10**7:07d}"),
+        " ".join(iban[i : i + 4] for i in range(0, len(iban), 4)),
+        f"{seed % 100:02d}PA{seed % 10**5:05d}",
     )
 
 
@@ -81,12 +88,13 @@ def _hidden_views(row: pd.Series) -> str:
     first, last = row["firstname"] or "", row["lastname"] or ""
     shy = last[:2] + "&shy;" + last[2:] if len(last) > 3 else last
     values = " ".join(v for v in (row["phone"], row["city"]) if isinstance(v, str))
-    nir, ipp, stay = _numbers(row)
+    nir, ipp, stay, iban, passport = _numbers(row)
     return (
         f"<title>{first} {last} - IPP {ipp}</title><!-- {last} {values} N° de séjour {stay} -->"
         f'<img alt="{first} {shy}" title="{row["city"] or ""}" data-patient="{last}" data-nir="{nir.replace(" ", "")}">'
         f'<meta name="ins" content="INS : {nir}"><a href="dossier.html?ipp={ipp}&amp;nda={stay}"></a>'
         f'<a href="mailto:{row["email"] or ""}"></a><script>var p = "{last}";</script><p>.</p {last}>'
+        f'<div data-rib="{iban.replace(" ", "")}" title="Passeport n° {passport}"></div><p>Virement : {iban}</p>'
     )
 
 
@@ -218,8 +226,8 @@ def _identifiers(runs: dict) -> dict[str, dict[str, str]]:
 def test_the_inputs_hold_direct_identifiers(runs):
     found = _identifiers(runs)
     kinds = {kind for values in found.values() for kind in values.values()}
-    assert {"NIR", "IPP", "NDA"} <= kinds  # at least the planted ones, in every note
-    assert all(len(values) >= 3 for values in found.values())
+    assert {"NIR", "IPP", "NDA", "IBAN", "PIECE_IDENTITE"} <= kinds  # at least the planted ones, in every note
+    assert all(len(values) >= 5 for values in found.values())
 
 
 @pytest.mark.parametrize("mode", MODES)

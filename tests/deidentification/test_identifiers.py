@@ -12,14 +12,18 @@ from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.dates_shift import date_offset
 from deid_ds.deidentification.identifier_surrogates import identifier_replacement
 from deid_ds.deidentification.identifiers import (
+    IBAN_LENGTHS,
     compact,
     find_all,
     find_identifiers,
+    iban_check_digits,
+    is_valid_iban,
     is_valid_nir,
     is_valid_rpps,
     known_values,
     luhn_ok,
     nir_key,
+    rib_key,
 )
 from deid_ds.deidentification.keyed import Keyring
 from deid_ds.deidentification.pools import load_pools
@@ -51,6 +55,16 @@ def test_corsica_reads_2a_as_19_and_2b_as_18_for_the_key():
     assert nir_key("269052B123456") == f"{97 - 2690518123456 % 97:02d}"
     assert is_valid_nir(_nir("269052A123456")) and is_valid_nir(_nir("269052b123456").upper())
     assert not is_valid_nir("269052A123456" + nir_key("269052B123456"))
+
+
+def test_an_iban_holds_its_mod_97_checksum_and_its_countrys_length():
+    assert is_valid_iban("FR76 3000 6000 0112 3456 7890 189")
+    assert is_valid_iban("GB82 WEST 1234 5698 7654 32") and is_valid_iban("be68539007547034")
+    assert not is_valid_iban("FR76 3000 6000 0112 3456 7890 188")  # one digit off
+    assert not is_valid_iban("FR76 3000 6000 0112 3456 7890 18")  # France's are 27 characters
+    assert not is_valid_iban("ZZ76 3000 6000 0112 3456 7890 189")  # no such country
+    assert iban_check_digits("FR", "30006000011234567890189") == "76"
+    assert rib_key("300060000112345678901") == "89"  # the RIB of the IBAN above
 
 
 def test_rpps_numbers_hold_their_luhn_checksum():
@@ -99,6 +113,25 @@ def test_rpps_numbers_hold_their_luhn_checksum():
         ("Episode 12345678", "12345678", "NDA"),
         ("Matricule : 1841275123456", "1841275123456", "NIR"),  # 13 digits, no key
         ("RPPS : 1 00 034 567 89", "1 00 034 567 89", "RPPS"),  # grouped
+        ("Séjour 22012345", "22012345", "NDA"),  # the word alone, before a number of six digits or more
+        ("Venue : V2022-88123", "V2022-88123", "NDA"),
+        ("N° adhérent 123456789", "123456789", "MUTUELLE"),
+        ("n° d'adhérent : 12345678", "12345678", "MUTUELLE"),
+        ("N° de mutuelle 987654321", "987654321", "MUTUELLE"),
+        ("N° adhérent mutuelle : 987654321", "987654321", "MUTUELLE"),
+        ("N° AMC : 07512345", "07512345", "MUTUELLE"),
+        ("n° d'affiliation 98765432", "98765432", "MUTUELLE"),
+        ("Mutuelle : MGEN, n° de contrat 123456789", "123456789", "MUTUELLE"),  # a contract, near a mutual
+        ("CNI n° 123456789012", "123456789012", "PIECE_IDENTITE"),
+        ("Carte nationale d'identité : 880692310285", "880692310285", "PIECE_IDENTITE"),
+        ("N° de passeport : 12AB34567", "12AB34567", "PIECE_IDENTITE"),
+        ("Passeport n° X4RTBPFW4", "X4RTBPFW4", "PIECE_IDENTITE"),  # letters, no two digits in a row
+        ("titre de séjour n° 1234567890", "1234567890", "PIECE_IDENTITE"),  # a document, not a stay
+        ("Permis de conduire : 123456789012", "123456789012", "PIECE_IDENTITE"),
+        ("n° AME 1234567890123", "1234567890123", "PIECE_IDENTITE"),
+        ("IBAN : FR76 3000 6000 0112 3456 7890 189", "FR76 3000 6000 0112 3456 7890 189", "IBAN"),
+        ("IBAN FR76 3000 6000 0112 3456 7890 188", "FR76 3000 6000 0112 3456 7890 188", "IBAN"),  # a typo: cued
+        ("RIB : 30006 00001 12345678901 89", "30006 00001 12345678901 89", "IBAN"),  # a French RIB
     ],
 )
 def test_a_number_after_its_cue_is_found_whatever_the_spelling(text, value, kind):
@@ -120,6 +153,14 @@ def test_a_number_after_its_cue_is_found_whatever_the_spelling(text, value, kind
         "184127512345679",  # a NIR-shaped number whose key does not hold
         "Dossier suivi depuis 2019, revu le 12/03/2021, dossier de 4 pages",  # a year, a date, a count
         "Episode dépressif en 2019",
+        "Séjour de 3 semaines, venue aux urgences le 12/03/2021 à 10h30",
+        "Dates du séjour : 12/03/2021 - 15/03/2021 ; séjour 2021-2022 ; venue 15/03",
+        "Séjour 1234 en SSR",  # a bare séjour wants six digits
+        "passeport vaccinal, CNI valide jusqu'au 12/03/2030, permis de conduire B depuis 2005",
+        "titre de séjour 2021-2031, carte de séjour du 12/03/2021",  # a range of years, a date
+        "Contrat de soins n° 12345678",  # a contract far from any mutual
+        "SIRET 26290159611234 FR",
+        "AB12 3456 7890 1234 5678",  # no country writes it: no IBAN
     ],
 )
 def test_no_cue_no_valid_key_or_a_kept_cue_is_no_identifier(text):
@@ -137,12 +178,31 @@ def test_without_a_cue_a_valid_nir_or_rpps_is_found_by_its_checksum():
     assert _found(_nir("269052A123456")) == [(_nir("269052A123456"), "NIR")]
 
 
+def test_without_a_cue_an_iban_is_found_by_its_checksum_cut_at_its_countrys_length():
+    assert _found("virement sur GB82 WEST 1234 5698 7654 32 merci") == [("GB82 WEST 1234 5698 7654 32", "IBAN")]
+    assert _found("BE68 5390 0754 7034 2024") == [("BE68 5390 0754 7034", "IBAN")]  # the year stays
+    assert _found("FR76 30006 00001 12345678901 89, ok") == [("FR76 30006 00001 12345678901 89", "IBAN")]  # as a RIB
+    assert _found("FINESS 290000017 ; fr7630006000011234567890189.") == [("fr7630006000011234567890189", "IBAN")]
+    assert _found("FR76 3000 6000 0112 3456 7890 188") == []  # its checksum does not hold, and no cue
+
+
+def test_a_contract_number_is_a_mutuals_only_near_a_word_of_one():
+    assert _found("Complémentaire santé : Harmonie\nN° de contrat : 4455667788") == [("4455667788", "MUTUELLE")]
+    assert _found("contrat n° 4455667788 mutuelle") == []  # the mutual after the number says nothing
+    assert _found("N° de contrat mutuelle 4455667788") == [("4455667788", "MUTUELLE")]
+
+
 def test_a_column_header_names_the_numbers_under_it():
     fixed = "IPP       NOM          PRENOM\n26752240  JACQ         CHARLOTTE\n"
     tabbed = "Nom\tRPPS\tService\nKERBRAT\t41862369805\tUrologie\nLE GALL\t41862369806\tORL\n\nRPPS 2"
     assert _found(fixed) == [("26752240", "IPP")]
     assert _found(tabbed) == [("41862369805", "RPPS"), ("41862369806", "RPPS")]
     assert _found("FINESS      UF\n290159611   1845\n") == []
+    assert _found("Date\tSéjour\tUF\n12/03/2021\t22012345\t1845\n15/03/2021\t15/03\t1845\n") == [
+        ("22012345", "NDA")  # a bare Séjour over a column: six digits or more, never a date
+    ]
+    assert _found("Mutuelle\tN° contrat\nMGEN\t4455667788\n") == [("4455667788", "MUTUELLE")]
+    assert _found("Objet\tN° contrat\nLocation\t4455667788\n") == []  # no mutual on the header line
 
 
 def test_a_value_found_once_is_found_again_wherever_it_is_written():
@@ -183,6 +243,34 @@ def test_surrogates_are_keyed_by_scope_and_of_the_same_shape():
     assert rpps == identifier_replacement(other, "RPPS", "10224953545", "surrogate")  # a professional's: everywhere
     assert luhn_ok(identifier_replacement(ctx, "ADELI", "351234567", "surrogate"))
     assert identifier_replacement(ctx, "NIR", "1 84 12 75 123 456", "mask", "[{label}]") == "[NIR]"
+
+
+def test_an_iban_surrogate_is_a_valid_iban_of_the_same_country_grouped_as_the_original():
+    ctx = _ctx()
+    new = identifier_replacement(ctx, "IBAN", "FR76 3000 6000 0112 3456 7890 189", "surrogate")
+    assert is_valid_iban(new) and new.startswith("FR") and [len(g) for g in new.split(" ")] == [4, 4, 4, 4, 4, 4, 3]
+    assert compact(new) != "FR7630006000011234567890189" and rib_key(compact(new)[4:]) == compact(new)[-2:]
+    assert new == identifier_replacement(_ctx(), "IBAN", "FR76 3000 6000 0112 3456 7890 189", "surrogate")  # keyed
+    british = identifier_replacement(ctx, "IBAN", "GB82 WEST 1234 5698 7654 32", "surrogate")
+    assert is_valid_iban(british) and british[:2] == "GB" and british[5:9].isalpha()  # letters for letters
+    rib = compact(identifier_replacement(ctx, "IBAN", "30006 00001 12345678901 89", "surrogate"))
+    assert len(rib) == 23 and rib.isdigit() and rib_key(rib) == rib[-2:] and rib != "30006000011234567890189"
+    assert identifier_replacement(ctx, "IBAN", "FR76 3000", "mask", "[{label}]") == "[IBAN]"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    country=st.sampled_from(sorted(IBAN_LENGTHS)),
+    chars=st.text(alphabet="0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", min_size=30, max_size=30),
+    spaced=st.booleans(),
+)
+def test_every_iban_surrogate_holds_its_checksum_and_keeps_its_country_and_length(country, chars, spaced):
+    bban = chars[: IBAN_LENGTHS[country] - 4]
+    original = country + iban_check_digits(country, bban) + bban
+    written = " ".join(original[i : i + 4] for i in range(0, len(original), 4)) if spaced else original
+    new = identifier_replacement(_ctx(), "IBAN", written, "surrogate")
+    assert is_valid_iban(new) and new[:2] == country and len(new) == len(written) and compact(new) != original
+    assert [c.isdigit() for c in compact(new)[4:]] == [c.isdigit() for c in bban]  # a digit for a digit
 
 
 @settings(max_examples=200, deadline=None)
