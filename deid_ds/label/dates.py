@@ -145,7 +145,8 @@ _DAY_MONTH_NUM = re.compile(rf"(?P<day>{_FIRST_DIGIT}\d?)/(?P<month>\d{{1,2}})(?
 # try the seven names at every character of the note.
 # Abbreviated weekdays ("ven. 17/02/2023" in emergency and agenda exports) only with their period, and only
 # here, before a numeric date: "mar." before a word is also March's.
-_WEEKDAY_BEFORE = re.compile(rf"(?<![\w])(?:{_WEEKDAY}|(?:lun|mar|mer|jeu|ven|sam|dim)\.),?{BLANKS}$", re.IGNORECASE)
+# (agendas also drop the period: "lun 12/04/2021", "SAM 18/02/2023"; before digits "mar" is no March)
+_WEEKDAY_BEFORE = re.compile(rf"(?<![\w])(?:{_WEEKDAY}|(?:lun|mar|mer|jeu|ven|sam|dim)\.?),?{BLANKS}$", re.IGNORECASE)
 _MONTH_YEAR_NUM = re.compile(rf"(?P<month>{_FIRST_DIGIT}\d?)/(?P<year>\d{{4}})(?![\d]|[/.,:]\d)")
 
 # -- a year on its own ---------------------------------------------------------------------------------
@@ -158,11 +159,13 @@ _YEAR = re.compile(
 )
 
 # The words just before a bare year that make it a date: "en 2015", "depuis 2019", "l'été 2022",
-# "(2014)", "fin 2019", "né en 1950", "de 2010 à 2014", "année 2012", "courant 2018".
+# "(2014)", "fin 2019", "né en 1950", "de 2010 à 2014", "année 2012", "courant 2018"; like a season, a feast
+# or a quarter dates its year ("Noël 2019", "Pâques 2021", "2e trimestre 2020").
 _YEAR_CUE_BEFORE = re.compile(
     rf"""(?:
         \b(?:en|depuis|dès|des|depuis\ l'année|avant|après|apres|vers|jusqu'en|jusqu’en|courant|début|debut|fin|mi
-          |année|annee|été|ete|hiver|automne|printemps|de|à|a|et|entre|ou|né|née|né\(e\)|an)
+          |année|annee|été|ete|hiver|automne|printemps|de|à|a|et|entre|ou|né|née|né\(e\)|an
+          |noël|noel|pâques|paques|toussaint|trimestre|semestre)
         |[(\[]
         |(?:1[89]|20)\d\d[ \u00a0]?[-–][ \u00a0]?
         |mi-
@@ -203,20 +206,22 @@ _MEASURE_BEFORE = re.compile(
 # "deux mille").
 _DAY_WORDS_BEFORE = re.compile(rf"(?<![\w\-])(?P<day>{_numbers.NUMBER_WORDS}){BLANKS}$", re.IGNORECASE)
 _YEAR_WORDS_AFTER = re.compile(
-    rf",?{BLANKS}(?P<year>(?:deux{BLANKS}mille|mille|mil)(?![^\W\d_])"
+    rf",?{BLANKS}(?P<year>(?:deux{BLANKS}mille|deux{BLANKS}mil(?!\d)|mille|mil)(?![^\W\d_])"
     rf"(?:(?:-|{BLANKS})(?:et(?:-|{BLANKS}))?{_numbers.NUMBER_WORD})*)",
     re.IGNORECASE,
 )
 
 # A year in words on its own ("diagnostiqué en deux mille seize", "opérée en mil neuf cent
-# quatre-vingt-dix-huit"), after the words that make a bare year a date (not "a", "de": "il a deux mille euros").
+# quatre-vingt-dix-huit", "en l'an deux mil un" with the "mil" of many writers), after the words that make a
+# bare year a date (not "a", "de": "il a deux mille euros").
 _YEAR_WORDS_ALONE = re.compile(
-    rf"(?<![\w\-])(?P<year>(?:deux{BLANKS}mille|mille|mil)(?![^\W\d_])"
+    rf"(?<![\w\-])(?P<year>(?:deux{BLANKS}mille|deux{BLANKS}mil(?!\d)|mille|mil)(?![^\W\d_])"
     rf"(?:(?:-|{BLANKS})(?:et(?:-|{BLANKS}))?{_numbers.NUMBER_WORD})*)",
     re.IGNORECASE,
 )
 _YEAR_WORDS_CUE = re.compile(
-    r"\b(?:en|depuis|dès|courant|début|debut|fin|année|annee|jusqu'en|jusqu’en|vers|avant|après|apres)[ \t\u00a0]+$",
+    r"\b(?:en|depuis|dès|courant|début|debut|fin|année|annee|jusqu'en|jusqu’en|vers|avant|après|apres|l'an|l’an)"
+    r"[ \t\u00a0]+$",
     re.IGNORECASE,
 )
 
@@ -227,8 +232,9 @@ def _years_in_words(text: str) -> list[Candidate]:
     for m in _YEAR_WORDS_ALONE.finditer(text):
         if not _YEAR_WORDS_CUE.search(text, max(0, m.start() - 16), m.start()):
             continue
-        if MIN_YEAR <= (_numbers.value(m.group("year")) or 0) <= MAX_YEAR:
-            found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_words", 0.9))
+        end = _numbers.split_run_end(text, m.end())
+        if MIN_YEAR <= (_numbers.value(text[m.start() : end]) or 0) <= MAX_YEAR:
+            found.append(Candidate(m.start(), end, LABEL, "pattern:date_words", 0.9))
     return found
 
 
@@ -260,9 +266,27 @@ _ODD_NUMERIC = re.compile(
     r"(?<![\w/.,:|])(?P<day>[0-3]?\d)(?P<sep>\||_| / ?|/ | \. )"
     r"(?P<month>[01]?\d)(?:(?P=sep)(?P<year>\d{4}))?(?![\w]|[/.,:|]\d| ?[/.|_] ?\d)"
 )
+# ... or one blank on one side of one slash only, a slip of the typist: "12/04/ 2019", "12 /04/2019"
+_SLASH_SLIP = re.compile(
+    r"(?<![\w/.,:|])(?P<day>[0-3]?\d) ?/ ?(?P<month>[01]?\d) ?/ ?(?P<year>\d{4})(?![\w]|[/.,:|]\d| ?[/.|_] ?\d)"
+)
 _SPACED_DIGITS = re.compile(
     r"(?<![\w/.])(?P<d1>\d) (?P<d2>\d)(?P<sep> [/.] )(?P<m1>\d) (?P<m2>\d)(?P=sep)"
     r"(?P<year>\d \d(?: \d \d)?)(?![\w]| ?\d)"
+)
+
+# -- the month in Roman numerals, as older and hand-written letters date: "12.IV.2019", "3-XI-2021", "12 IV 2019",
+# "1er.XII.20". The pattern starts at the numeral (capitals, rare in prose, which the regex engine skips to), the
+# separator and the day read just before it: a numeral alone is a stage, a class or a king ("stade IV",
+# "NYHA III", "Louis XIV"), a date only between a day and a year written with the same separator.
+_ROMAN_MONTHS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
+_ROMAN_MONTH = re.compile(
+    r"(?<=[\dr][ .\-/])(?P<month>XII|XI|IX|X|VIII|VII|VI|IV|V|III|II|I)(?P<sep>[ .\-/])(?P<year>\d{4}|\d{2})"
+    r"(?![\w]|[.,/:\-]\d)"
+)
+_ROMAN_DAY_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<day>1er|[0-3]?\d)$")
+_ROMAN_BLANK_HEAD = re.compile(
+    rf"(?:^|\n|[,:]|\b(?:le|du|au|depuis|dès|date|né|née|{_WEEKDAY})){BLANK}*$", re.IGNORECASE
 )
 
 # -- eight glued digits, "17062019" (or "20190617"), a date only after a date word ("né le", "Date :"):
@@ -405,9 +429,11 @@ def find_dates(text: str) -> list[Candidate]:
                 start = _with_weekday(text, words.start())
         if year_text is None:
             words = _YEAR_WORDS_AFTER.match(text, end)
-            if words is not None and MIN_YEAR <= (_numbers.value(words.group("year")) or 0) <= MAX_YEAR:
-                words_year = _numbers.value(words.group("year"))
-                end = words.end()
+            words_end = _numbers.split_run_end(text, words.end()) if words is not None else end
+            year_value = _numbers.value(text[words.start("year") : words_end]) if words is not None else None
+            if year_value is not None and MIN_YEAR <= year_value <= MAX_YEAR:
+                words_year = year_value
+                end = words_end
         if words_day is not None or words_year is not None:
             source = "pattern:date_words"
         if day_text is None and year_text is None and words_day is None and words_year is None:
@@ -477,6 +503,7 @@ def find_dates(text: str) -> list[Candidate]:
     if "mil" in text or "MIL" in text or "Mil" in text:  # a C-level test: most notes write no year in words
         found += _years_in_words(text)
     found += _export_forms(text)
+    found += _roman_dates(text)
     found += _range_starts(text, found)
     found += _corrected_days(text, found)
 
@@ -526,11 +553,41 @@ def _export_forms(text: str) -> list[Candidate]:
                 and not _MEASURE_BEFORE.search(text, max(0, m.start() - 40), m.start())
             ):
                 found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric_odd", 0.9))
+        for m in _matches_at(_SLASH_SLIP, text, _slip_starts(text)):
+            day, month, year = int(m.group("day")), int(m.group("month")), int(m.group("year"))
+            if (
+                MIN_YEAR <= year <= MAX_YEAR
+                and _valid_day(day, month, year)
+                and not _MEASURE_BEFORE.search(text, max(0, m.start() - 40), m.start())
+            ):
+                found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric_odd", 0.95))
         for m in _matches_at(_SPACED_DIGITS, text, starts):
             year = _full_year(m.group("year").replace(" ", ""))
             day, month = int(m.group("d1") + m.group("d2")), int(m.group("m1") + m.group("m2"))
             if MIN_YEAR <= year <= MAX_YEAR and _valid_day(day, month, year):
                 found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric_odd", 0.95))
+    return found
+
+
+def _roman_dates(text: str) -> list[Candidate]:
+    """The dates whose month is a Roman numeral (``12.IV.2019``, ``3-XI-2021``, ``le 12 IV 2019``): the day,
+    numeral and year joined by one separator repeated (blanks only before a four-digit year, after a date
+    word, a line start or a comma)."""
+    found: list[Candidate] = []
+    for m in _ROMAN_MONTH.finditer(text):
+        sep, year_text = m.group("sep"), m.group("year")
+        if text[m.start() - 1] != sep or (sep == " " and len(year_text) != 4):
+            continue
+        head = _ROMAN_DAY_BEFORE.search(text, max(0, m.start() - 5), m.start() - 1)
+        if head is None:
+            continue
+        if sep == " " and not _ROMAN_BLANK_HEAD.search(text, max(0, head.start() - 40), head.start()):
+            continue  # "stade 2 IV 2019": blanks join a date only after a date word, a line start or a comma
+        year = _full_year(year_text)
+        if MIN_YEAR <= year <= MAX_YEAR and _valid_day(
+            _day_number(head.group("day")), _ROMAN_MONTHS.index(m.group("month")) + 1, year
+        ):
+            found.append(Candidate(_with_weekday(text, head.start()), m.end(), LABEL, "pattern:date_numeric_odd", 0.95))
     return found
 
 
@@ -544,6 +601,18 @@ def _odd_starts(text: str) -> list[int]:
             # a digit ends the day just before the separator, or before the blank that opens it
             if (at and text[at - 1].isdigit()) or (at > 1 and text[at - 2].isdigit()):
                 starts.update(p for p in range(max(0, at - 4), at) if text[p].isdigit())
+            at = text.find(sep, at + 1)
+    return sorted(starts)
+
+
+def _slip_starts(text: str) -> list[int]:
+    """Where a date with a blank beside one of its slashes may start: the digits up to seven characters
+    before a blank next to a slash."""
+    starts: set[int] = set()
+    for sep in (" /", "/ "):
+        at = text.find(sep)
+        while at >= 0:
+            starts.update(p for p in range(max(0, at - 7), at + 1) if text[p].isdigit())
             at = text.find(sep, at + 1)
     return sorted(starts)
 

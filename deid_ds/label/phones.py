@@ -42,6 +42,19 @@ _OTHER_INTL = re.compile(
 )
 # "(33) 6 12 34 56 78", "(+33) 2 99 28 43 21": the country code in brackets (the brackets are in the span).
 _PAREN_INTL = re.compile(rf"\((?:\+|00)?33\){_SEP}?(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)")
+# "(02) 98 44 55 66", "(0)2 98 44 55 66": the area code in brackets, as hand-written letterheads put it (the
+# brackets are in the span).
+_PAREN_AREA = re.compile(rf"\((?:0[1-9]\)|0\){_SEP}?[1-9])(?:{_SEP}?\d{{2}}){{4}}(?!{_SEP}?\d|[,/:]\d)")
+# "02/98/44/55/66": pairs joined by slashes, every one, after a phone word ("01/02/03/04/05" lists items).
+_SLASHED = re.compile(rf"{_ZERO}[1-9](?:/\d{{2}}){{4}}(?!\d|[.,/:\-]\d)")
+# The ten digits grouped otherwise than in pairs, after a phone word only: "0 800 123 456" (free numbers),
+# "029 844 55 66", "02 98 445 566"; digit by digit, at most one separator between two digits.
+_REGROUPED = re.compile(rf"{_ZERO}{_SEP}?[1-9](?:{_SEP}?\d){{8}}(?!{_SEP}?\d|[,/:]\d)")
+# Another country's number with "00" for "+": "0032 2 555 12 34", "0041 22 123 45 67", "00212 6 21 43 65 87";
+# in groups (a compact run of digits starting "00" is an identifier as often).
+_OTHER_INTL_00 = re.compile(
+    rf"{_ZERO}0(?!33)[1-9]\d{{0,2}}{_SEP}(?:\(\d{{1,4}}\){_SEP}?)?\d{{1,4}}(?:{_SEP}\d{{1,4}}){{1,5}}(?!\d|[.,/:\-]\d)"
+)
 # A number broken over two lines of a PDF export ("02 99 28" / "43 21"): one span over the line break,
 # found only after a phone word (a column of figures breaks over lines too).
 _LINE_BREAK = rf"{BLANK}*\n(?:{BLANK}*\n)?{BLANK}*"
@@ -50,6 +63,8 @@ _BROKEN_REST = rf"(?:{_SEP}?\d{{2}}){{0,3}}{_LINE_BREAK}\d{{2}}(?:{_SEP}?\d{{2}}
 _BROKEN = (
     re.compile(rf"{_ZERO}[1-9]{_BROKEN_REST}"),
     re.compile(rf"{_PLUS}33{_SEP}?(?:\(0\){_SEP}?)?[1-9]{_BROKEN_REST}"),
+    # (or broken just after its country code, "+33" / "(0)6 21 43 65 87": a phone with no phone word before it)
+    re.compile(rf"{_PLUS}33{_LINE_BREAK}(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"),
 )
 # Internal extensions, DECT and pager numbers are PHONE, digits only: "poste [4567]", "DECT [2345]",
 # "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "p. [4567]" after a number (docs/guidelines.md);
@@ -82,13 +97,17 @@ _SPOKEN_CHUNK = re.compile(
 # table cells with the label in another cell).
 _CONTEXT_BEFORE = re.compile(
     r"\b(?:t[ée]l(?:[ée]phone)?|t[ée]l[ée]copie|fax|port(?:able)?|mobile|gsm|secr[ée]tariat|standard|ligne|"
-    r"joindre|appeler|num[ée]ro|bip|astreinte|domicile|cabinet|accueil|rdv|rendez-vous)\b[^\n\d]{0,25}$|☎|📞",
+    r"joindre|joignable|appeler|num[ée]ro|bip|astreinte|domicile|cabinet|accueil|rdv|rendez-vous)\b[^\n\d]{0,25}$|☎|📞",
     re.IGNORECASE,
 )
 
 
 # A compact ten-digit number after these is an identifier (file, stay, patient number), not a phone.
 _IDENTIFIER_BEFORE = after_identifier_name(r"nda|venue|lot|r[ée]f(?:[ée]rence)?")
+
+
+# A digit and a separator just before a number: it continues a longer one.
+_DIGIT_BEFORE = re.compile(rf"\d{_SEP}?$")
 
 
 def _digits(s: str) -> str:
@@ -126,13 +145,37 @@ def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
     for m in _OTHER_INTL.finditer(text):
         if 8 <= len(_digits(m.group())) <= 15:
             add(m.start(), m.end(), "pattern:phone_intl", 0.8)
+    for m in _OTHER_INTL_00.finditer(text):
+        if 8 <= len(_digits(m.group())) - 2 <= 15 and not _IDENTIFIER_BEFORE.search(
+            text, max(0, m.start() - 30), m.start()
+        ):
+            add(m.start(), m.end(), "pattern:phone_intl", 0.8)
     if "(" in text:
         for m in _PAREN_INTL.finditer(text):
             add(m.start(), m.end(), "pattern:phone_intl_fr", 0.95)
-    for pattern, digits in zip(_BROKEN, (10, 11)):
+    for pattern, digits, cue in zip(_BROKEN, (10, 11, 11), (True, True, False)):
         for m in pattern.finditer(text):
-            if len(_digits(m.group())) == digits and _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start()):
+            if len(_digits(m.group().replace("(0)", ""))) == digits and (
+                not cue or _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start())
+            ):
                 add(m.start(), m.end(), "pattern:phone_fr", 0.95)
+    # (after the numbers broken over two lines: "+33" / "(0)6 21 43 65 87" is one number, not its second half)
+    if "(" in text:
+        for m in _PAREN_AREA.finditer(text):
+            if not (m.start() and text[m.start() - 1].isalnum()):
+                add(m.start(), m.end(), "pattern:phone_fr", 0.95)
+    if "/" in text:
+        for m in _SLASHED.finditer(text):
+            if _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start()):
+                add(m.start(), m.end(), "pattern:phone_fr", 0.9)
+    for m in _REGROUPED.finditer(text):
+        if (
+            not taken.overlaps(m.start(), m.end())
+            and not _DIGIT_BEFORE.search(text, max(0, m.start() - 2), m.start())
+            and _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start())
+            and not _IDENTIFIER_BEFORE.search(text, max(0, m.start() - 30), m.start())
+        ):
+            add(m.start(), m.end(), "pattern:phone_fr", 0.9)
     folded = text.lower() if folded is None else folded  # fold() costs more than lower() (a dict per character)
     for m in _extension_matches(text, folded):
         if _STREET_POSTE.search(text, max(0, m.start() - 4), m.start()):
