@@ -17,20 +17,33 @@ LABEL = "EMAIL"
 _EMAIL = re.compile(r"(?<![\w.+\-])[\w.+\-]*\w@[\w\-]+(?:\.[\w\-]+)*\.[^\W\d_]{2,}(?![\w@]|-\w)")
 _LOCAL_CHAR = re.compile(r"[\w.+\-]")  # what _EMAIL's lookbehind refuses and its local part is made of
 # "jean.dupont [at] chu-rennes [dot] fr" and "jean.dupont(at)chu-rennes.fr": obfuscated forms seen in
-# mailing lists; rare in notes but trivially identifying.
+# mailing lists; rare in notes but trivially identifying. Dictated, the signs are said: "jean point dupont
+# arobase chu-rennes point fr" ("arobase" bare, "point" bare only with it).
+_AT = r"(?:\s?[\[({](?:at|arobase)[\])}]\s?|[ \t\u00a0]+arobase[ \t\u00a0]+)"
+_DOT = r"(?:\.|\s?[\[({](?:dot|point)[\])}]\s?|[ \t\u00a0]+point[ \t\u00a0]+(?=[\w\-]))"
 _OBFUSCATED = re.compile(
-    r"(?<![\w.+\-])[\w.+\-]*\w\s?[\[(](?:at|arobase)[\])]\s?[\w\-]+(?:(?:\.|\s?[\[(](?:dot|point)[\])]\s?)[\w\-]+)+",
+    rf"(?<![\w.+\-])[\w.+\-]*\w(?:[ \t\u00a0]+point[ \t\u00a0]+[\w\-]*\w)*{_AT}[\w\-]+(?:{_DOT}[\w\-]+)+",
     re.IGNORECASE,
 )
-_OBFUSCATION_HINT = re.compile(r"[\[(](?:at|arobase)[\])]", re.IGNORECASE)
+_OBFUSCATION_HINT = re.compile(r"[\[({](?:at|arobase)[\])}]|\barobase\b", re.IGNORECASE)
+# An address broken over two lines of a PDF export, beside its "@" or after a hyphen of its domain
+# ("secretariat@" / "ch-exemple.fr", "secretariat@ch-" / "exemple.fr"), or typed with a blank on each side of
+# its "@": one span (never broken after a dot, which ends a sentence as often).
+_BREAK = r"[ \t\u00a0]*(?:\n[ \t\u00a0]*)?"
+_LOOSE_EMAIL = re.compile(
+    rf"[\w.+\-]*\w{_BREAK}@{_BREAK}[\w\-]*\w(?:(?:\.|-\n?[ \t\u00a0]*)[\w\-]*\w)*\.[^\W\d_]{{2,}}(?![\w@]|-\w)"
+)
+_LOOSE_START = re.compile(r"[\w.+\-]*\w[ \t\u00a0]*\n?[ \t\u00a0]*$")
 
 
 def find_emails(text: str) -> list[Candidate]:
-    """Every e-mail address of ``text``: ``pattern:email`` and ``pattern:email_obfuscated``."""
+    """Every e-mail address of ``text``: ``pattern:email`` (broken over two lines too) and
+    ``pattern:email_obfuscated`` (``[at]``, ``(arobase)``, dictated ``arobase`` and ``point``)."""
     # Cheap pre-checks: the address patterns backtrack over every word, and most notes hold no address.
     found = []
     if "@" in text:
         found = [Candidate(m.start(), m.end(), LABEL, "pattern:email", 0.99) for m in _addresses(text)]
+        found += _loose_addresses(text, found)
     if not _OBFUSCATION_HINT.search(text):
         found.sort(key=lambda c: c.start)
         return found
@@ -62,3 +75,23 @@ def _addresses(text: str) -> Iterator[re.Match[str]]:
             yield m
             end = m.end()
         at = text.find("@", at + 1)
+
+
+def _loose_addresses(text: str, found: list[Candidate]) -> list[Candidate]:
+    """The addresses broken over two lines or with blanks around their "@" (:data:`_LOOSE_EMAIL`), tried at
+    each "@" that no address of ``found`` holds: from the local part before it, over the line break."""
+    loose: list[Candidate] = []
+    at = text.find("@")
+    while at >= 0:
+        if not any(c.start <= at < c.end for c in found):
+            head = _LOOSE_START.search(text, max(0, at - 80), at)
+            m = None
+            if head is not None:
+                start = head.start()
+                while start > 0 and _LOCAL_CHAR.match(text, start - 1):
+                    start -= 1  # the window cut a long local part
+                m = _LOOSE_EMAIL.match(text, start)
+            if m is not None and ("\n" in m.group() or " @" in m.group() or "@ " in m.group()):
+                loose.append(Candidate(m.start(), m.end(), LABEL, "pattern:email", 0.95))
+        at = text.find("@", at + 1)
+    return loose

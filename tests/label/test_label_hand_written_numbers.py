@@ -1,6 +1,7 @@
-"""Dates as hand-written letters and notes write them, beyond the examples of ``cases/date.txt``: every date
-with its month in Roman numerals is one date, and none is read in a Roman numeral that is a stage or a class;
-a year in words keeps the word a scan or a transcription cut in two."""
+"""Dates, phones and e-mails as hand-written letters and notes write them, beyond the examples of
+``cases/``: every date with its month in Roman numerals is one date, and none is read in a Roman numeral that
+is a stage or a class; a year in words keeps the word a scan or a transcription cut in two; an e-mail or a
+phone broken over two lines of a PDF export is one span over the markup."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from hypothesis import strategies as st
 
 from deid_ds.label import _numbers
 from deid_ds.label.dates import find_dates
+from deid_ds.label.labeller import WeakLabeller
 from deid_ds.label.phones import find_phones
+from deid_ds.segmentation.html_text import html_to_text
+from deid_ds.segmentation.tokens import tokenize
 
 _ROMAN = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
 
@@ -81,3 +85,20 @@ def test_a_year_in_words_runs_over_a_word_cut_by_a_blank_and_no_further(text: st
 )
 def test_no_phone_in_an_identifier_an_emergency_number_or_a_longer_run(text: str, phones: list[str]) -> None:
     assert [text[c.start : c.end] for c in find_phones(text)] == phones
+
+
+def test_an_email_and_a_phone_broken_over_two_pdf_lines_are_one_span_each_over_the_markup() -> None:
+    html = (
+        '<div style="position:absolute;top:10px">Secrétariat : accueil.pneumo@</div>'
+        '<div style="position:absolute;top:30px">ch-exemple.fr, joignable au +33</div>'
+        '<div style="position:absolute;top:50px">(0)4 76 21 43 65.</div>'
+    )
+    parsed = html_to_text(html)
+    text = parsed.text
+    spans = [
+        (c.label, html[slice(*parsed.html_span(c.start, c.end))]) for c in WeakLabeller().label(text, tokenize(text))
+    ]
+    assert spans == [
+        ("EMAIL", 'accueil.pneumo@</div><div style="position:absolute;top:30px">ch-exemple.fr'),
+        ("PHONE", '+33</div><div style="position:absolute;top:50px">(0)4 76 21 43 65'),
+    ]
