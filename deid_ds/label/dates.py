@@ -240,12 +240,16 @@ def _years_in_words(text: str) -> list[Candidate]:
 
 # -- a date range gives one DATE per end (docs/guidelines.md): "du [8] au [10 mars]", "[8]-[10 mars 2020]" --
 # The first end is a bare day, a date only because the second end, found on its own, follows it.
+# Two or more days before one month are dated the same way ("le [22] ou le [23/11]", "les [12], [13] et [14 juin]",
+# "le [3] ou [4 mars]"): each day its DATE.
 _RANGE_HEAD_BEFORE = re.compile(
-    rf"(?<![\w])(?:du|entre)(?:{BLANKS}le)?{BLANKS}(?P<day>1{BLANK}?er|1ᵉʳ|[0-3]?\d){BLANKS}(?:au|et(?:{BLANKS}le)?|à){BLANKS}$",
+    rf"(?<![\w])(?:du|entre|les?)(?:{BLANKS}le)?{BLANKS}(?P<list>(?:(?:1{BLANK}?er|[0-3]?\d),{BLANKS}){{0,4}})"
+    rf"(?P<day>1{BLANK}?er|1ᵉʳ|[0-3]?\d){BLANKS}(?:au|et(?:{BLANKS}le)?|à|ou(?:{BLANKS}le)?){BLANKS}$",
     re.IGNORECASE,
 )
+_LISTED_DAY = re.compile(r"1[ \t\u00a0\u202f\u2007]?er|[0-3]?\d")
 # (the dash glued to both days: "1- 12 mars" is a numbered item)
-_CONNECTORS = ("au", "et", "et le", "à")  # the end of a range's head, just before its second end
+_CONNECTORS = ("au", "et", "et le", "à", "ou", "ou le")  # the end of a range's head, just before its second end
 # The same head in words, before a date in words: "du [trois] au [sept juin]", "entre le [premier] et le [dix mai]".
 _RANGE_HEAD_WORDS_BEFORE = re.compile(
     rf"(?<![\w])(?:du|entre)(?:{BLANKS}le)?{BLANKS}(?P<day>premier|{_numbers.NUMBER_WORDS}){BLANKS}(?:au|et(?:{BLANKS}le)?)"
@@ -662,7 +666,11 @@ def _range_starts(text: str, found: list[Candidate]) -> list[Candidate]:
             # a connector ("au", "et", "à") just before the second end, or no range (the common case)
             if not before.isspace() or not text[max(0, c.start - 8) : c.start].rstrip().lower().endswith(_CONNECTORS):
                 continue
-            head = _RANGE_HEAD_BEFORE.search(text, max(0, c.start - 30), c.start)
+            head = _RANGE_HEAD_BEFORE.search(text, max(0, c.start - 40), c.start)
+            if head is not None and head.group("list"):
+                for day in _LISTED_DAY.finditer(text, head.start("list"), head.end("list")):
+                    if 1 <= _day_number(day.group()) <= 31:
+                        starts.append(Candidate(day.start(), day.end(), LABEL, "pattern:date_range", 0.9))
         else:
             # "8-10 mars": a dash joins two days of one month, the first before the second
             head = _RANGE_DASH_BEFORE.search(text, max(0, c.start - 5), c.start)
