@@ -282,11 +282,11 @@ _SPACED_DIGITS = re.compile(
 # -- the month in Roman numerals, as older and hand-written letters date: "12.IV.2019", "3-XI-2021", "12 IV 2019",
 # "1er.XII.20". The pattern starts at the numeral (capitals, rare in prose, which the regex engine skips to), the
 # separator and the day read just before it: a numeral alone is a stage, a class or a king ("stade IV",
-# "NYHA III", "Louis XIV"), a date only between a day and a year written with the same separator.
+# "NYHA III", "Louis XIV"), a date only between a day and a year written with the same separator. (The
+# lookbehind is written after the numeral's first letter, see ``not_after``: 4 against 20 µs a note.)
 _ROMAN_MONTHS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
 _ROMAN_MONTH = re.compile(
-    r"(?<=[\dr][ .\-/])(?P<month>XII|XI|IX|X|VIII|VII|VI|IV|V|III|II|I)(?P<sep>[ .\-/])(?P<year>\d{4}|\d{2})"
-    r"(?![\w]|[.,/:\-]\d)"
+    r"(?P<month>[IVX](?<=[\dr][ .\-/][IVX])[IVX]{0,3})(?P<sep>[ .\-/])(?P<year>\d{4}|\d{2})(?![\w]|[.,/:\-]\d)"
 )
 _ROMAN_DAY_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<day>1er|[0-3]?\d)$")
 _ROMAN_BLANK_HEAD = re.compile(
@@ -580,7 +580,7 @@ def _roman_dates(text: str) -> list[Candidate]:
     found: list[Candidate] = []
     for m in _ROMAN_MONTH.finditer(text):
         sep, year_text = m.group("sep"), m.group("year")
-        if text[m.start() - 1] != sep or (sep == " " and len(year_text) != 4):
+        if m.group("month") not in _ROMAN_MONTHS or text[m.start() - 1] != sep or (sep == " " and len(year_text) != 4):
             continue
         head = _ROMAN_DAY_BEFORE.search(text, max(0, m.start() - 5), m.start() - 1)
         if head is None:

@@ -25,7 +25,7 @@ _OBFUSCATED = re.compile(
     rf"(?<![\w.+\-])[\w.+\-]*\w(?:[ \t\u00a0]+point[ \t\u00a0]+[\w\-]*\w)*{_AT}[\w\-]+(?:{_DOT}[\w\-]+)+",
     re.IGNORECASE,
 )
-_OBFUSCATION_HINT = re.compile(r"[\[({](?:at|arobase)[\])}]|\barobase\b", re.IGNORECASE)
+_OBFUSCATION_HINT = re.compile(r"[\[({](?:at|arobase)[\])}]", re.IGNORECASE)
 # An address broken over two lines of a PDF export, beside its "@" or after a hyphen of its domain
 # ("secretariat@" / "ch-exemple.fr", "secretariat@ch-" / "exemple.fr"), or typed with a blank on each side of
 # its "@": one span (never broken after a dot, which ends a sentence as often).
@@ -44,7 +44,7 @@ def find_emails(text: str) -> list[Candidate]:
     if "@" in text:
         found = [Candidate(m.start(), m.end(), LABEL, "pattern:email", 0.99) for m in _addresses(text)]
         found += _loose_addresses(text, found)
-    if not _OBFUSCATION_HINT.search(text):
+    if not (_OBFUSCATION_HINT.search(text) or "arobase" in text or "AROBASE" in text or "Arobase" in text):
         found.sort(key=lambda c: c.start)
         return found
     taken = Occupied(len(text))
