@@ -80,7 +80,7 @@ _MONTH_FULL = alternation(MONTHS)
 _MONTH_ABBR = alternation(tuple(MONTH_ABBREVIATIONS))
 _WEEKDAY = alternation(WEEKDAYS)
 # A day number: "1er" (and its superscript or spelled forms), or 1 to 31 with an optional leading zero.
-_DAY = r"(?:1\s?er|1ᵉʳ|1ier|premier|[0-3]?\d)"
+_DAY = r"(?:1\s?er|1ᵉʳ|1ier|1°|premier|[0-3]?\d)"  # "1°": the first as hand-written letters mark it
 # The first digit of a numeric date, not continuing a number, written digit first (see ``not_after``).
 _FIRST_DIGIT = not_after(r"\d", r"[\d/.,:]")
 
@@ -119,7 +119,7 @@ _MONTH_STEMS = _month_stems()
 # How far before its month a written date is looked for first (weekday, day and blanks), and the
 # characters such a head can hold, a superset (IGNORECASE: "İ" and "ı" are an "i", "ſ" an "s").
 _HEAD_WINDOW = 24
-_NOT_IN_HEAD = re.compile(r"[^lundimarcejvshpLUNDIMARCEJVSHPİıſᵉʳ\d\s,\-]")
+_NOT_IN_HEAD = re.compile(r"[^lundimarcejvshpLUNDIMARCEJVSHPİıſᵉʳ°\d\s,\-]")
 
 # -- numeric dates: d/m/y with one separator repeated, 2- or 4-digit years; ISO y-m-d ------------------
 # The first digit comes before the alternatives, so that the pattern starts with it: the day, or the
@@ -292,6 +292,16 @@ _ROMAN_DAY_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<day>1er|[0-3]?\d)$")
 _ROMAN_BLANK_HEAD = re.compile(
     rf"(?:^|\n|[,:]|\b(?:le|du|au|depuis|dès|date|né|née|{_WEEKDAY})){BLANK}*$", re.IGNORECASE
 )
+
+# -- day, month and year separated by blanks, "né le 03 07 1950", "Date : 12 04 2019": two-digit day and month,
+# a four-digit year, after a date word only (the first digit first, see ``not_after``)
+_BLANK_NUMERIC = re.compile(
+    not_after("[0-3]", r"[\w/.,:]") + r"\d (?P<month>[01]\d) (?P<year>(?:1[89]|20)\d\d)(?![\w]|[ /.,:\-]?\d)"
+)
+_DIGIT_BLANK_BEFORE = re.compile(r"\d[ \u00a0]$")
+# -- two years of a school or a season joined by a slash, "en 2019/2020", the second the next: years of the
+# patient's life as a range's ends are
+_YEAR_PAIR = re.compile(r"(?<![\w/.,:])(?P<first>(?:1[89]|20)\d\d)/(?P<second>(?:1[89]|20)\d\d)(?![\w]|[/.,:]\d)")
 
 # -- eight glued digits, "17062019" (or "20190617"), a date only after a date word ("né le", "Date :"):
 # the "glued" alternative of _NUMERIC.
@@ -508,6 +518,7 @@ def find_dates(text: str) -> list[Candidate]:
         found += _years_in_words(text)
     found += _export_forms(text)
     found += _roman_dates(text)
+    found += _blank_dates(text)
     found += _range_starts(text, found)
     found += _corrected_days(text, found)
 
@@ -571,6 +582,36 @@ def _export_forms(text: str) -> list[Candidate]:
             if MIN_YEAR <= year <= MAX_YEAR and _valid_day(day, month, year):
                 found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric_odd", 0.95))
     return found
+
+
+def _blank_dates(text: str) -> list[Candidate]:
+    """Day, month and year separated by blanks after a date word (``né le 03 07 1950``), and the two years of
+    ``2019/2020`` (one DATE: the tokenizer keeps them one token, and a span never splits a token)."""
+    found: list[Candidate] = []
+    for m in _BLANK_NUMERIC.finditer(text):
+        day, month, year = int(text[m.start() : m.start() + 2]), int(m.group("month")), int(m.group("year"))
+        if (
+            _valid_day(day, month, year)
+            and not _DIGIT_BLANK_BEFORE.search(text, max(0, m.start() - 2), m.start())
+            and _GLUED_CUE_BEFORE.search(text, max(0, m.start() - 40), m.start())
+        ):
+            found.append(Candidate(_with_weekday(text, m.start()), m.end(), LABEL, "pattern:date_numeric_odd", 0.9))
+    for m in _slash_matches_at(_YEAR_PAIR, text, 4):
+        if int(m.group("second")) == int(m.group("first")) + 1:
+            found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_year", 0.9))
+    return found
+
+
+def _slash_matches_at(pattern: re.Pattern[str], text: str, before: int) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose matches hold a "/" ``before`` characters after their start."""
+    end = 0
+    slash = text.find("/")
+    while slash >= 0:
+        start = slash - before
+        if start >= end and start >= 0 and (m := pattern.match(text, start)) is not None:
+            yield m
+            end = m.end()
+        slash = text.find("/", slash + 1)
 
 
 def _roman_dates(text: str) -> list[Candidate]:

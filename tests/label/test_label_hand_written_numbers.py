@@ -39,9 +39,10 @@ def test_every_date_with_a_roman_month_is_one_date(day: date, sep: str, short_ye
         "NYHA 3 III 2018",
         "tumeur classée 12 II 2021 sans autre précision",
         "EVA 3/10 / 2019",
+        "valeurs 21 10 2022 et 14 02 1950",
     ],
 )
-def test_a_roman_numeral_or_a_measure_between_numbers_is_no_date(text: str) -> None:
+def test_a_roman_numeral_a_measure_or_figures_between_numbers_are_no_date(text: str) -> None:
     # the year alone may stay an uncertain candidate; nothing holds the numeral or the slash
     assert all(c.needs_context for c in find_dates(text)), [text[c.start : c.end] for c in find_dates(text)]
 
