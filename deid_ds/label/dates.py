@@ -257,6 +257,7 @@ _RANGE_HEAD_WORDS_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _RANGE_DASH_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<day>1er|[0-3]?\d)[-–]$")
+_RANGE_PAIR_DASH_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<pair>(?P<day>[0-3]\d)/(?P<month>[01]\d))[-–]$")
 
 # -- "le 1er/06", "1er/06/2020": a first of the month written with its ordinal, then the month ----------
 _FIRST_SLASH = re.compile(r"(?<![\w])1(?:er|ᵉʳ)/(?P<month>[01]?\d)(?:/(?P<year>\d{4}|\d{2}))?(?![\d]|[/.,:]\d)")
@@ -713,6 +714,11 @@ def _range_starts(text: str, found: list[Candidate]) -> list[Candidate]:
                     if 1 <= _day_number(day.group()) <= 31:
                         starts.append(Candidate(day.start(), day.end(), LABEL, "pattern:date_range", 0.9))
         else:
+            # "12/04-14/04/2019": a day and month, uncertain alone, starts the range of a full date
+            pair = _RANGE_PAIR_DASH_BEFORE.search(text, max(0, c.start - 7), c.start)
+            if pair is not None and _valid_day(int(pair.group("day")), int(pair.group("month")), None):
+                starts.append(Candidate(pair.start("pair"), pair.end("pair"), LABEL, "pattern:date_range", 0.9))
+                continue
             # "8-10 mars": a dash joins two days of one month, the first before the second
             head = _RANGE_DASH_BEFORE.search(text, max(0, c.start - 5), c.start)
             if head is None or _day_number(head.group("day")) >= _day_number(text[c.start : c.end]):
