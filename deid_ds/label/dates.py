@@ -81,8 +81,10 @@ _MONTH_ABBR = alternation(tuple(MONTH_ABBREVIATIONS))
 _WEEKDAY = alternation(WEEKDAYS)
 # A day number: "1er" (and its superscript or spelled forms), or 1 to 31 with an optional leading zero.
 _DAY = r"(?:1\s?er|1ᵉʳ|1ier|1°|premier|[0-3]?\d)"  # "1°": the first as hand-written letters mark it
-# The first digit of a numeric date, not continuing a number, written digit first (see ``not_after``).
-_FIRST_DIGIT = not_after(r"\d", r"[\d/.,:]")
+# The first digit of a numeric date, not continuing a number, written digit first (see ``not_after``); a colon
+# glued before it ends a label ("Date:12/04/2019", "DDN:03/08/1950"), unless a figure or a sign comes before it
+# ("10:12/04": a time).
+_FIRST_DIGIT = not_after(r"\d", r"[\d/.,]") + r"(?<![\d_/.,:]:\d)"
 
 # -- written dates: [weekday] [day] month [year]; the month alone is never enough ----------------------
 # The day may be glued to the month ("12fév", "12MAR2020") or joined by a dash ("12-MAR-2020"), as

@@ -25,8 +25,10 @@ LABEL = "PHONE"
 _SEP = r"[ \u00a0\u202f.\-]"
 # Every pattern starts with its first character ("0" or "+"), the lookbehind written after it, so that
 # the regex engine skips to those characters (see ``not_after``).
-_ZERO = not_after("0", r"[\w+/.,:\-]")
-_PLUS = not_after(r"\+", r"[\w+/.,:\-]")
+# A dot or a colon glued before the number ends a label ("Tél.0298765432", "Tel:+33 6 ...", "Tél :02-98-..."),
+# unless a figure or a sign comes before it ("12:02 98 ...", "1.02 ...": the number goes on).
+_ZERO = not_after("0", r"[\w+/,\-]") + r"(?<![\d_+/,\-][.:]0)"
+_PLUS = not_after(r"\+", r"[\w+/,\-]") + r"(?<![\d_+/,\-][.:]\+)"
 # "02 99 28 43 21", "02.99.28.43.21", "0299284321", "02-99-28-43-21", "02 99284321" (any mix of
 # separators between pairs, at most one separator character between two pairs).
 _NATIONAL = re.compile(rf"{_ZERO}[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)")
