@@ -69,13 +69,14 @@ _BROKEN = (
     re.compile(rf"{_PLUS}33{_LINE_BREAK}(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"),
 )
 # Internal extensions, DECT and pager numbers are PHONE, digits only: "poste [4567]", "DECT [2345]",
-# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "p. [4567]" after a number (docs/guidelines.md);
+# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "ext. [4567]", "p. [4567]" after a number
+# (docs/guidelines.md);
 # hospitals' five- and six-digit plans too, in groups ("DECT [31 207]", "poste [4 72 15]").
 # Matched only where the folded note holds the start of a cue word (see _extension_matches).
 # (in the folded note "Tél" reads "tel", in the lowered one "tél")
-_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne")
+_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne", "ext")
 _EXTENSION = re.compile(
-    rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|p\.)"
+    rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|p\.|ext(?:ension|\.))"
     rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?"
     rf"(?P<number>\d{{1,3}}(?:{BLANK}\d{{2,3}}){{1,2}}|\d{{3,5}})(?![\w]|[ .,/:\-]?\d)",
     re.IGNORECASE,
@@ -84,7 +85,7 @@ _EXTENSION = re.compile(
 _STREET_POSTE = re.compile(r"\bla[ \u00a0]+$", re.IGNORECASE)
 # A "p." extension only just after a phone number or a phone word ("02 99 28 43 21 p. 4567"): a bare
 # "p. 1234" is a page.
-_NUMBER_JUST_BEFORE = re.compile(r"\d{2}[ ,;\u00a0]*$")
+_NUMBER_JUST_BEFORE = re.compile(r"\d{2}[ ,;\-–\u00a0]*$")
 # A number dictated in words: "zéro deux quatre-vingt-dix-neuf vingt-huit quarante-trois vingt et un",
 # also with digit groups ("zéro six 12 34 56 78"). Each chunk is one spoken group: a number in words
 # (hyphenated, or "vingt et un") or two digits.
