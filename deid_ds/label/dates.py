@@ -379,6 +379,7 @@ def find_dates(text: str) -> list[Candidate]:
     after a date word) and ``pattern:date_range`` (the bare first day of ``du [8] au [10 mars]``). A date
     naming a law or a decree (``loi n° 78-17 du 6 janvier 1978``) is none.
     """
+    text = _numbers.read_look_alikes(text)  # "l2/O4/2019": a scan's letters for figures (offsets unchanged)
     found: list[Candidate] = []
     # Ranges that are not dates although they hold one ("avenue du 11 Novembre", "place du 19 Mars 1962");
     # nothing inside them is a candidate, not even the year.

@@ -127,6 +127,7 @@ def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
     Extensions (``poste [4567]``) are ``pattern:phone_extension``, numbers dictated in words
     ``pattern:phone_words``. ``folded`` is ``fold(text)`` when the caller has it (the labeller does).
     """
+    text = _numbers.read_look_alikes(text)  # "O2 98 44 55 66": a scan's letters for figures (offsets unchanged)
     found: list[Candidate] = []
     taken = Occupied(len(text))
 

@@ -103,3 +103,25 @@ def test_an_email_and_a_phone_broken_over_two_pdf_lines_are_one_span_each_over_t
         ("EMAIL", 'accueil.pneumo@</div><div style="position:absolute;top:30px">ch-exemple.fr'),
         ("PHONE", '+33</div><div style="position:absolute;top:50px">(0)4 76 21 43 65'),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "read"),
+    [
+        ("le l2/O4/2O19 à 1Oh", "le 12/04/2019 à 1Oh"),  # a run glued to a letter is a word
+        ("Il est venu, SOS, pO2 80, HbA1c, Bilan", "Il est venu, SOS, pO2 80, HbA1c, Bilan"),
+        ("poste B833 ou 06 2l 43 6S 87", "poste 8833 ou 06 21 43 65 87"),
+    ],
+)
+def test_figures_a_scan_read_as_letters_are_read_back_inside_runs_of_figures_only(text: str, read: str) -> None:
+    assert _numbers.read_look_alikes(text) == read
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789OoIlSBab /.-", max_size=40))
+def test_reading_look_alikes_keeps_every_offset_and_every_letter_outside_runs_of_figures(text: str) -> None:
+    read = _numbers.read_look_alikes(text)
+    assert len(read) == len(text)
+    for before, after in zip(text, read):
+        assert before == after or (before in "OoIlSB" and after.isdigit())
+    assert read.count("a") == text.count("a") and read.count("b") == text.count("b")
