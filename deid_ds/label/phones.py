@@ -69,14 +69,15 @@ _BROKEN = (
     re.compile(rf"{_PLUS}33{_LINE_BREAK}(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"),
 )
 # Internal extensions, DECT and pager numbers are PHONE, digits only: "poste [4567]", "DECT [2345]",
-# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "ext. [4567]", "p. [4567]" after a number
-# (docs/guidelines.md);
+# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "(tél. [3429])", "ext. [4567]", "p. [4567]" or
+# "P [4567]" after a number (docs/guidelines.md);
 # hospitals' five- and six-digit plans too, in groups ("DECT [31 207]", "poste [4 72 15]").
 # Matched only where the folded note holds the start of a cue word (see _extension_matches).
 # (in the folded note "Tél" reads "tel", in the lowered one "tél")
-_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne", "ext")
+_P_BLANK = tuple(f"p{b}" for b in " \t\u00a0\u202f\u2007")  # a bare "P" then a blank ("... 52 P 9301")
+_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne", "ext", *_P_BLANK)
 _EXTENSION = re.compile(
-    rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|p\.|ext(?:ension|\.))"
+    rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|t[ée]l\.|p\.|p(?={BLANK})|ext(?:ension|\.))"
     rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?"
     rf"(?P<number>\d{{1,3}}(?:{BLANK}\d{{2,3}}){{1,2}}|\d{{3,5}})(?![\w]|[ .,/:\-]?\d)",
     re.IGNORECASE,
@@ -184,11 +185,16 @@ def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
     for m in _extension_matches(text, folded):
         if _STREET_POSTE.search(text, max(0, m.start() - 4), m.start()):
             continue  # "rue de la Poste 35000": a street and its postcode
-        if m.group("cue").lower() == "p." and not (
+        cue = m.group("cue").lower()
+        if cue == "p." and not (
             _NUMBER_JUST_BEFORE.search(text, max(0, m.start() - 6), m.start())
             or _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start())
         ):
             continue
+        if cue == "p" and not _NUMBER_JUST_BEFORE.search(text, max(0, m.start() - 6), m.start()):
+            continue  # "P 9301" only just after a number: a bare "p" is anything
+        if cue in ("tel.", "tél.") and not m.group("number").isdigit():
+            continue  # "(tél. 3429)": an internal number of 3 to 5 figures; a grouped one is a phone's piece
         digits = len(_digits(m.group("number")))
         if not 3 <= digits <= 6 or (digits == 5 and m.group("number").isdigit() and m.group("cue").lower() != "dect"):
             continue  # "poste 35000" may be a postcode; "DECT 31207", "poste 47 215", "poste 4 72 15" are extensions
