@@ -194,6 +194,9 @@ _DAY_MONTH_CUE_BEFORE = re.compile(
     rf"date|J\d+|DDR|DDG|DPA|DG)|{_WEEKDAY}|[(\[])\W{{0,3}}$",
     re.IGNORECASE,
 )
+# A time just after a day and month makes it a date, as agendas and tables write them ("26/04 05h00",
+# "26/04 - 14:30", a time in the next cell).
+_TIME_AFTER = re.compile(r"[ \t\n\u00a0,\-–|]{1,6}(?:à[ \u00a0])?(?:[01]?\d|2[0-3])[ \u00a0]?[hH:][ \u00a0]?[0-5]\d")
 # Words before a slash pair that make it a measure: blood pressure, pain scale, scores, visual acuity.
 _MEASURE_BEFORE = re.compile(
     r"(?:\b(?:TA|PA|PAS|PAD|tension|pression|EVA|EN|ENS|score|note|Glasgow|GCS|MMS|MMSE|MoCA|acuité|AV|OD|OG|"
@@ -495,6 +498,8 @@ def find_dates(text: str) -> list[Candidate]:
         start = _with_weekday(text, m.start())
         before = text[max(0, m.start() - 40) : m.start()]
         cue = start < m.start() or bool(_DAY_MONTH_CUE_BEFORE.search(before))
+        if not cue and len(m.group("day")) == len(m.group("month")) == 2 and _TIME_AFTER.match(text, m.end()):
+            cue = not _MEASURE_BEFORE.search(before)  # "26/04 05h00", a table's date cell then its time cell
         if (len(m.group("day")) == 1 or len(m.group("month")) == 1) and (not cue or _MEASURE_BEFORE.search(before)):
             continue  # "le 4/10", "du 12/3"; without a date word "3/10" is a score as often as a date
         if len(m.group("month")) == 1 and (day < month or text[m.end() : m.end() + 1].isalnum()):
