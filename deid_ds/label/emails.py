@@ -26,14 +26,15 @@ _OBFUSCATED = re.compile(
     re.IGNORECASE,
 )
 _OBFUSCATION_HINT = re.compile(r"[\[({](?:at|arobase)[\])}]", re.IGNORECASE)
-# An address broken over two lines of a PDF export, beside its "@" or after a hyphen of its domain
-# ("secretariat@" / "ch-exemple.fr", "secretariat@ch-" / "exemple.fr"), or typed with a blank on each side of
-# its "@": one span (never broken after a dot, which ends a sentence as often).
+# An address broken over two lines of a PDF export, beside its "@" or after a hyphen ("secretariat@" /
+# "ch-exemple.fr", "secretariat@ch-" / "exemple.fr", "accueil.onco-" / "logie@ch-exemple.fr"), or typed with a
+# blank on each side of its "@": one span (never broken after a dot, which ends a sentence as often).
 _BREAK = r"[ \t\u00a0]*(?:\n[ \t\u00a0]*)?"
 _LOOSE_EMAIL = re.compile(
-    rf"[\w.+\-]*\w{_BREAK}@{_BREAK}[\w\-]*\w(?:(?:\.|-\n?[ \t\u00a0]*)[\w\-]*\w)*\.[^\W\d_]{{2,}}(?![\w@]|-\w)"
+    rf"[\w.+\-]*\w(?:-\n[ \t\u00a0]*[\w.+\-]*\w){{0,2}}{_BREAK}@{_BREAK}"
+    rf"[\w\-]*\w(?:(?:\.|-\n?[ \t\u00a0]*)[\w\-]*\w)*\.[^\W\d_]{{2,}}(?![\w@]|-\w)"
 )
-_LOOSE_START = re.compile(r"[\w.+\-]*\w[ \t\u00a0]*\n?[ \t\u00a0]*$")
+_LOOSE_START = re.compile(r"[\w.+\-]*\w(?:-\n[ \t\u00a0]*[\w.+\-]*\w){0,2}[ \t\u00a0]*\n?[ \t\u00a0]*$")
 
 
 def find_emails(text: str) -> list[Candidate]:
@@ -43,7 +44,7 @@ def find_emails(text: str) -> list[Candidate]:
     found = []
     if "@" in text:
         found = [Candidate(m.start(), m.end(), LABEL, "pattern:email", 0.99) for m in _addresses(text)]
-        found += _loose_addresses(text, found)
+        found = _loose_addresses(text, found)
     if not (_OBFUSCATION_HINT.search(text) or "arobase" in text or "AROBASE" in text or "Arobase" in text):
         found.sort(key=lambda c: c.start)
         return found
@@ -78,20 +79,23 @@ def _addresses(text: str) -> Iterator[re.Match[str]]:
 
 
 def _loose_addresses(text: str, found: list[Candidate]) -> list[Candidate]:
-    """The addresses broken over two lines or with blanks around their "@" (:data:`_LOOSE_EMAIL`), tried at
-    each "@" that no address of ``found`` holds: from the local part before it, over the line break."""
-    loose: list[Candidate] = []
+    """``found`` with the addresses broken over two lines or with blanks around their "@"
+    (:data:`_LOOSE_EMAIL`), tried at each "@" from the local part before it, over the line break: such an
+    address replaces the part of it found on one line (``onco-`` / ``[logie@ch-exemple.fr]``)."""
+    kept = list(found)
     at = text.find("@")
     while at >= 0:
-        if not any(c.start <= at < c.end for c in found):
-            head = _LOOSE_START.search(text, max(0, at - 80), at)
-            m = None
-            if head is not None:
-                start = head.start()
-                while start > 0 and _LOCAL_CHAR.match(text, start - 1):
-                    start -= 1  # the window cut a long local part
-                m = _LOOSE_EMAIL.match(text, start)
-            if m is not None and ("\n" in m.group() or " @" in m.group() or "@ " in m.group()):
-                loose.append(Candidate(m.start(), m.end(), LABEL, "pattern:email", 0.95))
+        held = [c for c in kept if c.start <= at < c.end]
+        head = _LOOSE_START.search(text, max(0, at - 80), at)
+        m = None
+        if head is not None and (not held or text[max(0, held[0].start - 2) : held[0].start].endswith(("-\n", "\n"))):
+            start = head.start()
+            while start > 0 and _LOCAL_CHAR.match(text, start - 1):
+                start -= 1  # the window cut a long local part
+            m = _LOOSE_EMAIL.match(text, start)
+        if m is not None and ("\n" in m.group() or " @" in m.group() or "@ " in m.group()):
+            if all(m.start() <= c.start and c.end <= m.end() for c in held):
+                kept = [c for c in kept if c not in held]
+                kept.append(Candidate(m.start(), m.end(), LABEL, "pattern:email", 0.95))
         at = text.find("@", at + 1)
-    return loose
+    return kept

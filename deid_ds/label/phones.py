@@ -75,9 +75,10 @@ _BROKEN = (
 # Matched only where the folded note holds the start of a cue word (see _extension_matches).
 # (in the folded note "Tél" reads "tel", in the lowered one "tél")
 _P_BLANK = tuple(f"p{b}" for b in " \t\u00a0\u202f\u2007")  # a bare "P" then a blank ("... 52 P 9301")
-_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne", "ext", *_P_BLANK)
+# (and "poste" as a scan misreads it, "P0STE", "PO5TE")
+_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne", "ext", "p0ste", "po5te", "p05te", *_P_BLANK)
 _EXTENSION = re.compile(
-    rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|t[ée]l\.|p\.|p(?={BLANK})|ext(?:ension|\.))"
+    rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|t[ée]l\.|p\.|p(?={BLANK})|ext(?:ension|\.)|p[o0]5te|p0ste)"
     rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?"
     rf"(?P<number>\d{{1,3}}(?:{BLANK}\d{{2,3}}){{1,2}}|\d{{3,5}})(?![\w]|[ .,/:\-]?\d)",
     re.IGNORECASE,
@@ -87,6 +88,8 @@ _STREET_POSTE = re.compile(r"\bla[ \u00a0]+$", re.IGNORECASE)
 # A "p." extension only just after a phone number or a phone word ("02 99 28 43 21 p. 4567"): a bare
 # "p. 1234" is a page.
 _NUMBER_JUST_BEFORE = re.compile(r"\d{2}[ ,;\-–\u00a0]*$")
+# ... or opening a bracket, a line or a table cell: "Dr X (p. 4567)", a cell "p. 4567" of a list of staff
+_OPENS_P = re.compile(r"(?:^|[(\n\t])[ \u00a0]*$")
 # A number dictated in words: "zéro deux quatre-vingt-dix-neuf vingt-huit quarante-trois vingt et un",
 # also with digit groups ("zéro six 12 34 56 78"). Each chunk is one spoken group: a number in words
 # (hyphenated, or "vingt et un") or two digits.
@@ -189,6 +192,7 @@ def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
         if cue == "p." and not (
             _NUMBER_JUST_BEFORE.search(text, max(0, m.start() - 6), m.start())
             or _CONTEXT_BEFORE.search(text, max(0, m.start() - 40), m.start())
+            or _OPENS_P.search(text, max(0, m.start() - 3), m.start())
         ):
             continue
         if cue == "p" and not _NUMBER_JUST_BEFORE.search(text, max(0, m.start() - 6), m.start()):
