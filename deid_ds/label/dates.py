@@ -300,14 +300,21 @@ _ROMAN_BLANK_HEAD = re.compile(
 )
 
 # -- day, month and year separated by blanks, "né le 03 07 1950", "Date : 12 04 2019": two-digit day and month,
-# a four-digit year, after a date word only (the first digit first, see ``not_after``)
-_BLANK_NUMERIC = re.compile(
-    not_after("[0-3]", r"[\w/.,:]") + r"\d (?P<month>[01]\d) (?P<year>(?:1[89]|20)\d\d)(?![\w]|[ /.,:\-]?\d)"
-)
+# a four-digit year, after a date word only (looked for just before each year the _YEAR pattern finds)
+_BLANK_HEAD_BEFORE = re.compile(r"(?<![\w/.,:])(?P<day>[0-3]\d) (?P<month>[01]\d) $")  # before each year
+_NUMBER_GOES_ON = re.compile(r"[ /.,:\-]?\d")
 _DIGIT_BLANK_BEFORE = re.compile(r"\d[ \u00a0]$")
 # -- two years of a school or a season joined by a slash, "en 2019/2020", the second the next: years of the
 # patient's life as a range's ends are
 _YEAR_PAIR = re.compile(r"(?<![\w/.,:])(?P<first>(?:1[89]|20)\d\d)/(?P<second>(?:1[89]|20)\d\d)(?![\w]|[/.,:]\d)")
+
+# -- a month a scan misread, between a day and a year: "14 novembrc 2015", "9 0ctobre 2014", "26 jui1let 1979"
+# (the day and the year make it a date; the word is read back as the month it is one or two letters from)
+_SCANNED_HEAD_BEFORE = re.compile(
+    r"(?<![\w/.,:])(?P<day>[0-3]?\d(?:er)?)[ \u00a0]+(?P<word>[^\W_]{3,10})[ \u00a0]+$"
+)  # searched just before each year (see _scanned_months): the years of a note are few
+_SCANNED_LETTERS = str.maketrans({"0": "o", "1": "l", "5": "s", "8": "b"})
+_FOLDED_MONTHS = tuple(_fold(m) for m in MONTHS)
 
 # -- eight glued digits, "17062019" (or "20190617"), a date only after a date word ("né le", "Date :"):
 # the "glued" alternative of _NUMERIC.
@@ -511,10 +518,12 @@ def find_dates(text: str) -> list[Candidate]:
             Candidate(start, m.end(), LABEL, "pattern:date_daymonth_num", 0.9 if cue else 0.5, needs_context=not cue)
         )
 
+    years = []
     for m in _YEAR.finditer(text):
         year = int(m.group("year"))
         if not MIN_YEAR <= year <= MAX_YEAR:
             continue
+        years.append(m)
         if QUANTITY_AFTER.match(text, m.end()) or _NOT_YEAR_BEFORE.search(text, max(0, m.start() - 12), m.start()):
             continue
         before = text[max(0, m.start() - 30) : m.start()]
@@ -527,7 +536,8 @@ def find_dates(text: str) -> list[Candidate]:
         found += _years_in_words(text)
     found += _export_forms(text)
     found += _roman_dates(text)
-    found += _blank_dates(text)
+    found += _scanned_months(text, years)
+    found += _blank_dates(text, years)
     found += _range_starts(text, found)
     found += _corrected_days(text, found)
 
@@ -593,18 +603,22 @@ def _export_forms(text: str) -> list[Candidate]:
     return found
 
 
-def _blank_dates(text: str) -> list[Candidate]:
-    """Day, month and year separated by blanks after a date word (``né le 03 07 1950``), and the two years of
-    ``2019/2020`` (one DATE: the tokenizer keeps them one token, and a span never splits a token)."""
+def _blank_dates(text: str, years: list[re.Match[str]]) -> list[Candidate]:
+    """Day, month and year separated by blanks after a date word (``né le 03 07 1950``), looked for just
+    before each of ``years`` (the _YEAR matches), and the two years of ``2019/2020`` (one DATE: the tokenizer
+    keeps them one token, and a span never splits a token)."""
     found: list[Candidate] = []
-    for m in _BLANK_NUMERIC.finditer(text):
-        day, month, year = int(text[m.start() : m.start() + 2]), int(m.group("month")), int(m.group("year"))
+    for y in years:
+        m = _BLANK_HEAD_BEFORE.search(text, max(0, y.start() - 7), y.start())
+        if m is None or _NUMBER_GOES_ON.match(text, y.end()):
+            continue
+        day, month, year = int(m.group("day")), int(m.group("month")), int(y.group("year"))
         if (
             _valid_day(day, month, year)
             and not _DIGIT_BLANK_BEFORE.search(text, max(0, m.start() - 2), m.start())
             and _GLUED_CUE_BEFORE.search(text, max(0, m.start() - 40), m.start())
         ):
-            found.append(Candidate(_with_weekday(text, m.start()), m.end(), LABEL, "pattern:date_numeric_odd", 0.9))
+            found.append(Candidate(_with_weekday(text, m.start()), y.end(), LABEL, "pattern:date_numeric_odd", 0.9))
     for m in _slash_matches_at(_YEAR_PAIR, text, 4):
         if int(m.group("second")) == int(m.group("first")) + 1:
             found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_year", 0.9))
@@ -621,6 +635,46 @@ def _slash_matches_at(pattern: re.Pattern[str], text: str, before: int) -> Itera
             yield m
             end = m.end()
         slash = text.find("/", slash + 1)
+
+
+def _scanned_months(text: str, years: list[re.Match[str]]) -> list[Candidate]:
+    """A day, a month a scan misread and a year (``14 novembrc 2015``, ``17 N0VEMBRE 2022``), looked for just
+    before each of ``years`` (the _YEAR matches): the word, its figures read as letters, is a month, or one
+    letter from one (two for the long names: ``riovembre``)."""
+    found: list[Candidate] = []
+    for year in years:
+        m = _SCANNED_HEAD_BEFORE.search(text, max(0, year.start() - 20), year.start())
+        if m is None:
+            continue
+        word = _fold(m.group("word")).translate(_SCANNED_LETTERS)
+        if word in _FOLDED_MONTHS and m.group("word").isalpha():
+            continue  # a month as written: a written date
+        month = _near_month(word)
+        if month is not None and _valid_day(_day_number(m.group("day")), month, int(year.group("year"))):
+            found.append(Candidate(m.start(), year.end(), LABEL, "pattern:date_written", 0.9))
+    return found
+
+
+def _near_month(word: str) -> int | None:
+    """The month ``word`` is (after a scan's figures read as letters) or is one edit from, two for names of
+    seven letters or more; months of four letters or fewer only as written (``mai`` is one letter from ``mal``)."""
+    for number, month in enumerate(_FOLDED_MONTHS, start=1):
+        if word == month:
+            return number
+        allowed = 2 if len(month) >= 7 else 1
+        if len(month) >= 5 and abs(len(word) - len(month)) <= allowed and _edits(word, month) <= allowed:
+            return number
+    return None
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance of two short words."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        previous, row[0] = row[0], i
+        for j, cb in enumerate(b, start=1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ca != cb))
+    return row[-1]
 
 
 def _roman_dates(text: str) -> list[Candidate]:

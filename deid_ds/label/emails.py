@@ -34,6 +34,7 @@ _LOOSE_EMAIL = re.compile(
     rf"[\w.+\-]*\w(?:-\n[ \t\u00a0]*[\w.+\-]*\w){{0,2}}{_BREAK}@{_BREAK}"
     rf"[\w\-]*\w(?:(?:\.|-\n?[ \t\u00a0]*)[\w\-]*\w)*\.[^\W\d_]{{2,}}(?![\w@]|-\w)"
 )
+_HYPHEN_BREAK_BEFORE = re.compile(r"-\n[ \t\u00a0]*$")
 _LOOSE_START = re.compile(r"[\w.+\-]*\w(?:-\n[ \t\u00a0]*[\w.+\-]*\w){0,2}[ \t\u00a0]*\n?[ \t\u00a0]*$")
 
 
@@ -86,9 +87,11 @@ def _loose_addresses(text: str, found: list[Candidate]) -> list[Candidate]:
     at = text.find("@")
     while at >= 0:
         held = [c for c in kept if c.start <= at < c.end]
-        head = _LOOSE_START.search(text, max(0, at - 80), at)
-        m = None
-        if head is not None and (not held or text[max(0, held[0].start - 2) : held[0].start].endswith(("-\n", "\n"))):
+        m = head = None
+        # (an address found whole on its line is tried further only when a hyphen's line break opens it)
+        if not held or _HYPHEN_BREAK_BEFORE.search(text, max(0, held[0].start - 8), held[0].start):
+            head = _LOOSE_START.search(text, max(0, at - 80), at)
+        if head is not None:
             start = head.start()
             while start > 0 and _LOCAL_CHAR.match(text, start - 1):
                 start -= 1  # the window cut a long local part

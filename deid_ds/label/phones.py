@@ -69,16 +69,15 @@ _BROKEN = (
     re.compile(rf"{_PLUS}33{_LINE_BREAK}(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"),
 )
 # Internal extensions, DECT and pager numbers are PHONE, digits only: "poste [4567]", "DECT [2345]",
-# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "(tél. [3429])", "ext. [4567]", "p. [4567]" or
-# "P [4567]" after a number (docs/guidelines.md);
+# "bip [5318]", "ligne directe [4567]", "tél. int. [45 67]", "(tél. [3429])", "ext. [4567]", "p. [4567]" after
+# a number (docs/guidelines.md; a bare "P [4567]" just after a number is _BARE_P_AFTER);
 # hospitals' five- and six-digit plans too, in groups ("DECT [31 207]", "poste [4 72 15]").
 # Matched only where the folded note holds the start of a cue word (see _extension_matches).
 # (in the folded note "Tél" reads "tel", in the lowered one "tél")
-_P_BLANK = tuple(f"p{b}" for b in " \t\u00a0\u202f\u2007")  # a bare "P" then a blank ("... 52 P 9301")
 # (and "poste" as a scan misreads it, "P0STE", "PO5TE")
-_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne", "ext", "p0ste", "po5te", "p05te", *_P_BLANK)
+_EXTENSION_HINTS = ("poste", "dect", "bip", "p.", "tel", "tél", "ligne", "ext", "p0ste", "po5te")
 _EXTENSION = re.compile(
-    rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|t[ée]l\.|p\.|p(?={BLANK})|ext(?:ension|\.)|p[o0]5te|p0ste)"
+    rf"(?<![\w])(?P<cue>poste|dect|bip(?:per)?|ligne{BLANKS}directe|t[ée]l\.?{BLANK}?int(?:erne)?\.?|t[ée]l\.|p\.|ext(?:ension|\.)|p[o0]5te|p0ste)"
     rf"{BLANK}?:?{BLANK}?(?:n°{BLANK}?)?"
     rf"(?P<number>\d{{1,3}}(?:{BLANK}\d{{2,3}}){{1,2}}|\d{{3,5}})(?![\w]|[ .,/:\-]?\d)",
     re.IGNORECASE,
@@ -88,6 +87,7 @@ _STREET_POSTE = re.compile(r"\bla[ \u00a0]+$", re.IGNORECASE)
 # A "p." extension only just after a phone number or a phone word ("02 99 28 43 21 p. 4567"): a bare
 # "p. 1234" is a page.
 _NUMBER_JUST_BEFORE = re.compile(r"\d{2}[ ,;\-–\u00a0]*$")
+_BARE_P_AFTER = re.compile(rf"[ ,;\-–\u00a0]*p{BLANKS}(?P<number>\d{{3,5}})(?![\w]|[ .,/:\-]?\d)", re.IGNORECASE)
 # ... or opening a bracket, a line or a table cell: "Dr X (p. 4567)", a cell "p. 4567" of a list of staff
 _OPENS_P = re.compile(r"(?:^|[(\n\t])[ \u00a0]*$")
 # A number dictated in words: "zéro deux quatre-vingt-dix-neuf vingt-huit quarante-trois vingt et un",
@@ -195,14 +195,16 @@ def find_phones(text: str, folded: str | None = None) -> list[Candidate]:
             or _OPENS_P.search(text, max(0, m.start() - 3), m.start())
         ):
             continue
-        if cue == "p" and not _NUMBER_JUST_BEFORE.search(text, max(0, m.start() - 6), m.start()):
-            continue  # "P 9301" only just after a number: a bare "p" is anything
         if cue in ("tel.", "tél.") and not m.group("number").isdigit():
             continue  # "(tél. 3429)": an internal number of 3 to 5 figures; a grouped one is a phone's piece
         digits = len(_digits(m.group("number")))
         if not 3 <= digits <= 6 or (digits == 5 and m.group("number").isdigit() and m.group("cue").lower() != "dect"):
             continue  # "poste 35000" may be a postcode; "DECT 31207", "poste 47 215", "poste 4 72 15" are extensions
         add(m.start("number"), m.end("number"), "pattern:phone_extension", 0.95)
+    for c in list(found):  # "02 96 96 09 52 P 9301": a bare "P" just after a number (a bare "p" is anything)
+        m = _BARE_P_AFTER.match(text, c.end)
+        if m is not None and c.source != "pattern:phone_extension":
+            add(m.start("number"), m.end("number"), "pattern:phone_extension", 0.95)
     if "zero" in folded or "zéro" in folded or "ze\u0301ro" in folded:
         for m in _SPOKEN_ZERO.finditer(text):
             end = _spoken_number_end(text, m.end())
@@ -224,7 +226,8 @@ def _extension_matches(text: str, folded: str) -> list[re.Match[str]]:
     for hint in _EXTENSION_HINTS:
         at = folded.find(hint)
         while at >= 0:
-            starts.add(at)
+            if not (at and folded[at - 1].isalnum()):  # the cue starts a word ("trop ", "texte" do not)
+                starts.add(at)
             at = folded.find(hint, at + 1)
     found: list[re.Match[str]] = []
     end = 0

@@ -40,6 +40,7 @@ def test_every_date_with_a_roman_month_is_one_date(day: date, sep: str, short_ye
         "tumeur classée 12 II 2021 sans autre précision",
         "EVA 3/10 / 2019",
         "valeurs 21 10 2022 et 14 02 1950",
+        "il y a 12 mal 2019 et 3 boites 2019 ou 2 avions 2019",  # near no month, or only near "mai"
     ],
 )
 def test_a_roman_numeral_a_measure_or_figures_between_numbers_are_no_date(text: str) -> None:
