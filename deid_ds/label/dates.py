@@ -80,9 +80,11 @@ _MONTH_FULL = alternation(MONTHS)
 _MONTH_ABBR = alternation(tuple(MONTH_ABBREVIATIONS))
 _WEEKDAY = alternation(WEEKDAYS)
 # A day number: "1er" (and its superscript or spelled forms), or 1 to 31 with an optional leading zero.
-_DAY = r"(?:1\s?er|1ᵉʳ|1ier|premier|[0-3]?\d)"
-# The first digit of a numeric date, not continuing a number, written digit first (see ``not_after``).
-_FIRST_DIGIT = not_after(r"\d", r"[\d/.,:]")
+_DAY = r"(?:1\s?er|1ᵉʳ|1ier|1°|premier|[0-3]?\d)"  # "1°": the first as hand-written letters mark it
+# The first digit of a numeric date, not continuing a number, written digit first (see ``not_after``); a colon
+# glued before it ends a label ("Date:12/04/2019", "DDN:03/08/1950"), unless a figure or a sign comes before it
+# ("10:12/04": a time).
+_FIRST_DIGIT = not_after(r"\d", r"[\d/.,]") + r"(?<![\d_/.,:]:\d)"
 
 # -- written dates: [weekday] [day] month [year]; the month alone is never enough ----------------------
 # The day may be glued to the month ("12fév", "12MAR2020") or joined by a dash ("12-MAR-2020"), as
@@ -119,7 +121,7 @@ _MONTH_STEMS = _month_stems()
 # How far before its month a written date is looked for first (weekday, day and blanks), and the
 # characters such a head can hold, a superset (IGNORECASE: "İ" and "ı" are an "i", "ſ" an "s").
 _HEAD_WINDOW = 24
-_NOT_IN_HEAD = re.compile(r"[^lundimarcejvshpLUNDIMARCEJVSHPİıſᵉʳ\d\s,\-]")
+_NOT_IN_HEAD = re.compile(r"[^lundimarcejvshpLUNDIMARCEJVSHPİıſᵉʳ°\d\s,\-]")
 
 # -- numeric dates: d/m/y with one separator repeated, 2- or 4-digit years; ISO y-m-d ------------------
 # The first digit comes before the alternatives, so that the pattern starts with it: the day, or the
@@ -145,7 +147,8 @@ _DAY_MONTH_NUM = re.compile(rf"(?P<day>{_FIRST_DIGIT}\d?)/(?P<month>\d{{1,2}})(?
 # try the seven names at every character of the note.
 # Abbreviated weekdays ("ven. 17/02/2023" in emergency and agenda exports) only with their period, and only
 # here, before a numeric date: "mar." before a word is also March's.
-_WEEKDAY_BEFORE = re.compile(rf"(?<![\w])(?:{_WEEKDAY}|(?:lun|mar|mer|jeu|ven|sam|dim)\.),?{BLANKS}$", re.IGNORECASE)
+# (agendas also drop the period: "lun 12/04/2021", "SAM 18/02/2023"; before digits "mar" is no March)
+_WEEKDAY_BEFORE = re.compile(rf"(?<![\w])(?:{_WEEKDAY}|(?:lun|mar|mer|jeu|ven|sam|dim)\.?),?{BLANKS}$", re.IGNORECASE)
 _MONTH_YEAR_NUM = re.compile(rf"(?P<month>{_FIRST_DIGIT}\d?)/(?P<year>\d{{4}})(?![\d]|[/.,:]\d)")
 
 # -- a year on its own ---------------------------------------------------------------------------------
@@ -158,11 +161,13 @@ _YEAR = re.compile(
 )
 
 # The words just before a bare year that make it a date: "en 2015", "depuis 2019", "l'été 2022",
-# "(2014)", "fin 2019", "né en 1950", "de 2010 à 2014", "année 2012", "courant 2018".
+# "(2014)", "fin 2019", "né en 1950", "de 2010 à 2014", "année 2012", "courant 2018"; like a season, a feast
+# or a quarter dates its year ("Noël 2019", "Pâques 2021", "2e trimestre 2020").
 _YEAR_CUE_BEFORE = re.compile(
     rf"""(?:
         \b(?:en|depuis|dès|des|depuis\ l'année|avant|après|apres|vers|jusqu'en|jusqu’en|courant|début|debut|fin|mi
-          |année|annee|été|ete|hiver|automne|printemps|de|à|a|et|entre|ou|né|née|né\(e\)|an)
+          |année|annee|été|ete|hiver|automne|printemps|de|à|a|et|entre|ou|né|née|né\(e\)|an
+          |noël|noel|pâques|paques|toussaint|trimestre|semestre)
         |[(\[]
         |(?:1[89]|20)\d\d[ \u00a0]?[-–][ \u00a0]?
         |mi-
@@ -189,6 +194,9 @@ _DAY_MONTH_CUE_BEFORE = re.compile(
     rf"date|J\d+|DDR|DDG|DPA|DG)|{_WEEKDAY}|[(\[])\W{{0,3}}$",
     re.IGNORECASE,
 )
+# A time just after a day and month makes it a date, as agendas and tables write them ("26/04 05h00",
+# "26/04 - 14:30", a time in the next cell).
+_TIME_AFTER = re.compile(r"[ \t\n\u00a0,\-–|]{1,6}(?:à[ \u00a0])?(?:[01]?\d|2[0-3])[ \u00a0]?[hH:][ \u00a0]?[0-5]\d")
 # Words before a slash pair that make it a measure: blood pressure, pain scale, scores, visual acuity.
 _MEASURE_BEFORE = re.compile(
     r"(?:\b(?:TA|PA|PAS|PAD|tension|pression|EVA|EN|ENS|score|note|Glasgow|GCS|MMS|MMSE|MoCA|acuité|AV|OD|OG|"
@@ -203,20 +211,22 @@ _MEASURE_BEFORE = re.compile(
 # "deux mille").
 _DAY_WORDS_BEFORE = re.compile(rf"(?<![\w\-])(?P<day>{_numbers.NUMBER_WORDS}){BLANKS}$", re.IGNORECASE)
 _YEAR_WORDS_AFTER = re.compile(
-    rf",?{BLANKS}(?P<year>(?:deux{BLANKS}mille|mille|mil)(?![^\W\d_])"
+    rf",?{BLANKS}(?P<year>(?:deux{BLANKS}mille|deux{BLANKS}mil(?!\d)|mille|mil)(?![^\W\d_])"
     rf"(?:(?:-|{BLANKS})(?:et(?:-|{BLANKS}))?{_numbers.NUMBER_WORD})*)",
     re.IGNORECASE,
 )
 
 # A year in words on its own ("diagnostiqué en deux mille seize", "opérée en mil neuf cent
-# quatre-vingt-dix-huit"), after the words that make a bare year a date (not "a", "de": "il a deux mille euros").
+# quatre-vingt-dix-huit", "en l'an deux mil un" with the "mil" of many writers), after the words that make a
+# bare year a date (not "a", "de": "il a deux mille euros").
 _YEAR_WORDS_ALONE = re.compile(
-    rf"(?<![\w\-])(?P<year>(?:deux{BLANKS}mille|mille|mil)(?![^\W\d_])"
+    rf"(?<![\w\-])(?P<year>(?:deux{BLANKS}mille|deux{BLANKS}mil(?!\d)|mille|mil)(?![^\W\d_])"
     rf"(?:(?:-|{BLANKS})(?:et(?:-|{BLANKS}))?{_numbers.NUMBER_WORD})*)",
     re.IGNORECASE,
 )
 _YEAR_WORDS_CUE = re.compile(
-    r"\b(?:en|depuis|dès|courant|début|debut|fin|année|annee|jusqu'en|jusqu’en|vers|avant|après|apres)[ \t\u00a0]+$",
+    r"\b(?:en|depuis|dès|courant|début|debut|fin|année|annee|jusqu'en|jusqu’en|vers|avant|après|apres|l'an|l’an)"
+    r"[ \t\u00a0]+$",
     re.IGNORECASE,
 )
 
@@ -227,19 +237,24 @@ def _years_in_words(text: str) -> list[Candidate]:
     for m in _YEAR_WORDS_ALONE.finditer(text):
         if not _YEAR_WORDS_CUE.search(text, max(0, m.start() - 16), m.start()):
             continue
-        if MIN_YEAR <= (_numbers.value(m.group("year")) or 0) <= MAX_YEAR:
-            found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_words", 0.9))
+        end = _numbers.split_run_end(text, m.end())
+        if MIN_YEAR <= (_numbers.value(text[m.start() : end]) or 0) <= MAX_YEAR:
+            found.append(Candidate(m.start(), end, LABEL, "pattern:date_words", 0.9))
     return found
 
 
 # -- a date range gives one DATE per end (docs/guidelines.md): "du [8] au [10 mars]", "[8]-[10 mars 2020]" --
 # The first end is a bare day, a date only because the second end, found on its own, follows it.
+# Two or more days before one month are dated the same way ("le [22] ou le [23/11]", "les [12], [13] et [14 juin]",
+# "le [3] ou [4 mars]"): each day its DATE.
 _RANGE_HEAD_BEFORE = re.compile(
-    rf"(?<![\w])(?:du|entre)(?:{BLANKS}le)?{BLANKS}(?P<day>1{BLANK}?er|1ᵉʳ|[0-3]?\d){BLANKS}(?:au|et(?:{BLANKS}le)?|à){BLANKS}$",
+    rf"(?<![\w])(?:du|entre|les?)(?:{BLANKS}le)?{BLANKS}(?P<list>(?:(?:1{BLANK}?er|[0-3]?\d),{BLANKS}){{0,4}})"
+    rf"(?P<day>1{BLANK}?er|1ᵉʳ|[0-3]?\d){BLANKS}(?:au|et(?:{BLANKS}le)?|à|ou(?:{BLANKS}le)?){BLANKS}$",
     re.IGNORECASE,
 )
+_LISTED_DAY = re.compile(r"1[ \t\u00a0\u202f\u2007]?er|[0-3]?\d")
 # (the dash glued to both days: "1- 12 mars" is a numbered item)
-_CONNECTORS = ("au", "et", "et le", "à")  # the end of a range's head, just before its second end
+_CONNECTORS = ("au", "et", "et le", "à", "ou", "ou le")  # the end of a range's head, just before its second end
 # The same head in words, before a date in words: "du [trois] au [sept juin]", "entre le [premier] et le [dix mai]".
 _RANGE_HEAD_WORDS_BEFORE = re.compile(
     rf"(?<![\w])(?:du|entre)(?:{BLANKS}le)?{BLANKS}(?P<day>premier|{_numbers.NUMBER_WORDS}){BLANKS}(?:au|et(?:{BLANKS}le)?)"
@@ -247,6 +262,7 @@ _RANGE_HEAD_WORDS_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _RANGE_DASH_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<day>1er|[0-3]?\d)[-–]$")
+_RANGE_PAIR_DASH_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<pair>(?P<day>[0-3]\d)/(?P<month>[01]\d))[-–]$")
 
 # -- "le 1er/06", "1er/06/2020": a first of the month written with its ordinal, then the month ----------
 _FIRST_SLASH = re.compile(r"(?<![\w])1(?:er|ᵉʳ)/(?P<month>[01]?\d)(?:/(?P<year>\d{4}|\d{2}))?(?![\d]|[/.,:]\d)")
@@ -260,10 +276,45 @@ _ODD_NUMERIC = re.compile(
     r"(?<![\w/.,:|])(?P<day>[0-3]?\d)(?P<sep>\||_| / ?|/ | \. )"
     r"(?P<month>[01]?\d)(?:(?P=sep)(?P<year>\d{4}))?(?![\w]|[/.,:|]\d| ?[/.|_] ?\d)"
 )
+# ... or one blank on one side of one slash only, a slip of the typist: "12/04/ 2019", "12 /04/2019"
+_SLASH_SLIP = re.compile(
+    r"(?<![\w/.,:|])(?P<day>[0-3]?\d) ?/ ?(?P<month>[01]?\d) ?/ ?(?P<year>\d{4})(?![\w]|[/.,:|]\d| ?[/.|_] ?\d)"
+)
 _SPACED_DIGITS = re.compile(
     r"(?<![\w/.])(?P<d1>\d) (?P<d2>\d)(?P<sep> [/.] )(?P<m1>\d) (?P<m2>\d)(?P=sep)"
     r"(?P<year>\d \d(?: \d \d)?)(?![\w]| ?\d)"
 )
+
+# -- the month in Roman numerals, as older and hand-written letters date: "12.IV.2019", "3-XI-2021", "12 IV 2019",
+# "1er.XII.20". The pattern starts at the numeral (capitals, rare in prose, which the regex engine skips to), the
+# separator and the day read just before it: a numeral alone is a stage, a class or a king ("stade IV",
+# "NYHA III", "Louis XIV"), a date only between a day and a year written with the same separator. (The
+# lookbehind is written after the numeral's first letter, see ``not_after``: 4 against 20 µs a note.)
+_ROMAN_MONTHS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
+_ROMAN_MONTH = re.compile(
+    r"(?P<month>[IVX](?<=[\dr][ .\-/][IVX])[IVX]{0,3})(?P<sep>[ .\-/])(?P<year>\d{4}|\d{2})(?![\w]|[.,/:\-]\d)"
+)
+_ROMAN_DAY_BEFORE = re.compile(r"(?<![\w/.,:\-])(?P<day>1er|[0-3]?\d)$")
+_ROMAN_BLANK_HEAD = re.compile(
+    rf"(?:^|\n|[,:]|\b(?:le|du|au|depuis|dès|date|né|née|{_WEEKDAY})){BLANK}*$", re.IGNORECASE
+)
+
+# -- day, month and year separated by blanks, "né le 03 07 1950", "Date : 12 04 2019": two-digit day and month,
+# a four-digit year, after a date word only (looked for just before each year the _YEAR pattern finds)
+_BLANK_HEAD_BEFORE = re.compile(r"(?<![\w/.,:])(?P<day>[0-3]\d) (?P<month>[01]\d) $")  # before each year
+_NUMBER_GOES_ON = re.compile(r"[ /.,:\-]?\d")
+_DIGIT_BLANK_BEFORE = re.compile(r"\d[ \u00a0]$")
+# -- two years of a school or a season joined by a slash, "en 2019/2020", the second the next: years of the
+# patient's life as a range's ends are
+_YEAR_PAIR = re.compile(r"(?<![\w/.,:])(?P<first>(?:1[89]|20)\d\d)/(?P<second>(?:1[89]|20)\d\d)(?![\w]|[/.,:]\d)")
+
+# -- a month a scan misread, between a day and a year: "14 novembrc 2015", "9 0ctobre 2014", "26 jui1let 1979"
+# (the day and the year make it a date; the word is read back as the month it is one or two letters from)
+_SCANNED_HEAD_BEFORE = re.compile(
+    r"(?<![\w/.,:])(?P<day>[0-3]?\d(?:er)?)[ \u00a0]+(?P<word>[^\W_]{3,10})[ \u00a0]+$"
+)  # searched just before each year (see _scanned_months): the years of a note are few
+_SCANNED_LETTERS = str.maketrans({"0": "o", "1": "l", "5": "s", "8": "b"})
+_FOLDED_MONTHS = tuple(_fold(m) for m in MONTHS)
 
 # -- eight glued digits, "17062019" (or "20190617"), a date only after a date word ("né le", "Date :"):
 # the "glued" alternative of _NUMERIC.
@@ -338,6 +389,7 @@ def find_dates(text: str) -> list[Candidate]:
     after a date word) and ``pattern:date_range`` (the bare first day of ``du [8] au [10 mars]``). A date
     naming a law or a decree (``loi n° 78-17 du 6 janvier 1978``) is none.
     """
+    text = _numbers.read_look_alikes(text)  # "l2/O4/2019": a scan's letters for figures (offsets unchanged)
     found: list[Candidate] = []
     # Ranges that are not dates although they hold one ("avenue du 11 Novembre", "place du 19 Mars 1962");
     # nothing inside them is a candidate, not even the year.
@@ -405,9 +457,11 @@ def find_dates(text: str) -> list[Candidate]:
                 start = _with_weekday(text, words.start())
         if year_text is None:
             words = _YEAR_WORDS_AFTER.match(text, end)
-            if words is not None and MIN_YEAR <= (_numbers.value(words.group("year")) or 0) <= MAX_YEAR:
-                words_year = _numbers.value(words.group("year"))
-                end = words.end()
+            words_end = _numbers.split_run_end(text, words.end()) if words is not None else end
+            year_value = _numbers.value(text[words.start("year") : words_end]) if words is not None else None
+            if year_value is not None and MIN_YEAR <= year_value <= MAX_YEAR:
+                words_year = year_value
+                end = words_end
         if words_day is not None or words_year is not None:
             source = "pattern:date_words"
         if day_text is None and year_text is None and words_day is None and words_year is None:
@@ -451,6 +505,8 @@ def find_dates(text: str) -> list[Candidate]:
         start = _with_weekday(text, m.start())
         before = text[max(0, m.start() - 40) : m.start()]
         cue = start < m.start() or bool(_DAY_MONTH_CUE_BEFORE.search(before))
+        if not cue and len(m.group("day")) == len(m.group("month")) == 2 and _TIME_AFTER.match(text, m.end()):
+            cue = not _MEASURE_BEFORE.search(before)  # "26/04 05h00", a table's date cell then its time cell
         if (len(m.group("day")) == 1 or len(m.group("month")) == 1) and (not cue or _MEASURE_BEFORE.search(before)):
             continue  # "le 4/10", "du 12/3"; without a date word "3/10" is a score as often as a date
         if len(m.group("month")) == 1 and (day < month or text[m.end() : m.end() + 1].isalnum()):
@@ -462,10 +518,12 @@ def find_dates(text: str) -> list[Candidate]:
             Candidate(start, m.end(), LABEL, "pattern:date_daymonth_num", 0.9 if cue else 0.5, needs_context=not cue)
         )
 
+    years = []
     for m in _YEAR.finditer(text):
         year = int(m.group("year"))
         if not MIN_YEAR <= year <= MAX_YEAR:
             continue
+        years.append(m)
         if QUANTITY_AFTER.match(text, m.end()) or _NOT_YEAR_BEFORE.search(text, max(0, m.start() - 12), m.start()):
             continue
         before = text[max(0, m.start() - 30) : m.start()]
@@ -477,6 +535,9 @@ def find_dates(text: str) -> list[Candidate]:
     if "mil" in text or "MIL" in text or "Mil" in text:  # a C-level test: most notes write no year in words
         found += _years_in_words(text)
     found += _export_forms(text)
+    found += _roman_dates(text)
+    found += _scanned_months(text, years)
+    found += _blank_dates(text, years)
     found += _range_starts(text, found)
     found += _corrected_days(text, found)
 
@@ -526,11 +587,115 @@ def _export_forms(text: str) -> list[Candidate]:
                 and not _MEASURE_BEFORE.search(text, max(0, m.start() - 40), m.start())
             ):
                 found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric_odd", 0.9))
+        for m in _matches_at(_SLASH_SLIP, text, _slip_starts(text)):
+            day, month, year = int(m.group("day")), int(m.group("month")), int(m.group("year"))
+            if (
+                MIN_YEAR <= year <= MAX_YEAR
+                and _valid_day(day, month, year)
+                and not _MEASURE_BEFORE.search(text, max(0, m.start() - 40), m.start())
+            ):
+                found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric_odd", 0.95))
         for m in _matches_at(_SPACED_DIGITS, text, starts):
             year = _full_year(m.group("year").replace(" ", ""))
             day, month = int(m.group("d1") + m.group("d2")), int(m.group("m1") + m.group("m2"))
             if MIN_YEAR <= year <= MAX_YEAR and _valid_day(day, month, year):
                 found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_numeric_odd", 0.95))
+    return found
+
+
+def _blank_dates(text: str, years: list[re.Match[str]]) -> list[Candidate]:
+    """Day, month and year separated by blanks after a date word (``né le 03 07 1950``), looked for just
+    before each of ``years`` (the _YEAR matches), and the two years of ``2019/2020`` (one DATE: the tokenizer
+    keeps them one token, and a span never splits a token)."""
+    found: list[Candidate] = []
+    for y in years:
+        m = _BLANK_HEAD_BEFORE.search(text, max(0, y.start() - 7), y.start())
+        if m is None or _NUMBER_GOES_ON.match(text, y.end()):
+            continue
+        day, month, year = int(m.group("day")), int(m.group("month")), int(y.group("year"))
+        if (
+            _valid_day(day, month, year)
+            and not _DIGIT_BLANK_BEFORE.search(text, max(0, m.start() - 2), m.start())
+            and _GLUED_CUE_BEFORE.search(text, max(0, m.start() - 40), m.start())
+        ):
+            found.append(Candidate(_with_weekday(text, m.start()), y.end(), LABEL, "pattern:date_numeric_odd", 0.9))
+    for m in _slash_matches_at(_YEAR_PAIR, text, 4):
+        if int(m.group("second")) == int(m.group("first")) + 1:
+            found.append(Candidate(m.start(), m.end(), LABEL, "pattern:date_year", 0.9))
+    return found
+
+
+def _slash_matches_at(pattern: re.Pattern[str], text: str, before: int) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern whose matches hold a "/" ``before`` characters after their start."""
+    end = 0
+    slash = text.find("/")
+    while slash >= 0:
+        start = slash - before
+        if start >= end and start >= 0 and (m := pattern.match(text, start)) is not None:
+            yield m
+            end = m.end()
+        slash = text.find("/", slash + 1)
+
+
+def _scanned_months(text: str, years: list[re.Match[str]]) -> list[Candidate]:
+    """A day, a month a scan misread and a year (``14 novembrc 2015``, ``17 N0VEMBRE 2022``), looked for just
+    before each of ``years`` (the _YEAR matches): the word, its figures read as letters, is a month, or one
+    letter from one (two for the long names: ``riovembre``)."""
+    found: list[Candidate] = []
+    for year in years:
+        m = _SCANNED_HEAD_BEFORE.search(text, max(0, year.start() - 20), year.start())
+        if m is None:
+            continue
+        word = _fold(m.group("word")).translate(_SCANNED_LETTERS)
+        if word in _FOLDED_MONTHS and m.group("word").isalpha():
+            continue  # a month as written: a written date
+        month = _near_month(word)
+        if month is not None and _valid_day(_day_number(m.group("day")), month, int(year.group("year"))):
+            found.append(Candidate(m.start(), year.end(), LABEL, "pattern:date_written", 0.9))
+    return found
+
+
+def _near_month(word: str) -> int | None:
+    """The month ``word`` is (after a scan's figures read as letters) or is one edit from, two for names of
+    seven letters or more; months of four letters or fewer only as written (``mai`` is one letter from ``mal``)."""
+    for number, month in enumerate(_FOLDED_MONTHS, start=1):
+        if word == month:
+            return number
+        allowed = 2 if len(month) >= 7 else 1
+        if len(month) >= 5 and abs(len(word) - len(month)) <= allowed and _edits(word, month) <= allowed:
+            return number
+    return None
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance of two short words."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        previous, row[0] = row[0], i
+        for j, cb in enumerate(b, start=1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ca != cb))
+    return row[-1]
+
+
+def _roman_dates(text: str) -> list[Candidate]:
+    """The dates whose month is a Roman numeral (``12.IV.2019``, ``3-XI-2021``, ``le 12 IV 2019``): the day,
+    numeral and year joined by one separator repeated (blanks only before a four-digit year, after a date
+    word, a line start or a comma)."""
+    found: list[Candidate] = []
+    for m in _ROMAN_MONTH.finditer(text):
+        sep, year_text = m.group("sep"), m.group("year")
+        if m.group("month") not in _ROMAN_MONTHS or text[m.start() - 1] != sep or (sep == " " and len(year_text) != 4):
+            continue
+        head = _ROMAN_DAY_BEFORE.search(text, max(0, m.start() - 5), m.start() - 1)
+        if head is None:
+            continue
+        if sep == " " and not _ROMAN_BLANK_HEAD.search(text, max(0, head.start() - 40), head.start()):
+            continue  # "stade 2 IV 2019": blanks join a date only after a date word, a line start or a comma
+        year = _full_year(year_text)
+        if MIN_YEAR <= year <= MAX_YEAR and _valid_day(
+            _day_number(head.group("day")), _ROMAN_MONTHS.index(m.group("month")) + 1, year
+        ):
+            found.append(Candidate(_with_weekday(text, head.start()), m.end(), LABEL, "pattern:date_numeric_odd", 0.95))
     return found
 
 
@@ -544,6 +709,18 @@ def _odd_starts(text: str) -> list[int]:
             # a digit ends the day just before the separator, or before the blank that opens it
             if (at and text[at - 1].isdigit()) or (at > 1 and text[at - 2].isdigit()):
                 starts.update(p for p in range(max(0, at - 4), at) if text[p].isdigit())
+            at = text.find(sep, at + 1)
+    return sorted(starts)
+
+
+def _slip_starts(text: str) -> list[int]:
+    """Where a date with a blank beside one of its slashes may start: the digits up to seven characters
+    before a blank next to a slash."""
+    starts: set[int] = set()
+    for sep in (" /", "/ "):
+        at = text.find(sep)
+        while at >= 0:
+            starts.update(p for p in range(max(0, at - 7), at + 1) if text[p].isdigit())
             at = text.find(sep, at + 1)
     return sorted(starts)
 
@@ -593,8 +770,17 @@ def _range_starts(text: str, found: list[Candidate]) -> list[Candidate]:
             # a connector ("au", "et", "à") just before the second end, or no range (the common case)
             if not before.isspace() or not text[max(0, c.start - 8) : c.start].rstrip().lower().endswith(_CONNECTORS):
                 continue
-            head = _RANGE_HEAD_BEFORE.search(text, max(0, c.start - 30), c.start)
+            head = _RANGE_HEAD_BEFORE.search(text, max(0, c.start - 40), c.start)
+            if head is not None and head.group("list"):
+                for day in _LISTED_DAY.finditer(text, head.start("list"), head.end("list")):
+                    if 1 <= _day_number(day.group()) <= 31:
+                        starts.append(Candidate(day.start(), day.end(), LABEL, "pattern:date_range", 0.9))
         else:
+            # "12/04-14/04/2019": a day and month, uncertain alone, starts the range of a full date
+            pair = _RANGE_PAIR_DASH_BEFORE.search(text, max(0, c.start - 7), c.start)
+            if pair is not None and _valid_day(int(pair.group("day")), int(pair.group("month")), None):
+                starts.append(Candidate(pair.start("pair"), pair.end("pair"), LABEL, "pattern:date_range", 0.9))
+                continue
             # "8-10 mars": a dash joins two days of one month, the first before the second
             head = _RANGE_DASH_BEFORE.search(text, max(0, c.start - 5), c.start)
             if head is None or _day_number(head.group("day")) >= _day_number(text[c.start : c.end]):

@@ -23,7 +23,7 @@ from deid_ds.label._text import BLANK
 _PLAIN_WRITTEN = dates._WRITTEN  # unchanged: it is now run from the month names only
 _PLAIN_NUMERIC = re.compile(
     r"""
-    (?<![\d/.,:])
+    (?<![\d/.,])(?<![\d_/.,:]:)
     (?:
         (?P<day>\d{1,2})(?P<sep>[/.\-])(?P<month>\d{1,2})(?P=sep)(?P<year>\d{4}|\d{2})
       | (?P<iso_year>\d{4})(?P<iso_sep>[\-/.])(?P<iso_month>\d{2})(?P=iso_sep)(?P<iso_day>\d{2})
@@ -34,8 +34,8 @@ _PLAIN_NUMERIC = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _PLAIN_DATES = {
-    "_DAY_MONTH_NUM": re.compile(r"(?<![\d/.,:])(?P<day>\d{1,2})/(?P<month>\d{1,2})(?![\d]|[/.,:]\d)"),
-    "_MONTH_YEAR_NUM": re.compile(r"(?<![\d/.,:])(?P<month>\d{1,2})/(?P<year>\d{4})(?![\d]|[/.,:]\d)"),
+    "_DAY_MONTH_NUM": re.compile(r"(?<![\d/.,])(?<![\d_/.,:]:)(?P<day>\d{1,2})/(?P<month>\d{1,2})(?![\d]|[/.,:]\d)"),
+    "_MONTH_YEAR_NUM": re.compile(r"(?<![\d/.,])(?<![\d_/.,:]:)(?P<month>\d{1,2})/(?P<year>\d{4})(?![\d]|[/.,:]\d)"),
     "_YEAR": re.compile(
         r"(?<![\w/.,:+])(?:(?<=\d\d\d\d-)|(?<!-))(?P<year>1[89]\d\d|20\d\d)"
         r"(?![\w]|[/.,:]\d|-(?!(?:1[89]|20)\d\d(?!\d))\d)"
@@ -43,9 +43,9 @@ _PLAIN_DATES = {
 }
 _SEP = r"[ \u00a0\u202f.\-]"
 _PLAIN_PHONES = {
-    "_NATIONAL": re.compile(rf"(?<![\w+/.,:\-])0[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"),
+    "_NATIONAL": re.compile(rf"(?<![\w+/,\-])(?<![\d_+/,\-][.:])0[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"),
     "_FRENCH_INTL": re.compile(
-        rf"(?<![\w+/.,:\-])(?:\+|00){_SEP}?33{_SEP}?(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"
+        rf"(?<![\w+/,\-])(?<![\d_+/,\-][.:])(?:\+|00){_SEP}?33{_SEP}?(?:\(0\){_SEP}?)?[1-9](?:{_SEP}?\d{{2}}){{4}}(?!\d|[.,/:\-]\d)"
     ),
     "_OTHER_INTL": re.compile(
         rf"(?<![\w+])\+(?!33)[1-9]\d{{0,2}}(?:{_SEP}?\(\d{{1,4}}\))?(?:{_SEP}?\d{{1,4}}){{2,6}}(?!\d|[.,/:\-]\d)"
