@@ -73,13 +73,10 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="before/after pairs, alternated")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from machine import cpu_model
+    from machine import alternated, cpu_model
 
     print(f"machine: {cpu_model()}, load average {os.getloadavg()[0]:.1f}")
-    runs: dict[str, list[dict]] = {"before": [], "after": []}
-    for _ in range(args.rounds):
-        for name, tree in (("before", args.before), ("after", args.after)):
-            runs[name].append(side(tree, args))
+    runs = alternated({"before": args.before, "after": args.after}, args.rounds, lambda tree: side(tree, args))
     same = len({r["digest"] for rs in runs.values() for r in rs}) == 1
     print(f"{runs['before'][0]['texts']} texts; found {'identical' if same else 'DIFFERENT'}")
     for name, rs in runs.items():

@@ -87,13 +87,10 @@ def main() -> None:
     parser.add_argument("--warm", action="store_true")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from machine import cpu_model
+    from machine import alternated, cpu_model
 
     print(f"machine: {cpu_model()}, load average {os.getloadavg()[0]:.1f}")
-    runs: dict[str, list[dict]] = {"before": [], "after": []}
-    for _ in range(args.rounds):
-        for name, tree in (("before", args.before), ("after", args.after)):
-            runs[name].append(side(tree, args))
+    runs = alternated({"before": args.before, "after": args.after}, args.rounds, lambda tree: side(tree, args))
     digests = {r["digest"] for rs in runs.values() for r in rs}
     first = runs["before"][0]
     print(f"{first['calls']} notes, {first['edits']} edits; edits {'identical' if len(digests) == 1 else 'DIFFERENT'}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -15,3 +16,13 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown CPU"
+
+
+def alternated(trees: dict[str, Path], rounds: int, run: Callable[[Path], dict]) -> dict[str, list[dict]]:
+    """``run(tree)`` for each side in turn (before, after, before, after...), ``rounds`` times: the drift of a loaded
+    machine falls on both sides alike."""
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    for _ in range(rounds):
+        for name, tree in trees.items():
+            runs[name].append(run(tree))
+    return runs
