@@ -115,7 +115,8 @@ DOCTOR_PHRASES: tuple[str, ...] = (
     r"edite(?:e|\(e\))?(?: le [^\n]{4,30}?)? par",
     r"saisie",  # "Saisie : Joséphine WAGNER le 8 avril": who typed the note
     r"aides?(?=[ \t]*:)",  # "Aide : M. CLERC", the surgeon's assistant (the word alone is too common)
-    r"secretariat(?=[ \t]*:)",  # "Secrétariat : Véronique"; not "le secrétariat vous rappellera"
+    # "Secrétariat : Véronique", "Secrétariat de cardiologie – Anne LE GOFF"; not "le secrétariat vous rappellera"
+    r"secretariat(?: (?:de|du|d') ?[a-z\-]+)?(?=[ \t]*[:\-–—])",
     r"signature(?=[ \t]*:)",  # "Signature : Y. LE GUEN" (a form's field; the word alone is too common)
     r"signataire",
     r"rendez-vous pris (?:le [^\n]{4,30}? )?par",
@@ -369,7 +370,7 @@ NOT_NAME: frozenset[str] = (
     identite prenom prenoms nom adresse domicile ville naissance sexe ipp nip iep
     ddn rpps adeli intervenant intervenants qualite fonction specialite
     sos samu smur sau uhcd ssr usld had ssiad ehpad cmp cmpp pmi mdph cpam
-    ras ttt atcd rdv nfs ecg irm tdm""".split()
+    ras ttt atcd rdv nfs ecg irm tdm accueil""".split()
     )
     | PROFESSIONAL_TITLES
     | CIVILITIES
@@ -447,3 +448,10 @@ STAFF_HEADING = re.compile(
 
 #: Dictation initials at the foot of a typed letter, alone on their line: ``YK/CL`` (author/typist).
 DICTATION_INITIALS = re.compile(r"(?m)^[ \t]*([A-Z]{1,4})(?:[ \t]*/[ \t]*|-)([A-Z]{1,4})[ \t]*$")
+#: A letter's reference line, whose initials are the author's and the typist's (``N/Réf. : YK/CL``,
+#: ``Réf. : PL/SB/2022-114``, ``Réf. P.-Y. K./SL``): two initials groups or more, each a span, then perhaps a
+#: file number.
+_INITIALS = r"(?:[A-Z]{1,4}|[A-Z]\.(?:-[A-Z]\.)?(?: [A-Z]\.)?)"
+REFERENCE_INITIALS = re.compile(
+    rf"(?<![\w/])(?:[NV]/ ?)?R[ée]f(?:[ée]rences?)?\.?[ \t]*:?[ \t]*(?P<initials>{_INITIALS}(?:/{_INITIALS})+)(?![\w])"
+)

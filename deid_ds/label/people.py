@@ -48,6 +48,7 @@ from deid_ds.label.cues import (
     PLURAL_DOCTOR_TITLES,
     PROFESSIONAL_TITLES,
     RECIPIENT_CUE,
+    REFERENCE_INITIALS,
     RELATIVE_CUE,
     RELATIVE_WORDS,
     ROLE_WORDS,
@@ -700,11 +701,18 @@ def staff_lists(view: NoteView, folded_text: str) -> list[Candidate]:
 
 
 def dictation_initials(text: str) -> list[Candidate]:
-    """DOCTOR candidates for dictation initials (``YK/CL``): the author's and the typist's."""
+    """DOCTOR candidates for dictation initials (``YK/CL`` alone on a line, or after a letter's ``Réf.``): the
+    author's and the typist's."""
     found: list[Candidate] = []
     for match in DICTATION_INITIALS.finditer(text):
         for group in (1, 2):
             found.append(Candidate(match.start(group), match.end(group), "DOCTOR", "pattern:dictation_initials", 0.9))
+    if "f" in text:  # "Réf", "réf", "Références": most notes have none of these lines
+        for match in REFERENCE_INITIALS.finditer(text):
+            start = match.start("initials")
+            for part in match.group("initials").split("/"):
+                found.append(Candidate(start, start + len(part), "DOCTOR", "pattern:dictation_initials", 0.85))
+                start += len(part) + 1
     return found
 
 
