@@ -30,9 +30,9 @@ themselves no longer match the record. Each date is re-rendered as it was writte
 Scanning noise is read through: digits written with look-alike letters inside a run of figures (``2O17``,
 ``I5/12``, ``0B``, ``l2/O4/2019``: O or o for 0, I or l for 1, S for 5, B for 8) are read as the digits they stand
 for, and the shifted date is written with plain digits; a month a scan misread (``26 jui1let 1979``,
-``14 novembrc 2015``: figures read as letters, then one letter from a month, two for the long names, as
-:func:`deid_ds.deidentification.date_words.read_month` reads it) is read as that month, and the shifted date
-spells its month correctly.
+``14 novembrc 2015``, ``06 5EP 1929``: figures read as letters, then one letter from a month, two for the long
+names, as :func:`deid_ds.deidentification.date_words.read_month` reads it) is read as that month, and the shifted
+date spells its month correctly.
 
 With ``birthdate_year``, a date equal to the patient's metadata birthdate is written as its (shifted)
 year only. A span these forms do not read returns ``None``: a time (``01:15``), a score (``15/15``), a
@@ -56,6 +56,7 @@ from deid_ds.deidentification.dp_dates import date_key, perturb_date
 from deid_ds.label import _numbers
 from deid_ds.label.dates import (
     _ROMAN_MONTHS,
+    _SCANNED_LETTERS,
     MAX_YEAR,
     MIN_YEAR,
     MONTH_ABBREVIATIONS,
@@ -299,9 +300,10 @@ def _parse_written(text: str) -> _Parsed | None:
 
 
 def _parse_scanned(text: str) -> _Parsed | None:
-    """A written date whose month a scan misspelled, read again with the month's clean spelling in its case."""
+    """A written date whose month a scan misspelled, read again with the month's clean spelling in its case; the
+    month's figures read as the letters a scan took them for first (``5EP``, ``N0V``: the labeller's table)."""
     m = _SCANNED_WRITTEN.match(text)
-    month = read_month(m["month"]) if m and re.search(r"[^\W\d_]", m["month"]) else None
+    month = read_month(m["month"].translate(_SCANNED_LETTERS)) if m and re.search(r"[^\W\d_]", m["month"]) else None
     if m is None or month is None:
         return None
     original = m["month"]
