@@ -116,6 +116,8 @@ _WRITTEN = re.compile(
 _SCANNED_WRITTEN = re.compile(
     rf"^(?P<d>{_FIRST}|[0-3]?\d)(?P<s1>{_S}+)(?P<month>[^\W_].*?)(?:(?P<s2>,?{_S}+)(?P<y>\d{{4}}))?$", re.DOTALL
 )
+#: A last word holding a figure after a blank: the year, not part of a month cut in two (``SEPT EMBRE``).
+_YEAR_IN_MONTH = re.compile(rf"{_S}\S*\d\S*$")
 #: Letters a scan writes for digits, read back inside a run of digits (``2O17``, ``I5/12``, ``0B/10``).
 _LOOK_ALIKES = str.maketrans({"O": "0", "o": "0", "I": "1", "l": "1", "S": "5", "B": "8"})
 _LOOK_ALIKES_IN = re.compile(r"[OoIlSB]")
@@ -303,8 +305,10 @@ def _parse_scanned(text: str) -> _Parsed | None:
     """A written date whose month a scan misspelled, read again with the month's clean spelling in its case; the
     month's figures read as the letters a scan took them for first (``5EP``, ``N0V``: the labeller's table)."""
     m = _SCANNED_WRITTEN.match(text)
-    month = read_month(m["month"].translate(_SCANNED_LETTERS)) if m and re.search(r"[^\W\d_]", m["month"]) else None
-    if m is None or month is None:
+    if m is None or not re.search(r"[^\W\d_]", m["month"]) or _YEAR_IN_MONTH.search(m["month"]):
+        return None  # "SEP 202I": a year with a look-alike letter, read by parse_date's look-alike reading
+    month = read_month(m["month"].translate(_SCANNED_LETTERS))
+    if month is None:
         return None
     original = m["month"]
     folded_months = [strip_accents(m) for m in MONTHS]

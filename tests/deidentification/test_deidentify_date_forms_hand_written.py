@@ -40,6 +40,8 @@ def _ctx(patient: str) -> Context:
         ("O3/1O/2O21", r"\d\d/\d\d/\d{4}", dt.date(2021, 10, 3)),
         ("26 jui1let 1979", r"\d{1,2} [a-zéû]+ \d{4}", dt.date(1979, 7, 26)),  # a misread month, spelt right
         ("14 novembrc 2015", r"\d{1,2} [a-zéû]+ \d{4}", dt.date(2015, 11, 14)),
+        ("20 SEP 202I", r"\d{1,2} [A-ZÉÛ]+\.? \d{4}", dt.date(2021, 9, 20)),  # the scanned year is kept, read
+        ("22 MAR 2O21", r"\d{1,2} [A-ZÉÛ]+\.? \d{4}", dt.date(2021, 3, 22)),
         ("06 5EP 1929", r"\d\d [A-ZÉÛ]+\.? \d{4}", dt.date(1929, 9, 6)),  # a figure for a letter: 5 for S
     ],
 )
