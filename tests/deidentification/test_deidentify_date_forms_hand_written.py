@@ -5,10 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+import pandas as pd
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from deid_ds.cli import main
 from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.dates_shift import date_offset, parse_date, shift_date_text
 from deid_ds.deidentification.keyed import Keyring
@@ -136,3 +139,28 @@ def test_a_roman_date_shifted_reads_back_as_the_date_plus_the_offset(date, sep, 
     assert shifted == f"{new.day}{sep}{ROMAN[new.month - 1]}{sep}{new.year}"
     if 1890 <= new.year <= 2099:  # the years a date is read in
         assert parse_date(shifted).date == new
+
+
+def test_deidentify_shifts_the_hand_written_dates_weak_label_finds(tmp_path):
+    letter = (
+        "<p>Vu le 12.IV.2019 en consultation.</p><p>Courrier du 23 VI 2017.</p><p>Né le 04 09 1947.</p>"
+        "<p>Scanner du 12/04/ 2019.</p><p>RDV lun 12/04/2021.</p><p>Scolarisé en 2018/2019.</p>"
+        "<p>Sortie le O3/1O/2O21.</p><p>Opéré le 26 jui1let 1979.</p>"
+    )
+    notes = tmp_path / "notes.parquet"
+    pd.DataFrame({"id_document": ["D1"], "id_patient": ["P1"], "doc_type": ["courrier"], "html": [letter]}).to_parquet(
+        notes
+    )
+    runner = CliRunner()
+    labelled = runner.invoke(main, ["weak-label", str(notes), "--out", str(tmp_path / "weak"), "--no-metadata", "-q"])
+    assert labelled.exit_code == 0, labelled.output
+    out = tmp_path / "out"
+    args = [str(notes), "--spans", str(tmp_path / "weak" / "spans.parquet"), "--out", str(out), "-j", "1", "-q"]
+    done = runner.invoke(main, ["deidentify", *args, "--key", "hand-written-dates-test-key"])
+    assert done.exit_code == 0, done.output
+    audit = pd.read_parquet(out / "audit.parquet")
+    dates = audit[(audit["label"] == "DATE") & (audit["view"] == "text")]
+    assert len(dates) == 8 and dates["fallback"].isna().all(), dates["fallback"].tolist()
+    html = pd.read_parquet(out / "notes.parquet")["html"][0]
+    assert re.search(r"Vu le \d{1,2}\.[IVX]+\.\d{4} en", html) and re.search(r"Né le \d\d \d\d \d{4}\.", html)
+    assert re.search(r"Scolarisé en (2017/2018|2019/2020)\.", html) and "2018/2019" not in html
