@@ -30,8 +30,9 @@ themselves no longer match the record. Each date is re-rendered as it was writte
 Scanning noise is read through: digits written with look-alike letters inside a run of figures (``2O17``,
 ``I5/12``, ``0B``, ``l2/O4/2019``: O or o for 0, I or l for 1, S for 5, B for 8) are read as the digits they stand
 for, and the shifted date is written with plain digits; a month a scan misread (``26 jui1let 1979``,
-``14 novembrc 2015``, ``06 5EP 1929``: figures read as letters, then one letter from a month, two for the long
-names, as :func:`deid_ds.deidentification.date_words.read_month` reads it) is read as that month, and the shifted
+``14 novembrc 2015``, ``06 5EP 1929``, ``7 ocotbre 2019``: figures read as letters, then one letter from a month
+as :func:`deid_ds.deidentification.date_words.read_month` reads it, or between a day and a year one edit from it,
+two for the long names, as the labeller finds it, the nearest month only) is read as that month, and the shifted
 date spells its month correctly.
 
 With ``birthdate_year``, a date equal to the patient's metadata birthdate is written as its (shifted)
@@ -55,6 +56,7 @@ from deid_ds.deidentification.date_words import WordsDate, number_words, read_mo
 from deid_ds.deidentification.dp_dates import date_key, perturb_date
 from deid_ds.label import _numbers
 from deid_ds.label.dates import (
+    _FOLDED_MONTHS,
     _ROMAN_MONTHS,
     _SCANNED_LETTERS,
     MAX_YEAR,
@@ -62,6 +64,8 @@ from deid_ds.label.dates import (
     MONTH_ABBREVIATIONS,
     MONTHS,
     WEEKDAYS,
+    _edits,
+    _fold,
     _full_year,
     _month_number,
 )
@@ -307,7 +311,8 @@ def _parse_scanned(text: str) -> _Parsed | None:
     m = _SCANNED_WRITTEN.match(text)
     if m is None or not re.search(r"[^\W\d_]", m["month"]) or _YEAR_IN_MONTH.search(m["month"]):
         return None  # "SEP 202I": a year with a look-alike letter, read by parse_date's look-alike reading
-    month = read_month(m["month"].translate(_SCANNED_LETTERS))
+    word = m["month"].translate(_SCANNED_LETTERS)
+    month = read_month(word) or (_nearest_month(word) if m["y"] else None)  # a day and a year make it a date
     if month is None:
         return None
     original = m["month"]
@@ -319,6 +324,22 @@ def _parse_scanned(text: str) -> _Parsed | None:
         clean = clean.capitalize()
     rebuilt = f"{m['d']}{m['s1']}{clean}" + (f"{m['s2']}{m['y']}" if m["y"] else "")
     return _parse_written(rebuilt)
+
+
+def _nearest_month(word: str) -> str | None:
+    """The month (folded) a scanned word is nearest to within the labeller's reach (``novmbre``, ``ocotbre``,
+    ``avri``: one edit, two for names of seven letters or more, none for four letters or fewer, as
+    :func:`deid_ds.label.dates.find_dates` finds such a date), or None when two months are as near."""
+    folded = _fold(word)
+    if not folded.isalpha():
+        return None
+    near: dict[int, list[str]] = {}
+    for month in _FOLDED_MONTHS:
+        allowed = 2 if len(month) >= 7 else 1
+        if len(month) >= 5 and abs(len(folded) - len(month)) <= allowed and (edits := _edits(folded, month)) <= allowed:
+            near.setdefault(edits, []).append(month)
+    nearest = near[min(near)] if near else []
+    return nearest[0] if len(nearest) == 1 else None
 
 
 def _parse_words(text: str) -> _Parsed | None:

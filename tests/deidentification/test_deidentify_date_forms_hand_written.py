@@ -45,6 +45,10 @@ def _ctx(patient: str) -> Context:
         ("14 novembrc 2015", r"\d{1,2} [a-zéû]+ \d{4}", dt.date(2015, 11, 14)),
         ("20 SEP 202I", r"\d{1,2} [A-ZÉÛ]+\.? \d{4}", dt.date(2021, 9, 20)),  # the scanned year is kept, read
         ("22 MAR 2O21", r"\d{1,2} [A-ZÉÛ]+\.? \d{4}", dt.date(2021, 3, 22)),
+        ("14 novmbre 2015", r"\d{1,2} [a-zéû]+ \d{4}", dt.date(2015, 11, 14)),  # a letter lost
+        ("7 ocotbre 2019", r"\d{1,2} [a-zéû]+ \d{4}", dt.date(2019, 10, 7)),  # two letters swapped: two edits
+        ("5 avri 2019", r"\d{1,2} [a-zéû]+ \d{4}", dt.date(2019, 4, 5)),
+        ("5 necembre 2019", r"\d{1,2} [a-zéû]+ \d{4}", dt.date(2019, 12, 5)),  # nearer décembre than novembre
         ("06 5EP 1929", r"\d\d [A-ZÉÛ]+\.? \d{4}", dt.date(1929, 9, 6)),  # a figure for a letter: 5 for S
     ],
 )
@@ -104,6 +108,9 @@ def test_a_school_year_moves_as_a_year_alone_does():
         "12.IV/2019",  # two separators: no date read
         "12 IV 19",  # blanks with a two-digit year: the labeller does not read it either
         "12.iv.2019",  # a Roman month is written in capitals
+        "5 javrier 2019",  # two edits from both janvier and février: no month chosen
+        "5 avri",  # a misread month without a year: the labeller reads it only between a day and a year
+        "5 mal 2019",  # four letters or fewer only as written: mai is one letter from mal
         "2° mars 2019",  # the degree sign marks the first only
         "lun 12/04",  # an abbreviated weekday goes with a full date only
         "4 9 1947",  # blanks: two-digit day and month only
