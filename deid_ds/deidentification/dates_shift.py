@@ -83,7 +83,7 @@ _MONTH_WORDS = sorted(
 _WEEKDAY = re.compile(
     rf"^(?P<weekday>{'|'.join(WEEKDAYS)}|(?:{'|'.join(w[:3] for w in WEEKDAYS)})\.?)(?P<sep>,?{_S}+)", re.IGNORECASE
 )
-_FIRST = r"1(?:er|ᵉʳ|°)"  # "1er/06/2020", "1°" as hand-written letters mark the first
+_FIRST = r"1(?:[eE][rR]|ᵉʳ|°)"  # "1er/06/2020", "1ER" in capitals, "1°" as hand-written letters mark the first
 _NUMERIC = re.compile(
     rf"^(?P<d>{_FIRST}|\d{{1,2}})(?P<s> ?[/.\-] ?|[|_])(?P<m>\d{{1,2}})(?P<s2>(?P=s))(?P<y>\d{{4}}|\d{{2}})$"
 )
@@ -93,7 +93,7 @@ _SLIPPED = re.compile(r"^(?P<d>[0-3]?\d)(?P<s> ?/ ?)(?P<m>[01]?\d)(?P<s2> ?/ ?)(
 _BLANKS = re.compile(r"^(?P<d>[0-3]\d)(?P<s>[ \u00a0])(?P<m>[01]\d)(?P<s2>(?P=s))(?P<y>\d{4})$")
 #: A month in Roman numerals between a day and a year with one separator (blanks before a four-digit year only).
 _ROMAN = re.compile(
-    r"^(?P<d>1er|[0-3]?\d)(?:(?P<s>[.\-/])(?P<m>[IVX]{1,4})(?P=s)(?P<y>\d{4}|\d{2})"
+    rf"^(?P<d>{_FIRST}|[0-3]?\d)(?:(?P<s>[.\-/])(?P<m>[IVX]{{1,4}})(?P=s)(?P<y>\d{{4}}|\d{{2}})"
     r"|(?P<bs> )(?P<bm>[IVX]{1,4}) (?P<by>\d{4}))$"
 )
 #: The two years of a school year or a season (``2018/2019``); read only when the second is the next.

@@ -38,6 +38,7 @@ def _ctx(patient: str) -> Context:
         ("04 09 1947", r"\d\d \d\d \d{4}", dt.date(1947, 9, 4)),  # blanks stay blanks, padding kept
         ("12/04/ 2019", r"\d\d/\d\d/ \d{4}", dt.date(2019, 4, 12)),  # the slipped blank stays where it was
         ("12 /04/2019", r"\d\d /\d\d/\d{4}", dt.date(2019, 4, 12)),
+        ("1ER/06/2020", r"(1ER|\d\d)/\d\d/\d{4}", dt.date(2020, 6, 1)),  # the first in capitals
         ("1° mars 2019", r"(1°|\d{1,2}) [a-zéû]+ \d{4}", dt.date(2019, 3, 1)),
         ("l2/O4/2019", r"\d\d/\d\d/\d{4}", dt.date(2019, 4, 12)),  # look-alike letters read, digits written
         ("O3/1O/2O21", r"\d\d/\d\d/\d{4}", dt.date(2021, 10, 3)),
@@ -70,6 +71,13 @@ def test_the_first_keeps_the_way_it_was_written():
     assert shift_date_text(_ctx(str(patient)), "1° mars 2019").startswith("1° ")
     assert shift_date_text(_ctx(str(patient)), "1er.III.2019").startswith("1er.")
     assert shift_date_text(_ctx(str(patient)), "01.III.2019").startswith("01.")
+
+
+def test_a_first_in_capitals_alone_moves_with_the_date_it_is_paired_with():
+    # "DU 1ER AU 3 AVRIL": the first of April, moved with the patient's offset (a day and month of a fixed year)
+    day = shift_date_text(CTX, "1ER", "3 AVRIL")
+    new = dt.date(2001, 4, 1) + OFFSET
+    assert day == ("1ER" if new.day == 1 else str(new.day))
 
 
 def test_the_written_month_of_a_misread_month_is_spelt_correctly():
