@@ -8,20 +8,32 @@ themselves no longer match the record. Each date is re-rendered as it was writte
 * numeric ``03/02/21`` stays numeric, with its separator (``/``, ``.``, ``-``, ``|``, ``_``, `` / ``), zero
   padding and year width; ISO stays ISO; eight glued digits stay glued in their order (``29042019``,
   ``20190429``); digits spaced out one by one stay so (``1 2 / 0 3 / 2 0 2 0``); ``1er/06`` keeps its ``1er``;
+  blanks for separators stay blanks (``04 09 1947``: two-digit day and month, a four-digit year, as the labeller
+  reads them), and a blank slipped beside one slash stays there (``12/04/ 2019``);
+* a month in Roman numerals stays Roman (``12.IV.2019``, ``7-XI-2021``, ``23 VI 2017``, ``1er.XII.20``), with its
+  separator, day padding and year width;
 * written ``3 février 2021`` stays written (abbreviated ``3 févr. 2021`` or ``29-AVR-2019`` stays abbreviated,
-  capitals stay capitals, a month without accents stays without, glued ``12MAR2020`` stays glued), ``1er`` is
-  written for the first of the month;
+  capitals stay capitals, a month without accents stays without, glued ``12MAR2020`` stays glued), ``1er`` (or
+  the ``1°`` of hand-written letters) is written for the first of the month;
 * in words stays in words (:mod:`deid_ds.deidentification.date_words`: ``trente juillet deux mille vingt-deux``,
   ``douze mars 2020``, ``mille neuf cent quatre-vingt-cinq``);
-* a weekday inside the span is recomputed for the new date;
+* a weekday inside the span is recomputed for the new date; abbreviated (``sam.``, ``lun`` without its period)
+  it stays abbreviated, and is read as a weekday only before a full date (``mar. 2020`` is March);
 * partial dates move coherently: a day and month (``12/03``, ``3 février``) as a date of a fixed
   reference year, a month and year (``février 2021``, ``02/2021``) from the 15th; a year alone moves one year
   in the direction of the patient's shift (``2014`` → ``2015`` for a shift forward: the year its last day, or
   backward its first, reaches), never staying the same year; a day alone (``du [8] au 10 mars``) moves with the
-  date it is paired with (``paired``), in that date's month, and is masked without one.
+  date it is paired with (``paired``), in that date's month, and is masked without one; the two years of a
+  school year or a season (``2018/2019``, the second the next) both move by that same one year (``2019/2020``),
+  two years that do not follow each other are masked.
 
-Scanning noise is read through: digits written with look-alike letters (``2O17``, ``I5/12``, ``0B``) are read
-as the digits they stand for, and the shifted date is written with plain digits.
+Scanning noise is read through: digits written with look-alike letters inside a run of figures (``2O17``,
+``I5/12``, ``0B``, ``l2/O4/2019``: O or o for 0, I or l for 1, S for 5, B for 8) are read as the digits they stand
+for, and the shifted date is written with plain digits; a month a scan misread (``26 jui1let 1979``,
+``14 novembrc 2015``, ``06 5EP 1929``, ``7 ocotbre 2019``: figures read as letters, then one letter from a month
+as :func:`deid_ds.deidentification.date_words.read_month` reads it, or between a day and a year one edit from it,
+two for the long names, as the labeller finds it, the nearest month only) is read as that month, and the shifted
+date spells its month correctly.
 
 With ``birthdate_year``, a date equal to the patient's metadata birthdate is written as its (shifted)
 year only. A span these forms do not read returns ``None``: a time (``01:15``), a score (``15/15``), a
@@ -43,7 +55,20 @@ from deid_ds.deidentification.context import Context
 from deid_ds.deidentification.date_words import WordsDate, number_words, read_month, read_words, render_words
 from deid_ds.deidentification.dp_dates import date_key, perturb_date
 from deid_ds.label import _numbers
-from deid_ds.label.dates import MAX_YEAR, MIN_YEAR, MONTH_ABBREVIATIONS, MONTHS, WEEKDAYS, _full_year, _month_number
+from deid_ds.label.dates import (
+    _FOLDED_MONTHS,
+    _ROMAN_MONTHS,
+    _SCANNED_LETTERS,
+    MAX_YEAR,
+    MIN_YEAR,
+    MONTH_ABBREVIATIONS,
+    MONTHS,
+    WEEKDAYS,
+    _edits,
+    _fold,
+    _full_year,
+    _month_number,
+)
 
 MIN_SHIFT, MAX_SHIFT = 15, 364
 #: How French abbreviates each month (``mars``, ``mai``, ``juin``, ``août`` are not abbreviated).
@@ -54,11 +79,25 @@ _S = r"\s"  # blanks, no-break spaces and line breaks (a date may be cut at a li
 _MONTH_WORDS = sorted(
     {*MONTHS, *MONTH_ABBREVIATIONS, *(strip_accents(m) for m in (*MONTHS, *MONTH_ABBREVIATIONS))}, key=len, reverse=True
 )
+#: A weekday before the date, full or abbreviated (``sam.``, or without its period as agendas write ``lun``).
 _WEEKDAY = re.compile(
-    rf"^(?P<weekday>{'|'.join(WEEKDAYS)}|(?:{'|'.join(w[:3] for w in WEEKDAYS)})\.)(?P<sep>,?{_S}+)", re.IGNORECASE
+    rf"^(?P<weekday>{'|'.join(WEEKDAYS)}|(?:{'|'.join(w[:3] for w in WEEKDAYS)})\.?)(?P<sep>,?{_S}+)", re.IGNORECASE
 )
-_FIRST = r"1(?:er|ᵉʳ)"  # "1er/06/2020"
-_NUMERIC = re.compile(rf"^(?P<d>{_FIRST}|\d{{1,2}})(?P<s> ?[/.\-] ?|[|_])(?P<m>\d{{1,2}})(?P=s)(?P<y>\d{{4}}|\d{{2}})$")
+_FIRST = r"1(?:[eE][rR]|ᵉʳ|°)"  # "1er/06/2020", "1ER" in capitals, "1°" as hand-written letters mark the first
+_NUMERIC = re.compile(
+    rf"^(?P<d>{_FIRST}|\d{{1,2}})(?P<s> ?[/.\-] ?|[|_])(?P<m>\d{{1,2}})(?P<s2>(?P=s))(?P<y>\d{{4}}|\d{{2}})$"
+)
+#: A blank slipped beside one slash only (``12/04/ 2019``), a four-digit year: the labeller's reading.
+_SLIPPED = re.compile(r"^(?P<d>[0-3]?\d)(?P<s> ?/ ?)(?P<m>[01]?\d)(?P<s2> ?/ ?)(?P<y>\d{4})$")
+#: Blanks for separators (``04 09 1947``): two-digit day and month and a four-digit year only, as labelled.
+_BLANKS = re.compile(r"^(?P<d>[0-3]\d)(?P<s>[ \u00a0])(?P<m>[01]\d)(?P<s2>(?P=s))(?P<y>\d{4})$")
+#: A month in Roman numerals between a day and a year with one separator (blanks before a four-digit year only).
+_ROMAN = re.compile(
+    rf"^(?P<d>{_FIRST}|[0-3]?\d)(?:(?P<s>[.\-/])(?P<m>[IVX]{{1,4}})(?P=s)(?P<y>\d{{4}}|\d{{2}})"
+    r"|(?P<bs> )(?P<bm>[IVX]{1,4}) (?P<by>\d{4}))$"
+)
+#: The two years of a school year or a season (``2018/2019``); read only when the second is the next.
+_YEAR_PAIR = re.compile(r"^(?P<y>(?:1[89]|20)\d\d)(?P<s>/)(?P<y2>(?:1[89]|20)\d\d)$")
 _ISO = re.compile(r"^(?P<y>\d{4})(?P<s>[\-/.])(?P<m>\d{2})(?P=s)(?P<d>\d{2})$")
 _COMPACT = re.compile(r"^(?P<digits>\d{8})$")
 _SPACED = re.compile(r"^\d(?: \d)+ [/.] \d(?: \d)+ [/.] \d(?: \d)+$")  # "1 2 / 0 3 / 2 0 2 0"
@@ -72,7 +111,7 @@ _YEAR_WORDS = (
     rf"(?:(?:-|{_S}+)(?:et(?:-|{_S}+))?{_numbers.NUMBER_WORD})*"
 )
 _WRITTEN = re.compile(
-    rf"^(?:(?P<d>1{_S}?er|1ᵉʳ|1ier|premier|[0-3]?\d|{_numbers.NUMBER_WORDS})(?P<s1>{_S}+|-|(?<=\d)))?"
+    rf"^(?:(?P<d>1{_S}?er|1ᵉʳ|1°|1ier|premier|[0-3]?\d|{_numbers.NUMBER_WORDS})(?P<s1>{_S}+|-|(?<=\d)))?"
     rf"(?P<month>{'|'.join(_MONTH_WORDS)})(?P<period>\.)?"
     rf"(?:(?P<s2>,?{_S}+|-|(?<=[^\W\d_.]))(?P<y>\d{{4}}|{_YEAR_WORDS}))?$",
     re.IGNORECASE,
@@ -81,6 +120,8 @@ _WRITTEN = re.compile(
 _SCANNED_WRITTEN = re.compile(
     rf"^(?P<d>{_FIRST}|[0-3]?\d)(?P<s1>{_S}+)(?P<month>[^\W_].*?)(?:(?P<s2>,?{_S}+)(?P<y>\d{{4}}))?$", re.DOTALL
 )
+#: A last word holding a figure after a blank: the year, not part of a month cut in two (``SEPT EMBRE``).
+_YEAR_IN_MONTH = re.compile(rf"{_S}\S*\d\S*$")
 #: Letters a scan writes for digits, read back inside a run of digits (``2O17``, ``I5/12``, ``0B/10``).
 _LOOK_ALIKES = str.maketrans({"O": "0", "o": "0", "I": "1", "l": "1", "S": "5", "B": "8"})
 _LOOK_ALIKES_IN = re.compile(r"[OoIlSB]")
@@ -136,7 +177,7 @@ class _Parsed:
     date: dt.date
     kind: str  # full, day_month, month_year, year, day (a day alone: moved with the date it is paired with)
     match: re.Match[str] | None  # None for a date read in words only (``words``)
-    form: str  # numeric, iso, compact (eight digits; "dmy" or "ymd" in ``order``), written, words
+    form: str  # numeric, iso, compact (eight digits; "dmy" or "ymd" in ``order``), roman, year_pair, written, words
     words: WordsDate | None = None
     order: str = ""
     spaced: bool = False  # digits spaced out one by one
@@ -159,7 +200,7 @@ def _day_of(text: str) -> int:
 
 
 def _is_first(text: str) -> bool:
-    return bool(re.fullmatch(rf"1{_S}?er|1ᵉʳ|1ier|premier", text, re.IGNORECASE))
+    return bool(re.fullmatch(rf"1{_S}?er|1ᵉʳ|1°|1ier|premier", text, re.IGNORECASE))
 
 
 def _year_of(text: str) -> int:
@@ -198,11 +239,17 @@ def _parse(text: str) -> _Parsed | None:
     if _SPACED.match(text):
         inner = _parse(text.replace(" ", ""))
         return replace(inner, spaced=True) if inner else None
-    for form, pattern in (("numeric", _NUMERIC), ("iso", _ISO)):
+    for form, pattern in (("numeric", _NUMERIC), ("iso", _ISO), ("numeric", _SLIPPED), ("numeric", _BLANKS)):
         m = pattern.match(text)
         if m:
             date = _safe_date(_full_year(m["y"]), int(m["m"]), _day_of(m["d"]))
             return _Parsed(date, "full", m, form) if date else None
+    m = _ROMAN.match(text)
+    if m:
+        return _parse_roman(m)
+    m = _YEAR_PAIR.match(text)
+    if m:  # "2018/2020" is no school year: two dates, not read here
+        return _Parsed(dt.date(int(m["y"]), 7, 2), "year", m, "year_pair") if int(m["y2"]) == int(m["y"]) + 1 else None
     m = _COMPACT.match(text)
     if m:
         found = _compact(m["digits"])
@@ -229,6 +276,16 @@ def _parse(text: str) -> _Parsed | None:
     return _parse_written(text) or _parse_scanned(text) or _parse_words(text)
 
 
+def _parse_roman(m: re.Match[str]) -> _Parsed | None:
+    """A date whose month is a Roman numeral (``12.IV.2019``, ``23 VI 2017``); ``IIII`` or ``XIV`` is no month."""
+    month = m["m"] or m["bm"]
+    if month not in _ROMAN_MONTHS:
+        return None
+    year = _full_year(m["y"] or m["by"])
+    date = _safe_date(year, _ROMAN_MONTHS.index(month) + 1, _day_of(m["d"])) if MIN_YEAR <= year <= MAX_YEAR else None
+    return _Parsed(date, "full", m, "roman") if date else None
+
+
 def _parse_written(text: str) -> _Parsed | None:
     m = _WRITTEN.match(text)
     if m and (not m["d"] or 1 <= _day_of(m["d"]) <= 31) and (not m["y"] or MIN_YEAR <= _year_of(m["y"]) <= MAX_YEAR):
@@ -249,10 +306,14 @@ def _parse_written(text: str) -> _Parsed | None:
 
 
 def _parse_scanned(text: str) -> _Parsed | None:
-    """A written date whose month a scan misspelled, read again with the month's clean spelling in its case."""
+    """A written date whose month a scan misspelled, read again with the month's clean spelling in its case; the
+    month's figures read as the letters a scan took them for first (``5EP``, ``N0V``: the labeller's table)."""
     m = _SCANNED_WRITTEN.match(text)
-    month = read_month(m["month"]) if m and re.search(r"[^\W\d_]", m["month"]) else None
-    if m is None or month is None:
+    if m is None or not re.search(r"[^\W\d_]", m["month"]) or _YEAR_IN_MONTH.search(m["month"]):
+        return None  # "SEP 202I": a year with a look-alike letter, read by parse_date's look-alike reading
+    word = m["month"].translate(_SCANNED_LETTERS)
+    month = read_month(word) or (_nearest_month(word) if m["y"] else None)  # a day and a year make it a date
+    if month is None:
         return None
     original = m["month"]
     folded_months = [strip_accents(m) for m in MONTHS]
@@ -263,6 +324,22 @@ def _parse_scanned(text: str) -> _Parsed | None:
         clean = clean.capitalize()
     rebuilt = f"{m['d']}{m['s1']}{clean}" + (f"{m['s2']}{m['y']}" if m["y"] else "")
     return _parse_written(rebuilt)
+
+
+def _nearest_month(word: str) -> str | None:
+    """The month (folded) a scanned word is nearest to within the labeller's reach (``novmbre``, ``ocotbre``,
+    ``avri``: one edit, two for names of seven letters or more, none for four letters or fewer, as
+    :func:`deid_ds.label.dates.find_dates` finds such a date), or None when two months are as near."""
+    folded = _fold(word)
+    if not folded.isalpha():
+        return None
+    near: dict[int, list[str]] = {}
+    for month in _FOLDED_MONTHS:
+        allowed = 2 if len(month) >= 7 else 1
+        if len(month) >= 5 and abs(len(folded) - len(month)) <= allowed and (edits := _edits(folded, month)) <= allowed:
+            near.setdefault(edits, []).append(month)
+    nearest = near[min(near)] if near else []
+    return nearest[0] if len(nearest) == 1 else None
 
 
 def _parse_words(text: str) -> _Parsed | None:
@@ -344,6 +421,11 @@ def _render(parsed: _Parsed, new: dt.date) -> str:
     if parsed.form == "compact":
         dmy = parsed.order == "dmy"
         return f"{new.day:02d}{new.month:02d}{new.year:04d}" if dmy else f"{new.year:04d}{new.month:02d}{new.day:02d}"
+    if parsed.form == "roman":
+        sep, year = m["s"] or m["bs"], m["y"] or m["by"]
+        return f"{_day_text(new.day, m['d'])}{sep}{_ROMAN_MONTHS[new.month - 1]}{sep}{_year(new.year, year)}"
+    if parsed.form == "year_pair":
+        return f"{new.year}{m['s']}{new.year + 1}"
     if parsed.kind == "day":
         return _day_text(new.day, m["d"])
     if parsed.kind == "year":
@@ -353,10 +435,10 @@ def _render(parsed: _Parsed, new: dt.date) -> str:
     if parsed.form == "iso":
         return f"{new.year:04d}{m['s']}{new.month:02d}{m['s']}{new.day:02d}"
     pad = _padded(m["d"], m["m"])
-    day = "1er" if new.day == 1 and _is_first(m["d"]) else _number(new.day, pad)
+    day = m["d"] if new.day == 1 and _is_first(m["d"]) else _number(new.day, pad)
     if parsed.kind == "day_month":
         return f"{day}{m['s']}{_number(new.month, pad)}"
-    return f"{day}{m['s']}{_number(new.month, pad)}{m['s']}{_year(new.year, m['y'])}"
+    return f"{day}{m['s']}{_number(new.month, pad)}{m['s2']}{_year(new.year, m['y'])}"
 
 
 def _is_birthdate(ctx: Context, date: dt.date) -> bool:
@@ -390,7 +472,8 @@ def shift_date_text(ctx: Context, text: str, paired: str | None = None) -> str |
     weekday = _WEEKDAY.match(text)
     body = text[weekday.end() :] if weekday else text
     parsed = parse_date(body)
-    if weekday and weekday["weekday"].endswith(".") and (parsed is None or parsed.kind != "full"):
+    abbreviated = weekday is not None and weekday["weekday"].lower().rstrip(".") not in WEEKDAYS
+    if weekday and abbreviated and (parsed is None or parsed.kind != "full"):
         weekday, body = None, text  # "mar. 2020" is March: an abbreviated weekday goes with a full date only
         parsed = parse_date(body)
     if parsed is not None and parsed.kind == "day":
@@ -409,7 +492,8 @@ def shift_date_text(ctx: Context, text: str, paired: str | None = None) -> str |
     rendered = _render(parsed, new)
     if weekday:
         name = WEEKDAYS[new.weekday()]
-        name = f"{name[:3]}." if weekday["weekday"].endswith(".") else name  # "sam." stays abbreviated
+        if abbreviated:  # "sam." stays abbreviated, "lun" without its period too
+            name = name[:3] + ("." if weekday["weekday"].endswith(".") else "")
         rendered = apply_case(name, weekday["weekday"]) + weekday["sep"] + rendered
         if weekday["weekday"][:1].isupper() and weekday["weekday"][1:2].islower():
             rendered = rendered[:1].upper() + rendered[1:]
