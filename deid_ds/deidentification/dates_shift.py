@@ -56,18 +56,18 @@ from deid_ds.deidentification.date_words import WordsDate, number_words, read_mo
 from deid_ds.deidentification.dp_dates import date_key, perturb_date
 from deid_ds.label import _numbers
 from deid_ds.label.dates import (
-    _FOLDED_MONTHS,
-    _ROMAN_MONTHS,
-    _SCANNED_LETTERS,
+    FOLDED_MONTHS,
     MAX_YEAR,
     MIN_YEAR,
     MONTH_ABBREVIATIONS,
     MONTHS,
+    ROMAN_MONTHS,
+    SCANNED_LETTERS,
     WEEKDAYS,
-    _edits,
     _fold,
     _full_year,
     _month_number,
+    near_months,
 )
 
 MIN_SHIFT, MAX_SHIFT = 15, 364
@@ -279,10 +279,10 @@ def _parse(text: str) -> _Parsed | None:
 def _parse_roman(m: re.Match[str]) -> _Parsed | None:
     """A date whose month is a Roman numeral (``12.IV.2019``, ``23 VI 2017``); ``IIII`` or ``XIV`` is no month."""
     month = m["m"] or m["bm"]
-    if month not in _ROMAN_MONTHS:
+    if month not in ROMAN_MONTHS:
         return None
     year = _full_year(m["y"] or m["by"])
-    date = _safe_date(year, _ROMAN_MONTHS.index(month) + 1, _day_of(m["d"])) if MIN_YEAR <= year <= MAX_YEAR else None
+    date = _safe_date(year, ROMAN_MONTHS.index(month) + 1, _day_of(m["d"])) if MIN_YEAR <= year <= MAX_YEAR else None
     return _Parsed(date, "full", m, "roman") if date else None
 
 
@@ -311,7 +311,7 @@ def _parse_scanned(text: str) -> _Parsed | None:
     m = _SCANNED_WRITTEN.match(text)
     if m is None or not re.search(r"[^\W\d_]", m["month"]) or _YEAR_IN_MONTH.search(m["month"]):
         return None  # "SEP 202I": a year with a look-alike letter, read by parse_date's look-alike reading
-    word = m["month"].translate(_SCANNED_LETTERS)
+    word = m["month"].translate(SCANNED_LETTERS)
     month = read_month(word) or (_nearest_month(word) if m["y"] else None)  # a day and a year make it a date
     if month is None:
         return None
@@ -328,18 +328,14 @@ def _parse_scanned(text: str) -> _Parsed | None:
 
 def _nearest_month(word: str) -> str | None:
     """The month (folded) a scanned word is nearest to within the labeller's reach (``novmbre``, ``ocotbre``,
-    ``avri``: one edit, two for names of seven letters or more, none for four letters or fewer, as
-    :func:`deid_ds.label.dates.find_dates` finds such a date), or None when two months are as near."""
+    ``avri``: :func:`deid_ds.label.dates.near_months`, as :func:`deid_ds.label.dates.find_dates` finds such a
+    date), or None when two months are as near."""
     folded = _fold(word)
     if not folded.isalpha():
         return None
-    near: dict[int, list[str]] = {}
-    for month in _FOLDED_MONTHS:
-        allowed = 2 if len(month) >= 7 else 1
-        if len(month) >= 5 and abs(len(folded) - len(month)) <= allowed and (edits := _edits(folded, month)) <= allowed:
-            near.setdefault(edits, []).append(month)
-    nearest = near[min(near)] if near else []
-    return nearest[0] if len(nearest) == 1 else None
+    near = near_months(folded)
+    nearest = [number for number, edits in near.items() if edits == min(near.values())]
+    return FOLDED_MONTHS[nearest[0] - 1] if len(nearest) == 1 else None
 
 
 def _parse_words(text: str) -> _Parsed | None:
@@ -423,7 +419,7 @@ def _render(parsed: _Parsed, new: dt.date) -> str:
         return f"{new.day:02d}{new.month:02d}{new.year:04d}" if dmy else f"{new.year:04d}{new.month:02d}{new.day:02d}"
     if parsed.form == "roman":
         sep, year = m["s"] or m["bs"], m["y"] or m["by"]
-        return f"{_day_text(new.day, m['d'])}{sep}{_ROMAN_MONTHS[new.month - 1]}{sep}{_year(new.year, year)}"
+        return f"{_day_text(new.day, m['d'])}{sep}{ROMAN_MONTHS[new.month - 1]}{sep}{_year(new.year, year)}"
     if parsed.form == "year_pair":
         return f"{new.year}{m['s']}{new.year + 1}"
     if parsed.kind == "day":

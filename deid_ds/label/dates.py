@@ -290,7 +290,7 @@ _SPACED_DIGITS = re.compile(
 # separator and the day read just before it: a numeral alone is a stage, a class or a king ("stade IV",
 # "NYHA III", "Louis XIV"), a date only between a day and a year written with the same separator. (The
 # lookbehind is written after the numeral's first letter, see ``not_after``: 4 against 20 µs a note.)
-_ROMAN_MONTHS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
+ROMAN_MONTHS = ("I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX", "X", "XI", "XII")
 _ROMAN_MONTH = re.compile(
     r"(?P<month>[IVX](?<=[\dr][ .\-/][IVX])[IVX]{0,3})(?P<sep>[ .\-/])(?P<year>\d{4}|\d{2})(?![\w]|[.,/:\-]\d)"
 )
@@ -313,8 +313,8 @@ _YEAR_PAIR = re.compile(r"(?<![\w/.,:])(?P<first>(?:1[89]|20)\d\d)/(?P<second>(?
 _SCANNED_HEAD_BEFORE = re.compile(
     r"(?<![\w/.,:])(?P<day>[0-3]?\d(?:er)?)[ \u00a0]+(?P<word>[^\W_]{3,10})[ \u00a0]+$"
 )  # searched just before each year (see _scanned_months): the years of a note are few
-_SCANNED_LETTERS = str.maketrans({"0": "o", "1": "l", "5": "s", "8": "b"})
-_FOLDED_MONTHS = tuple(_fold(m) for m in MONTHS)
+SCANNED_LETTERS = str.maketrans({"0": "o", "1": "l", "5": "s", "8": "b"})
+FOLDED_MONTHS = tuple(_fold(m) for m in MONTHS)
 
 # -- eight glued digits, "17062019" (or "20190617"), a date only after a date word ("né le", "Date :"):
 # the "glued" alternative of _NUMERIC.
@@ -646,8 +646,8 @@ def _scanned_months(text: str, years: list[re.Match[str]]) -> list[Candidate]:
         m = _SCANNED_HEAD_BEFORE.search(text, max(0, year.start() - 20), year.start())
         if m is None:
             continue
-        word = _fold(m.group("word")).translate(_SCANNED_LETTERS)
-        if word in _FOLDED_MONTHS and m.group("word").isalpha():
+        word = _fold(m.group("word")).translate(SCANNED_LETTERS)
+        if word in FOLDED_MONTHS and m.group("word").isalpha():
             continue  # a month as written: a written date
         month = _near_month(word)
         if month is not None and _valid_day(_day_number(m.group("day")), month, int(year.group("year"))):
@@ -656,25 +656,25 @@ def _scanned_months(text: str, years: list[re.Match[str]]) -> list[Candidate]:
 
 
 def _near_month(word: str) -> int | None:
-    """The month ``word`` is (after a scan's figures read as letters) or is one edit from, two for names of
-    seven letters or more; months of four letters or fewer only as written (``mai`` is one letter from ``mal``)."""
-    for number, month in enumerate(_FOLDED_MONTHS, start=1):
-        if word == month:
-            return number
+    """The first month ``word`` is or is near (:func:`near_months`)."""
+    return next(iter(near_months(word)), None)
+
+
+def near_months(word: str) -> dict[int, int]:
+    """Month number -> edits, in the year's order, of the months the folded ``word`` (a scan's figures read as
+    letters) is, or is one edit from, two for names of seven letters or more; months of four letters or fewer only
+    as written (``mai`` is one letter from ``mal``). The labeller takes the first, the date shift the nearest."""
+    from rapidfuzz.distance import Levenshtein  # only for the rare words before a year that are no month as written
+
+    near: dict[int, int] = {}
+    for number, month in enumerate(FOLDED_MONTHS, start=1):
         allowed = 2 if len(month) >= 7 else 1
-        if len(month) >= 5 and abs(len(word) - len(month)) <= allowed and _edits(word, month) <= allowed:
-            return number
-    return None
-
-
-def _edits(a: str, b: str) -> int:
-    """Levenshtein distance of two short words."""
-    row = list(range(len(b) + 1))
-    for i, ca in enumerate(a, start=1):
-        previous, row[0] = row[0], i
-        for j, cb in enumerate(b, start=1):
-            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ca != cb))
-    return row[-1]
+        if word == month:
+            near[number] = 0
+        elif len(month) >= 5 and abs(len(word) - len(month)) <= allowed:
+            if (edits := Levenshtein.distance(word, month, score_cutoff=allowed)) <= allowed:
+                near[number] = edits
+    return near
 
 
 def _roman_dates(text: str) -> list[Candidate]:
@@ -684,7 +684,7 @@ def _roman_dates(text: str) -> list[Candidate]:
     found: list[Candidate] = []
     for m in _ROMAN_MONTH.finditer(text):
         sep, year_text = m.group("sep"), m.group("year")
-        if m.group("month") not in _ROMAN_MONTHS or text[m.start() - 1] != sep or (sep == " " and len(year_text) != 4):
+        if m.group("month") not in ROMAN_MONTHS or text[m.start() - 1] != sep or (sep == " " and len(year_text) != 4):
             continue
         head = _ROMAN_DAY_BEFORE.search(text, max(0, m.start() - 5), m.start() - 1)
         if head is None:
@@ -693,7 +693,7 @@ def _roman_dates(text: str) -> list[Candidate]:
             continue  # "stade 2 IV 2019": blanks join a date only after a date word, a line start or a comma
         year = _full_year(year_text)
         if MIN_YEAR <= year <= MAX_YEAR and _valid_day(
-            _day_number(head.group("day")), _ROMAN_MONTHS.index(m.group("month")) + 1, year
+            _day_number(head.group("day")), ROMAN_MONTHS.index(m.group("month")) + 1, year
         ):
             found.append(Candidate(_with_weekday(text, head.start()), m.end(), LABEL, "pattern:date_numeric_odd", 0.95))
     return found

@@ -67,7 +67,7 @@ def never_in_name(word: str) -> bool:
     if word in ("à", "À"):
         return True
     key = fold(word)
-    return len(key) > 3 and (key in _IRREGULAR_VERB_FORMS or _future_of_a_word(key))
+    return len(key) > 3 and _verb_form(key)
 
 
 #: :func:`_name_kind` memoised: it depends on the word alone, and words repeat from note to note.
@@ -170,6 +170,11 @@ _FUTURE_ENDINGS = (
 )
 
 
+def _verb_form(folded: str) -> bool:
+    """A form of a verb the lexicon lacks: an irregular one (``sera``) or a future or conditional (``sortira``)."""
+    return folded in _IRREGULAR_VERB_FORMS or _future_of_a_word(folded)
+
+
 def _future_of_a_word(folded: str) -> bool:
     """Whether ``folded`` is a future or conditional form of a verb of the lexicon (``rentrera``, ``sortirait``)."""
     for ending, infinitive in _FUTURE_ENDINGS:
@@ -188,7 +193,7 @@ def is_french_word(w: str) -> bool:
         return True
     if w.endswith("e") and is_common_word(w + "r", accents_known=False):
         return True
-    if fold(w) in _IRREGULAR_VERB_FORMS or _future_of_a_word(fold(w)):
+    if _verb_form(fold(w)):
         return True
     stem = w.removesuffix("s").removesuffix("e")
     if stem.endswith("i"):

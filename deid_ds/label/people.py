@@ -208,8 +208,7 @@ def doctor_context(view: NoteView, folded_text: str, matches=()) -> list[Candida
                 found += [
                     _candidate(view, more, "DOCTOR", "context:title", 0.9)
                     for more in _listed_names(view, run, separators)
-                    if (view.words[more[0] - 1] == "et" or _apposition_ends(view, more[1]))
-                    and not _commune_words(view, matches).issuperset(view.folded[more[0] : more[1]])
+                    if _set_apart(view, more) and not _a_commune(view, more, matches)
                 ]
     for cue_start, cue_end in cue_matches(DOCTOR_CUE, folded_text, view.text):
         for run in _names_after(view, ((cue_start, cue_end),)):
@@ -218,7 +217,7 @@ def doctor_context(view: NoteView, folded_text: str, matches=()) -> list[Candida
             found += [  # "Aides : SALAUN, CADIOU", "Opérateur : KERBRAT / LE GALL"
                 _candidate(view, more, "DOCTOR", "context:phrase", 0.85)
                 for more in _listed_names(view, run, _LIST_SEPARATORS if plural else _SLASH)
-                if view.words[more[0] - 1] == "et" or _apposition_ends(view, more[1])
+                if _set_apart(view, more)
             ]
     for i in _rule_starts(view):
         if (
@@ -368,6 +367,21 @@ def _apposition_ends(view: NoteView, end: int) -> bool:
     return end >= len(view) or not view.joined(end - 1) or view.words[end] in (",", ")", ".", ";", "et")
 
 
+def _set_apart(view: NoteView, run: tuple[int, int], *, after_et: bool = True, slash: bool = False) -> bool:
+    """Whether a name listed after another is set apart as a list's name is: it ends its apposition
+    (:func:`_apposition_ends`), or a slash follows it (``slash``), or it comes after ``et`` and ends the list
+    (``after_et``: ``A, B et C viennent``)."""
+    start, end = run
+    if after_et and view.words[start - 1] == "et":
+        return True
+    return _apposition_ends(view, end) or (slash and view.words[end] == "/")
+
+
+def _a_commune(view: NoteView, run: tuple[int, int], matches) -> bool:
+    """Whether every word of ``run`` is a commune's of the knowledge base (``Interne : Paul, Brest``)."""
+    return _commune_words(view, matches).issuperset(view.folded[run[0] : run[1]])
+
+
 #: What comes before a kinship word that :func:`_relatives_after_article` reads: an article, a possessive, a number.
 _KIN_ARTICLES = frozenset(
     "le la les l' l’ un une des mon ma mes votre vos notre nos deux trois quatre cinq six".split()
@@ -467,8 +481,8 @@ def patient_context(
                 for more in _listed_names(view, run, (",", "et") if given_names else (",", "/"))[
                     : None if given_names else 1
                 ]
-                if (_apposition_ends(view, more[1]) or view.words[more[1]] == "/")
-                and (given_names or not _commune_words(view, matches).issuperset(view.folded[more[0] : more[1]]))
+                if _set_apart(view, more, after_et=False, slash=True)
+                and (given_names or not _a_commune(view, more, matches))
             ]
     relatives = [
         (run, not _PLURAL_KIN.isdisjoint(_CUE_WORD.findall(folded_text, cue_start, cue_end)))
@@ -481,7 +495,7 @@ def patient_context(
             found += [
                 _candidate(view, more, "PATIENT", "context:relative", 0.9)
                 for more in _listed_names(view, run)
-                if view.words[more[0] - 1] == "et" or _apposition_ends(view, more[1])  # not "FILS, X, JOIGNABLE"
+                if _set_apart(view, more)  # not "FILS, X, JOIGNABLE"
             ]
     found += _names_before_identity(view)
     found += [
